@@ -1,0 +1,5 @@
+"""The ``realitycheck`` command line."""
+
+from realitycheck.cli._app import cli, main
+
+__all__ = ["cli", "main"]

@@ -1,0 +1,106 @@
+"""The dataset protocol, its registry and where dataset files are looked for."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from realitycheck.errors import DataNotFoundError
+from realitycheck.records import Example, Label, Response, Score
+from realitycheck.registry import Component, Registry
+
+__all__ = ["Bundle", "Dataset", "dataset", "datasets", "default_data_dirs", "find_data_dir"]
+
+DATA_ENV = "REALITYCHECK_DATA_DIR"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Bundle:
+    """Everything a dataset yields.
+
+    Attributes:
+        examples: The inputs.
+        responses: Model outputs the dataset ships (empty for input-only data).
+        labels: Human labels of those outputs (``human``, ``human:<annotator>``).
+        scores: Detector outputs the dataset's authors recorded (``recorded:<name>``).
+        notes: Plain-language statements of how the raw data was mapped.
+    """
+
+    examples: list[Example]
+    responses: list[Response] = field(default_factory=list)
+    labels: list[Label] = field(default_factory=list)
+    scores: list[Score] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Dataset(Component):
+    """A source of examples, responses, human labels and recorded scores.
+
+    Subclasses set ``files`` (paths under the data root, as in the data README)
+    and implement :meth:`load`.
+
+    Args:
+        data_dir: The data root holding the dataset's folder. ``None`` looks in
+            ``$REALITYCHECK_DATA_DIR``, the user cache and ``../shared/data``.
+    """
+
+    data_dir: Path | str | None = field(default=None, metadata={"in_key": False})
+
+    files: ClassVar[tuple[str, ...]] = ()
+    description: ClassVar[str] = ""
+
+    def root(self) -> Path:
+        """Return the data root that holds this dataset's files."""
+        return find_data_dir(self.name, self.files, self.data_dir)
+
+    def load(self, *, progress: Callable[[int], Any] | None = None) -> Bundle:
+        """Read the dataset into records."""
+        raise NotImplementedError
+
+
+def cache_dir() -> Path:
+    """Return the user cache folder where ``datasets fetch`` puts downloads."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "realitycheck" / "data"
+
+
+def default_data_dirs() -> list[Path]:
+    """Return the folders searched for dataset files, in order."""
+    dirs = []
+    if os.environ.get(DATA_ENV):
+        dirs.append(Path(os.environ[DATA_ENV]))
+    dirs.append(cache_dir())
+    dirs.append(Path.cwd().parent / "shared" / "data")
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / "pyproject.toml").exists():
+            dirs.append(parent.parent / "shared" / "data")
+            break
+    return dirs
+
+
+def find_data_dir(name: str, files: tuple[str, ...], data_dir: Path | str | None) -> Path:
+    """Return the first data root holding every file of a dataset.
+
+    Raises:
+        DataNotFoundError: Saying where it looked and how to fetch the files.
+    """
+    candidates = [Path(data_dir)] if data_dir is not None else default_data_dirs()
+    for root in candidates:
+        if all((root / f).exists() for f in files):
+            return root
+    looked = ", ".join(str(c) for c in candidates)
+    missing = files[0] if files else name
+    raise DataNotFoundError(
+        f"The files of dataset {name!r} (e.g. {missing}) were not found in: {looked}. "
+        f"Download them with `realitycheck datasets fetch {name}`, or pass --data-dir "
+        f"pointing at a folder that holds them."
+    )
+
+
+datasets: Registry[Dataset] = Registry("datasets", "realitycheck.datasets")
+dataset = datasets.register

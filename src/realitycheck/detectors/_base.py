@@ -1,0 +1,54 @@
+"""The detector protocol, what detectors may need, and the registry."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from realitycheck.records import Example, Response, Score
+from realitycheck.registry import Component, Registry
+
+__all__ = ["Detector", "Needs", "detector", "detectors"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Needs:
+    """What a run supplies to detectors, computed once and shared.
+
+    Attributes:
+        examples: The examples of the scored responses, by ``example_id``.
+        recorded: Scores a dataset shipped, by ``(response_id, detector key)``.
+    """
+
+    examples: Mapping[str, Example] = field(default_factory=dict)
+    recorded: Mapping[tuple[str, str], Score] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Detector(Component):
+    """Scores responses: higher ``value`` = more likely hallucinated, always.
+
+    ``needs`` names what the detector reads beyond the response text
+    (``context``, ``samples``, ``logprobs``, ``hidden``, ``recorded``); a run
+    checks those before any work.
+    """
+
+    needs: ClassVar[frozenset[str]] = frozenset()
+
+    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+        """Return one score per response, in order."""
+        raise NotImplementedError
+
+    def _score(self, response: Response, value: float | None, *, error: str = "") -> Score:
+        return Score(
+            response_id=response.response_id,
+            detector=self.key,
+            value=value,
+            error=error,
+            spec=self.spec_json,
+        )
+
+
+detectors: Registry[Detector] = Registry("detectors", "realitycheck.detectors")
+detector = detectors.register

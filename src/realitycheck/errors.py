@@ -1,0 +1,105 @@
+"""The one exception tree of realitycheck.
+
+::
+
+    RealityCheckError
+    ├── InvalidInputError          bad argument, malformed file, unmatched ids
+    │   └── DataNotFoundError      a dataset folder or file is missing
+    ├── UnknownComponentError      a registry name that does not exist
+    ├── MissingDependencyError     an optional extra is not installed
+    └── BackendError               a model backend failed
+        ├── RetryableBackendError  worth retrying (rate limit, 5xx, timeout)
+        └── FatalBackendError      not worth retrying (bad request, auth)
+
+Every message says what was expected, what was received and where (file,
+line, field) when there is a where.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = [
+    "BackendError",
+    "DataNotFoundError",
+    "FatalBackendError",
+    "InvalidInputError",
+    "MissingDependencyError",
+    "RealityCheckError",
+    "RetryableBackendError",
+    "UnknownComponentError",
+]
+
+
+class RealityCheckError(Exception):
+    """Base of every error realitycheck raises on purpose."""
+
+
+class InvalidInputError(RealityCheckError, ValueError):
+    """An argument, a file or a record is not what was expected.
+
+    Args:
+        message: What was expected and what was received.
+        path: The file the bad input came from, if any.
+        line: The 1-based line (or row) number in that file, if known.
+        field: The field (column, key) that was wrong, if known.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.field = field
+        where = []
+        if self.path is not None:
+            where.append(self.path)
+        if line is not None:
+            where.append(f"line {line}")
+        if field is not None:
+            where.append(f"field {field!r}")
+        prefix = ", ".join(where)
+        super().__init__(f"{prefix}: {message}" if prefix else message)
+
+
+class DataNotFoundError(InvalidInputError):
+    """A dataset's files are not where they were looked for."""
+
+
+class UnknownComponentError(RealityCheckError, KeyError):
+    """A component name that no registry knows.
+
+    The message lists the close matches and every available name.
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class MissingDependencyError(RealityCheckError, ImportError):
+    """An optional dependency is missing; the message names the extra to install."""
+
+    def __init__(self, package: str, *, extra: str, purpose: str) -> None:
+        self.package = package
+        self.extra = extra
+        super().__init__(
+            f"{purpose} needs the package {package!r}, which is not installed. "
+            f"Install it with: pip install -c constraints.txt 'realitycheck[{extra}]'"
+        )
+
+
+class BackendError(RealityCheckError):
+    """A model backend failed to answer."""
+
+
+class RetryableBackendError(BackendError):
+    """A backend failure that may succeed when retried (429, 5xx, timeout)."""
+
+
+class FatalBackendError(BackendError):
+    """A backend failure that will not succeed when retried (400, 401, 404)."""

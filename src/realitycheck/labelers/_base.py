@@ -1,0 +1,54 @@
+"""The labeler protocol and its registry."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from realitycheck.records import Example, Label, Response
+from realitycheck.registry import Component, Registry
+
+__all__ = ["Labeler", "labeler", "labelers"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Labeler(Component):
+    """Judges whether responses are hallucinated.
+
+    A labeler returns one :class:`Label` per response, in the order given, with
+    ``hallucinated`` set by its threshold and, where it has one, a continuous
+    ``score`` (higher = more likely hallucinated). A response it cannot judge
+    (no reference, empty text) gets ``hallucinated=None`` and an ``error``.
+    """
+
+    needs: ClassVar[frozenset[str]] = frozenset()
+
+    def label(self, responses: Sequence[Response], examples: Mapping[str, Example]) -> list[Label]:
+        """Return one label per response, in order."""
+        raise NotImplementedError
+
+    def _label(
+        self,
+        response: Response,
+        hallucinated: bool | None,
+        *,
+        score: float | None = None,
+        category: str = "",
+        raw: str = "",
+        error: str = "",
+    ) -> Label:
+        return Label(
+            response_id=response.response_id,
+            labeler=self.key,
+            hallucinated=hallucinated,
+            score=score,
+            category=category,
+            raw=raw,
+            error=error,
+            spec=self.spec_json,
+        )
+
+
+labelers: Registry[Labeler] = Registry("labelers", "realitycheck.labelers")
+labeler = labelers.register

@@ -1,0 +1,409 @@
+"""The evaluate stage: detectors and labelers measured against reference labels.
+
+Two tables come out of it:
+
+* **metrics** — every detector against every reference labeler (human labels
+  and, for labeler-shift analyses, the automatic labelers), per dataset and per
+  slice (``all``, ``task=…``, ``model=…``): AUROC and PR-AUC on every usable
+  item, and thresholded metrics on the *test* split only, at a threshold chosen
+  on the separate *calibration* split (or given, for binary detectors).
+* **agreement** — every automatic labeler against the human labels: precision,
+  recall, F1, agreement (accuracy), Cohen's kappa, balanced accuracy and
+  F1-macro of its verdicts, and AUROC / PR-AUC of its continuous score.
+
+Every value carries a percentile bootstrap confidence interval over responses,
+the number of items used, of positives, and of items excluded because a label
+or score was missing.
+
+The split is by example, so all responses to one source fall on the same side:
+an example belongs to the calibration split when the first byte of the
+BLAKE2b hash of its ``example_id`` is below ``calibration_fraction`` × 256.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from realitycheck import metrics as M
+from realitycheck._progress import NullProgress, Progress
+from realitycheck.errors import InvalidInputError
+from realitycheck.records import MetricResult
+from realitycheck.store import RunStore
+
+__all__ = ["Evaluation", "EvaluationConfig", "evaluate", "is_human_key", "split_of"]
+
+RANKING_METRICS = ("auroc", "pr_auc")
+THRESHOLD_METRICS = (
+    "balanced_accuracy",
+    "f1_macro",
+    "f1_weighted",
+    "precision",
+    "recall",
+    "f1",
+    "accuracy",
+    "cohen_kappa",
+)
+AGREEMENT_METRICS = (
+    "precision",
+    "recall",
+    "f1",
+    "accuracy",
+    "cohen_kappa",
+    "balanced_accuracy",
+    "f1_macro",
+)
+STORED_FAMILIES = ("recorded", "human")
+OBJECTIVES = ("f1_macro", "balanced_accuracy", "f1", "f1_weighted", "youden")
+
+
+def is_human_key(key: str) -> bool:
+    """Return whether a labeler key names human labels (aggregate, protocol or annotator)."""
+    return key == "human" or key.startswith(("human:", "human["))
+
+
+def split_of(example_ids: Sequence[str], calibration_fraction: float = 0.5) -> np.ndarray:
+    """Return ``"calibration"`` or ``"test"`` for each example id (stable across runs)."""
+    cut = int(round(calibration_fraction * 256))
+    first = np.array(
+        [hashlib.blake2b(e.encode("utf-8"), digest_size=1).digest()[0] for e in example_ids]
+    )
+    return np.where(first < cut, "calibration", "test")
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvaluationConfig:
+    """What to measure and how.
+
+    Args:
+        detectors: Detector keys to measure; ``None`` = every stored detector.
+        labelers: Automatic labelers to compare with humans; ``None`` = all stored.
+        references: Labelers used as ground truth for detectors; ``None`` = the
+            human aggregates (not single annotators) and every automatic labeler.
+        n_resamples: Bootstrap resamples for each confidence interval.
+        confidence: Confidence level of the intervals.
+        seed: Seed of the bootstrap.
+        threshold_objective: What the calibration-split threshold maximises.
+        calibration_fraction: Share of examples in the calibration split.
+    """
+
+    detectors: tuple[str, ...] | None = None
+    labelers: tuple[str, ...] | None = None
+    references: tuple[str, ...] | None = None
+    n_resamples: int = 1000
+    confidence: float = 0.95
+    seed: int = 0
+    threshold_objective: str = "f1_macro"
+    calibration_fraction: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.n_resamples, int) or self.n_resamples < 1:
+            raise InvalidInputError(
+                "The 'n_resamples' parameter of evaluate must be an int >= 1. "
+                f"Got {self.n_resamples!r} instead."
+            )
+        if not 0 < self.confidence < 1:
+            raise InvalidInputError(
+                "The 'confidence' parameter of evaluate must be in (0, 1). "
+                f"Got {self.confidence!r} instead."
+            )
+        if self.threshold_objective not in OBJECTIVES:
+            raise InvalidInputError(
+                f"The 'threshold_objective' parameter of evaluate must be one of {OBJECTIVES}. "
+                f"Got {self.threshold_objective!r} instead."
+            )
+        if not 0 < self.calibration_fraction < 1:
+            raise InvalidInputError(
+                "The 'calibration_fraction' parameter of evaluate must be in (0, 1). "
+                f"Got {self.calibration_fraction!r} instead."
+            )
+
+
+@dataclass(kw_only=True)
+class Evaluation:
+    """The tables the evaluate stage produced, as DataFrames of MetricResult rows."""
+
+    metrics: pd.DataFrame
+    agreement: pd.DataFrame
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Frame:
+    base: pd.DataFrame  # response_id, example_id, model, dataset, task, split
+    labels: pd.DataFrame  # index response_id, columns labeler keys: 1.0 / 0.0 / NaN
+    label_scores: pd.DataFrame  # index response_id, columns labeler keys: score / NaN
+    scores: pd.DataFrame  # index response_id, columns detector keys: value / NaN
+
+
+def _load(store: RunStore, config: EvaluationConfig, notes: list[str]) -> _Frame:
+    responses = store.frame("responses")[["response_id", "example_id", "model"]]
+    examples = store.frame("examples")[["example_id", "dataset", "task"]]
+    if responses.empty:
+        raise InvalidInputError(
+            f"The run at {store.path} holds no responses; load a dataset or generate first."
+        )
+    base = responses.merge(examples, on="example_id", how="left", validate="many_to_one")
+    orphans = base["dataset"].isna()
+    if orphans.any():
+        notes.append(f"{int(orphans.sum())} responses point at unknown examples and are excluded.")
+        base = base[~orphans]
+    base = base.assign(split=split_of(base["example_id"].tolist(), config.calibration_fraction))
+    labels = store.frame("labels")
+    scores = store.frame("scores")
+    known = set(base["response_id"])
+    for name, df in (("labels", labels), ("scores", scores)):
+        stray = ~df["response_id"].isin(known)
+        if stray.any():
+            ids = df.loc[stray, "response_id"].unique()[:3].tolist()
+            notes.append(
+                f"{int(stray.sum())} {name} point at responses the run does not hold "
+                f"(e.g. {ids}); they are reported here and not used."
+            )
+    hall = labels["hallucinated"].map({True: 1.0, False: 0.0}).astype(float)
+    wide_labels = labels.assign(h=hall).pivot(index="response_id", columns="labeler", values="h")
+    wide_lscores = labels.pivot(index="response_id", columns="labeler", values="score")
+    wide_scores = scores.pivot(index="response_id", columns="detector", values="value")
+    ids = base["response_id"]
+    return _Frame(
+        base=base.reset_index(drop=True),
+        labels=wide_labels.reindex(ids).astype(float),
+        label_scores=wide_lscores.reindex(ids).astype(float),
+        scores=wide_scores.reindex(ids).astype(float),
+    )
+
+
+def _slices(rows: pd.DataFrame) -> list[tuple[str, np.ndarray]]:
+    out = [("all", np.ones(len(rows), dtype=bool))]
+    for column in ("task", "model"):
+        values = sorted(rows[column].dropna().unique())
+        if len(values) > 1:
+            out.extend((f"{column}={v}", (rows[column] == v).to_numpy()) for v in values)
+    return out
+
+
+def _present(frame: pd.DataFrame, idx: np.ndarray, wanted: tuple[str, ...] | None) -> list[str]:
+    have = [c for c in frame.columns if frame[c].iloc[idx].notna().any()]
+    if wanted is None:
+        return sorted(have)
+    out = []
+    for k in wanted:
+        # A bare family name of stored records ("recorded", "human") means all of them.
+        matches = [h for h in have if h == k or (k in STORED_FAMILIES and h.startswith(k))]
+        out += [m for m in sorted(matches) if m not in out]
+    return out
+
+
+class _Measure:
+    """Bootstrap one metric family for many score rows on the same items."""
+
+    def __init__(self, config: EvaluationConfig) -> None:
+        self.config = config
+
+    def run(
+        self,
+        metric: str,
+        y: np.ndarray,
+        s: np.ndarray,
+        *,
+        threshold: np.ndarray | None = None,
+    ) -> list[tuple[float, float, float]]:
+        """Return (value, low, high) per row of ``s`` (shape k × n)."""
+        if y.size == 0 or y.min() == y.max():
+            return [(float("nan"),) * 3 for _ in range(s.shape[0])]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", M.UndefinedMetricWarning)
+            res = M.bootstrap_ci(
+                metric,
+                y,
+                s if s.shape[0] > 1 else s[0],
+                n_resamples=self.config.n_resamples,
+                confidence=self.config.confidence,
+                seed=self.config.seed,
+                threshold=threshold if threshold is None or s.shape[0] > 1 else threshold[0],
+            )
+        vals = np.atleast_1d(res.value)
+        lows = np.atleast_1d(res.ci_low)
+        highs = np.atleast_1d(res.ci_high)
+        return [
+            (float(v), float(lo), float(hi)) for v, lo, hi in zip(vals, lows, highs, strict=True)
+        ]
+
+
+def _choose(y: np.ndarray, s: np.ndarray, objective: str) -> tuple[float, str]:
+    uniq = np.unique(s)
+    if np.isin(uniq, (0.0, 1.0)).all():
+        return 0.5, "given: binary detector, hallucinated iff value >= 0.5"
+    if y.size == 0 or y.min() == y.max():
+        return float("nan"), "no threshold: the calibration split has one class"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", M.UndefinedMetricWarning)
+        t = float(M.choose_threshold(y, s, objective=objective))
+    return t, f"threshold maximising {objective} on the calibration split; metric on the test split"
+
+
+def _group_by_mask(masks: dict[str, np.ndarray]) -> list[tuple[list[str], np.ndarray]]:
+    groups: dict[bytes, tuple[list[str], np.ndarray]] = {}
+    for key, mask in masks.items():
+        groups.setdefault(np.packbits(mask).tobytes(), ([], mask))[0].append(key)
+    return list(groups.values())
+
+
+def _detector_rows(
+    frame: _Frame, dataset: str, rows_idx: np.ndarray, config: EvaluationConfig, measure: _Measure
+) -> list[MetricResult]:
+    base = frame.base.iloc[rows_idx]
+    refs = _present(frame.labels, rows_idx, config.references)
+    if config.references is None:
+        refs = [r for r in refs if not r.startswith("human:")]
+    dets = _present(frame.scores, rows_idx, config.detectors)
+    out: list[MetricResult] = []
+    test = (base["split"] == "test").to_numpy()
+    calib = ~test
+    for ref in refs:
+        y_all = frame.labels[ref].to_numpy()[rows_idx]
+        s_all = {d: frame.scores[d].to_numpy()[rows_idx] for d in dets}
+        thresholds: dict[str, tuple[float, str]] = {}
+        for d in dets:
+            ok = ~np.isnan(y_all) & ~np.isnan(s_all[d]) & calib
+            thresholds[d] = _choose(y_all[ok], s_all[d][ok], config.threshold_objective)
+        for slice_name, in_slice in _slices(base):
+            valid = {d: in_slice & ~np.isnan(y_all) & ~np.isnan(s_all[d]) for d in dets}
+            for keys, mask in _group_by_mask(valid):
+                y = y_all[mask]
+                s = np.vstack([s_all[k][mask] for k in keys])
+                n_excl = int(in_slice.sum() - mask.sum())
+                for metric in RANKING_METRICS:
+                    for k, (v, lo, hi) in zip(keys, measure.run(metric, y, s), strict=True):
+                        out.append(
+                            MetricResult(
+                                detector=k,
+                                labeler=ref,
+                                metric=metric,
+                                value=v,
+                                ci_low=lo,
+                                ci_high=hi,
+                                n=int(y.size),
+                                n_positive=int(y.sum()),
+                                n_excluded=n_excl,
+                                slice=slice_name,
+                                dataset=dataset,
+                                note="" if not np.isnan(v) else "undefined: one class",
+                            )
+                        )
+            for keys, mask in _group_by_mask({d: valid[d] & test for d in dets}):
+                usable = [k for k in keys if not np.isnan(thresholds[k][0])]
+                if not usable:
+                    continue
+                y = y_all[mask]
+                s = np.vstack([s_all[k][mask] for k in usable])
+                t = np.array([thresholds[k][0] for k in usable])
+                n_excl = int((in_slice & test).sum() - mask.sum())
+                for metric in THRESHOLD_METRICS:
+                    results = measure.run(metric, y, s, threshold=t)
+                    for k, (v, lo, hi) in zip(usable, results, strict=True):
+                        out.append(
+                            MetricResult(
+                                detector=k,
+                                labeler=ref,
+                                metric=metric,
+                                value=v,
+                                ci_low=lo,
+                                ci_high=hi,
+                                n=int(y.size),
+                                n_positive=int(y.sum()),
+                                n_excluded=n_excl,
+                                slice=slice_name,
+                                dataset=dataset,
+                                threshold=thresholds[k][0],
+                                note=thresholds[k][1],
+                            )
+                        )
+    return out
+
+
+def _agreement_rows(
+    frame: _Frame, dataset: str, rows_idx: np.ndarray, config: EvaluationConfig, measure: _Measure
+) -> list[MetricResult]:
+    base = frame.base.iloc[rows_idx]
+    present = _present(frame.labels, rows_idx, None)
+    humans = [k for k in present if is_human_key(k) and not k.startswith("human:")]
+    if config.references is not None:
+        humans = [k for k in humans if k in config.references] or humans
+    autos = [k for k in present if not is_human_key(k)]
+    if config.labelers is not None:
+        autos = [k for k in config.labelers if k in autos]
+    out: list[MetricResult] = []
+    for ref in humans:
+        y_all = frame.labels[ref].to_numpy()[rows_idx]
+        for slice_name, in_slice in _slices(base):
+            for lab in autos:
+                p_all = frame.labels[lab].to_numpy()[rows_idx]
+                sc_all = frame.label_scores[lab].to_numpy()[rows_idx]
+                for metrics, values, kind in (
+                    (AGREEMENT_METRICS, p_all, "verdict at the labeler's own threshold"),
+                    (RANKING_METRICS, sc_all, "continuous labeler score"),
+                ):
+                    mask = in_slice & ~np.isnan(y_all) & ~np.isnan(values)
+                    if not mask.any():
+                        continue
+                    y, v = y_all[mask], values[mask][None, :]
+                    for metric in metrics:
+                        ((val, lo, hi),) = measure.run(metric, y, v)
+                        out.append(
+                            MetricResult(
+                                detector=lab,
+                                labeler=ref,
+                                metric=metric,
+                                value=val,
+                                ci_low=lo,
+                                ci_high=hi,
+                                n=int(y.size),
+                                n_positive=int(y.sum()),
+                                n_excluded=int(in_slice.sum() - mask.sum()),
+                                slice=slice_name,
+                                dataset=dataset,
+                                note=kind,
+                            )
+                        )
+    return out
+
+
+def evaluate(
+    store: RunStore,
+    config: EvaluationConfig | None = None,
+    *,
+    progress: Progress | None = None,
+) -> Evaluation:
+    """Measure the run's detectors and labelers and store the two tables.
+
+    Returns:
+        The metrics and agreement tables, plus notes on anything excluded.
+    """
+    config = config or EvaluationConfig()
+    progress = progress or NullProgress()
+    notes: list[str] = []
+    frame = _load(store, config, notes)
+    measure = _Measure(config)
+    metric_rows: list[MetricResult] = []
+    agreement_rows: list[MetricResult] = []
+    datasets = sorted(frame.base["dataset"].unique())
+    with progress.task("evaluating", len(datasets)) as task:
+        for ds in datasets:
+            idx = np.flatnonzero((frame.base["dataset"] == ds).to_numpy())
+            metric_rows += _detector_rows(frame, ds, idx, config, measure)
+            agreement_rows += _agreement_rows(frame, ds, idx, config, measure)
+            task.advance()
+    store.replace(metric_rows, table="metrics")
+    store.replace(agreement_rows, table="agreement")
+    store.update_manifest(
+        config={"evaluate": {k: v for k, v in config.__dict__.items()}}, notes=notes
+    )
+    return Evaluation(
+        metrics=store.frame("metrics"), agreement=store.frame("agreement"), notes=notes
+    )

@@ -1,0 +1,200 @@
+"""The stages that fill a run: load a dataset, label responses, score responses.
+
+Each stage reads what the run already holds and computes only what is
+missing, appending one part per batch, so a stopped stage resumes where it
+stopped and a re-run does no work twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from realitycheck._progress import NullProgress, Progress
+from realitycheck.datasets import Dataset
+from realitycheck.detectors import Detector, Needs
+from realitycheck.errors import InvalidInputError
+from realitycheck.labelers import Labeler
+from realitycheck.records import Example, Label, Response, Score
+from realitycheck.store import RunStore
+
+__all__ = ["StageReport", "detect", "ingest", "label"]
+
+DEFAULT_BATCH_SIZE = 2048
+
+
+@dataclass(kw_only=True)
+class StageReport:
+    """What a stage did: items computed, already stored, and skipped with why."""
+
+    computed: dict[str, int] = field(default_factory=dict)
+    reused: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+
+def ingest(store: RunStore, dataset: Dataset, *, progress: Progress | None = None) -> StageReport:
+    """Load a dataset's examples, responses, human labels and recorded scores into a run.
+
+    A dataset already loaded with the same spec is not read again.
+    """
+    progress = progress or NullProgress()
+    report = StageReport()
+    manifest = store.read_manifest()
+    entry = manifest.get("datasets", {}).get(dataset.key)
+    if entry is not None and entry.get("spec") == dataset.spec:
+        report.reused[dataset.key] = int(entry.get("responses", 0))
+        return report
+    with progress.task(f"loading {dataset.key}", None) as task:
+        bundle = dataset.load(progress=task.advance)
+    for records in (bundle.examples, bundle.responses, bundle.labels, bundle.scores):
+        store.append(records)
+    for table in ("examples", "responses", "labels", "scores"):
+        store.compact(table)
+    store.update_manifest(
+        datasets={
+            dataset.key: {
+                "spec": dataset.spec,
+                "examples": len(bundle.examples),
+                "responses": len(bundle.responses),
+                "labels": len(bundle.labels),
+                "scores": len(bundle.scores),
+                "notes": bundle.notes,
+            }
+        }
+    )
+    report.computed[dataset.key] = len(bundle.responses)
+    return report
+
+
+def _has_need(example: Example, need: str) -> bool:
+    if need == "references":
+        return bool(example.references)
+    if need == "context":
+        return bool(example.context.strip())
+    return True
+
+
+def _targets(
+    store: RunStore, datasets: Iterable[str] | None
+) -> tuple[list[Response], dict[str, Example]]:
+    examples = {e.example_id: e for e in store.read(Example)}
+    wanted = set(datasets) if datasets is not None else None
+    responses = [
+        r
+        for r in store.read(Response)
+        if wanted is None or (r.example_id in examples and examples[r.example_id].dataset in wanted)
+    ]
+    missing = sorted({r.example_id for r in responses if r.example_id not in examples})
+    if missing:
+        raise InvalidInputError(
+            f"{len(missing)} responses point at examples the run does not hold "
+            f"(e.g. {missing[:3]}); load their dataset first.",
+            path=store.path,
+            field="example_id",
+        )
+    return responses, examples
+
+
+def _run_component(
+    store: RunStore,
+    component: Labeler | Detector,
+    compute: Callable[[Sequence[Response]], Sequence[Label] | Sequence[Score]],
+    responses: Sequence[Response],
+    examples: Mapping[str, Example],
+    *,
+    table: str,
+    batch_size: int,
+    progress: Progress,
+    report: StageReport,
+) -> None:
+    key = component.key
+    needs = sorted(n for n in component.needs if n in ("references", "context"))
+    eligible = [r for r in responses if all(_has_need(examples[r.example_id], n) for n in needs)]
+    if not eligible:
+        report.skipped[key] = f"no response has the {' and '.join(needs)} it needs"
+        return
+    if len(eligible) < len(responses):
+        report.skipped[key] = (
+            f"{len(responses) - len(eligible)} responses lack the {' and '.join(needs)} it needs"
+        )
+    column = "labeler" if table == "labels" else "detector"
+    done = {rid for rid, k in store.keys(table, ["response_id", column]) if k == key}
+    todo = [r for r in eligible if r.response_id not in done]
+    report.reused[key] = len(eligible) - len(todo)
+    report.computed[key] = len(todo)
+    store.update_manifest(components={key: component.spec})
+    if not todo:
+        return
+    with progress.task(f"{column} {key}", len(todo)) as task:
+        for start in range(0, len(todo), batch_size):
+            batch = todo[start : start + batch_size]
+            records = list(compute(batch))
+            if len(records) != len(batch):
+                raise InvalidInputError(
+                    f"{key} returned {len(records)} records for {len(batch)} responses."
+                )
+            store.append(records)
+            task.advance(len(batch))
+    store.compact(table)
+
+
+def label(
+    store: RunStore,
+    labelers: Sequence[Labeler],
+    *,
+    datasets: Iterable[str] | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    progress: Progress | None = None,
+) -> StageReport:
+    """Label every stored response (of ``datasets``) that a labeler has not labelled yet."""
+    progress = progress or NullProgress()
+    report = StageReport()
+    responses, examples = _targets(store, datasets)
+    for lab in labelers:
+        if "stored" in lab.needs:
+            continue
+        _run_component(
+            store,
+            lab,
+            lambda batch, lab=lab: lab.label(batch, examples),  # type: ignore[misc]
+            responses,
+            examples,
+            table="labels",
+            batch_size=batch_size,
+            progress=progress,
+            report=report,
+        )
+    return report
+
+
+def detect(
+    store: RunStore,
+    detectors: Sequence[Detector],
+    *,
+    datasets: Iterable[str] | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    progress: Progress | None = None,
+) -> StageReport:
+    """Score every stored response (of ``datasets``) that a detector has not scored yet."""
+    progress = progress or NullProgress()
+    report = StageReport()
+    responses, examples = _targets(store, datasets)
+    needs = Needs(examples=examples)
+    for det in detectors:
+        if "recorded" in det.needs:
+            continue
+        _run_component(
+            store,
+            det,
+            lambda batch, det=det: det.score(batch, needs),  # type: ignore[misc]
+            responses,
+            examples,
+            table="scores",
+            batch_size=batch_size,
+            progress=progress,
+            report=report,
+        )
+    return report
+
+

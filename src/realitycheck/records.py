@@ -1,0 +1,267 @@
+"""The records that cross module boundaries.
+
+Positive class everywhere is *hallucinated*. A :class:`Score` is always
+oriented so that a higher ``value`` means "more likely hallucinated"; a
+:class:`Label` with a continuous ``score`` follows the same orientation. A value
+that could not be obtained is ``None`` with its raw text or error kept, never a
+silent 0 or 1.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, TypeVar
+
+from realitycheck.errors import InvalidInputError
+
+__all__ = [
+    "TASKS",
+    "Example",
+    "Label",
+    "MetricResult",
+    "Record",
+    "Response",
+    "Score",
+    "Task",
+    "records_from_rows",
+    "records_to_rows",
+]
+
+Task = Literal["qa", "rag_qa", "summary", "data2text", "dialogue", "mcq", "open"]
+TASKS: tuple[str, ...] = ("qa", "rag_qa", "summary", "data2text", "dialogue", "mcq", "open")
+
+
+def _check_id(value: object, name: str) -> None:
+    if not isinstance(value, str) or not value:
+        raise InvalidInputError(f"{name} must be a non-empty string. Got {value!r} instead.")
+
+
+def _check_optional_float(value: object, name: str) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidInputError(f"{name} must be a float or None. Got {value!r} instead.")
+    if math.isnan(value):
+        raise InvalidInputError(f"{name} must not be NaN; use None with an error instead.")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Example:
+    """One input to a model.
+
+    Attributes:
+        example_id: Unique id, stable across runs (``dataset/…``).
+        dataset: Name of the dataset the example comes from.
+        task: One of :data:`TASKS`.
+        question: The question or instruction.
+        context: Source passages, article or structured data as text.
+        references: Gold answers.
+        incorrect_references: Known wrong answers.
+        choices: Options of a multiple-choice example.
+        meta: Anything else the dataset carries.
+    """
+
+    example_id: str
+    dataset: str
+    task: str
+    question: str = ""
+    context: str = ""
+    references: tuple[str, ...] = ()
+    incorrect_references: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    table: ClassVar[str] = "examples"
+    key: ClassVar[tuple[str, ...]] = ("example_id",)
+
+    def __post_init__(self) -> None:
+        _check_id(self.example_id, "example_id")
+        if self.task not in TASKS:
+            raise InvalidInputError(
+                f"task of example {self.example_id!r} must be one of {TASKS}. "
+                f"Got {self.task!r} instead."
+            )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Response:
+    """One model output for an example.
+
+    Attributes:
+        response_id: Unique id of the response.
+        example_id: The example it answers.
+        model: The generator that wrote it.
+        text: The output text.
+        prompt_variant: Which prompt produced it.
+        decoding: Decoding strategy (``greedy``, ``sampling``…), empty if unknown.
+        samples: Extra stochastic generations for the same prompt.
+        features: Values a backend computed at generation time.
+        meta: Anything else.
+    """
+
+    response_id: str
+    example_id: str
+    model: str
+    text: str
+    prompt_variant: str = "default"
+    decoding: str = ""
+    samples: tuple[str, ...] = ()
+    features: Mapping[str, Any] = field(default_factory=dict)
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    table: ClassVar[str] = "responses"
+    key: ClassVar[tuple[str, ...]] = ("response_id",)
+
+    def __post_init__(self) -> None:
+        _check_id(self.response_id, "response_id")
+        _check_id(self.example_id, "example_id")
+        if not isinstance(self.text, str):
+            raise InvalidInputError(
+                f"text of response {self.response_id!r} must be a string. "
+                f"Got {type(self.text).__name__} instead."
+            )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Label:
+    """A correctness judgement of one response by one labeler.
+
+    Attributes:
+        response_id: The judged response.
+        labeler: Key of the labeler (``human``, ``human:<annotator>``, ``rouge_l``…).
+        hallucinated: The verdict; ``None`` when it could not be obtained.
+        score: Continuous evidence, higher = more likely hallucinated.
+        category: Finer verdict (``correct`` / ``incorrect`` / ``refuse``…).
+        raw: The raw output behind the verdict (judge text, original label).
+        error: Why the verdict is missing, if it is.
+        spec: JSON of the component spec that produced the label.
+    """
+
+    response_id: str
+    labeler: str
+    hallucinated: bool | None
+    score: float | None = None
+    category: str = ""
+    raw: str = ""
+    error: str = ""
+    spec: str = "{}"
+
+    table: ClassVar[str] = "labels"
+    key: ClassVar[tuple[str, ...]] = ("response_id", "labeler")
+
+    def __post_init__(self) -> None:
+        _check_id(self.response_id, "response_id")
+        _check_id(self.labeler, "labeler")
+        if self.hallucinated is not None and not isinstance(self.hallucinated, bool):
+            raise InvalidInputError(
+                f"hallucinated must be a bool or None. Got {self.hallucinated!r} instead."
+            )
+        _check_optional_float(self.score, "score")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Score:
+    """A detector's value for one response.
+
+    Attributes:
+        response_id: The scored response.
+        detector: Key of the detector (``length[unit=words]``, ``recorded:hhem-2.1``…).
+        value: Higher = more likely hallucinated, always; ``None`` on failure.
+        error: Why the value is missing, if it is.
+        spec: JSON of the component spec that produced the score.
+    """
+
+    response_id: str
+    detector: str
+    value: float | None
+    error: str = ""
+    spec: str = "{}"
+
+    table: ClassVar[str] = "scores"
+    key: ClassVar[tuple[str, ...]] = ("response_id", "detector")
+
+    def __post_init__(self) -> None:
+        _check_id(self.response_id, "response_id")
+        _check_id(self.detector, "detector")
+        _check_optional_float(self.value, "value")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetricResult:
+    """One metric of one detector (or labeler) against one reference labeler.
+
+    Attributes:
+        detector: Key of the detector or labeler being measured.
+        labeler: Key of the labeler used as ground truth.
+        metric: Metric name (``auroc``, ``pr_auc``, ``f1_macro``…).
+        value: The metric on all usable items; NaN when undefined.
+        ci_low: Lower end of the bootstrap confidence interval.
+        ci_high: Upper end of the bootstrap confidence interval.
+        n: Items used.
+        n_positive: Hallucinated items among them.
+        n_excluded: Items dropped because a label or score was missing.
+        slice: Which subset (``all``, ``task=qa``, ``model=gpt-4-0613``…).
+        dataset: The dataset the items come from.
+        threshold: Decision threshold for thresholded metrics, if any.
+        note: How the threshold was chosen, or why the value is NaN.
+    """
+
+    detector: str
+    labeler: str
+    metric: str
+    value: float
+    ci_low: float
+    ci_high: float
+    n: int
+    n_positive: int
+    n_excluded: int
+    slice: str = "all"
+    dataset: str = ""
+    threshold: float | None = None
+    note: str = ""
+
+    table: ClassVar[str] = "metrics"
+    key: ClassVar[tuple[str, ...]] = ("dataset", "slice", "detector", "labeler", "metric")
+
+
+Record = Example | Response | Label | Score | MetricResult
+R = TypeVar("R", Example, Response, Label, Score, MetricResult)
+
+_JSON_FIELDS = {"meta", "features"}
+_TUPLE_FIELDS = {"references", "incorrect_references", "choices", "samples"}
+
+
+def records_to_rows(records: Iterable[Record]) -> list[dict[str, Any]]:
+    """Turn records into plain rows fit for a table (mappings become JSON text)."""
+    rows = []
+    for record in records:
+        row = {}
+        for f in dataclasses.fields(record):
+            value = getattr(record, f.name)
+            if f.name in _JSON_FIELDS:
+                value = json.dumps(value, sort_keys=True, default=str)
+            elif f.name in _TUPLE_FIELDS:
+                value = list(value)
+            row[f.name] = value
+        rows.append(row)
+    return rows
+
+
+def _from_cell(name: str, value: Any) -> Any:
+    if name in _JSON_FIELDS:
+        return json.loads(value) if isinstance(value, str) and value else {}
+    if name in _TUPLE_FIELDS:
+        return tuple(value) if value is not None else ()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def records_from_rows(cls: type[R], rows: Sequence[Mapping[str, Any]]) -> list[R]:
+    """Rebuild records of type ``cls`` from rows made by :func:`records_to_rows`."""
+    names = [f.name for f in dataclasses.fields(cls)]
+    return [cls(**{n: _from_cell(n, row[n]) for n in names if n in row}) for row in rows]

@@ -1,0 +1,49 @@
+"""What ``manifest.json`` holds, and keeping secrets out of it."""
+
+from __future__ import annotations
+
+import platform
+import re
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+__all__ = ["SCHEMA_VERSION", "package_versions", "scrub_secrets"]
+
+SCHEMA_VERSION = 1
+
+_PACKAGES = (
+    "realitycheck",
+    "numpy",
+    "pandas",
+    "pyarrow",
+    "scipy",
+    "rouge-score",
+    "sacrebleu",
+    "sentence-transformers",
+    "torch",
+    "transformers",
+)
+_SECRET = re.compile(r"(api[_-]?key|token|secret|password|authorization|credential)", re.I)
+
+
+def package_versions() -> dict[str, str]:
+    """Return the installed versions of the packages that shape results."""
+    out = {"python": platform.python_version()}
+    for name in _PACKAGES:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return out
+
+
+def scrub_secrets(value: Any) -> Any:
+    """Return ``value`` with every mapping entry whose key looks secret replaced by a marker."""
+    if isinstance(value, dict):
+        return {
+            k: ("<redacted>" if _SECRET.search(str(k)) else scrub_secrets(v))
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [scrub_secrets(v) for v in value]
+    return value

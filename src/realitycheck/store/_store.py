@@ -1,0 +1,258 @@
+"""A run folder: one Parquet table per record type, appended in atomic parts.
+
+Layout::
+
+    RUN/
+      manifest.json            schema version, config, component specs, versions
+      examples.parquet         one table per record type (after compaction)
+      labels.parquet
+      labels.parts/            parts appended since the last compaction
+        000001-<uuid>.parquet
+
+Every write goes to a temporary file in the same folder and is moved into place
+with :func:`os.replace`, so a killed process leaves either the old or the new
+file, never half of one. A stage appends a part per batch, so a crash loses at
+most the batch in flight; :meth:`RunStore.compact` folds the parts into the
+table. Reading returns the table plus any parts, later rows replacing earlier
+ones with the same key. Parts written by different machines (shards) merge the
+same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import os
+import tempfile
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from realitycheck.errors import InvalidInputError
+from realitycheck.records import (
+    Example,
+    Label,
+    MetricResult,
+    R,
+    Record,
+    Response,
+    Score,
+    records_from_rows,
+    records_to_rows,
+)
+from realitycheck.store._manifest import SCHEMA_VERSION, package_versions, scrub_secrets
+
+__all__ = ["RunStore"]
+
+_RECORD_TYPES: dict[str, type[Any]] = {
+    cls.table: cls for cls in (Example, Response, Label, Score, MetricResult)
+}
+
+
+_ARROW_TYPES = {
+    "str": pa.string(),
+    "bool | None": pa.bool_(),
+    "float | None": pa.float64(),
+    "float": pa.float64(),
+    "int": pa.int64(),
+    "tuple[str, ...]": pa.list_(pa.string()),
+    "Mapping[str, Any]": pa.string(),
+}
+
+
+def _schema(cls: type[Any]) -> pa.Schema:
+    """Return the Arrow schema of a record type (mappings are stored as JSON text)."""
+    return pa.schema(
+        [(f.name, _ARROW_TYPES[str(f.type)]) for f in dataclasses.fields(cls)]
+    )
+
+
+def _to_table(records: Sequence[Record]) -> pa.Table:
+    return pa.Table.from_pylist(records_to_rows(records), schema=_schema(type(records[0])))
+
+
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _atomic_write_table(path: Path, table: pa.Table) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class RunStore:
+    """The folder of one run.
+
+    Args:
+        path: The run folder; created if missing.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if self.path.exists() and not self.path.is_dir():
+            raise InvalidInputError(
+                f"The run folder must be a directory. Got a file at {self.path} instead."
+            )
+        self.path.mkdir(parents=True, exist_ok=True)
+        manifest = self.read_manifest()
+        if manifest.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
+            raise InvalidInputError(
+                f"The run at {self.path} has schema version {manifest['schema_version']}; "
+                f"this realitycheck reads version {SCHEMA_VERSION}.",
+                path=self.path / "manifest.json",
+                field="schema_version",
+            )
+
+    # -- manifest -------------------------------------------------------------------------
+
+    @property
+    def manifest_path(self) -> Path:
+        """Path of ``manifest.json``."""
+        return self.path / "manifest.json"
+
+    def read_manifest(self) -> dict[str, Any]:
+        """Return the manifest, or an empty dict for a new run."""
+        if not self.manifest_path.exists():
+            return {}
+        try:
+            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise InvalidInputError(
+                f"manifest.json is not valid JSON: {exc.msg}", path=self.manifest_path, line=exc.lineno
+            ) from None
+        if not isinstance(data, dict):
+            raise InvalidInputError("manifest.json must hold a JSON object.", path=self.manifest_path)
+        return data
+
+    def update_manifest(
+        self,
+        *,
+        config: Mapping[str, Any] | None = None,
+        components: Mapping[str, Mapping[str, Any]] | None = None,
+        datasets: Mapping[str, Mapping[str, Any]] | None = None,
+        notes: Iterable[str] = (),
+    ) -> dict[str, Any]:
+        """Merge new information into the manifest and write it atomically.
+
+        Secrets (keys looking like api keys, tokens, passwords) never reach the file.
+        """
+        manifest = self.read_manifest()
+        now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        manifest.setdefault("schema_version", SCHEMA_VERSION)
+        manifest.setdefault("created", now)
+        manifest["updated"] = now
+        manifest["versions"] = package_versions()
+        if config:
+            manifest.setdefault("config", {}).update(scrub_secrets(dict(config)))
+        if components:
+            manifest.setdefault("components", {}).update(scrub_secrets(dict(components)))
+        if datasets:
+            manifest.setdefault("datasets", {}).update(scrub_secrets(dict(datasets)))
+        existing = manifest.setdefault("notes", [])
+        existing.extend(n for n in notes if n not in existing)
+        text = json.dumps(manifest, indent=2, sort_keys=True, default=str)
+        _atomic_write_bytes(self.manifest_path, text.encode("utf-8"))
+        return manifest
+
+    # -- tables ---------------------------------------------------------------------------
+
+    def _table_path(self, table: str) -> Path:
+        return self.path / f"{table}.parquet"
+
+    def _parts_dir(self, table: str) -> Path:
+        return self.path / f"{table}.parts"
+
+    def _part_paths(self, table: str) -> list[Path]:
+        parts = self._parts_dir(table)
+        return sorted(parts.glob("*.parquet")) if parts.is_dir() else []
+
+    def append(self, records: Sequence[Record], *, table: str | None = None) -> None:
+        """Store ``records`` as a new part of their table (atomic; no-op when empty)."""
+        if not records:
+            return
+        name = table or type(records[0]).table
+        parts = self._parts_dir(name)
+        parts.mkdir(exist_ok=True)
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%f")
+        path = parts / f"{stamp}-{uuid.uuid4().hex[:8]}.parquet"
+        _atomic_write_table(path, _to_table(records))
+
+    def frame(self, table: str) -> pd.DataFrame:
+        """Return a table as a DataFrame: the compacted file plus parts, deduplicated by key."""
+        record_type = _RECORD_TYPES.get(table.split(".")[0], MetricResult)
+        paths = [p for p in [self._table_path(table)] if p.exists()] + self._part_paths(table)
+        if not paths:
+            return pd.DataFrame(columns=[f for f in record_type.__dataclass_fields__])
+        frames = [pq.read_table(p).to_pandas() for p in paths]
+        df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+        key = [k for k in record_type.key if k in df.columns]
+        return df.drop_duplicates(subset=key, keep="last").reset_index(drop=True)
+
+    def read(self, cls: type[R], *, table: str | None = None) -> list[R]:
+        """Return the records of a table."""
+        df = self.frame(table or cls.table)
+        return records_from_rows(cls, df.to_dict("records"))
+
+    def keys(self, table: str, columns: Sequence[str]) -> set[tuple[Any, ...]]:
+        """Return the set of ``columns`` tuples already stored in a table."""
+        paths = [p for p in [self._table_path(table)] if p.exists()] + self._part_paths(table)
+        out: set[tuple[Any, ...]] = set()
+        for p in paths:
+            t = pq.read_table(p, columns=list(columns))
+            out.update(zip(*(t.column(c).to_pylist() for c in columns), strict=True))
+        return out
+
+    def compact(self, table: str) -> None:
+        """Fold a table's parts into its single Parquet file, atomically."""
+        parts = self._part_paths(table)
+        if not parts:
+            return
+        df = self.frame(table)
+        schema = _schema(_RECORD_TYPES.get(table.split(".")[0], MetricResult))
+        _atomic_write_table(
+            self._table_path(table), pa.Table.from_pandas(df, schema=schema, preserve_index=False)
+        )
+        for p in parts:
+            p.unlink(missing_ok=True)
+
+    def replace(self, records: Sequence[Record], *, table: str | None = None) -> None:
+        """Replace a whole table with ``records`` (used for derived tables like metrics).
+
+        An empty ``records`` removes the table; ``table`` is then required.
+        """
+        if not records and table is None:
+            raise InvalidInputError("Replacing a table with no records needs its name.")
+        name = table or type(records[0]).table
+        for p in self._part_paths(name):
+            p.unlink(missing_ok=True)
+        if records:
+            _atomic_write_table(self._table_path(name), _to_table(records))
+        else:
+            self._table_path(name).unlink(missing_ok=True)
+
+    def tables(self) -> list[str]:
+        """Return the names of the tables present in the run."""
+        names = {p.stem for p in self.path.glob("*.parquet")}
+        names |= {p.name[: -len(".parts")] for p in self.path.glob("*.parts") if p.is_dir()}
+        return sorted(names)

@@ -1,0 +1,88 @@
+import json
+import os
+
+import pytest
+
+from realitycheck import InvalidInputError, Label, RunStore, Score
+from realitycheck.store import SCHEMA_VERSION
+
+
+def _labels(n, labeler="x", start=0):
+    return [
+        Label(response_id=f"r{i}", labeler=labeler, hallucinated=bool(i % 2), score=i / 10)
+        for i in range(start, start + n)
+    ]
+
+
+def test_parts_merge_and_later_rows_replace_earlier(tmp_path):
+    store = RunStore(tmp_path)
+    store.append(_labels(3))
+    store.append([Label(response_id="r0", labeler="x", hallucinated=True, score=0.9)])
+    df = store.frame("labels")
+    assert len(df) == 3
+    assert df.set_index("response_id").loc["r0", "score"] == 0.9
+    store.compact("labels")
+    assert (tmp_path / "labels.parquet").exists()
+    assert not list((tmp_path / "labels.parts").glob("*.parquet"))
+    assert store.read(Label)[-1].score == 0.9
+
+
+def test_keys_cover_table_and_parts(tmp_path):
+    store = RunStore(tmp_path)
+    store.append(_labels(2))
+    store.compact("labels")
+    store.append(_labels(2, labeler="y"))
+    assert store.keys("labels", ["response_id", "labeler"]) == {
+        ("r0", "x"), ("r1", "x"), ("r0", "y"), ("r1", "y")
+    }
+
+
+def test_leftover_temporary_file_from_a_killed_write_is_ignored(tmp_path):
+    store = RunStore(tmp_path)
+    store.append(_labels(2))
+    parts = tmp_path / "labels.parts"
+    (parts / ".20990101-dead.parquet.abc.tmp").write_bytes(b"half a file")
+    assert len(store.frame("labels")) == 2
+
+
+def test_none_and_errors_survive_the_round_trip(tmp_path):
+    store = RunStore(tmp_path)
+    store.append([Score(response_id="r", detector="d", value=None, error="no context")])
+    (score,) = store.read(Score)
+    assert score.value is None and score.error == "no context"
+
+
+def test_manifest_keeps_versions_and_never_secrets(tmp_path):
+    store = RunStore(tmp_path)
+    store.update_manifest(
+        config={"backend": {"api_key": "sk-123", "model": "m"}, "Authorization": "Bearer x"},
+        components={"rouge_l": {"name": "rouge_l", "params": {}, "version": "1"}},
+        notes=["one", "one"],
+    )
+    text = (tmp_path / "manifest.json").read_text()
+    assert "sk-123" not in text and "Bearer" not in text
+    manifest = json.loads(text)
+    assert manifest["schema_version"] == SCHEMA_VERSION
+    assert manifest["config"]["backend"]["model"] == "m"
+    assert "numpy" in manifest["versions"]
+    assert manifest["notes"] == ["one"]
+
+
+def test_other_schema_version_is_refused(tmp_path):
+    (tmp_path / "manifest.json").write_text(json.dumps({"schema_version": 999}))
+    with pytest.raises(InvalidInputError, match="schema version 999"):
+        RunStore(tmp_path)
+
+
+def test_broken_manifest_names_file_and_line(tmp_path):
+    (tmp_path / "manifest.json").write_text("{\n  'bad'\n}")
+    with pytest.raises(InvalidInputError, match=r"manifest.json, line 2"):
+        RunStore(tmp_path)
+
+
+def test_replace_with_nothing_removes_the_table(tmp_path):
+    store = RunStore(tmp_path)
+    store.append(_labels(2))
+    store.replace([], table="labels")
+    assert store.frame("labels").empty
+    assert os.listdir(tmp_path / "labels.parts") == []

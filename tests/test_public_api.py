@@ -1,0 +1,22 @@
+import subprocess
+import sys
+
+import realitycheck
+import realitycheck.metrics
+
+
+def test_all_is_sorted_and_every_name_exists():
+    for module in (realitycheck, realitycheck.metrics):
+        assert list(module.__all__) == sorted(module.__all__)
+        for name in module.__all__:
+            assert hasattr(module, name), name
+
+
+def test_import_does_not_pull_torch_or_backends():
+    code = (
+        "import sys, realitycheck; realitycheck.labelers.names(); realitycheck.detectors.names();"
+        "bad=[m for m in ('torch','transformers','sentence_transformers') if m in sys.modules];"
+        "print(','.join(bad))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
