@@ -33,7 +33,10 @@ def test_keys_cover_table_and_parts(tmp_path):
     store.compact("labels")
     store.append(_labels(2, labeler="y"))
     assert store.keys("labels", ["response_id", "labeler"]) == {
-        ("r0", "x"), ("r1", "x"), ("r0", "y"), ("r1", "y")
+        ("r0", "x"),
+        ("r1", "x"),
+        ("r0", "y"),
+        ("r1", "y"),
     }
 
 

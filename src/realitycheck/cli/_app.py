@@ -8,6 +8,7 @@ running the same command again resumes.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +21,7 @@ from realitycheck.errors import RealityCheckError
 __all__ = ["cli", "main"]
 
 EXIT_ERROR = 2
+EXIT_INTERNAL = 1
 EXIT_INTERRUPTED = 130
 
 
@@ -375,6 +377,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RealityCheckError as exc:
         click.echo(f"error: {exc}", err=True)
         return EXIT_ERROR
+    except OSError as exc:
+        click.echo(f"error: {exc}", err=True)
+        return EXIT_ERROR
+    except Exception as exc:
+        if os.environ.get("REALITYCHECK_DEBUG"):
+            raise
+        click.echo(
+            f"internal error: {type(exc).__name__}: {exc}. Everything stored so far is kept. "
+            "Set REALITYCHECK_DEBUG=1 to see the traceback, and please report it.",
+            err=True,
+        )
+        return EXIT_INTERNAL
     return 0
 
 

@@ -71,7 +71,9 @@ def run_demo(
         ds = datasets.create(name, data_dir=data_dir) if data_dir else datasets.create(name)
         ingest(store, ds, progress=progress)
     notes = []
-    lab_report = label(store, [labelers.create_from_key(k) for k in DEMO_LABELERS], progress=progress)
+    lab_report = label(
+        store, [labelers.create_from_key(k) for k in DEMO_LABELERS], progress=progress
+    )
     det_report = detect(
         store, [detectors.create_from_key(k) for k in DEMO_DETECTORS], progress=progress
     )

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from realitycheck._progress import NullProgress, Progress
 from realitycheck.datasets import Dataset
@@ -129,7 +128,7 @@ def _run_component(
     with progress.task(f"{column} {key}", len(todo)) as task:
         for start in range(0, len(todo), batch_size):
             batch = todo[start : start + batch_size]
-            records = list(compute(batch))
+            records: list[Label | Score] = list(compute(batch))
             if len(records) != len(batch):
                 raise InvalidInputError(
                     f"{key} returned {len(records)} records for {len(batch)} responses."
@@ -196,5 +195,3 @@ def detect(
             report=report,
         )
     return report
-
-

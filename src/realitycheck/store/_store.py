@@ -68,9 +68,7 @@ _ARROW_TYPES = {
 
 def _schema(cls: type[Any]) -> pa.Schema:
     """Return the Arrow schema of a record type (mappings are stored as JSON text)."""
-    return pa.schema(
-        [(f.name, _ARROW_TYPES[str(f.type)]) for f in dataclasses.fields(cls)]
-    )
+    return pa.schema([(f.name, _ARROW_TYPES[str(f.type)]) for f in dataclasses.fields(cls)])
 
 
 def _to_table(records: Sequence[Record]) -> pa.Table:
@@ -139,10 +137,14 @@ class RunStore:
             data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise InvalidInputError(
-                f"manifest.json is not valid JSON: {exc.msg}", path=self.manifest_path, line=exc.lineno
+                f"manifest.json is not valid JSON: {exc.msg}",
+                path=self.manifest_path,
+                line=exc.lineno,
             ) from None
         if not isinstance(data, dict):
-            raise InvalidInputError("manifest.json must hold a JSON object.", path=self.manifest_path)
+            raise InvalidInputError(
+                "manifest.json must hold a JSON object.", path=self.manifest_path
+            )
         return data
 
     def update_manifest(
@@ -212,7 +214,8 @@ class RunStore:
     def read(self, cls: type[R], *, table: str | None = None) -> list[R]:
         """Return the records of a table."""
         df = self.frame(table or cls.table)
-        return records_from_rows(cls, df.to_dict("records"))
+        rows: list[dict[str, Any]] = df.to_dict("records")  # type: ignore[assignment]
+        return records_from_rows(cls, rows)
 
     def keys(self, table: str, columns: Sequence[str]) -> set[tuple[Any, ...]]:
         """Return the set of ``columns`` tuples already stored in a table."""

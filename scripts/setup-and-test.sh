@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Set up realitycheck in .venv (torch pinned to the CPU build by constraints.txt),
+# then run the linters, the type checker and the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet -c constraints.txt -e '.[all,dev]'
+
+.venv/bin/ruff check src tests benchmarks
+.venv/bin/mypy
+.venv/bin/python -m pytest "$@"

@@ -1,0 +1,53 @@
+import subprocess
+import sys
+
+import pytest
+
+from realitycheck.cli import main
+from realitycheck.cli._app import split_keys
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        (["rouge_l,bleu"], ["rouge_l", "bleu"]),
+        (
+            ["rouge_l[threshold=0.5,use_stemmer=true]", "bleu"],
+            ["rouge_l[threshold=0.5,use_stemmer=true]", "bleu"],
+        ),
+        ([" a , b[x=1,y=2] ,"], ["a", "b[x=1,y=2]"]),
+    ],
+)
+def test_split_keys_keeps_commas_inside_brackets(values, expected):
+    assert split_keys(values) == expected
+
+
+def test_unknown_dataset_is_a_one_paragraph_error(capsys):
+    code = main(["datasets", "describe", "ragtruht"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "Did you mean 'ragtruth'" in err and "Available:" in err
+    assert "Traceback" not in err
+
+
+def test_missing_data_folder_says_how_to_fetch(tmp_path, capsys):
+    code = main(["-q", "datasets", "describe", "ragtruth", "--data-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "realitycheck datasets fetch ragtruth" in err
+
+
+def test_unknown_labeler_in_evaluate(tmp_path, capsys):
+    code = main(["evaluate", "-d", "ragtruth", "-l", "rougel", "--out", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert code == 2 and "Did you mean 'rouge_l'" in err
+
+
+def test_console_script_exits_nonzero_without_traceback(tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-m", "realitycheck.cli._app", "datasets", "describe", "nope"],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr and "There is no dataset named 'nope'" in out.stderr

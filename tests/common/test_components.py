@@ -1,0 +1,91 @@
+"""Checks every registered labeler and detector: documented, exported, oriented, robust."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from realitycheck import Example, Needs, Response, detectors, labelers
+
+CONTEXT = (
+    "The Eiffel Tower was completed in 1889 in Paris. It is 330 metres tall. "
+    "Gustave Eiffel's company designed and built the tower."
+)
+EXAMPLES = {
+    "e1": Example(
+        example_id="e1",
+        dataset="t",
+        task="rag_qa",
+        question="When was the Eiffel Tower completed?",
+        context=CONTEXT,
+        references=("The Eiffel Tower was completed in 1889.",),
+    ),
+    "e2": Example(example_id="e2", dataset="t", task="qa", question="Who wrote Hamlet?"),
+}
+FAITHFUL = Response(
+    response_id="good", example_id="e1", model="m", text="The Eiffel Tower was completed in 1889."
+)
+INVENTED = Response(
+    response_id="bad",
+    example_id="e1",
+    model="m",
+    text=(
+        "Zorblax engineers assembled the glimmering spire during 1642 using 9,817 crystal "
+        "beams imported from Neptune, according to the lunar archives of Quentaria."
+    ),
+)
+NO_REFERENCE = Response(response_id="noref", example_id="e2", model="m", text="Shakespeare.")
+
+COMPUTED_LABELERS = [n for n in labelers.names() if "stored" not in labelers.get(n).needs]
+COMPUTED_DETECTORS = [n for n in detectors.names() if "recorded" not in detectors.get(n).needs]
+
+
+def _build(registry, name):
+    return registry.create(name)
+
+
+@pytest.mark.parametrize("registry", [labelers, detectors], ids=["labelers", "detectors"])
+def test_every_component_is_documented_and_has_a_round_tripping_spec(registry):
+    for name in registry.names():
+        cls = registry.get(name)
+        assert (cls.__doc__ or "").strip(), f"{name} has no docstring"
+        if name == "recorded":
+            comp = registry.create(name, source="x")
+        else:
+            comp = registry.create(name)
+            assert registry.create_from_key(comp.key).spec == comp.spec
+        spec = json.loads(comp.spec_json)
+        assert spec["name"] == name and "version" in spec
+
+
+@pytest.mark.parametrize("name", COMPUTED_LABELERS)
+def test_labeler_sign_order_invariance_and_missing_inputs(name):
+    lab = _build(labelers, name)
+    responses = [FAITHFUL, INVENTED]
+    forward = {x.response_id: x for x in lab.label(responses, EXAMPLES)}
+    backward = {x.response_id: x for x in lab.label(responses[::-1], EXAMPLES)}
+    assert forward == backward
+    assert all(x.labeler == lab.key for x in forward.values())
+    good, bad = forward["good"], forward["bad"]
+    assert good.hallucinated is False and bad.hallucinated is True
+    if good.score is not None:
+        assert good.score < bad.score, "Label.score must be higher = more hallucinated"
+    if lab.needs & {"references", "context"}:
+        (missing,) = lab.label([NO_REFERENCE], EXAMPLES)
+        assert missing.hallucinated is None and missing.error
+
+
+@pytest.mark.parametrize("name", COMPUTED_DETECTORS)
+def test_detector_sign_order_invariance_and_missing_inputs(name):
+    det = _build(detectors, name)
+    needs = Needs(examples=EXAMPLES)
+    responses = [FAITHFUL, INVENTED]
+    forward = {x.response_id: x for x in det.score(responses, needs)}
+    backward = {x.response_id: x for x in det.score(responses[::-1], needs)}
+    assert forward == backward
+    assert all(x.detector == det.key for x in forward.values())
+    assert forward["good"].value < forward["bad"].value, "higher must mean more hallucinated"
+    if "context" in det.needs:
+        (missing,) = det.score([NO_REFERENCE], needs)
+        assert missing.value is None and missing.error

@@ -1,0 +1,117 @@
+import numpy as np
+import pytest
+from sklearn.metrics import average_precision_score, f1_score, roc_auc_score
+
+from realitycheck import (
+    EvaluationConfig,
+    InvalidInputError,
+    Label,
+    RunStore,
+    Score,
+    evaluate,
+    ingest,
+)
+from realitycheck.metrics import choose_threshold
+from realitycheck.pipeline import split_of
+
+
+@pytest.fixture
+def run(tmp_path, tiny):
+    store = RunStore(tmp_path)
+    ingest(store, tiny)
+    return store
+
+
+def _truth(store):
+    labels = store.frame("labels").query("labeler == 'human'").set_index("response_id")
+    scores = store.frame("scores").query("detector == 'recorded:noisy'").set_index("response_id")
+    responses = store.frame("responses").set_index("response_id")
+    ids = list(responses.index)
+    y = labels.loc[ids, "hallucinated"].astype(int).to_numpy()
+    s = scores.loc[ids, "value"].to_numpy()
+    split = split_of(responses.loc[ids, "example_id"].tolist())
+    return ids, y, s, split, responses.loc[ids]
+
+
+def test_ranking_metrics_equal_sklearn_on_all_items(run):
+    result = evaluate(run, EvaluationConfig(n_resamples=200))
+    _, y, s, _, _ = _truth(run)
+    m = result.metrics.set_index(["dataset", "slice", "detector", "labeler", "metric"])
+    row = m.loc[("tiny", "all", "recorded:noisy", "human", "auroc")]
+    assert row["value"] == pytest.approx(roc_auc_score(y, s), abs=1e-12)
+    assert row["ci_low"] <= row["value"] <= row["ci_high"]
+    assert row["n"] == 80 and row["n_positive"] == y.sum() and row["n_excluded"] == 0
+    pr = m.loc[("tiny", "all", "recorded:noisy", "human", "pr_auc")]
+    assert pr["value"] == pytest.approx(average_precision_score(y, s), abs=1e-12)
+
+
+def test_threshold_comes_from_calibration_split_and_metric_from_test_split(run):
+    result = evaluate(run, EvaluationConfig(n_resamples=50))
+    _, y, s, split, _ = _truth(run)
+    cal, test = split == "calibration", split == "test"
+    assert cal.any() and test.any()
+    t = choose_threshold(y[cal], s[cal], objective="f1_macro")
+    m = result.metrics.set_index(["slice", "detector", "labeler", "metric"])
+    row = m.loc[("all", "recorded:noisy", "human", "f1_macro")]
+    assert row["threshold"] == pytest.approx(t)
+    expected = f1_score(y[test], (s[test] >= t).astype(int), average="macro")
+    assert row["value"] == pytest.approx(expected, abs=1e-12)
+    assert row["n"] == test.sum()
+    assert "calibration split" in row["note"]
+
+
+def test_slices_per_task_and_model(run):
+    result = evaluate(run, EvaluationConfig(n_resamples=50))
+    _, y, s, _, resp = _truth(run)
+    slices = set(result.metrics["slice"])
+    assert {"all", "task=qa", "task=summary", "model=m1", "model=m2"} <= slices
+    m = result.metrics.set_index(["slice", "detector", "labeler", "metric"])
+    mask = (resp["model"] == "m2").to_numpy()
+    row = m.loc[("model=m2", "recorded:noisy", "human", "auroc")]
+    assert row["value"] == pytest.approx(roc_auc_score(y[mask], s[mask]), abs=1e-12)
+
+
+def test_missing_scores_are_excluded_and_counted_and_stray_ids_reported(run):
+    run.append([Score(response_id="tiny/0/m1", detector="recorded:noisy", value=None, error="x")])
+    run.append([Label(response_id="ghost/1", labeler="human", hallucinated=True)])
+    result = evaluate(run, EvaluationConfig(n_resamples=50))
+    m = result.metrics.set_index(["slice", "detector", "labeler", "metric"])
+    row = m.loc[("all", "recorded:noisy", "human", "auroc")]
+    assert row["n"] == 79 and row["n_excluded"] == 1
+    assert any("ghost/1" in note for note in result.notes)
+
+
+def test_agreement_of_an_automatic_labeler_with_humans(run):
+    labels = run.frame("labels").query("labeler == 'human'")
+    flipped = [
+        Label(response_id=r, labeler="coin", hallucinated=(i % 3 == 0), score=float(i % 5))
+        for i, r in enumerate(labels["response_id"])
+    ]
+    run.append(flipped)
+    result = evaluate(run, EvaluationConfig(n_resamples=50))
+    a = result.agreement.set_index(["slice", "detector", "labeler", "metric"])
+    y = labels["hallucinated"].astype(int).to_numpy()
+    p = np.array([int(i % 3 == 0) for i in range(len(y))])
+    row = a.loc[("all", "coin", "human", "f1")]
+    assert row["value"] == pytest.approx(f1_score(y, p), abs=1e-12)
+    assert a.loc[("all", "coin", "human", "accuracy"), "value"] == pytest.approx((y == p).mean())
+    # the automatic labeler is also a reference for detectors (labeler shift)
+    assert "coin" in set(result.metrics["labeler"])
+
+
+def test_evaluate_on_empty_run_is_a_clear_error(tmp_path):
+    with pytest.raises(InvalidInputError, match="holds no responses"):
+        evaluate(RunStore(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"n_resamples": 0}, "'n_resamples' parameter of evaluate must be an int >= 1"),
+        ({"confidence": 1.5}, "'confidence' parameter"),
+        ({"threshold_objective": "vibes"}, "'threshold_objective' parameter"),
+    ],
+)
+def test_config_validation(kwargs, message):
+    with pytest.raises(InvalidInputError, match=message):
+        EvaluationConfig(**kwargs)
