@@ -2,7 +2,19 @@
 
 from realitycheck._discover import import_submodules
 from realitycheck.datasets._base import Bundle, Dataset, dataset, datasets
+from realitycheck.datasets._describe import describe
+from realitycheck.datasets._sources import SOURCES, Source, fetch, verify
 
-__all__ = ["Bundle", "Dataset", "dataset", "datasets"]
+__all__ = [
+    "SOURCES",
+    "Bundle",
+    "Dataset",
+    "Source",
+    "dataset",
+    "datasets",
+    "describe",
+    "fetch",
+    "verify",
+]
 
 import_submodules(__name__, __path__)

@@ -1,0 +1,168 @@
+"""Where every dataset file comes from, and how to download and verify it.
+
+Each file is fetched from its canonical public repository at a fixed commit
+(``<base>/<owner>/<name>/<commit>/<path>``, base ``https://raw.githubusercontent.com``
+unless ``$REALITYCHECK_DATA_URL`` or ``base_url`` says otherwise), written
+atomically and checked against the SHA-256 recorded here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from realitycheck.datasets._base import cache_dir, datasets
+from realitycheck.datasets._source_table import COMMITS, DEFAULT_BASE_URL, SOURCES, Source
+from realitycheck.errors import DataNotFoundError, InvalidInputError
+
+__all__ = [
+    "COMMITS",
+    "DEFAULT_BASE_URL",
+    "SOURCES",
+    "URL_ENV",
+    "Source",
+    "fetch",
+    "sha256",
+    "sources_of",
+    "verify",
+]
+
+URL_ENV = "REALITYCHECK_DATA_URL"
+_CHUNK = 1 << 16
+
+_BY_LOCAL = {s.local: s for s in SOURCES}
+
+
+def sha256(path: Path) -> str:
+    """Return the hex SHA-256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(_CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def sources_of(name: str) -> list[Source]:
+    """Return the sources of the files of dataset ``name``.
+
+    Raises:
+        UnknownComponentError: When no dataset is called ``name``.
+        InvalidInputError: When the dataset has no downloadable files.
+    """
+    files = datasets.get(name).files
+    if not files:
+        raise InvalidInputError(
+            f"The dataset {name!r} has no files to download (it reads files you give it)."
+        )
+    unknown = [f for f in files if f not in _BY_LOCAL]
+    if unknown:
+        raise InvalidInputError(
+            f"The dataset {name!r} names files with no known source: {unknown}."
+        )
+    return [_BY_LOCAL[f] for f in files]
+
+
+def fetch(
+    name: str,
+    *,
+    dest: Path | str | None = None,
+    force: bool = False,
+    base_url: str | None = None,
+    progress: Callable[[int], Any] | None = None,
+) -> Path:
+    """Download the files of dataset ``name`` and check their SHA-256.
+
+    A file already present with the right checksum is kept (unless ``force``).
+    Each download goes to a temporary file beside its target and is moved in
+    place only once its checksum matches.
+
+    Args:
+        name: A registered dataset (``ragtruth``, ``faithbench``…).
+        dest: The data root to fill; the user cache by default.
+        force: Download even the files that are already present and correct.
+        base_url: Where to download from; ``$REALITYCHECK_DATA_URL`` or the
+            GitHub raw-file host by default.
+        progress: Called with 1 after each file.
+
+    Returns:
+        The data root that now holds the files.
+
+    Raises:
+        InvalidInputError: When a download does not match its checksum (the
+            bad file is deleted); the message names the file, the expected and
+            the received digest.
+        DataNotFoundError: When a file cannot be downloaded.
+    """
+    sources = sources_of(name)
+    root = Path(dest) if dest is not None else cache_dir()
+    base = base_url or os.environ.get(URL_ENV) or DEFAULT_BASE_URL
+    scheme = urllib.parse.urlparse(base).scheme
+    if scheme not in ("http", "https"):
+        raise InvalidInputError(
+            f"The 'base_url' parameter of fetch must be an http(s) address. Got {base!r} instead."
+        )
+    for source in sources:
+        target = root / source.local
+        if force or not target.is_file() or sha256(target) != source.sha256:
+            _download(source, source.url(base), target)
+        if progress is not None:
+            progress(1)
+    return root
+
+
+def _download(source: Source, url: str, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+    tmp = Path(tmp_name)
+    digest = hashlib.sha256()
+    try:
+        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=60) as response:
+            for chunk in iter(lambda: response.read(_CHUNK), b""):
+                digest.update(chunk)
+                out.write(chunk)
+    except (urllib.error.URLError, OSError) as exc:
+        tmp.unlink(missing_ok=True)
+        raise DataNotFoundError(f"Could not download {url}: {exc}.", path=target) from None
+    got = digest.hexdigest()
+    if got != source.sha256:
+        tmp.unlink(missing_ok=True)
+        raise InvalidInputError(
+            f"The download from {url} does not match its checksum: expected sha256 "
+            f"{source.sha256}, got {got}. The file was deleted.",
+            path=target,
+        )
+    os.replace(tmp, target)
+
+
+def verify(root: Path | str, names: Iterable[str] | None = None) -> list[str]:
+    """Check the files under a data root against their recorded SHA-256.
+
+    Args:
+        root: The data root.
+        names: Datasets whose files to check; every known file when None.
+
+    Returns:
+        One line per problem (a missing file or a wrong checksum); empty when all is well.
+    """
+    root = Path(root)
+    if names is None:
+        sources = list(SOURCES)
+    else:
+        sources = list(dict.fromkeys(s for n in names for s in sources_of(n)))
+    problems = []
+    for source in sources:
+        path = root / source.local
+        if not path.is_file():
+            problems.append(f"{source.local}: missing")
+            continue
+        got = sha256(path)
+        if got != source.sha256:
+            problems.append(f"{source.local}: sha256 is {got}, expected {source.sha256}")
+    return problems

@@ -1,0 +1,390 @@
+"""The user's own data: one JSONL, CSV/TSV or Parquet file with a column mapping."""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from realitycheck.datasets._base import Bundle, Dataset, dataset
+from realitycheck.datasets._io import IdMaker, spec_json
+from realitycheck.datasets._tables import FORMATS, cell_text, read_rows
+from realitycheck.errors import DataNotFoundError, InvalidInputError
+from realitycheck.records import TASKS, Example, Label, Response, Score
+
+__all__ = ["Files"]
+
+FIELDS = ("example_id", "response_id", "question", "context", "references", "model", "task")
+"""Fields that ``columns`` can map; each defaults to the column of the same name, if any."""
+
+
+def _strings(value: Any, name: str) -> tuple[str, ...]:
+    items = [value] if isinstance(value, str | int | float | bool) else value
+    if not isinstance(items, list | tuple):
+        raise InvalidInputError(
+            f"The {name!r} parameter of files must be a list of values. Got {value!r} instead."
+        )
+    return (
+        tuple(cell_text(v) or "" for v in items)
+        if name in ("positive", "negative")
+        else (tuple(str(v) for v in items))
+    )
+
+
+def _columns(value: Any) -> tuple[str, ...]:
+    if isinstance(value, Mapping):
+        pairs = [(str(k), str(v)) for k, v in value.items()]
+    else:
+        items = _strings(value, "columns")
+        if any(":" not in item for item in items):
+            raise InvalidInputError(
+                "The 'columns' parameter of files must map fields to columns, as "
+                f"field:column entries or a table. Got {value!r} instead."
+            )
+        pairs = [(k, v) for k, v in (item.split(":", 1) for item in items)]
+    mapping = {k.strip(): v.strip() for k, v in pairs}
+    for key in mapping:
+        if key not in FIELDS:
+            close = difflib.get_close_matches(key, FIELDS, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise InvalidInputError(
+                f"The 'columns' parameter of files maps only {FIELDS} (text and label have "
+                f"their own parameters). Got {key!r} instead.{hint}"
+            )
+    return tuple(f"{k}:{mapping[k]}" for k in FIELDS if k in mapping)
+
+
+@dataset("files")
+@dataclass(frozen=True, kw_only=True)
+class Files(Dataset):
+    """Responses (and optional human labels and scores) from one file of your own.
+
+    The format follows the extension: ``.jsonl``, ``.csv``, ``.tsv`` or
+    ``.parquet``. Each row is one response. A field whose column is not named
+    uses the column of the same name when there is one (``question``,
+    ``context``, ``references``, ``model``, ``example_id``, ``response_id``,
+    ``task``). Rows without ``example_id`` are grouped into examples by
+    question and context. Build it from a key such as
+    ``files[path=my.csv,text=answer,label=is_wrong,positive=yes+1]``.
+
+    Args:
+        path: The file; a relative path is read under ``data_dir`` when given.
+        text: Column of the response text (default: ``text``).
+        label: Column of the human label (default: ``label`` if present, else no labels).
+        positive: Label values that mean hallucinated (case-insensitive).
+        negative: Label values that mean not hallucinated.
+        scores: Columns of recorded detector scores, stored as ``recorded:<column>``.
+        flip: Those of ``scores`` where higher means *less* likely hallucinated;
+            they are stored as ``1 - value``.
+        columns: Other fields, as ``field:column`` entries (``question:prompt``) or a table.
+    """
+
+    path: str
+    text: str = ""
+    label: str = ""
+    positive: tuple[str, ...] = ("1", "true", "yes", "hallucinated")
+    negative: tuple[str, ...] = ("0", "false", "no", "faithful")
+    scores: tuple[str, ...] = ()
+    flip: tuple[str, ...] = ()
+    columns: tuple[str, ...] = ()
+
+    files: ClassVar[tuple[str, ...]] = ()
+    description: ClassVar[str] = "Your own file (JSONL, CSV or Parquet) with a column mapping."
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.path, str | Path) or not str(self.path).strip():
+            raise InvalidInputError(
+                "The 'path' parameter of files must be the path of a JSONL, CSV or Parquet "
+                f"file. Got {self.path!r} instead."
+            )
+        if Path(str(self.path)).suffix.lower() not in FORMATS:
+            raise InvalidInputError(
+                f"The 'path' parameter of files must end in one of {FORMATS}. "
+                f"Got {str(self.path)!r} instead."
+            )
+        for name in ("text", "label"):
+            if not isinstance(getattr(self, name), str):
+                object.__setattr__(self, name, str(getattr(self, name)))
+        for name in ("positive", "negative", "scores", "flip"):
+            object.__setattr__(self, name, _strings(getattr(self, name), name))
+        object.__setattr__(self, "columns", _columns(self.columns))
+        both = set(self.positive) & set(self.negative)
+        if both:
+            raise InvalidInputError(
+                "The 'positive' and 'negative' parameters of files must not share values. "
+                f"Got {sorted(both)} in both instead."
+            )
+        extra = [c for c in self.flip if c not in self.scores]
+        if extra:
+            raise InvalidInputError(
+                f"The 'flip' parameter of files must name columns of 'scores' {self.scores}. "
+                f"Got {extra} instead."
+            )
+
+    def file(self) -> Path:
+        """Return the file to read, resolved against ``data_dir`` when it is relative."""
+        path = Path(str(self.path)).expanduser()
+        if not path.is_absolute() and self.data_dir is not None:
+            path = Path(self.data_dir) / path
+        return path
+
+    def load(self, *, progress: Callable[[int], Any] | None = None) -> Bundle:
+        """Read the file into examples, responses, ``human`` labels and recorded scores."""
+        path = self.file()
+        if not path.is_file():
+            raise DataNotFoundError(f"The file {str(path)!r} of dataset 'files' does not exist.")
+        available, rows = read_rows(path)
+        mapping = self._mapping(available, path)
+        out = Bundle(examples=[])
+        reader = _RowReader(self, mapping, path)
+        for line, row in rows:
+            reader.read(line, row, out)
+        if progress is not None:
+            progress(len(out.responses))
+        used = ", ".join(f"{k} <- {v}" for k, v in mapping.items())
+        out.notes.extend(
+            [
+                f"Read {len(rows)} rows of {path.name}; columns used: {used}.",
+                f"Labels: {'/'.join(self.positive)} -> hallucinated, {'/'.join(self.negative)} "
+                "-> not (case-insensitive); an empty label cell -> None with an error."
+                if "label" in mapping
+                else "No label column: the responses carry no human labels.",
+                f"Scores {list(self.scores)} are stored as recorded:<column>; "
+                f"{list(self.flip)} flipped to 1 - value (higher = more likely hallucinated).",
+            ]
+        )
+        return out
+
+    def _mapping(self, available: list[str], path: Path) -> dict[str, str]:
+        """Return field -> column for every field that is read, checking the columns exist."""
+        explicit = {"text": self.text, "label": self.label}
+        explicit.update(dict(c.split(":", 1) for c in self.columns))
+        explicit.update({f"score:{c}": c for c in self.scores})
+        mapping = {}
+        for field, column in explicit.items():
+            if not column:
+                continue
+            if column not in available:
+                close = difflib.get_close_matches(column, available, n=1)
+                hint = f" Did you mean {close[0]!r}?" if close else ""
+                raise InvalidInputError(
+                    f"The column {column!r} (for {field}) is not in the file.{hint} "
+                    f"Available: {', '.join(available) or 'none'}.",
+                    path=path,
+                    field=column,
+                )
+            mapping[field] = column
+        for field in ("text", "label", *FIELDS):
+            if field not in mapping and field in available:
+                mapping[field] = field
+        if "text" not in mapping:
+            raise InvalidInputError(
+                "The file has no 'text' column; name the response column with the 'text' "
+                f"parameter. Available: {', '.join(available) or 'none'}.",
+                path=path,
+                field="text",
+            )
+        return mapping
+
+
+class _RowReader:
+    """Turns rows into records, remembering ids already seen."""
+
+    def __init__(self, owner: Files, mapping: dict[str, str], path: Path) -> None:
+        self.owner = owner
+        self.mapping = mapping
+        self.path = path
+        self.examples: dict[str, tuple[int, Example]] = {}
+        self.groups: dict[tuple[str, str], str] = {}
+        self.response_lines: dict[str, int] = {}
+        self.ids = IdMaker()
+        self.spec = owner.spec_json
+
+    def cell(self, row: dict[str, Any], field: str, line: int) -> Any:
+        column = self.mapping.get(field)
+        if column is None:
+            return None
+        if column not in row:
+            raise InvalidInputError(
+                "The row has no such column.", path=self.path, line=line, field=column
+            )
+        return row[column]
+
+    def text_cell(self, row: dict[str, Any], field: str, line: int) -> str:
+        value = self.cell(row, field, line)
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return ""
+        if not isinstance(value, str | int | float):
+            raise InvalidInputError(
+                f"The cell must be text. Got {type(value).__name__} instead.",
+                path=self.path,
+                line=line,
+                field=self.mapping[field],
+            )
+        return str(value)
+
+    def read(self, line: int, row: dict[str, Any], out: Bundle) -> None:
+        text = self.text_cell(row, "text", line)
+        if not text.strip():
+            raise InvalidInputError(
+                "The response text is empty.", path=self.path, line=line, field=self.mapping["text"]
+            )
+        example_id = self.example(line, row, out)
+        model = self.text_cell(row, "model", line) or "unknown"
+        given = self.text_cell(row, "response_id", line)
+        if "response_id" in self.mapping:
+            if not given:
+                raise InvalidInputError(
+                    "The response id is empty.",
+                    path=self.path,
+                    line=line,
+                    field=self.mapping["response_id"],
+                )
+            if given in self.response_lines:
+                raise InvalidInputError(
+                    f"The response id {given!r} repeats the one on line "
+                    f"{self.response_lines[given]}.",
+                    path=self.path,
+                    line=line,
+                    field=self.mapping["response_id"],
+                )
+        response_id = given or self.ids.make(f"{example_id}/{model}")
+        self.response_lines[response_id] = line
+        used = set(self.mapping.values())
+        out.responses.append(
+            Response(
+                response_id=response_id,
+                example_id=example_id,
+                model=model,
+                text=text,
+                meta={"line": line, "extra": {k: v for k, v in row.items() if k not in used}},
+            )
+        )
+        if "label" in self.mapping:
+            out.labels.append(self.label(row, line, response_id))
+        for column in self.owner.scores:
+            out.scores.append(self.score(row[column], column, line, response_id))
+
+    def example(self, line: int, row: dict[str, Any], out: Bundle) -> str:
+        question = self.text_cell(row, "question", line)
+        context = self.text_cell(row, "context", line)
+        example_id = self.text_cell(row, "example_id", line)
+        if "example_id" in self.mapping and not example_id:
+            raise InvalidInputError(
+                "The example id is empty.",
+                path=self.path,
+                line=line,
+                field=self.mapping["example_id"],
+            )
+        if not example_id:
+            key = (
+                (question, context)
+                if {"question", "context"} & set(self.mapping)
+                else (str(line), "")
+            )
+            stem = self.path.stem
+            example_id = self.groups.setdefault(key, f"files/{stem}/{len(self.groups)}")
+        if example_id in self.examples:
+            first, seen = self.examples[example_id]
+            if (seen.question, seen.context) != (question, context):
+                raise InvalidInputError(
+                    f"The example {example_id!r} has another question or context on line {first}.",
+                    path=self.path,
+                    line=line,
+                    field=self.mapping.get("example_id"),
+                )
+            return example_id
+        task = self.text_cell(row, "task", line) or "open"
+        if task not in TASKS:
+            raise InvalidInputError(
+                f"The task must be one of {TASKS}. Got {task!r} instead.",
+                path=self.path,
+                line=line,
+                field=self.mapping.get("task"),
+            )
+        example = Example(
+            example_id=example_id,
+            dataset=self.owner.name,
+            task=task,
+            question=question,
+            context=context,
+            references=self.references(row, line),
+            meta={"file": self.path.name, "line": line},
+        )
+        self.examples[example_id] = (line, example)
+        out.examples.append(example)
+        return example_id
+
+    def references(self, row: dict[str, Any], line: int) -> tuple[str, ...]:
+        value = self.cell(row, "references", line)
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return ()
+        if isinstance(value, str):
+            return tuple(p.strip() for p in value.split(";") if p.strip())
+        if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+            return tuple(value)
+        raise InvalidInputError(
+            f"The references must be a list of strings or a ';'-separated string. "
+            f"Got {type(value).__name__} instead.",
+            path=self.path,
+            line=line,
+            field=self.mapping["references"],
+        )
+
+    def label(self, row: dict[str, Any], line: int, response_id: str) -> Label:
+        raw = self.cell(row, "label", line)
+        value = cell_text(raw)
+        if value is None:
+            return Label(
+                response_id=response_id,
+                labeler="human",
+                hallucinated=None,
+                raw="" if raw is None else str(raw),
+                error="empty label cell",
+                spec=self.spec,
+            )
+        if value not in self.owner.positive and value not in self.owner.negative:
+            raise InvalidInputError(
+                f"The label {raw!r} is neither positive {self.owner.positive} nor negative "
+                f"{self.owner.negative}; set the 'positive' and 'negative' parameters.",
+                path=self.path,
+                line=line,
+                field=self.mapping["label"],
+            )
+        hallucinated = value in self.owner.positive
+        return Label(
+            response_id=response_id,
+            labeler="human",
+            hallucinated=hallucinated,
+            raw=str(raw),
+            spec=self.spec,
+        )
+
+    def score(self, raw: Any, column: str, line: int, response_id: str) -> Score:
+        spec = spec_json("recorded", {"source": column}, source=self.owner.spec)
+        detector = f"recorded:{column}"
+        if cell_text(raw) is None:
+            return Score(
+                response_id=response_id,
+                detector=detector,
+                value=None,
+                error="empty score cell",
+                spec=spec,
+            )
+        try:
+            value = float(raw)
+        except (TypeError, ValueError):
+            value = math.nan
+        if isinstance(raw, bool) or not math.isfinite(value):
+            raise InvalidInputError(
+                f"The score must be a finite number. Got {raw!r} instead.",
+                path=self.path,
+                line=line,
+                field=column,
+            )
+        if column in self.owner.flip:
+            value = 1.0 - value
+        return Score(response_id=response_id, detector=detector, value=value, spec=spec)

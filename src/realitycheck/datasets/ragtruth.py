@@ -1,0 +1,161 @@
+"""RAGTruth (test split as used by FaithJudge): span-level human labels of six generators."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from realitycheck.datasets._base import Bundle, Dataset, dataset
+from realitycheck.datasets._io import IdMaker, field_of, read_jsonl
+from realitycheck.errors import InvalidInputError
+from realitycheck.records import Example, Label, Response
+
+__all__ = ["RagTruth"]
+
+TASKS = {"qa": "rag_qa", "summary": "summary", "data2txt": "data2text"}
+
+
+def _check_tasks(value: Any, owner: str) -> tuple[str, ...]:
+    items = (value,) if isinstance(value, str) else value
+    if (
+        not isinstance(items, tuple | list)
+        or not items
+        or any(not isinstance(t, str) or t not in TASKS for t in items)
+    ):
+        raise InvalidInputError(
+            f"The 'tasks' parameter of {owner} must be a non-empty list drawn from "
+            f"{tuple(TASKS)}. Got {value!r} instead."
+        )
+    return tuple(dict.fromkeys(items))
+
+
+@dataset("ragtruth")
+@dataclass(frozen=True, kw_only=True)
+class RagTruth(Dataset):
+    """RAGTruth: responses of six LLMs to QA, summary and data-to-text prompts.
+
+    A response is hallucinated iff a human marked at least one span in it. The
+    spans (with their ``label_type``) are kept, as JSON, in the label's ``raw``.
+
+    Args:
+        tasks: Which parts to load: any of ``qa`` (task ``rag_qa``), ``summary``
+            and ``data2txt`` (task ``data2text``).
+    """
+
+    tasks: tuple[str, ...] = ("qa", "summary", "data2txt")
+
+    files: ClassVar[tuple[str, ...]] = (
+        "ragtruth/qa.jsonl",
+        "ragtruth/summary.jsonl",
+        "ragtruth/data2txt.jsonl",
+    )
+    description: ClassVar[str] = (
+        "RAGTruth test split (QA, summary, data-to-text): 2,617 responses of six LLMs "
+        "with human hallucination spans."
+    )
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tasks", _check_tasks(self.tasks, self.name))
+
+    def load(self, *, progress: Callable[[int], Any] | None = None) -> Bundle:
+        """Read the selected parts into examples, responses and ``human`` labels."""
+        root = self.root()
+        examples: list[Example] = []
+        responses: list[Response] = []
+        labels: list[Label] = []
+        for task in self.tasks:
+            path = root / "ragtruth" / f"{task}.jsonl"
+            before = len(responses)
+            for lineno, obj in read_jsonl(path):
+                example, resp, labs = self._read_source(obj, task, path, lineno)
+                examples.append(example)
+                responses.extend(resp)
+                labels.extend(labs)
+            if progress is not None:
+                progress(len(responses) - before)
+        notes = [
+            "A response is hallucinated (label `human`) iff annotators marked at least "
+            "one span in it; the spans and their label_type are kept in the label's raw JSON "
+            "and the label's category lists the span types.",
+            "Tasks: qa -> rag_qa (context = question + passages), summary -> summary "
+            "(context = article), data2txt -> data2text (context = the business JSON, "
+            "indented).",
+        ]
+        return Bundle(examples=examples, responses=responses, labels=labels, notes=notes)
+
+    def _read_source(
+        self, obj: dict[str, Any], task: str, path: Path, lineno: int
+    ) -> tuple[Example, list[Response], list[Label]]:
+        source_id = field_of(obj, "source_id", (int, str), path=path, line=lineno)
+        question, context = _source_text(obj, task, path, lineno)
+        example_id = f"ragtruth/{task}/{source_id}"
+        example = Example(
+            example_id=example_id,
+            dataset=self.name,
+            task=TASKS[task],
+            question=question,
+            context=context,
+            meta={"ragtruth_task": task, "source_id": str(source_id)},
+        )
+        ids = IdMaker()
+        responses, labels = [], []
+        items = field_of(obj, "responses", list, path=path, line=lineno)
+        for i, item in enumerate(items):
+            prefix = f"responses[{i}]."
+            if not isinstance(item, dict):
+                raise InvalidInputError(
+                    f"Each response must be an object. Got {type(item).__name__} instead.",
+                    path=path,
+                    line=lineno,
+                    field=f"responses[{i}]",
+                )
+            model = field_of(item, "model", str, path=path, line=lineno, prefix=prefix)
+            text = field_of(item, "response", str, path=path, line=lineno, prefix=prefix)
+            spans = field_of(item, "labels", list, path=path, line=lineno, prefix=prefix)
+            for j, span in enumerate(spans):
+                span_prefix = f"{prefix}labels[{j}]."
+                if not isinstance(span, dict):
+                    raise InvalidInputError(
+                        f"Each span must be an object. Got {type(span).__name__} instead.",
+                        path=path,
+                        line=lineno,
+                        field=f"{prefix}labels[{j}]",
+                    )
+                field_of(span, "label_type", str, path=path, line=lineno, prefix=span_prefix)
+            response_id = ids.make(f"{example_id}/{model}")
+            kinds = sorted({s["label_type"] for s in spans})
+            responses.append(
+                Response(
+                    response_id=response_id,
+                    example_id=example_id,
+                    model=model,
+                    text=text,
+                    meta={"n_spans": len(spans), "span_types": kinds},
+                )
+            )
+            labels.append(
+                Label(
+                    response_id=response_id,
+                    labeler="human",
+                    hallucinated=bool(spans),
+                    category="+".join(kinds),
+                    raw=json.dumps(spans, ensure_ascii=False, sort_keys=True),
+                    spec=self.spec_json,
+                )
+            )
+        return example, responses, labels
+
+
+def _source_text(obj: dict[str, Any], task: str, path: Path, lineno: int) -> tuple[str, str]:
+    """Return ``(question, context)`` of a source line."""
+    if task == "summary":
+        return "", field_of(obj, "source", str, path=path, line=lineno)
+    source = field_of(obj, "source", dict, path=path, line=lineno)
+    if task == "qa":
+        question = field_of(source, "question", str, path=path, line=lineno, prefix="source.")
+        passages = field_of(source, "passages", str, path=path, line=lineno, prefix="source.")
+        return question, f"Question: {question}\n\n{passages}"
+    return "", json.dumps(source, indent=2, ensure_ascii=False)

@@ -1,0 +1,237 @@
+"""TruthfulQA: the 817 questions and the human-judged answers of its fine-tuning files."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from realitycheck.datasets._base import Bundle, Dataset, dataset
+from realitycheck.datasets._io import field_of, read_jsonl, read_text
+from realitycheck.errors import InvalidInputError
+from realitycheck.records import Example, Label, Response
+
+__all__ = ["TruthfulQA"]
+
+COLUMNS = ("Type", "Category", "Question", "Best Answer", "Correct Answers", "Incorrect Answers")
+UNMATCHED = ("keep", "error")
+_VERDICT = {"yes": True, "no": False}
+
+
+def _split(cell: str) -> list[str]:
+    return [part.strip() for part in cell.split(";") if part.strip()]
+
+
+def _parse(prompt: str, suffix: str, path: Path, line: int) -> tuple[str, str]:
+    match = re.fullmatch(rf"Q: (.*?)\nA: (.*)\n{suffix}:", prompt, flags=re.S)
+    if match is None:
+        raise InvalidInputError(
+            f"The prompt must read 'Q: <question>\\nA: <answer>\\n{suffix}:'. "
+            f"Got {prompt[:60]!r} instead.",
+            path=path,
+            line=line,
+            field="prompt",
+        )
+    return match.group(1), match.group(2)
+
+
+def _verdict(obj: dict[str, Any], path: Path, line: int) -> bool:
+    completion = field_of(obj, "completion", str, path=path, line=line)
+    if completion.strip() not in _VERDICT:
+        raise InvalidInputError(
+            f"The completion must be ' yes' or ' no'. Got {completion!r} instead.",
+            path=path,
+            line=line,
+            field="completion",
+        )
+    return _VERDICT[completion.strip()]
+
+
+@dataset("truthfulqa")
+@dataclass(frozen=True, kw_only=True)
+class TruthfulQA(Dataset):
+    """TruthfulQA questions with 22,434 answers judged true / false by humans.
+
+    Examples come from ``TruthfulQA.csv`` (references = Best + Correct Answers,
+    incorrect references = Incorrect Answers). Responses are the rows of
+    ``finetune_truth.jsonl``, joined to the questions by their text; each carries
+    a ``human`` label (" no" = hallucinated) and, in its meta, ``informative``
+    from ``finetune_info.jsonl``.
+
+    Args:
+        unmatched: What to do with answers whose question is not in the CSV:
+            ``keep`` (an extra example without references, marked in its meta
+            and counted in the notes) or ``error`` (raise, naming the line).
+    """
+
+    unmatched: str = "keep"
+
+    files: ClassVar[tuple[str, ...]] = (
+        "truthfulqa/TruthfulQA.csv",
+        "truthfulqa/finetune_truth.jsonl",
+        "truthfulqa/finetune_info.jsonl",
+    )
+    description: ClassVar[str] = (
+        "TruthfulQA: 817 questions with reference answers, plus 22,434 answers with human "
+        "truthfulness (9,484 true) and informativeness judgements."
+    )
+
+    def __post_init__(self) -> None:
+        if self.unmatched not in UNMATCHED:
+            raise InvalidInputError(
+                f"The 'unmatched' parameter of truthfulqa must be one of {UNMATCHED}. "
+                f"Got {self.unmatched!r} instead."
+            )
+
+    def load(self, *, progress: Callable[[int], Any] | None = None) -> Bundle:
+        """Read questions, judged answers and informativeness into records."""
+        root = self.root()
+        examples = self._questions(root / self.files[0])
+        by_question = {e.question.strip(): e for e in examples}
+        informative = self._informative(root / self.files[2])
+        truth_path = root / self.files[1]
+        responses, labels = [], []
+        extra: dict[str, Example] = {}
+        unmatched_rows = 0
+        for line, obj in read_jsonl(truth_path):
+            question, answer = _parse(
+                field_of(obj, "prompt", str, path=truth_path, line=line), "True", truth_path, line
+            )
+            hallucinated = not _verdict(obj, truth_path, line)
+            example = by_question.get(question.strip()) or extra.get(question)
+            if example is None:
+                if self.unmatched == "error":
+                    raise InvalidInputError(
+                        f"The question {question!r} is not in TruthfulQA.csv.",
+                        path=truth_path,
+                        line=line,
+                        field="prompt",
+                    )
+                example = Example(
+                    example_id=f"truthfulqa/extra/{len(extra)}",
+                    dataset=self.name,
+                    task="qa",
+                    question=question,
+                    meta={"error": "question not in TruthfulQA.csv"},
+                )
+                extra[question] = example
+            if example.example_id.startswith("truthfulqa/extra/"):
+                unmatched_rows += 1
+            votes = informative.get((question, answer), Counter())
+            response_id = f"{example.example_id}/{line}"
+            responses.append(
+                Response(
+                    response_id=response_id,
+                    example_id=example.example_id,
+                    model="unknown",
+                    text=answer,
+                    meta={
+                        "informative": _majority(votes),
+                        "informative_votes": {"yes": votes[True], "no": votes[False]},
+                        "line": line,
+                    },
+                )
+            )
+            labels.append(
+                Label(
+                    response_id=response_id,
+                    labeler="human",
+                    hallucinated=hallucinated,
+                    category="false" if hallucinated else "true",
+                    raw=obj["completion"],
+                    spec=self.spec_json,
+                )
+            )
+        if progress is not None:
+            progress(len(responses))
+        pairs = Counter((r.example_id, r.text) for r in responses)
+        repeats = sum(c - 1 for c in pairs.values())
+        verdicts: dict[tuple[str, str], set[bool | None]] = defaultdict(set)
+        for r, lab in zip(responses, labels, strict=True):
+            verdicts[(r.example_id, r.text)].add(lab.hallucinated)
+        conflicting = sum(len(v) > 1 for v in verdicts.values())
+        notes = [
+            "`human`: finetune_truth ' yes' (true) -> not hallucinated, ' no' -> hallucinated.",
+            "Questions are joined on their text, ignoring surrounding whitespace (the CSV "
+            "has one question with a trailing space).",
+            f"{len(extra)} question(s) of finetune_truth.jsonl are not in TruthfulQA.csv "
+            f"({unmatched_rows} rows); they get an example of their own "
+            "(truthfulqa/extra/<k>) without references, with an error in its meta.",
+            f"Every row is its own response (id <example>/<line>): {repeats} rows repeat a "
+            "(question, answer) pair already seen; they are kept, as each is a separate "
+            f"human judgement; {conflicting} repeated pairs were judged differently.",
+            "meta.informative: the majority of the finetune_info.jsonl judgements of the same "
+            "(question, answer) pair; None on a tie or when the pair is absent; the votes "
+            "are in meta.informative_votes.",
+            "The generating models are not recorded in these files: model = 'unknown'.",
+        ]
+        return Bundle(
+            examples=examples + list(extra.values()),
+            responses=responses,
+            labels=labels,
+            notes=notes,
+        )
+
+    def _questions(self, path: Path) -> list[Example]:
+        reader = csv.DictReader(io.StringIO(read_text(path).lstrip("\ufeff"), newline=""))
+        missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+        if missing:
+            raise InvalidInputError(
+                f"The CSV must have the columns {COLUMNS}. Missing {missing}; "
+                f"present: {reader.fieldnames}.",
+                path=path,
+                line=1,
+                field=missing[0],
+            )
+        examples: list[Example] = []
+        seen: dict[str, int] = {}
+        for row in reader:
+            line = reader.line_num
+            question = row["Question"]
+            if not question or not question.strip():
+                raise InvalidInputError(
+                    "The question is empty.", path=path, line=line, field="Question"
+                )
+            if question.strip() in seen:
+                raise InvalidInputError(
+                    f"The question {question!r} repeats the one on line {seen[question.strip()]}.",
+                    path=path,
+                    line=line,
+                    field="Question",
+                )
+            seen[question.strip()] = line
+            references = [row["Best Answer"].strip(), *_split(row["Correct Answers"])]
+            examples.append(
+                Example(
+                    example_id=f"truthfulqa/{len(examples)}",
+                    dataset=self.name,
+                    task="qa",
+                    question=question.strip(),
+                    references=tuple(dict.fromkeys(r for r in references if r)),
+                    incorrect_references=tuple(_split(row["Incorrect Answers"])),
+                    meta={
+                        "type": row["Type"],
+                        "category": row["Category"],
+                        "source": row.get("Source") or "",
+                    },
+                )
+            )
+        return examples
+
+    def _informative(self, path: Path) -> dict[tuple[str, str], Counter[bool]]:
+        votes: dict[tuple[str, str], Counter[bool]] = defaultdict(Counter)
+        for line, obj in read_jsonl(path):
+            prompt = field_of(obj, "prompt", str, path=path, line=line)
+            votes[_parse(prompt, "Helpful", path, line)][_verdict(obj, path, line)] += 1
+        return votes
+
+
+def _majority(votes: Counter[bool]) -> bool | None:
+    if votes[True] == votes[False]:
+        return None
+    return votes[True] > votes[False]

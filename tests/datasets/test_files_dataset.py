@@ -1,0 +1,257 @@
+import csv
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from realitycheck.datasets import datasets
+from realitycheck.datasets.files import Files
+from realitycheck.errors import DataNotFoundError, InvalidInputError
+
+ROWS = [
+    {
+        "qid": "q1",
+        "prompt": "Capital of France?",
+        "passage": "Paris is the capital.",
+        "gold": "Paris;City of Paris",
+        "llm": "m1",
+        "answer": "Paris",
+        "is_wrong": "no",
+        "hhem": 0.9,
+        "risk": 0.1,
+        "note": "a",
+    },
+    {
+        "qid": "q1",
+        "prompt": "Capital of France?",
+        "passage": "Paris is the capital.",
+        "gold": "Paris;City of Paris",
+        "llm": "m2",
+        "answer": "Lyon",
+        "is_wrong": "YES",
+        "hhem": 0.2,
+        "risk": 0.7,
+        "note": "b",
+    },
+    {
+        "qid": "q2",
+        "prompt": "2+2?",
+        "passage": "",
+        "gold": "4",
+        "llm": "m1",
+        "answer": "4",
+        "is_wrong": "",
+        "hhem": None,
+        "risk": 0.3,
+        "note": "c",
+    },
+]
+HEADER = list(ROWS[0])
+
+
+def _write(path: Path, rows=ROWS) -> Path:
+    if path.suffix == ".jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    elif path.suffix == ".csv":
+        with path.open("w", encoding="utf-8", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=HEADER)
+            writer.writeheader()
+            writer.writerows([{k: "" if v is None else v for k, v in r.items()} for r in rows])
+    else:
+        pq.write_table(pa.Table.from_pylist(rows), path)
+    return path
+
+
+def _files(path: Path, **extra) -> Files:
+    params = {
+        "path": str(path),
+        "text": "answer",
+        "label": "is_wrong",
+        "scores": ("hhem", "risk"),
+        "flip": ("hhem",),
+        "columns": {
+            "example_id": "qid",
+            "question": "prompt",
+            "context": "passage",
+            "references": "gold",
+            "model": "llm",
+        },
+    }
+    return Files(**{**params, **extra})
+
+
+def _summary(bundle):
+    return (
+        [(e.example_id, e.question, e.context, e.references, e.task) for e in bundle.examples],
+        [(r.response_id, r.example_id, r.model, r.text, r.meta["extra"]) for r in bundle.responses],
+        [(lab.response_id, lab.hallucinated, lab.error) for lab in bundle.labels],
+        [
+            (s.response_id, s.detector, None if s.value is None else round(s.value, 9), s.error)
+            for s in bundle.scores
+        ],
+    )
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".parquet"])
+def test_three_formats_give_the_same_records(tmp_path, suffix):
+    bundle = _files(_write(tmp_path / f"mine{suffix}")).load()
+    examples, responses, labels, scores = _summary(bundle)
+    assert examples == [
+        ("q1", "Capital of France?", "Paris is the capital.", ("Paris", "City of Paris"), "open"),
+        ("q2", "2+2?", "", ("4",), "open"),
+    ]
+    assert [r[:4] for r in responses] == [
+        ("q1/m1", "q1", "m1", "Paris"),
+        ("q1/m2", "q1", "m2", "Lyon"),
+        ("q2/m1", "q2", "m1", "4"),
+    ]
+    assert responses[0][4] == {"note": "a"}
+    assert labels == [
+        ("q1/m1", False, ""),
+        ("q1/m2", True, ""),
+        ("q2/m1", None, "empty label cell"),
+    ]
+    assert scores == [
+        ("q1/m1", "recorded:hhem", 0.1, ""),
+        ("q1/m1", "recorded:risk", 0.1, ""),
+        ("q1/m2", "recorded:hhem", 0.8, ""),
+        ("q1/m2", "recorded:risk", 0.7, ""),
+        ("q2/m1", "recorded:hhem", None, "empty score cell"),
+        ("q2/m1", "recorded:risk", 0.3, ""),
+    ]
+
+
+def test_built_from_a_key_with_conventional_columns(tmp_path):
+    rows = [
+        {"question": "Q?", "text": "A.", "label": 1, "model": "x"},
+        {"question": "Q?", "text": "B.", "label": 0, "model": "x"},
+        {"question": "R?", "text": "C.", "label": True, "model": "x"},
+    ]
+    path = _write(tmp_path / "own.jsonl", rows)
+    ds = datasets.create_from_key(f"files[path={path},positive=1+true,negative=0+false]")
+    assert ds.positive == ("1", "true")
+    bundle = ds.load()
+    assert [lab.hallucinated for lab in bundle.labels] == [True, False, True]
+    assert [r.response_id for r in bundle.responses] == [
+        "files/own/0/x",
+        "files/own/0/x#2",
+        "files/own/1/x",
+    ]
+    assert datasets.create_from_key(ds.key).params() == ds.params()
+
+
+def test_columns_from_a_key_and_from_a_table_agree(tmp_path):
+    path = _write(tmp_path / "mine.csv")
+    from_key = datasets.create_from_key(
+        f"files[path={path},text=answer,label=is_wrong,columns=question:prompt+model:llm]"
+    )
+    from_table = datasets.create(
+        "files",
+        path=str(path),
+        text="answer",
+        label="is_wrong",
+        columns={"model": "llm", "question": "prompt"},
+    )
+    assert from_key.columns == from_table.columns == ("question:prompt", "model:llm")
+    assert _summary(from_key.load()) == _summary(from_table.load())
+
+
+def test_relative_path_is_read_under_data_dir(tmp_path):
+    _write(tmp_path / "mine.jsonl")
+    bundle = _files(Path("mine.jsonl"), data_dir=tmp_path).load()
+    assert len(bundle.responses) == 3
+
+
+def test_missing_column_lists_the_available_ones(tmp_path):
+    path = _write(tmp_path / "mine.csv")
+    with pytest.raises(
+        InvalidInputError,
+        match=r"mine\.csv, field 'anser'.*Did you mean 'answer'\?"
+        r" Available: qid, prompt",
+    ):
+        _files(path, text="anser").load()
+
+
+def test_missing_text_column(tmp_path):
+    path = _write(tmp_path / "mine.jsonl")
+    with pytest.raises(InvalidInputError, match="no 'text' column"):
+        Files(path=str(path)).load()
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".parquet"])
+def test_label_neither_positive_nor_negative(tmp_path, suffix):
+    rows = [dict(r) for r in ROWS]
+    rows[1]["is_wrong"] = "maybe"
+    path = _write(tmp_path / f"mine{suffix}", rows)
+    line = 2 if suffix == ".parquet" else 3 if suffix == ".csv" else 2
+    with pytest.raises(
+        InvalidInputError, match=rf"mine\{suffix}, line {line}, field 'is_wrong': The label 'maybe'"
+    ):
+        _files(path).load()
+
+
+def test_empty_text(tmp_path):
+    rows = [dict(r) for r in ROWS]
+    rows[2]["answer"] = "  "
+    path = _write(tmp_path / "mine.csv", rows)
+    with pytest.raises(
+        InvalidInputError, match=r"line 4, field 'answer': The response text is empty"
+    ):
+        _files(path).load()
+
+
+def test_duplicate_response_ids_name_both_lines(tmp_path):
+    rows = [dict(r, rid=f"r{i}") for i, r in enumerate(ROWS)]
+    rows[2]["rid"] = "r0"
+    path = _write(tmp_path / "mine.jsonl", rows)
+    with pytest.raises(InvalidInputError, match=r"line 3, field 'rid': .*'r0' repeats .* line 1"):
+        _files(path, columns={"response_id": "rid"}).load()
+
+
+def test_example_id_with_two_questions(tmp_path):
+    rows = [dict(r) for r in ROWS]
+    rows[1]["prompt"] = "Another?"
+    path = _write(tmp_path / "mine.jsonl", rows)
+    with pytest.raises(InvalidInputError, match=r"line 2, field 'qid': .*'q1'.* line 1"):
+        _files(path).load()
+
+
+def test_non_numeric_score(tmp_path):
+    rows = [dict(r) for r in ROWS]
+    rows[0]["risk"] = "high"
+    path = _write(tmp_path / "mine.jsonl", rows)
+    with pytest.raises(InvalidInputError, match=r"line 1, field 'risk': The score must be"):
+        _files(path).load()
+
+
+def test_bad_json_line(tmp_path):
+    path = _write(tmp_path / "mine.jsonl")
+    text = path.read_text().split("\n")
+    text[1] = text[1][:-1]
+    path.write_text("\n".join(text))
+    with pytest.raises(InvalidInputError, match=r"mine\.jsonl, line 2: .*invalid JSON"):
+        _files(path).load()
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(DataNotFoundError, match="does not exist"):
+        Files(path=str(tmp_path / "nope.csv")).load()
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"path": ""}, "'path' parameter"),
+        ({"path": "x.xlsx"}, "must end in one of"),
+        ({"path": "x.csv", "positive": ("yes",), "negative": ("YES",)}, "must not share"),
+        ({"path": "x.csv", "scores": ("a",), "flip": ("b",)}, "'flip' parameter"),
+        ({"path": "x.csv", "columns": ("question",)}, "field:column"),
+        ({"path": "x.csv", "columns": {"questoin": "q"}}, "Did you mean 'question'"),
+        ({"path": "x.csv", "columns": {"text": "q"}}, "own parameters"),
+    ],
+)
+def test_bad_parameters(params, match):
+    with pytest.raises(InvalidInputError, match=match):
+        datasets.create("files", **params)
