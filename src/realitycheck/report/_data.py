@@ -1,0 +1,249 @@
+"""What the report reads from a run, and the data overview computed from it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from realitycheck.store import RunStore
+
+__all__ = ["RunData", "coverage", "human_keys", "load", "overview", "verdicts"]
+
+_COLUMNS = {
+    "examples": ("example_id", "dataset", "task"),
+    "responses": ("response_id", "example_id", "model"),
+    "labels": ("response_id", "labeler", "hallucinated", "score", "error"),
+    "scores": ("response_id", "detector", "value", "error"),
+}
+_METRIC_COLUMNS = (
+    "dataset",
+    "slice",
+    "detector",
+    "labeler",
+    "metric",
+    "value",
+    "ci_low",
+    "ci_high",
+    "n",
+    "n_positive",
+    "n_excluded",
+    "threshold",
+    "note",
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunData:
+    """The tables of one run, trimmed to the columns the report uses.
+
+    Attributes:
+        path: The run folder.
+        manifest: ``manifest.json`` (empty for a run without one).
+        examples: ``example_id, dataset, task``.
+        responses: ``response_id, example_id, model, dataset, task``; ``dataset``
+            is missing for a response whose example the run does not hold.
+        labels: ``response_id, labeler, hallucinated, score, error``.
+        scores: ``response_id, detector, value, error``.
+        metrics: The metrics table (MetricResult columns).
+        agreement: The agreement table (MetricResult columns).
+        present: Names of the tables that hold at least one row.
+    """
+
+    path: Path
+    manifest: Mapping[str, Any]
+    examples: pd.DataFrame
+    responses: pd.DataFrame
+    labels: pd.DataFrame
+    scores: pd.DataFrame
+    metrics: pd.DataFrame
+    agreement: pd.DataFrame
+    present: frozenset[str]
+
+    def datasets(self) -> list[str]:
+        """Return every dataset named by an example, a response or a metric, sorted."""
+        names = set(self.examples["dataset"].dropna())
+        names |= set(self.responses["dataset"].dropna())
+        names |= set(self.metrics["dataset"].dropna()) | set(self.agreement["dataset"].dropna())
+        return sorted(str(n) for n in names)
+
+
+def _trim(df: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
+    out = df.reindex(columns=list(columns))
+    return out.reset_index(drop=True)
+
+
+def load(store: RunStore) -> RunData:
+    """Read the tables of a run; a table that is absent reads as empty."""
+    frames = {name: _trim(store.frame(name), cols) for name, cols in _COLUMNS.items()}
+    present = {name for name, df in frames.items() if not df.empty}
+    examples = frames["examples"].astype({"example_id": str, "dataset": str, "task": str})
+    responses = frames["responses"].merge(
+        examples.drop_duplicates("example_id"), on="example_id", how="left"
+    )
+    tables = {}
+    for name in ("metrics", "agreement"):
+        df = _trim(store.frame(name), _METRIC_COLUMNS)
+        if not df.empty:
+            present.add(name)
+        tables[name] = df.astype({"dataset": str, "slice": str, "detector": str, "labeler": str})
+    return RunData(
+        path=store.path,
+        manifest=store.read_manifest(),
+        examples=examples,
+        responses=responses,
+        labels=frames["labels"],
+        scores=frames["scores"],
+        metrics=tables["metrics"],
+        agreement=tables["agreement"],
+        present=frozenset(present),
+    )
+
+
+def human_keys(data: RunData, reference: str) -> list[str]:
+    """Return the reference labeler, then the other human aggregates/protocols stored."""
+    stored = set(data.labels["labeler"].dropna())
+    others = sorted(k for k in stored if k == "human" or str(k).startswith("human["))
+    keys = [reference] if reference in stored else []
+    return keys + [k for k in others if k != reference]
+
+
+def verdicts(data: RunData, labeler: str) -> pd.Series:
+    """Return 1.0 / 0.0 / NaN per response id of ``data.responses`` under one labeler."""
+    rows = data.labels[data.labels["labeler"] == labeler]
+    values = rows["hallucinated"].map({True: 1.0, False: 0.0}).astype(float)
+    series = pd.Series(values.to_numpy(), index=rows["response_id"].to_numpy())
+    series = series[~series.index.duplicated(keep="last")]
+    return series.reindex(data.responses["response_id"].to_numpy())
+
+
+def _group_row(
+    dataset: str,
+    task: str,
+    model: str,
+    examples: int,
+    group: pd.DataFrame,
+    keys: list[str],
+) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "dataset": dataset,
+        "task": task,
+        "model": model,
+        "examples": examples,
+        "responses": len(group),
+    }
+    for key in keys:
+        v = group[f"v:{key}"].to_numpy(dtype=float)
+        labelled = int(np.count_nonzero(~np.isnan(v)))
+        positive = int(np.nansum(v)) if labelled else 0
+        row[f"labelled:{key}"] = labelled
+        row[f"hallucinated:{key}"] = positive
+        row[f"rate:{key}"] = positive / labelled if labelled else float("nan")
+    return row
+
+
+def overview(data: RunData, reference: str) -> pd.DataFrame:
+    """Return the data overview: counts and hallucination rates per dataset, task, model.
+
+    Each dataset has a total row (``task`` and ``model`` = ``all``; ``examples``
+    counts every example of the dataset, answered or not), a row per task when
+    there are several, and a row per task and model. For every human key (see
+    :func:`human_keys`) three columns give the responses with a verdict, the
+    hallucinated ones and their ratio.
+    """
+    keys = human_keys(data, reference)
+    resp = data.responses.dropna(subset=["dataset"]).copy()
+    for key in keys:
+        resp[f"v:{key}"] = verdicts(data, key).to_numpy()[resp.index.to_numpy()]
+    rows: list[dict[str, Any]] = []
+    names = sorted(set(data.examples["dataset"]) | set(resp["dataset"]))
+    for ds in names:
+        group = resp[resp["dataset"] == ds]
+        n_examples = int((data.examples["dataset"] == ds).sum())
+        rows.append(_group_row(ds, "all", "all", n_examples, group, keys))
+        tasks = sorted(group["task"].dropna().unique())
+        for task in tasks:
+            by_task = group[group["task"] == task]
+            if len(tasks) > 1:
+                n = int(by_task["example_id"].nunique())
+                rows.append(_group_row(ds, str(task), "all", n, by_task, keys))
+            for model in sorted(by_task["model"].dropna().unique()):
+                part = by_task[by_task["model"] == model]
+                n = int(part["example_id"].nunique())
+                rows.append(_group_row(ds, str(task), str(model), n, part, keys))
+    columns = ["dataset", "task", "model", "examples", "responses"]
+    columns += [f"{m}:{k}" for k in keys for m in ("labelled", "hallucinated", "rate")]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _most_common(errors: pd.Series) -> str:
+    errors = errors.dropna().astype(str)
+    errors = errors[errors != ""]
+    if errors.empty:
+        return ""
+    return str(errors.value_counts().index[0])
+
+
+def coverage(data: RunData) -> pd.DataFrame:
+    """Return per dataset and component: records stored, values missing, most common error.
+
+    For labelers ``positive_rate`` is the share of verdicts that say hallucinated.
+    Single annotators (``human:<name>``) are pooled into one row, key ``human:*``,
+    with ``components`` counting them.
+    """
+    where = data.responses.set_index("response_id")["dataset"]
+    where = where[~where.index.duplicated(keep="last")]
+    rows: list[dict[str, Any]] = []
+    for kind, table, column, value in (
+        ("labeler", data.labels, "labeler", "hallucinated"),
+        ("detector", data.scores, "detector", "value"),
+    ):
+        if table.empty:
+            continue
+        df = table.assign(dataset=where.reindex(table["response_id"].to_numpy()).to_numpy())
+        df = df.dropna(subset=["dataset"])
+        pooled = df[column].astype(str).str.replace(r"^human:.*", "human:*", regex=True)
+        df = df.assign(pooled=pooled)
+        for (ds, key), group in df.groupby(["dataset", "pooled"], sort=True):
+            missing = group[value].isna()
+            row: dict[str, Any] = {
+                "dataset": ds,
+                "kind": kind,
+                "key": key,
+                "components": int(group[column].nunique()),
+                "records": len(group),
+                "missing": int(missing.sum()),
+                "positive_rate": float("nan"),
+                "most_common_error": _most_common(group["error"]),
+            }
+            if kind == "labeler" and not missing.all():
+                row["positive_rate"] = float(group.loc[~missing, value].astype(bool).mean())
+            rows.append(row)
+    columns = ["dataset", "kind", "key", "components", "records", "missing", "positive_rate"]
+    return pd.DataFrame(rows, columns=[*columns, "most_common_error"])
+
+
+def unmatched(data: RunData) -> list[str]:
+    """Return notes on records whose ids point at nothing the run holds."""
+    notes = []
+    orphans = data.responses[data.responses["dataset"].isna()]
+    if not orphans.empty:
+        ids = orphans["example_id"].astype(str).unique()[:3].tolist()
+        notes.append(
+            f"{len(orphans)} responses point at examples the run does not hold (e.g. {ids}); "
+            "they are left out of every table."
+        )
+    known = set(data.responses["response_id"])
+    for name, table in (("labels", data.labels), ("scores", data.scores)):
+        stray = table[~table["response_id"].isin(known)]
+        if not stray.empty:
+            ids = stray["response_id"].astype(str).unique()[:3].tolist()
+            notes.append(
+                f"{len(stray)} {name} point at responses the run does not hold (e.g. {ids}); "
+                "they are left out of every table."
+            )
+    return notes

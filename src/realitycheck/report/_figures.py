@@ -1,0 +1,208 @@
+"""ROC and precision-recall figures, one pair per dataset, drawn with matplotlib's Agg canvas.
+
+Curves are computed from the stored scores and reference labels (not from the
+metrics table), on the items where both exist. Figures are built with the
+object-oriented API, so the caller's pyplot state and backend are untouched.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from realitycheck import metrics as M
+from realitycheck.report._data import RunData, verdicts
+from realitycheck.report._document import Figure
+
+__all__ = ["Curve", "curves", "render_pr", "render_roc", "slug"]
+
+_MAX_NAME = 48
+
+
+@dataclass(frozen=True)
+class Curve:
+    """The ROC and PR curves of one detector against one reference labeler."""
+
+    detector: str
+    fpr: npt.NDArray[np.float64]
+    tpr: npt.NDArray[np.float64]
+    precision: npt.NDArray[np.float64]
+    recall: npt.NDArray[np.float64]
+    auroc: float
+    pr_auc: float
+    n: int
+    n_positive: int
+
+
+def slug(text: str) -> str:
+    """Return ``text`` reduced to characters safe in a file name."""
+    out = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._")
+    return out[:80] or "dataset"
+
+
+def curves(
+    data: RunData, dataset: str, reference: str, order: Sequence[str]
+) -> tuple[list[Curve], list[str]]:
+    """Return the curves of every detector scored on ``dataset``, and notes on any left out.
+
+    Args:
+        data: The run.
+        dataset: Dataset name.
+        reference: Labeler whose verdicts are the ground truth.
+        order: Detectors in the order they should be drawn; others follow, sorted.
+    """
+    in_ds = (data.responses["dataset"] == dataset).to_numpy()
+    ids = data.responses["response_id"].to_numpy()[in_ds]
+    y_all = verdicts(data, reference).to_numpy()[in_ds]
+    scores = data.scores[data.scores["response_id"].isin(ids)]
+    wide = (
+        scores.drop_duplicates(["response_id", "detector"], keep="last")
+        .pivot(index="response_id", columns="detector", values="value")
+        .reindex(ids)
+    )
+    stored = sorted(str(d) for d in wide.columns)
+    detectors = [d for d in order if d in stored] + [d for d in stored if d not in order]
+    out: list[Curve] = []
+    notes: list[str] = []
+    for det in detectors:
+        values = wide[det].to_numpy(dtype=float)
+        infinite = int(np.count_nonzero(np.isinf(values)))
+        if infinite:
+            notes.append(f"{det}: {infinite} infinite scores left out of the curves.")
+        ok = ~np.isnan(y_all) & np.isfinite(values)
+        y, s = y_all[ok].astype(bool), values[ok]
+        if y.size == 0 or y.all() or not y.any():
+            notes.append(
+                f"{det}: no curve, the items with both a score and a {reference} label "
+                f"({y.size}) do not hold both classes."
+            )
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", M.UndefinedMetricWarning)
+            fpr, tpr, _ = M.roc_curve(y, s)
+            precision, recall, _ = M.precision_recall_curve(y, s)
+            area_roc, area_pr = M.auroc(y, s), M.pr_auc(y, s)
+        out.append(
+            Curve(
+                detector=det,
+                fpr=fpr,
+                tpr=tpr,
+                precision=precision,
+                recall=recall,
+                auroc=float(area_roc),
+                pr_auc=float(area_pr),
+                n=int(y.size),
+                n_positive=int(y.sum()),
+            )
+        )
+    return out, notes
+
+
+def _plain(text: str) -> str:
+    """Keep matplotlib from reading ``$...$`` in a name as mathematical text."""
+    text = text if len(text) <= _MAX_NAME else text[: _MAX_NAME - 1] + "…"
+    return text.replace("$", r"\$")
+
+
+def _png(fig: Any) -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", bbox_inches="tight", metadata={"Software": None})
+    return buf.getvalue()
+
+
+def _axes(title: str, xlabel: str, ylabel: str) -> tuple[Any, Any]:
+    from matplotlib.figure import Figure as MplFigure
+
+    fig = MplFigure(figsize=(4.2, 3.6), dpi=100)
+    ax = fig.add_subplot()
+    ax.set_title(_plain(title), fontsize=9)
+    ax.set_xlabel(xlabel, fontsize=8)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.set_xlim(-0.01, 1.01)
+    ax.set_ylim(-0.01, 1.01)
+    ax.set_aspect("equal")
+    ax.tick_params(labelsize=7)
+    ax.grid(True, linewidth=0.4, alpha=0.5)
+    return fig, ax
+
+
+def _style(i: int, count: int) -> dict[str, Any]:
+    from matplotlib import colormaps
+
+    cmap = colormaps["tab10" if count <= 10 else "tab20"]
+    return {
+        "color": cmap(i % cmap.N),
+        "linestyle": ("-", "--", ":", "-.")[(i // cmap.N) % 4],
+        "linewidth": 1.2,
+    }
+
+
+def _finish(fig: Any, ax: Any) -> bytes:
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7, frameon=False)
+    return _png(fig)
+
+
+def render_roc(curves_: Sequence[Curve], dataset: str, reference: str) -> Figure:
+    """Draw the ROC curves of one dataset, with the chance diagonal."""
+    fig, ax = _axes(f"ROC: {dataset} (vs {reference})", "false positive rate", "true positive rate")
+    for i, c in enumerate(curves_):
+        marker = "o" if c.fpr.size <= 3 else None
+        ax.plot(
+            c.fpr,
+            c.tpr,
+            label=f"{_plain(c.detector)} ({c.auroc:.3f})",
+            marker=marker,
+            markersize=3,
+            **_style(i, len(curves_)),
+        )
+    ax.plot([0, 1], [0, 1], color="0.5", linewidth=0.8, linestyle="--", label="chance (0.5)")
+    caption = (
+        f"ROC curves on {dataset} against {reference} labels; legend: AUROC. "
+        "The dashed diagonal is a detector that ranks at random."
+    )
+    return Figure(stem=f"roc_{slug(dataset)}", png=_finish(fig, ax), caption=caption)
+
+
+def render_pr(
+    curves_: Sequence[Curve], dataset: str, reference: str, positive_rate: float
+) -> Figure:
+    """Draw the precision-recall curves of one dataset, with the positive-rate baseline.
+
+    Args:
+        curves_: The curves to draw.
+        dataset: Dataset name, for the title.
+        reference: Reference labeler, for the title.
+        positive_rate: Share of hallucinated items among the labelled responses.
+    """
+    fig, ax = _axes(f"Precision-recall: {dataset} (vs {reference})", "recall", "precision")
+    for i, c in enumerate(curves_):
+        ax.plot(
+            c.recall,
+            c.precision,
+            label=f"{_plain(c.detector)} ({c.pr_auc:.3f})",
+            drawstyle="steps-post",
+            **_style(i, len(curves_)),
+        )
+    ax.axhline(
+        positive_rate,
+        color="0.5",
+        linewidth=0.8,
+        linestyle="--",
+        label=f"hallucinated share ({positive_rate:.3f})",
+    )
+    caption = (
+        f"Precision-recall curves on {dataset} against {reference} labels; legend: PR-AUC. "
+        "The dashed line is the share of hallucinated responses among those labelled, "
+        "the precision of a random detector."
+    )
+    return Figure(stem=f"pr_{slug(dataset)}", png=_finish(fig, ax), caption=caption)

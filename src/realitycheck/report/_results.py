@@ -1,0 +1,325 @@
+"""The result sections: detector metrics, ROC/PR curves and labeler agreement."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import pandas as pd
+
+from realitycheck.report._data import RunData, verdicts
+from realitycheck.report._document import (
+    Block,
+    Bullets,
+    Heading,
+    Paragraph,
+    Table,
+    fmt_ci,
+    fmt_count,
+    is_missing,
+)
+from realitycheck.report._figures import curves, render_pr, render_roc
+
+__all__ = ["agreement_section", "curves_section", "detector_order", "metrics_section"]
+
+RANKING = ("auroc", "pr_auc")
+THRESHOLDED = (
+    "balanced_accuracy",
+    "f1_macro",
+    "f1",
+    "precision",
+    "recall",
+    "accuracy",
+    "cohen_kappa",
+    "f1_weighted",
+)
+AGREEMENT = ("precision", "recall", "f1", "accuracy", "cohen_kappa", "auroc", "pr_auc")
+NAMES = {
+    "auroc": "AUROC",
+    "pr_auc": "PR-AUC",
+    "balanced_accuracy": "Bal. accuracy",
+    "f1_macro": "F1-macro",
+    "f1_weighted": "F1-weighted",
+    "f1": "F1",
+    "precision": "Precision",
+    "recall": "Recall",
+    "accuracy": "Accuracy",
+    "cohen_kappa": "Cohen's kappa",
+}
+
+
+class _Row(NamedTuple):
+    value: float
+    ci_low: float
+    ci_high: float
+    n: int
+    n_positive: int
+    n_excluded: int
+    threshold: float
+    note: str
+
+
+_Index = dict[tuple[str, str, str, str], _Row]
+
+
+def _index(df: pd.DataFrame) -> _Index:
+    """Key the rows of a metric table by (slice, detector, labeler, metric)."""
+    names = ("slice", "detector", "labeler", "metric", *_Row._fields)
+    columns: list[list[Any]] = [df[c].tolist() for c in names]
+    out: _Index = {}
+    for sl, det, lab, metric, v, lo, hi, n, pos, excl, t, note in zip(*columns, strict=True):
+        text = "" if is_missing(note) else str(note)
+        out[(sl, det, lab, metric)] = _Row(v, lo, hi, n, pos, excl, t, text)
+    return out
+
+
+def _cell(index: _Index, key: tuple[str, str, str, str]) -> str:
+    row = index.get(key)
+    return "" if row is None else fmt_ci(row.value, row.ci_low, row.ci_high)
+
+
+def _slices(df: pd.DataFrame) -> dict[str, list[str]]:
+    """Group the slice names other than ``all`` by their prefix (``task``, ``model``…)."""
+    groups: dict[str, list[str]] = {}
+    for name in sorted(set(df["slice"]) - {"all"}):
+        prefix = name.split("=", 1)[0] if "=" in name else "other"
+        groups.setdefault(prefix, []).append(name)
+    first = [p for p in ("task", "model") if p in groups]
+    return {p: groups[p] for p in first + sorted(set(groups) - set(first))}
+
+
+def _ordered(values: Sequence[str], first: str) -> list[str]:
+    return ([first] if first in values else []) + sorted(v for v in values if v != first)
+
+
+def detector_order(df: pd.DataFrame, reference: str) -> list[str]:
+    """Return the detectors of a metric table, best AUROC against ``reference`` first."""
+    auroc = df[(df["slice"] == "all") & (df["labeler"] == reference) & (df["metric"] == "auroc")]
+    ranked = auroc.assign(v=auroc["value"].astype(float)).sort_values(
+        ["v", "detector"], ascending=[False, True], na_position="last"
+    )
+    first = list(dict.fromkeys(ranked["detector"]))
+    return first + sorted(set(df["detector"]) - set(first))
+
+
+class _Footnotes:
+    """Number distinct notes and hand out ``[k]`` markers for table cells."""
+
+    def __init__(self) -> None:
+        self.notes: dict[str, int] = {}
+
+    def mark(self, note: str) -> str:
+        if not note:
+            return ""
+        k = self.notes.setdefault(note, len(self.notes) + 1)
+        return f"[{k}]"
+
+    def table(
+        self, columns: tuple[str, ...], rows: Sequence[tuple[str, ...]], align: str, caption: str
+    ) -> Table:
+        """Return a table whose last column holds the markers, dropped when there is none."""
+        if not self.notes:
+            columns, align = columns[:-1], align[:-1]
+            rows = [r[:-1] for r in rows]
+        footnotes = tuple(f"[{k}] {note}" for note, k in self.notes.items())
+        return Table(
+            columns=columns, rows=tuple(rows), align=align, caption=caption, footnotes=footnotes
+        )
+
+
+def _ranking_table(index: _Index, dets: list[str], refs: list[str]) -> Table:
+    notes = _Footnotes()
+    rows = []
+    for det in dets:
+        for ref in refs:
+            auroc = index.get(("all", det, ref, "auroc"))
+            pr = index.get(("all", det, ref, "pr_auc"))
+            base = auroc or pr
+            if base is None:
+                continue
+            rows.append(
+                (
+                    det,
+                    ref,
+                    _cell(index, ("all", det, ref, "auroc")),
+                    _cell(index, ("all", det, ref, "pr_auc")),
+                    fmt_count(base.n),
+                    fmt_count(base.n_positive),
+                    fmt_count(base.n_excluded),
+                    notes.mark(base.note),
+                )
+            )
+    return notes.table(
+        ("detector", "reference", "AUROC", "PR-AUC", "n", "hallucinated", "excluded", "note"),
+        rows,
+        "llrrrrrl",
+        "All responses; value [CI]. Each detector against each reference labeler "
+        "(the first row of a detector is the main reference).",
+    )
+
+
+def _threshold_table(index: _Index, dets: list[str], reference: str, metrics: list[str]) -> Table:
+    notes = _Footnotes()
+    rows = []
+    for det in dets:
+        found = [index.get(("all", det, reference, m)) for m in metrics]
+        base = next((r for r in found if r is not None), None)
+        if base is None:
+            continue
+        cells = [fmt_ci(r.value, r.ci_low, r.ci_high) if r else "" for r in found]
+        threshold = "n/a" if is_missing(base.threshold) else f"{float(base.threshold):.4g}"
+        rows.append(
+            (det, threshold, *cells)
+            + (fmt_count(base.n), fmt_count(base.n_positive), notes.mark(base.note))
+        )
+    columns = ("detector", "threshold", *(NAMES.get(m, m) for m in metrics))
+    return notes.table(
+        columns + ("n", "hallucinated", "note"),
+        rows,
+        "lr" + "r" * len(metrics) + "rrl",
+        f"Thresholded metrics against {reference} labels, test split, all responses.",
+    )
+
+
+def _slice_table(
+    index: _Index, names: list[str], slices: list[str], reference: str, metric: str, what: str
+) -> Table:
+    """One metric per slice; the longer of the two lists (slices, names) runs down the rows."""
+    largest: dict[str, _Row] = {}
+    for (sl, _, lab, _), row in index.items():
+        if lab == reference and sl in slices and (sl not in largest or row.n > largest[sl].n):
+            largest[sl] = row
+    sizes = [
+        f"{fmt_count(largest[s].n)} ({fmt_count(largest[s].n_positive)})" if s in largest else ""
+        for s in slices
+    ]
+    caption = f"{NAMES.get(metric, metric)} against {reference} labels per slice."
+    if len(slices) > len(names):
+        rows = tuple(
+            (s, size, *(_cell(index, (s, n, reference, metric)) for n in names))
+            for s, size in zip(slices, sizes, strict=True)
+        )
+        return Table(
+            columns=("slice", "n (hallucinated)", *names),
+            rows=rows,
+            align="lr" + "r" * len(names),
+            caption=caption,
+        )
+    body = [("n (hallucinated)", *sizes)]
+    body += [(n, *(_cell(index, (s, n, reference, metric)) for s in slices)) for n in names]
+    return Table(
+        columns=(what, *slices),
+        rows=tuple(body),
+        align="l" + "r" * len(slices),
+        caption=caption,
+    )
+
+
+def metrics_section(data: RunData, reference: str) -> list[Block]:
+    """Build the detector-metrics section: ranking, thresholded and per-slice tables."""
+    out: list[Block] = [Heading("Detector metrics", 2)]
+    if data.metrics.empty:
+        out.append(
+            Paragraph("Not available: the run has no metrics table (run the evaluate stage).")
+        )
+        return out
+    for ds in sorted(set(data.metrics["dataset"])):
+        df = data.metrics[data.metrics["dataset"] == ds]
+        index = _index(df)
+        dets = detector_order(df, reference)
+        refs = _ordered(sorted(set(df["labeler"])), reference)
+        out.append(Heading(ds, 3))
+        if reference not in refs:
+            out.append(Paragraph(f"No metric against {reference} labels on this dataset."))
+        out.append(_ranking_table(index, dets, refs))
+        thresholded = [m for m in THRESHOLDED if m in set(df["metric"])]
+        thresholded += sorted(set(df["metric"]) - set(RANKING) - set(THRESHOLDED))
+        if reference in refs and thresholded:
+            out.append(_threshold_table(index, dets, reference, thresholded))
+            if len(refs) > 1:
+                out.append(
+                    Paragraph("Thresholded metrics against the other labelers: metrics.csv.")
+                )
+        for slices in _slices(df[df["labeler"] == reference]).values():
+            out.append(_slice_table(index, dets, slices, reference, "auroc", "detector"))
+    return out
+
+
+def curves_section(data: RunData, reference: str) -> list[Block]:
+    """Build the ROC and PR section: one figure of each per dataset, from scores and labels."""
+    out: list[Block] = [Heading("ROC and precision-recall curves", 2)]
+    if data.scores.empty:
+        out.append(Paragraph("Not available: the run holds no detector scores."))
+        return out
+    if not (data.labels["labeler"] == reference).any():
+        out.append(Paragraph(f"Not available: the run holds no {reference} labels."))
+        return out
+    scored = set(data.scores["response_id"])
+    with_scores = data.responses["response_id"].isin(scored)
+    names = sorted(set(data.responses.loc[with_scores, "dataset"].dropna()))
+    for ds in names:
+        order = detector_order(data.metrics[data.metrics["dataset"] == ds], reference)
+        found, notes = curves(data, ds, reference, order)
+        out.append(Heading(ds, 3))
+        if found:
+            out.append(render_roc(found, ds, reference))
+            y = verdicts(data, reference)[(data.responses["dataset"] == ds).to_numpy()]
+            out.append(render_pr(found, ds, reference, float(y.mean())))
+        else:
+            out.append(Paragraph(f"No curve: no detector has scores and {reference} labels here."))
+        if notes:
+            out.append(Bullets(tuple(notes)))
+    return out
+
+
+def _agreement_table(index: _Index, labelers: list[str], reference: str) -> Table:
+    rows = []
+    for lab in labelers:
+        found = [index.get(("all", lab, reference, m)) for m in AGREEMENT]
+        base = index.get(("all", lab, reference, "accuracy")) or next(
+            (r for r in found if r is not None), None
+        )
+        if base is None:
+            continue
+        cells = [fmt_ci(r.value, r.ci_low, r.ci_high) if r else "n/a" for r in found]
+        rows.append(
+            (lab, *cells, fmt_count(base.n), fmt_count(base.n_positive), fmt_count(base.n_excluded))
+        )
+    names = [NAMES[m] if m != "accuracy" else "Agreement" for m in AGREEMENT]
+    return Table(
+        columns=("labeler", *names, "n", "hallucinated", "excluded"),
+        rows=tuple(rows),
+        align="l" + "r" * (len(AGREEMENT) + 3),
+        caption=f"Each automatic labeler against {reference} labels, all responses; "
+        "value [CI]. Precision to kappa judge its verdicts; AUROC and PR-AUC its "
+        "continuous score (n/a when it has none). n, hallucinated, excluded: verdict items.",
+    )
+
+
+def _kappa_of(index: _Index, lab: str, reference: str) -> Any:
+    row = index.get(("all", lab, reference, "cohen_kappa"))
+    return float("-inf") if row is None or is_missing(row.value) else row.value
+
+
+def agreement_section(data: RunData, reference: str) -> list[Block]:
+    """Build the labeler-agreement section: each automatic labeler against each human key."""
+    out: list[Block] = [Heading("Labeler agreement with humans", 2)]
+    if data.agreement.empty:
+        out.append(
+            Paragraph(
+                "Not available: the run has no agreement table (no automatic labeler "
+                "with human labels, or the evaluate stage has not run)."
+            )
+        )
+        return out
+    for ds in sorted(set(data.agreement["dataset"])):
+        df = data.agreement[data.agreement["dataset"] == ds]
+        index = _index(df)
+        out.append(Heading(ds, 3))
+        for ref in _ordered(sorted(set(df["labeler"])), reference):
+            found = set(df.loc[df["labeler"] == ref, "detector"])
+            labs = [lab for _, lab in sorted((-_kappa_of(index, x, ref), x) for x in found)]
+            out.append(_agreement_table(index, labs, ref))
+            for slices in _slices(df[df["labeler"] == ref]).values():
+                out.append(_slice_table(index, labs, slices, ref, "cohen_kappa", "labeler"))
+    return out

@@ -1,0 +1,261 @@
+"""The descriptive sections: run information, data overview and notes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from realitycheck.report._data import RunData, unmatched
+from realitycheck.report._document import (
+    Block,
+    Bullets,
+    Heading,
+    Paragraph,
+    Table,
+    fmt_count,
+    fmt_rate,
+    is_missing,
+)
+
+__all__ = ["dataset_entries", "header_section", "notes_section", "overview_section"]
+
+_LONG = 300
+
+
+def _short(text: str, limit: int = _LONG) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _json(value: Any) -> str:
+    return _short(json.dumps(value, sort_keys=True, default=str))
+
+
+def dataset_entries(data: RunData) -> dict[str, list[tuple[str, Mapping[str, Any]]]]:
+    """Return the manifest's dataset entries grouped by the dataset name they describe.
+
+    An entry is matched by its key, else by its spec name; entries that match no
+    dataset of the run are grouped under the empty string.
+    """
+    names = set(data.datasets())
+    out: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}
+    for key, entry in sorted(dict(data.manifest.get("datasets") or {}).items()):
+        entry = entry if isinstance(entry, Mapping) else {}
+        spec_name = (entry.get("spec") or {}).get("name", "")
+        name = key if key in names else spec_name if spec_name in names else ""
+        out.setdefault(name, []).append((key, entry))
+    return out
+
+
+def _method(evaluate: Mapping[str, Any]) -> list[str]:
+    conf = evaluate.get("confidence", 0.95)
+    cal = evaluate.get("calibration_fraction", 0.5)
+    items = [
+        "Positive class: hallucinated. Every detector score is oriented so that higher means "
+        "more likely hallucinated.",
+        f"Confidence intervals: percentile bootstrap over responses, "
+        f"{evaluate.get('n_resamples', '?')} resamples, {100 * float(conf):g}% level, "
+        f"seed {evaluate.get('seed', '?')}. Shown as value [low, high].",
+        "AUROC and PR-AUC (average precision) use every response that has both a reference "
+        "label and a score; the others are counted as excluded.",
+        f"Thresholded metrics are computed on the test split only, at a threshold chosen on "
+        f"the calibration split to maximise {evaluate.get('threshold_objective', '?')}; "
+        f"detectors whose scores are all 0 or 1 use the fixed threshold 0.5. The split is by "
+        f"example (a hash of the example id), {100 * float(cal):g}% of examples in the "
+        f"calibration split, so all responses to one source fall on the same side.",
+        "Slices: all responses, then each task and each generating model (when a dataset "
+        "has several).",
+    ]
+    for name in ("detectors", "labelers", "references"):
+        chosen = evaluate.get(name)
+        if chosen:
+            items.append(f"Only these {name} were evaluated: {', '.join(map(str, chosen))}.")
+    return items
+
+
+def header_section(data: RunData, title: str) -> list[Block]:
+    """Build the title and the run information: dates, method, components, versions."""
+    m = data.manifest
+    now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    out: list[Block] = [
+        Heading(title, 1),
+        Paragraph(
+            f"Run folder: {data.path.name}. Created {m.get('created', 'unknown')}, "
+            f"last updated {m.get('updated', 'unknown')}; report written {now}."
+        ),
+        Heading("Run information", 2),
+        Heading("How the numbers were computed", 3),
+    ]
+    config = dict(m.get("config") or {})
+    evaluate = config.pop("evaluate", None)
+    if isinstance(evaluate, Mapping):
+        out.append(Bullets(tuple(_method(evaluate))))
+    else:
+        out.append(Paragraph("Not available: the manifest holds no evaluate settings."))
+    components = dict(m.get("components") or {})
+    out.append(Heading("Components", 3))
+    if components:
+        specs = [
+            (key, spec if isinstance(spec, Mapping) else {}) for key, spec in components.items()
+        ]
+        out.append(
+            Table(
+                columns=("key", "name", "params", "version"),
+                rows=tuple(
+                    (
+                        key,
+                        str(s.get("name", "")),
+                        _json(s.get("params", {})),
+                        str(s.get("version", "")),
+                    )
+                    for key, s in sorted(specs)
+                ),
+            )
+        )
+    else:
+        out.append(Paragraph("Not available: the manifest lists no labeler or detector."))
+    datasets = dict(m.get("datasets") or {})
+    if datasets:
+        counted = ("examples", "responses", "labels", "scores")
+        loaded: list[tuple[str, ...]] = []
+        for key, entry in sorted(datasets.items()):
+            entry = entry if isinstance(entry, Mapping) else {}
+            spec = entry.get("spec") or {}
+            counts = [fmt_count(entry[k]) if k in entry else "" for k in counted]
+            loaded.append(
+                (key, _json(spec.get("params", {})), str(spec.get("version", "")), *counts)
+            )
+        out.append(
+            Table(
+                columns=("dataset", "params", "version", *counted),
+                rows=tuple(loaded),
+                align="lllrrrr",
+                caption="Datasets loaded into the run.",
+            )
+        )
+    if config:
+        settings = tuple((str(k), _json(v)) for k, v in sorted(config.items()))
+        out.append(Table(columns=("setting", "value"), rows=settings, caption="Other settings."))
+    versions = m.get("versions") or {}
+    out.append(Heading("Versions", 3))
+    if versions:
+        out.append(Paragraph(", ".join(f"{k} {v}" for k, v in sorted(versions.items()))))
+    else:
+        out.append(Paragraph("Not available: the manifest lists no package versions."))
+    return out
+
+
+def _verdict_cells(row: pd.Series, keys: list[str]) -> list[str]:
+    cells = []
+    for key in keys:
+        labelled, positive = row[f"labelled:{key}"], row[f"hallucinated:{key}"]
+        cells.append(fmt_count(labelled))
+        cells.append(
+            "" if not labelled else f"{fmt_count(positive)} ({fmt_rate(row[f'rate:{key}'])})"
+        )
+    return cells
+
+
+def _overview_table(rows: pd.DataFrame, keys: list[str], lead: tuple[str, ...]) -> Table:
+    columns = [*lead, "examples", "responses"]
+    for key in keys:
+        columns += [f"labelled ({key})", f"hallucinated ({key})"]
+    body = tuple(
+        (
+            *(str(r[c]) for c in lead),
+            fmt_count(r["examples"]),
+            fmt_count(r["responses"]),
+            *_verdict_cells(r, keys),
+        )
+        for _, r in rows.iterrows()
+    )
+    return Table(
+        columns=tuple(columns),
+        rows=body,
+        align="l" * len(lead) + "r" * (len(columns) - len(lead)),
+    )
+
+
+def _coverage_table(cov: pd.DataFrame) -> Table:
+    rows = tuple(
+        (
+            str(r["kind"]),
+            f"human:<annotator> ({r['components']} annotators)"
+            if r["key"] == "human:*"
+            else str(r["key"]),
+            fmt_count(r["records"]),
+            fmt_count(r["missing"]),
+            "" if is_missing(r["positive_rate"]) else fmt_rate(r["positive_rate"]),
+        )
+        for _, r in cov.iterrows()
+    )
+    return Table(
+        columns=("kind", "key", "records", "missing value", "says hallucinated"),
+        rows=rows,
+        align="llrrr",
+        caption="Labels and scores stored for this dataset (a missing value keeps its error).",
+    )
+
+
+def overview_section(
+    data: RunData, overview: pd.DataFrame, cov: pd.DataFrame, keys: list[str]
+) -> list[Block]:
+    """Build the data overview: counts and hallucination rates, dataset notes, coverage."""
+    out: list[Block] = [Heading("Data overview", 2)]
+    if overview.empty:
+        out.append(Paragraph("Not available: the run holds no examples or responses."))
+        return out
+    if not keys:
+        out.append(Paragraph("No human labels are stored: hallucination rates are not available."))
+    totals = overview[(overview["task"] == "all") & (overview["model"] == "all")]
+    out.append(_overview_table(totals, keys, ("dataset",)))
+    entries = dataset_entries(data)
+    for ds in overview["dataset"].drop_duplicates():
+        out.append(Heading(ds, 3))
+        parts = overview[(overview["dataset"] == ds) & (overview["model"] != "all")]
+        if not parts.empty:
+            here = [k for k in keys if parts[f"labelled:{k}"].sum() > 0]
+            out.append(_overview_table(parts, here or keys[:1], ("task", "model")))
+        notes = [
+            f"{key}: {note}"
+            for key, entry in entries.get(ds, [])
+            for note in entry.get("notes") or []
+        ]
+        if notes:
+            out.append(Paragraph("How the dataset was mapped:"))
+            out.append(Bullets(tuple(notes)))
+        part = cov[cov["dataset"] == ds]
+        if not part.empty:
+            out.append(_coverage_table(part))
+    return out
+
+
+def notes_section(data: RunData, cov: pd.DataFrame) -> list[Block]:
+    """Build the notes: manifest notes, unmatched ids, failures and undefined metrics."""
+    items = [str(n) for n in data.manifest.get("notes") or []]
+    items += unmatched(data)
+    for key, entry in dataset_entries(data).get("", []):
+        for note in entry.get("notes") or []:
+            items.append(f"{key}: {note}")
+    for _, r in cov[cov["missing"] > 0].iterrows():
+        error = _short(str(r["most_common_error"]), 200)
+        if not error and str(r["key"]).startswith("human"):
+            continue  # human verdicts left open by the protocol; the dataset notes say why
+        items.append(
+            f"{r['kind']} {r['key']} on {r['dataset']}: {r['missing']} of {r['records']} "
+            "values missing" + (f"; most common error: {error}" if error else ".")
+        )
+    for name, table in (("metrics", data.metrics), ("agreement", data.agreement)):
+        undefined = table[table["value"].isna()] if not table.empty else table
+        if not undefined.empty:
+            items.append(
+                f"{len(undefined)} rows of the {name} table are undefined (NaN), "
+                "usually because a slice holds one class only; they show as n/a."
+            )
+    out: list[Block] = [Heading("Notes", 2)]
+    out.append(Bullets(tuple(items)) if items else Paragraph("Nothing to note."))
+    return out

@@ -1,0 +1,160 @@
+"""Write a run's report: one HTML file, a Markdown file with its figures, and CSV tables."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from realitycheck.errors import InvalidInputError
+from realitycheck.report._data import coverage, human_keys, load, overview
+from realitycheck.report._document import Block, Figure
+from realitycheck.report._html import render_html
+from realitycheck.report._markdown import render_markdown
+from realitycheck.report._results import agreement_section, curves_section, metrics_section
+from realitycheck.report._sections import header_section, notes_section, overview_section
+from realitycheck.store import RunStore
+
+__all__ = ["ReportFiles", "write_report"]
+
+FIGURE_DIR = "figures"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportFiles:
+    """The files :func:`write_report` wrote.
+
+    Attributes:
+        html: The self-contained HTML report.
+        markdown: The Markdown report.
+        tables: The CSV tables (metrics, agreement, overview, thresholds, coverage).
+        figures: The PNG figures the Markdown links to.
+    """
+
+    html: Path
+    markdown: Path
+    tables: tuple[Path, ...]
+    figures: tuple[Path, ...]
+
+
+def _write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file, so no half file is left."""
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _csv(path: Path, df: pd.DataFrame) -> Path:
+    _write(path, df.to_csv(index=False).encode("utf-8"))
+    return path
+
+
+def _thresholds(metrics: pd.DataFrame) -> pd.DataFrame:
+    columns = ["dataset", "detector", "labeler", "threshold", "note"]
+    rows = metrics[(metrics["slice"] == "all") & metrics["threshold"].notna()]
+    return rows[columns].drop_duplicates(["dataset", "detector", "labeler"]).reset_index(drop=True)
+
+
+def _check(store: object, out_dir: object, title: object, reference: object) -> Path:
+    if not isinstance(store, RunStore):
+        raise InvalidInputError(
+            "The 'store' parameter of write_report must be a RunStore. "
+            f"Got {type(store).__name__} instead."
+        )
+    if not isinstance(out_dir, str | os.PathLike) or not str(out_dir):
+        raise InvalidInputError(
+            "The 'out_dir' parameter of write_report must be a non-empty path. "
+            f"Got {out_dir!r} instead."
+        )
+    for name, value in (("title", title), ("reference", reference)):
+        if not isinstance(value, str) or not value.strip():
+            raise InvalidInputError(
+                f"The '{name}' parameter of write_report must be a non-empty str. "
+                f"Got {value!r} instead."
+            )
+    path = Path(out_dir)
+    if path.exists() and not path.is_dir():
+        raise InvalidInputError(
+            "The 'out_dir' parameter of write_report must be a folder. "
+            f"Got the file {path} instead."
+        )
+    return path
+
+
+def write_report(
+    store: RunStore,
+    out_dir: str | Path,
+    *,
+    title: str = "realitycheck report",
+    reference: str = "human",
+) -> ReportFiles:
+    """Write the report of a run into ``out_dir`` (created if missing).
+
+    The report has six parts: run information (versions, component specs, how
+    thresholds, splits and confidence intervals were computed), a data
+    overview (responses, examples and hallucination rates per dataset, task
+    and model), detector metrics with confidence intervals, ROC and
+    precision-recall curves, labeler agreement with humans, and notes. A table
+    the run does not hold makes its part say so instead of failing.
+
+    Files written: ``report.html`` (self-contained: inline CSS, base64 PNG
+    figures, no script, every text escaped), ``report.md`` with its figures
+    in ``figures/``, and ``metrics.csv``, ``agreement.csv``, ``overview.csv``,
+    ``thresholds.csv`` and ``coverage.csv``. No response text is copied.
+
+    Args:
+        store: The run.
+        out_dir: Folder to write into; existing report files are replaced.
+        title: Title of the report.
+        reference: Labeler whose verdicts are the main ground truth: detectors are
+            ranked by AUROC against it, and the curves and thresholded tables use it.
+
+    Returns:
+        The paths written.
+
+    Raises:
+        InvalidInputError: A bad argument, or ``out_dir`` names a file.
+    """
+    out = _check(store, out_dir, title, reference)
+    data = load(store)
+    keys = human_keys(data, reference)
+    view = overview(data, reference)
+    cov = coverage(data)
+    blocks: list[Block] = [
+        *header_section(data, title),
+        *overview_section(data, view, cov, keys),
+        *metrics_section(data, reference),
+        *curves_section(data, reference),
+        *agreement_section(data, reference),
+        *notes_section(data, cov),
+    ]
+    out.mkdir(parents=True, exist_ok=True)
+    figures = [b for b in blocks if isinstance(b, Figure)]
+    figure_paths = []
+    if figures:
+        (out / FIGURE_DIR).mkdir(exist_ok=True)
+        for fig in figures:
+            path = out / FIGURE_DIR / f"{fig.stem}.png"
+            _write(path, fig.png)
+            figure_paths.append(path)
+    tables = (
+        _csv(out / "metrics.csv", data.metrics),
+        _csv(out / "agreement.csv", data.agreement),
+        _csv(out / "overview.csv", view),
+        _csv(out / "thresholds.csv", _thresholds(data.metrics)),
+        _csv(out / "coverage.csv", cov),
+    )
+    markdown = out / "report.md"
+    _write(markdown, render_markdown(blocks, FIGURE_DIR).encode("utf-8"))
+    html_path = out / "report.html"
+    _write(html_path, render_html(blocks, title).encode("utf-8"))
+    return ReportFiles(
+        html=html_path, markdown=markdown, tables=tables, figures=tuple(figure_paths)
+    )
