@@ -1,0 +1,79 @@
+"""Correlation coefficients between two score vectors (Pearson, Spearman)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from scipy.stats import rankdata
+
+from realitycheck.metrics._validation import check_numbers, check_same_length, warn_undefined
+
+__all__ = ["pearson", "spearman"]
+
+
+def _check_pair(
+    x: Any, y: Any, func: str
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    xs = check_numbers(x, "x", func)
+    ys = check_numbers(y, "y", func)
+    check_same_length(xs, "x", ys, "y", func)
+    return xs, ys
+
+
+def _pearson(xs: npt.NDArray[np.float64], ys: npt.NDArray[np.float64], func: str) -> float:
+    dx = xs - xs.mean()
+    dy = ys - ys.mean()
+    # Scale by the largest deviation first so huge or tiny values cannot overflow.
+    scale_x, scale_y = np.abs(dx).max(), np.abs(dy).max()
+    if scale_x == 0 or scale_y == 0:
+        warn_undefined(f"{func} is undefined when an input is constant; returning NaN.")
+        return float("nan")
+    dx /= scale_x
+    dy /= scale_y
+    r = float(dx @ dy / (np.linalg.norm(dx) * np.linalg.norm(dy)))
+    # Guard against rounding just outside the range (|r| can reach 1 + 1e-16).
+    return min(1.0, max(-1.0, r))
+
+
+def pearson(x: Any, y: Any) -> float:
+    """Pearson's linear correlation coefficient.
+
+    Equals the statistic of ``scipy.stats.pearsonr(x, y)``.
+
+    Args:
+        x: Values of shape (n,).
+        y: Values of shape (n,).
+
+    Returns:
+        A value in [-1, 1]; 0 means no linear association. NaN, with an
+        :class:`UndefinedMetricWarning`, when ``x`` or ``y`` is constant
+        (including n = 1).
+
+    Raises:
+        InvalidInputError: Bad shapes, lengths, or non-finite values.
+    """
+    xs, ys = _check_pair(x, y, "pearson")
+    return _pearson(xs, ys, "pearson")
+
+
+def spearman(x: Any, y: Any) -> float:
+    """Spearman's rank correlation: Pearson's coefficient of the ranks.
+
+    Tied values get the average of the ranks they span. Equals the statistic of
+    ``scipy.stats.spearmanr(x, y)``.
+
+    Args:
+        x: Values of shape (n,).
+        y: Values of shape (n,).
+
+    Returns:
+        A value in [-1, 1]; 1 means a perfectly increasing relation. NaN, with
+        an :class:`UndefinedMetricWarning`, when ``x`` or ``y`` is constant.
+
+    Raises:
+        InvalidInputError: Bad shapes, lengths, or non-finite values.
+    """
+    xs, ys = _check_pair(x, y, "spearman")
+    return _pearson(rankdata(xs), rankdata(ys), "spearman")

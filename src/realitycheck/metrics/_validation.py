@@ -1,0 +1,154 @@
+"""Argument checks shared by every metric, and the warning for undefined values.
+
+Every check runs before any work and raises :class:`~realitycheck.errors.InvalidInputError`
+with a message of one shape: "The 'y_true' parameter of auroc must be ... Got ... instead."
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from realitycheck.errors import InvalidInputError
+
+__all__ = [
+    "UndefinedMetricWarning",
+    "check_binary",
+    "check_numbers",
+    "check_same_length",
+    "warn_undefined",
+]
+
+
+class UndefinedMetricWarning(UserWarning):
+    """A metric is undefined on the given input (one class only, a zero division).
+
+    The metric returns NaN and emits this warning instead of raising, so that a
+    loop over many slices or resamples does not stop on one degenerate case.
+    """
+
+
+def warn_undefined(message: str) -> None:
+    """Emit an :class:`UndefinedMetricWarning` pointing at the caller of the metric."""
+    warnings.warn(message, UndefinedMetricWarning, stacklevel=3)
+
+
+def _as_array(value: Any, name: str, func: str) -> npt.NDArray[Any]:
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError) as error:
+        raise InvalidInputError(
+            f"The {name!r} parameter of {func} must be an array-like of numbers. "
+            f"Got {type(value).__name__} ({error}) instead."
+        ) from None
+    if array.dtype == np.bool_:
+        return array
+    if not np.issubdtype(array.dtype, np.number) or np.issubdtype(array.dtype, np.complexfloating):
+        raise InvalidInputError(
+            f"The {name!r} parameter of {func} must be an array-like of real numbers. "
+            f"Got an array of dtype {array.dtype} instead."
+        )
+    return array
+
+
+def _check_shape(array: npt.NDArray[Any], name: str, func: str, ndim: tuple[int, ...]) -> None:
+    if array.ndim not in ndim:
+        wanted = " or ".join(f"{d}-D" for d in ndim)
+        raise InvalidInputError(
+            f"The {name!r} parameter of {func} must be a {wanted} array. "
+            f"Got an array of shape {array.shape} instead."
+        )
+    if array.size == 0:
+        raise InvalidInputError(
+            f"The {name!r} parameter of {func} must be a non-empty array. "
+            f"Got an empty array of shape {array.shape} instead."
+        )
+
+
+def check_numbers(
+    value: Any, name: str, func: str, *, ndim: tuple[int, ...] = (1,)
+) -> npt.NDArray[np.float64]:
+    """Return ``value`` as a float array of finite numbers, or raise.
+
+    Args:
+        value: The argument to check.
+        name: The parameter name, for the message.
+        func: The public function name, for the message.
+        ndim: The accepted numbers of dimensions.
+
+    Returns:
+        A float64 array of the accepted shape with no NaN or infinity.
+
+    Raises:
+        InvalidInputError: Wrong type, shape, empty, or a NaN / infinite value.
+    """
+    array = _as_array(value, name, func)
+    _check_shape(array, name, func, ndim)
+    floats = array.astype(np.float64)
+    finite = np.isfinite(floats)
+    if not finite.all():
+        n_nan = int(np.isnan(floats).sum())
+        n_inf = int((~finite).sum()) - n_nan
+        raise InvalidInputError(
+            f"The {name!r} parameter of {func} must contain finite numbers only. "
+            f"Got {n_nan} NaN and {n_inf} infinite values instead."
+        )
+    return floats
+
+
+def check_binary(value: Any, name: str, func: str) -> npt.NDArray[np.bool_]:
+    """Return ``value`` as a 1-D bool array (True = hallucinated), or raise.
+
+    Args:
+        value: 0/1 numbers or booleans.
+        name: The parameter name, for the message.
+        func: The public function name, for the message.
+
+    Returns:
+        A 1-D bool array.
+
+    Raises:
+        InvalidInputError: Wrong type, shape, empty, or a value other than 0 and 1.
+    """
+    array = _as_array(value, name, func)
+    _check_shape(array, name, func, (1,))
+    if array.dtype == np.bool_:
+        return array
+    with np.errstate(invalid="ignore"):
+        bad = (array != 0) & (array != 1)
+    if bad.any():
+        shown = np.unique(array[bad])[:5].tolist()
+        raise InvalidInputError(
+            f"The {name!r} parameter of {func} must contain only 0/1 or bool labels "
+            f"(1 = hallucinated). Got other values {shown} instead."
+        )
+    return array == 1
+
+
+def check_same_length(
+    reference: npt.NDArray[Any],
+    reference_name: str,
+    other: npt.NDArray[Any],
+    other_name: str,
+    func: str,
+) -> None:
+    """Raise unless ``other``'s last axis has the length of ``reference``.
+
+    Args:
+        reference: The 1-D array whose length is the expected one.
+        reference_name: Its parameter name.
+        other: The array to compare (1-D, or 2-D with items on the last axis).
+        other_name: Its parameter name.
+        func: The public function name, for the message.
+
+    Raises:
+        InvalidInputError: The lengths differ.
+    """
+    if other.shape[-1] != reference.shape[0]:
+        raise InvalidInputError(
+            f"The {other_name!r} parameter of {func} must have one value per item of "
+            f"{reference_name!r} ({reference.shape[0]}). Got {other.shape[-1]} instead."
+        )

@@ -1,0 +1,70 @@
+import ast
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+import realitycheck.metrics as metrics
+
+PACKAGE = Path(metrics.__file__).parent
+EXPECTED = {
+    "BootstrapResult",
+    "UndefinedMetricWarning",
+    "accuracy",
+    "auroc",
+    "balanced_accuracy",
+    "bootstrap_ci",
+    "choose_threshold",
+    "cohen_kappa",
+    "f1",
+    "f1_macro",
+    "f1_weighted",
+    "pearson",
+    "pr_auc",
+    "precision",
+    "precision_recall_curve",
+    "recall",
+    "roc_curve",
+    "spearman",
+}
+RANGED = sorted(
+    EXPECTED - {"BootstrapResult", "UndefinedMetricWarning", "bootstrap_ci", "choose_threshold"}
+)
+
+
+def test_all_lists_the_public_api():
+    assert set(metrics.__all__) == EXPECTED
+    public = {name for name in vars(metrics) if not name.startswith("_")}
+    # Only the private submodules are importable attributes besides __all__.
+    assert public - EXPECTED == set()
+
+
+@pytest.mark.parametrize("name", RANGED)
+def test_docstring_states_the_range(name):
+    doc = inspect.getdoc(getattr(metrics, name))
+    assert re.search(r"in \[-?[01], 1\]", doc), name
+    assert "Raises:" in doc and "Returns:" in doc
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.glob("*.py")), ids=lambda p: p.name)
+def test_imports_only_lower_layers(path):
+    tree = ast.parse(path.read_text())
+    modules = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            modules.add(node.module)
+    for module in modules:
+        root = module.split(".")[0]
+        assert root in {"__future__", "numpy", "scipy", "realitycheck"} or root in {
+            "dataclasses",
+            "difflib",
+            "numbers",
+            "typing",
+            "warnings",
+            "collections",
+        }, module
+        if root == "realitycheck":
+            assert module == "realitycheck.errors" or module.startswith("realitycheck.metrics")
