@@ -31,6 +31,7 @@ from realitycheck.pipeline import (
 )
 from realitycheck.records import Example, Label, MetricResult, Response, Score
 from realitycheck.registry import Component, Registry
+from realitycheck.report import ReportFiles, write_report
 from realitycheck.store import RunStore
 
 __version__ = "0.1.0"
@@ -54,6 +55,7 @@ __all__ = [
     "Needs",
     "RealityCheckError",
     "Registry",
+    "ReportFiles",
     "Response",
     "RetryableBackendError",
     "RunStore",
@@ -71,4 +73,5 @@ __all__ = [
     "labeler",
     "labelers",
     "run_demo",
+    "write_report",
 ]

@@ -1,0 +1,78 @@
+"""The CLI on a user's file and on a real dataset, end to end (small and fast)."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from realitycheck.cli import main
+
+
+@pytest.fixture
+def user_file(tmp_path):
+    rows = []
+    for i in range(60):
+        wrong = i % 3 == 0
+        rows.append(
+            {
+                "qid": f"q{i}",
+                "question": f"What colour is fruit {i}?",
+                "answer": "It is bright purple with stripes and sparkles" if wrong else "Red",
+                "references": "Red;A red one",
+                "is_wrong": "yes" if wrong else "no",
+                "llm": "model-a" if i % 2 else "model-b",
+            }
+        )
+    path = tmp_path / "mine.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+def test_evaluate_a_user_file_then_rerun_resumes(tmp_path, user_file, capsys):
+    run = tmp_path / "run"
+    dataset = (
+        f"files[path={user_file},text=answer,label=is_wrong,positive=yes,negative=no,"
+        "columns=example_id:qid+model:llm]"
+    )
+    args = ["-q", "evaluate", "-d", dataset, "-l", "rouge_l,token_f1", "-D", "length",
+            "--n-resamples", "50", "--out", str(run)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "rouge_l: 60 computed, 0 already stored" in out
+    for name in ("report.html", "report.md", "metrics.csv", "agreement.csv", "manifest.json"):
+        assert (run / name).exists(), name
+    metrics = pd.read_csv(run / "metrics.csv")
+    auroc = metrics.query("detector == 'length' and labeler == 'human' and metric == 'auroc'")
+    assert set(auroc["slice"]) == {"all", "model=model-a", "model=model-b"}
+    assert (auroc["value"] > 0.9).all()  # the wrong answers are the long ones
+    agreement = pd.read_csv(run / "agreement.csv")
+    assert {"rouge_l", "token_f1"} <= set(agreement["detector"])
+    assert main(args) == 0
+    assert "rouge_l: 0 computed, 60 already stored" in capsys.readouterr().out
+
+
+def test_bad_user_file_names_file_line_and_field(tmp_path, capsys):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"text": "ok", "label": "yes"}\n{"text": "fine", "label": "maybe"}\n')
+    code = main(["-q", "evaluate", "-d", f"files[path={path},positive=yes,negative=no]",
+                 "-D", "length", "--out", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "bad.jsonl" in err and "line 2" in err and "'label'" in err
+    assert "Traceback" not in err
+
+
+def test_real_ragtruth_qa_slice(tmp_path, data_dir, capsys):
+    run = tmp_path / "rt"
+    args = ["-q", "evaluate", "-d", "ragtruth[tasks=qa]", "--data-dir", str(data_dir),
+            "-l", "knowledge_f1", "-D", "length,novel_numbers,source_overlap",
+            "--n-resamples", "50", "--no-report", "--out", str(run)]
+    assert main(args) == 0
+    metrics = pd.read_csv(run / "metrics.csv")
+    row = metrics.query(
+        "detector == 'length' and labeler == 'human' and metric == 'auroc' and slice == 'all'"
+    ).iloc[0]
+    assert row["n"] == 817 and row["n_positive"] == 259
+    assert 0.4 < row["value"] < 0.9
+    models = {s for s in metrics["slice"] if s.startswith("model=")}
+    assert len(models) == 6
