@@ -34,7 +34,9 @@ def test_unknown_name_lists_close_matches_and_all_names():
 
 
 def test_unknown_parameter_is_named_with_suggestion():
-    with pytest.raises(InvalidInputError, match="no parameter 'treshold'. Did you mean 'threshold'"):
+    with pytest.raises(
+        InvalidInputError, match="no parameter 'treshold'. Did you mean 'threshold'"
+    ):
         labelers.create("rouge_l", treshold=0.5)
 
 
@@ -51,7 +53,11 @@ def test_key_round_trips_and_omits_defaults():
     w = Widget(size=5, tags=("a", "b"))
     assert w.key == "widget[size=5,tags=a+b]"
     again = reg.create_from_key(w.key)
-    assert again.spec == {"name": "widget", "params": {"size": 5, "tags": ["a", "b"]}, "version": "1"}
+    assert again.spec == {
+        "name": "widget",
+        "params": {"size": 5, "tags": ["a", "b"]},
+        "version": "1",
+    }
     assert reg.names() == ["widget"]
 
 

@@ -49,9 +49,7 @@ class Component:
         """Return the parameters of this instance as plain JSON-able values."""
         if not dataclasses.is_dataclass(self):
             return {}
-        return {
-            f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self) if f.init
-        }
+        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self) if f.init}
 
     def _non_default_params(self) -> dict[str, Any]:
         out = {}
