@@ -60,7 +60,7 @@ def model_path() -> Path:
 
 @functools.lru_cache(maxsize=1)
 def embedding_model() -> Any:
-    """Return the process-wide ``SentenceTransformer`` on the CPU, loaded offline.
+    """Return the process-wide ``SentenceTransformer`` (GPU if present, else CPU), loaded offline.
 
     Sets ``HF_HUB_OFFLINE=1`` and ``TRANSFORMERS_OFFLINE=1`` in the environment
     before importing sentence-transformers.
@@ -77,7 +77,14 @@ def embedding_model() -> Any:
         raise MissingDependencyError(
             "sentence-transformers", extra="embed", purpose=_PURPOSE
         ) from None
-    return SentenceTransformer(str(path), device="cpu", local_files_only=True)
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # library code draws no bars of its own
+    except ImportError:  # pragma: no cover - transformers comes with sentence-transformers
+        pass
+    # device=None: sentence-transformers picks a GPU when one is present, else the CPU.
+    return SentenceTransformer(str(path), device=None, local_files_only=True)
 
 
 def clear_cache() -> None:

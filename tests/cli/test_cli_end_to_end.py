@@ -34,8 +34,20 @@ def test_evaluate_a_user_file_then_rerun_resumes(tmp_path, user_file, capsys):
         f"files[path={user_file},text=answer,label=is_wrong,positive=yes,negative=no,"
         "columns=example_id:qid+model:llm]"
     )
-    args = ["-q", "evaluate", "-d", dataset, "-l", "rouge_l,token_f1", "-D", "length",
-            "--n-resamples", "50", "--out", str(run)]
+    args = [
+        "-q",
+        "evaluate",
+        "-d",
+        dataset,
+        "-l",
+        "rouge_l,token_f1",
+        "-D",
+        "length",
+        "--n-resamples",
+        "50",
+        "--out",
+        str(run),
+    ]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "rouge_l: 60 computed, 0 already stored" in out
@@ -54,8 +66,18 @@ def test_evaluate_a_user_file_then_rerun_resumes(tmp_path, user_file, capsys):
 def test_bad_user_file_names_file_line_and_field(tmp_path, capsys):
     path = tmp_path / "bad.jsonl"
     path.write_text('{"text": "ok", "label": "yes"}\n{"text": "fine", "label": "maybe"}\n')
-    code = main(["-q", "evaluate", "-d", f"files[path={path},positive=yes,negative=no]",
-                 "-D", "length", "--out", str(tmp_path / "r")])
+    code = main(
+        [
+            "-q",
+            "evaluate",
+            "-d",
+            f"files[path={path},positive=yes,negative=no]",
+            "-D",
+            "length",
+            "--out",
+            str(tmp_path / "r"),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2
     assert "bad.jsonl" in err and "line 2" in err and "'label'" in err
@@ -64,9 +86,23 @@ def test_bad_user_file_names_file_line_and_field(tmp_path, capsys):
 
 def test_real_ragtruth_qa_slice(tmp_path, data_dir, capsys):
     run = tmp_path / "rt"
-    args = ["-q", "evaluate", "-d", "ragtruth[tasks=qa]", "--data-dir", str(data_dir),
-            "-l", "knowledge_f1", "-D", "length,novel_numbers,source_overlap",
-            "--n-resamples", "50", "--no-report", "--out", str(run)]
+    args = [
+        "-q",
+        "evaluate",
+        "-d",
+        "ragtruth[tasks=qa]",
+        "--data-dir",
+        str(data_dir),
+        "-l",
+        "knowledge_f1",
+        "-D",
+        "length,novel_numbers,source_overlap",
+        "--n-resamples",
+        "50",
+        "--no-report",
+        "--out",
+        str(run),
+    ]
     assert main(args) == 0
     metrics = pd.read_csv(run / "metrics.csv")
     row = metrics.query(

@@ -115,3 +115,16 @@ def test_evaluate_on_empty_run_is_a_clear_error(tmp_path):
 def test_config_validation(kwargs, message):
     with pytest.raises(InvalidInputError, match=message):
         EvaluationConfig(**kwargs)
+
+
+def test_a_reference_identical_to_human_is_shown_once_with_a_note(run):
+    human = run.frame("labels").query("labeler == 'human'")
+    run.append(
+        [
+            Label(response_id=r, labeler="human[protocol=copy]", hallucinated=bool(h))
+            for r, h in zip(human["response_id"], human["hallucinated"], strict=True)
+        ]
+    )
+    result = evaluate(run, EvaluationConfig(n_resamples=20))
+    assert "human[protocol=copy]" not in set(result.metrics["labeler"])
+    assert any("human[protocol=copy] equals human" in n for n in result.notes)

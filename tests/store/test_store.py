@@ -89,3 +89,15 @@ def test_replace_with_nothing_removes_the_table(tmp_path):
     store.replace([], table="labels")
     assert store.frame("labels").empty
     assert os.listdir(tmp_path / "labels.parts") == []
+
+
+def test_component_keys_that_merely_mention_tokens_are_not_redacted(tmp_path):
+    store = RunStore(tmp_path)
+    spec = {"name": "length", "params": {"unit": "tokens"}, "version": "1"}
+    manifest = store.update_manifest(
+        components={"length[unit=tokens]": spec, "token_f1": {"name": "token_f1"}},
+        config={"access_token": "abc", "max_tokens": 5},
+    )
+    assert manifest["components"]["length[unit=tokens]"] == spec
+    assert manifest["components"]["token_f1"] == {"name": "token_f1"}
+    assert manifest["config"] == {"access_token": "<redacted>", "max_tokens": 5}

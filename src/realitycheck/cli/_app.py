@@ -241,7 +241,7 @@ def _echo_stage(report: Any) -> None:
     for key, n in report.computed.items():
         click.echo(f"{key}: {n} computed, {report.reused.get(key, 0)} already stored")
     for key, why in report.skipped.items():
-        click.echo(f"{key}: skipped where {why}", err=True)
+        click.echo(f"{key}: skipped {why}", err=True)
 
 
 @cli.command("evaluate")

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -46,7 +47,7 @@ class RichProgress:
             TimeRemainingColumn(),
         ]
         with Progress(*columns, console=self._console, transient=False) as bar:
-            task_id = bar.add_task(description, total=total)
+            task_id = bar.add_task(escape(description), total=total)
             yield _Task(bar, task_id)
             if total is None:
                 bar.update(task_id, total=1, completed=1)

@@ -78,7 +78,7 @@ def run_demo(
         store, [detectors.create_from_key(k) for k in DEMO_DETECTORS], progress=progress
     )
     for report in (lab_report, det_report):
-        notes += [f"{key}: skipped where {why}" for key, why in report.skipped.items()]
+        notes += [f"{key}: skipped {why}" for key, why in report.skipped.items()]
     store.update_manifest(notes=notes)
     evaluation = evaluate(
         store, EvaluationConfig(n_resamples=n_resamples, seed=seed), progress=progress

@@ -254,13 +254,40 @@ def _group_by_mask(masks: dict[str, np.ndarray]) -> list[tuple[list[str], np.nda
     return list(groups.values())
 
 
-def _detector_rows(
-    frame: _Frame, dataset: str, rows_idx: np.ndarray, config: EvaluationConfig, measure: _Measure
-) -> list[MetricResult]:
-    base = frame.base.iloc[rows_idx]
+def _references(
+    frame: _Frame, dataset: str, rows_idx: np.ndarray, config: EvaluationConfig, notes: list[str]
+) -> list[str]:
+    """Return the ground-truth labelers for a dataset, each distinct label set once."""
     refs = _present(frame.labels, rows_idx, config.references)
     if config.references is None:
         refs = [r for r in refs if not r.startswith("human:")]
+    kept: list[str] = []
+    for ref in refs:
+        column = frame.labels[ref].to_numpy()[rows_idx]
+        twin = next(
+            (
+                k
+                for k in kept
+                if np.array_equal(frame.labels[k].to_numpy()[rows_idx], column, equal_nan=True)
+            ),
+            None,
+        )
+        if twin is None:
+            kept.append(ref)
+        else:
+            notes.append(f"{dataset}: {ref} equals {twin} on every response; shown as {twin}.")
+    return kept
+
+
+def _detector_rows(
+    frame: _Frame,
+    dataset: str,
+    rows_idx: np.ndarray,
+    refs: list[str],
+    config: EvaluationConfig,
+    measure: _Measure,
+) -> list[MetricResult]:
+    base = frame.base.iloc[rows_idx]
     dets = _present(frame.scores, rows_idx, config.detectors)
     out: list[MetricResult] = []
     test = (base["split"] == "test").to_numpy()
@@ -328,13 +355,18 @@ def _detector_rows(
 
 
 def _agreement_rows(
-    frame: _Frame, dataset: str, rows_idx: np.ndarray, config: EvaluationConfig, measure: _Measure
+    frame: _Frame,
+    dataset: str,
+    rows_idx: np.ndarray,
+    refs: list[str],
+    config: EvaluationConfig,
+    measure: _Measure,
 ) -> list[MetricResult]:
     base = frame.base.iloc[rows_idx]
     present = _present(frame.labels, rows_idx, None)
-    humans = [k for k in present if is_human_key(k) and not k.startswith("human:")]
-    if config.references is not None:
-        humans = [k for k in humans if k in config.references] or humans
+    humans = [k for k in refs if is_human_key(k)] or [
+        k for k in present if is_human_key(k) and not k.startswith("human:")
+    ]
     autos = [k for k in present if not is_human_key(k)]
     if config.labelers is not None:
         autos = [k for k in config.labelers if k in autos]
@@ -396,8 +428,9 @@ def evaluate(
     with progress.task("evaluating", len(datasets)) as task:
         for ds in datasets:
             idx = np.flatnonzero((frame.base["dataset"] == ds).to_numpy())
-            metric_rows += _detector_rows(frame, ds, idx, config, measure)
-            agreement_rows += _agreement_rows(frame, ds, idx, config, measure)
+            refs = _references(frame, ds, idx, config, notes)
+            metric_rows += _detector_rows(frame, ds, idx, refs, config, measure)
+            agreement_rows += _agreement_rows(frame, ds, idx, refs, config, measure)
             task.advance()
     store.replace(metric_rows, table="metrics")
     store.replace(agreement_rows, table="agreement")

@@ -111,11 +111,11 @@ def _run_component(
     needs = sorted(n for n in component.needs if n in ("references", "context"))
     eligible = [r for r in responses if all(_has_need(examples[r.example_id], n) for n in needs)]
     if not eligible:
-        report.skipped[key] = f"no response has the {' and '.join(needs)} it needs"
+        report.skipped[key] = f"every response: none has the {' and '.join(needs)} it needs"
         return
     if len(eligible) < len(responses):
         report.skipped[key] = (
-            f"{len(responses) - len(eligible)} responses lack the {' and '.join(needs)} it needs"
+            f"{len(responses) - len(eligible)} responses without the {' and '.join(needs)} it needs"
         )
     column = "labeler" if table == "labels" else "detector"
     done = {rid for rid, k in store.keys(table, ["response_id", column]) if k == key}

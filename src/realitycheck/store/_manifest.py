@@ -23,7 +23,12 @@ _PACKAGES = (
     "torch",
     "transformers",
 )
-_SECRET = re.compile(r"(api[_-]?key|token|secret|password|authorization|credential)", re.I)
+# A key names a secret when it is, or ends in, one of these words ("api_key",
+# "access_token", "Authorization"); "token_f1" or "length[unit=tokens]" do not.
+_SECRET = re.compile(
+    r"(^|[_\-.])(api[_\-]?key|key|token|secret|password|passwd|authorization|credentials?)$",
+    re.I,
+)
 
 
 def package_versions() -> dict[str, str]:
