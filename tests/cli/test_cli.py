@@ -51,3 +51,9 @@ def test_console_script_exits_nonzero_without_traceback(tmp_path):
     )
     assert out.returncode == 2
     assert "Traceback" not in out.stderr and "There is no dataset named 'nope'" in out.stderr
+
+
+def test_malformed_threshold_option(tmp_path, capsys):
+    code = main(["evaluate", "-d", "ragtruth", "--threshold", "length", "--out", str(tmp_path)])
+    assert code == 2
+    assert "--threshold must be written KEY=NUMBER" in capsys.readouterr().err

@@ -128,3 +128,18 @@ def test_a_reference_identical_to_human_is_shown_once_with_a_note(run):
     result = evaluate(run, EvaluationConfig(n_resamples=20))
     assert "human[protocol=copy]" not in set(result.metrics["labeler"])
     assert any("human[protocol=copy] equals human" in n for n in result.notes)
+
+
+def test_a_given_threshold_is_used_as_is(run):
+    result = evaluate(run, EvaluationConfig(n_resamples=20, thresholds={"recorded:noisy": 0.7}))
+    _, y, s, split, _ = _truth(run)
+    test = split == "test"
+    m = result.metrics.set_index(["slice", "detector", "labeler", "metric"])
+    row = m.loc[("all", "recorded:noisy", "human", "f1")]
+    assert row["threshold"] == 0.7 and row["note"] == "threshold given by the user"
+    assert row["value"] == pytest.approx(f1_score(y[test], (s[test] >= 0.7).astype(int)))
+
+
+def test_a_threshold_must_be_a_number():
+    with pytest.raises(InvalidInputError, match="threshold of 'x' given to evaluate"):
+        EvaluationConfig(thresholds={"x": "high"})

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from realitycheck.errors import RealityCheckError
+from realitycheck.errors import InvalidInputError, RealityCheckError
 
 __all__ = ["cli", "main"]
 
@@ -269,6 +269,13 @@ def _echo_stage(report: Any) -> None:
     help="What the calibration-split threshold maximises.",
 )
 @click.option(
+    "--threshold",
+    "thresholds",
+    multiple=True,
+    help="Fixed threshold for a detector, KEY=VALUE (repeatable); others are chosen "
+    "on the calibration split.",
+)
+@click.option(
     "--report/--no-report",
     default=True,
     show_default=True,
@@ -287,6 +294,7 @@ def evaluate_cmd(
     confidence: float,
     seed: int,
     threshold_objective: str,
+    thresholds: tuple[str, ...],
     report: bool,
     run_dir: str,
 ) -> None:
@@ -306,6 +314,7 @@ def evaluate_cmd(
         confidence=confidence,
         seed=seed,
         threshold_objective=threshold_objective,
+        thresholds=_parse_thresholds(thresholds),
     )
     store, names = _load_run(ctx, run_dir, dataset_keys, data_dir)
     progress = _progress(ctx)
@@ -320,6 +329,21 @@ def evaluate_cmd(
     if report:
         _write_report(store, out)
     click.echo(f"metrics: {out / 'metrics.csv'} ({len(result.metrics)} rows)")
+
+
+def _parse_thresholds(values: Sequence[str]) -> dict[str, float]:
+    out = {}
+    for value in values:
+        key, sep, number = value.rpartition("=")
+        try:
+            out[key.strip()] = float(number)
+        except ValueError:
+            key = ""
+        if not sep or not key.strip():
+            raise InvalidInputError(
+                f"A --threshold must be written KEY=NUMBER, e.g. length=120. Got {value!r} instead."
+            )
+    return out
 
 
 def _stored_keys(keys: Sequence[str], comps: Sequence[Any], stored: str) -> list[str]:

@@ -23,16 +23,15 @@ BLAKE2b hash of its ``example_id`` is below ``calibration_fraction`` × 256.
 from __future__ import annotations
 
 import hashlib
-import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from realitycheck import metrics as M
 from realitycheck._progress import NullProgress, Progress
 from realitycheck.errors import InvalidInputError
+from realitycheck.pipeline._measure import Measure, Where, choose_or_fix_threshold, group_by_mask
 from realitycheck.records import MetricResult
 from realitycheck.store import RunStore
 
@@ -90,6 +89,8 @@ class EvaluationConfig:
         seed: Seed of the bootstrap.
         threshold_objective: What the calibration-split threshold maximises.
         calibration_fraction: Share of examples in the calibration split.
+        thresholds: Fixed thresholds by detector key (hallucinated iff value >=
+            threshold); these detectors skip the calibration-split choice.
     """
 
     detectors: tuple[str, ...] | None = None
@@ -100,8 +101,15 @@ class EvaluationConfig:
     seed: int = 0
     threshold_objective: str = "f1_macro"
     calibration_fraction: float = 0.5
+    thresholds: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        for key, value in self.thresholds.items():
+            if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+                raise InvalidInputError(
+                    f"The threshold of {key!r} given to evaluate must be a number. "
+                    f"Got {value!r} instead."
+                )
         if not isinstance(self.n_resamples, int) or self.n_resamples < 1:
             raise InvalidInputError(
                 "The 'n_resamples' parameter of evaluate must be an int >= 1. "
@@ -199,61 +207,6 @@ def _present(frame: pd.DataFrame, idx: np.ndarray, wanted: tuple[str, ...] | Non
     return out
 
 
-class _Measure:
-    """Bootstrap one metric family for many score rows on the same items."""
-
-    def __init__(self, config: EvaluationConfig) -> None:
-        self.config = config
-
-    def run(
-        self,
-        metric: str,
-        y: np.ndarray,
-        s: np.ndarray,
-        *,
-        threshold: np.ndarray | None = None,
-    ) -> list[tuple[float, float, float]]:
-        """Return (value, low, high) per row of ``s`` (shape k × n)."""
-        if y.size == 0 or y.min() == y.max():
-            return [(float("nan"),) * 3 for _ in range(s.shape[0])]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", M.UndefinedMetricWarning)
-            res = M.bootstrap_ci(
-                metric,
-                y,
-                s if s.shape[0] > 1 else s[0],
-                n_resamples=self.config.n_resamples,
-                confidence=self.config.confidence,
-                seed=self.config.seed,
-                threshold=threshold if threshold is None or s.shape[0] > 1 else threshold[0],
-            )
-        vals = np.atleast_1d(res.value)
-        lows = np.atleast_1d(res.ci_low)
-        highs = np.atleast_1d(res.ci_high)
-        return [
-            (float(v), float(lo), float(hi)) for v, lo, hi in zip(vals, lows, highs, strict=True)
-        ]
-
-
-def _choose(y: np.ndarray, s: np.ndarray, objective: str) -> tuple[float, str]:
-    uniq = np.unique(s)
-    if np.isin(uniq, (0.0, 1.0)).all():
-        return 0.5, "given: binary detector, hallucinated iff value >= 0.5"
-    if y.size == 0 or y.min() == y.max():
-        return float("nan"), "no threshold: the calibration split has one class"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", M.UndefinedMetricWarning)
-        t = float(M.choose_threshold(y, s, objective=objective))
-    return t, f"threshold maximising {objective} on the calibration split; metric on the test split"
-
-
-def _group_by_mask(masks: dict[str, np.ndarray]) -> list[tuple[list[str], np.ndarray]]:
-    groups: dict[bytes, tuple[list[str], np.ndarray]] = {}
-    for key, mask in masks.items():
-        groups.setdefault(np.packbits(mask).tobytes(), ([], mask))[0].append(key)
-    return list(groups.values())
-
-
 def _references(
     frame: _Frame, dataset: str, rows_idx: np.ndarray, config: EvaluationConfig, notes: list[str]
 ) -> list[str]:
@@ -285,7 +238,7 @@ def _detector_rows(
     rows_idx: np.ndarray,
     refs: list[str],
     config: EvaluationConfig,
-    measure: _Measure,
+    measure: Measure,
 ) -> list[MetricResult]:
     base = frame.base.iloc[rows_idx]
     dets = _present(frame.scores, rows_idx, config.detectors)
@@ -297,60 +250,45 @@ def _detector_rows(
         s_all = {d: frame.scores[d].to_numpy()[rows_idx] for d in dets}
         thresholds: dict[str, tuple[float, str]] = {}
         for d in dets:
+            if d in config.thresholds:
+                thresholds[d] = (float(config.thresholds[d]), "threshold given by the user")
+                continue
             ok = ~np.isnan(y_all) & ~np.isnan(s_all[d]) & calib
-            thresholds[d] = _choose(y_all[ok], s_all[d][ok], config.threshold_objective)
+            objective = config.threshold_objective
+            thresholds[d] = choose_or_fix_threshold(y_all[ok], s_all[d][ok], objective)
         for slice_name, in_slice in _slices(base):
             valid = {d: in_slice & ~np.isnan(y_all) & ~np.isnan(s_all[d]) for d in dets}
-            for keys, mask in _group_by_mask(valid):
-                y = y_all[mask]
-                s = np.vstack([s_all[k][mask] for k in keys])
-                n_excl = int(in_slice.sum() - mask.sum())
+            for keys, mask in group_by_mask(valid):
+                y, s = y_all[mask], np.vstack([s_all[k][mask] for k in keys])
+                where = Where(
+                    labeler=ref,
+                    slice=slice_name,
+                    dataset=dataset,
+                    n_excluded=int(in_slice.sum() - mask.sum()),
+                )
                 for metric in RANKING_METRICS:
-                    for k, (v, lo, hi) in zip(keys, measure.run(metric, y, s), strict=True):
-                        out.append(
-                            MetricResult(
-                                detector=k,
-                                labeler=ref,
-                                metric=metric,
-                                value=v,
-                                ci_low=lo,
-                                ci_high=hi,
-                                n=int(y.size),
-                                n_positive=int(y.sum()),
-                                n_excluded=n_excl,
-                                slice=slice_name,
-                                dataset=dataset,
-                                note="" if not np.isnan(v) else "undefined: one class",
-                            )
-                        )
-            for keys, mask in _group_by_mask({d: valid[d] & test for d in dets}):
+                    out += measure.rows(metric, keys, y, s, where)
+            for keys, mask in group_by_mask({d: valid[d] & test for d in dets}):
                 usable = [k for k in keys if not np.isnan(thresholds[k][0])]
                 if not usable:
                     continue
-                y = y_all[mask]
-                s = np.vstack([s_all[k][mask] for k in usable])
-                t = np.array([thresholds[k][0] for k in usable])
-                n_excl = int((in_slice & test).sum() - mask.sum())
+                y, s = y_all[mask], np.vstack([s_all[k][mask] for k in usable])
+                where = Where(
+                    labeler=ref,
+                    slice=slice_name,
+                    dataset=dataset,
+                    n_excluded=int((in_slice & test).sum() - mask.sum()),
+                )
                 for metric in THRESHOLD_METRICS:
-                    results = measure.run(metric, y, s, threshold=t)
-                    for k, (v, lo, hi) in zip(usable, results, strict=True):
-                        out.append(
-                            MetricResult(
-                                detector=k,
-                                labeler=ref,
-                                metric=metric,
-                                value=v,
-                                ci_low=lo,
-                                ci_high=hi,
-                                n=int(y.size),
-                                n_positive=int(y.sum()),
-                                n_excluded=n_excl,
-                                slice=slice_name,
-                                dataset=dataset,
-                                threshold=thresholds[k][0],
-                                note=thresholds[k][1],
-                            )
-                        )
+                    out += measure.rows(
+                        metric,
+                        usable,
+                        y,
+                        s,
+                        where,
+                        thresholds=[thresholds[k][0] for k in usable],
+                        notes=[thresholds[k][1] for k in usable],
+                    )
     return out
 
 
@@ -360,7 +298,7 @@ def _agreement_rows(
     rows_idx: np.ndarray,
     refs: list[str],
     config: EvaluationConfig,
-    measure: _Measure,
+    measure: Measure,
 ) -> list[MetricResult]:
     base = frame.base.iloc[rows_idx]
     present = _present(frame.labels, rows_idx, None)
@@ -384,24 +322,20 @@ def _agreement_rows(
                     mask = in_slice & ~np.isnan(y_all) & ~np.isnan(values)
                     if not mask.any():
                         continue
-                    y, v = y_all[mask], values[mask][None, :]
+                    where = Where(
+                        labeler=ref,
+                        slice=slice_name,
+                        dataset=dataset,
+                        n_excluded=int(in_slice.sum() - mask.sum()),
+                    )
                     for metric in metrics:
-                        ((val, lo, hi),) = measure.run(metric, y, v)
-                        out.append(
-                            MetricResult(
-                                detector=lab,
-                                labeler=ref,
-                                metric=metric,
-                                value=val,
-                                ci_low=lo,
-                                ci_high=hi,
-                                n=int(y.size),
-                                n_positive=int(y.sum()),
-                                n_excluded=int(in_slice.sum() - mask.sum()),
-                                slice=slice_name,
-                                dataset=dataset,
-                                note=kind,
-                            )
+                        out += measure.rows(
+                            metric,
+                            [lab],
+                            y_all[mask],
+                            values[mask][None, :],
+                            where,
+                            notes=[kind],
                         )
     return out
 
@@ -421,7 +355,7 @@ def evaluate(
     progress = progress or NullProgress()
     notes: list[str] = []
     frame = _load(store, config, notes)
-    measure = _Measure(config)
+    measure = Measure(config)
     metric_rows: list[MetricResult] = []
     agreement_rows: list[MetricResult] = []
     datasets = sorted(frame.base["dataset"].unique())

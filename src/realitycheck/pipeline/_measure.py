@@ -1,0 +1,118 @@
+"""Bootstrap measurement of many detectors at once, and threshold choice."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from realitycheck import metrics as M
+from realitycheck.records import MetricResult
+
+__all__ = ["Measure", "Where", "choose_or_fix_threshold", "group_by_mask"]
+
+
+class _Settings(Protocol):
+    @property
+    def n_resamples(self) -> int: ...
+    @property
+    def confidence(self) -> float: ...
+    @property
+    def seed(self) -> int: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class Where:
+    """What a batch of rows is about: the reference, the slice and the dataset."""
+
+    labeler: str
+    slice: str
+    dataset: str
+    n_excluded: int
+
+
+class Measure:
+    """Bootstrap one metric for many score rows on the same items and build result rows."""
+
+    def __init__(self, config: _Settings) -> None:
+        self.config = config
+
+    def rows(
+        self,
+        metric: str,
+        keys: Sequence[str],
+        y: np.ndarray,
+        s: np.ndarray,
+        where: Where,
+        *,
+        thresholds: Sequence[float] | None = None,
+        notes: Sequence[str] | None = None,
+    ) -> list[MetricResult]:
+        """Return one MetricResult per row of ``s`` (shape k × n), keyed by ``keys``."""
+        k = s.shape[0]
+        if y.size == 0 or y.min() == y.max():
+            values = [(float("nan"),) * 3] * k
+        else:
+            t = None if thresholds is None else np.asarray(thresholds, dtype=float)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", M.UndefinedMetricWarning)
+                res = M.bootstrap_ci(
+                    metric,
+                    y,
+                    s if k > 1 else s[0],
+                    n_resamples=self.config.n_resamples,
+                    confidence=self.config.confidence,
+                    seed=self.config.seed,
+                    threshold=t if t is None or k > 1 else float(t[0]),
+                )
+            values = list(
+                zip(
+                    np.atleast_1d(res.value).tolist(),
+                    np.atleast_1d(res.ci_low).tolist(),
+                    np.atleast_1d(res.ci_high).tolist(),
+                    strict=True,
+                )
+            )
+        out = []
+        for i, (key, (v, lo, hi)) in enumerate(zip(keys, values, strict=True)):
+            note = notes[i] if notes is not None else ""
+            out.append(
+                MetricResult(
+                    detector=key,
+                    labeler=where.labeler,
+                    metric=metric,
+                    value=float(v),
+                    ci_low=float(lo),
+                    ci_high=float(hi),
+                    n=int(y.size),
+                    n_positive=int(y.sum()),
+                    n_excluded=where.n_excluded,
+                    slice=where.slice,
+                    dataset=where.dataset,
+                    threshold=None if thresholds is None else float(thresholds[i]),
+                    note=note or ("undefined: one class" if np.isnan(v) else ""),
+                )
+            )
+        return out
+
+
+def choose_or_fix_threshold(y: np.ndarray, s: np.ndarray, objective: str) -> tuple[float, str]:
+    uniq = np.unique(s)
+    if np.isin(uniq, (0.0, 1.0)).all():
+        return 0.5, "given: binary detector, hallucinated iff value >= 0.5"
+    if y.size == 0 or y.min() == y.max():
+        return float("nan"), "no threshold: the calibration split has one class"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", M.UndefinedMetricWarning)
+        t = float(M.choose_threshold(y, s, objective=objective))
+    return t, f"threshold maximising {objective} on the calibration split; metric on the test split"
+
+
+def group_by_mask(masks: dict[str, np.ndarray]) -> list[tuple[list[str], np.ndarray]]:
+    groups: dict[bytes, tuple[list[str], np.ndarray]] = {}
+    for key, mask in masks.items():
+        groups.setdefault(np.packbits(mask).tobytes(), ([], mask))[0].append(key)
+    return list(groups.values())
