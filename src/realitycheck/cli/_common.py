@@ -1,0 +1,69 @@
+"""What every verb shares: the root group, key splitting, progress, dataset building."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
+    "cli",
+    "datasets_from_keys",
+    "progress_for",
+    "split_keys",
+]
+
+EXIT_ERROR = 2
+EXIT_INTERNAL = 1
+EXIT_INTERRUPTED = 130
+
+
+def split_keys(values: Sequence[str]) -> list[str]:
+    """Split repeated/comma-separated component keys, keeping commas inside ``[...]``."""
+    out: list[str] = []
+    for value in values:
+        depth, current = 0, ""
+        for ch in value:
+            depth += ch == "["
+            depth -= ch == "]"
+            if ch == "," and depth == 0:
+                if current.strip():
+                    out.append(current.strip())
+                current = ""
+            else:
+                current += ch
+        if current.strip():
+            out.append(current.strip())
+    return out
+
+
+def progress_for(ctx: click.Context) -> Any:
+    from realitycheck.cli._progress import RichProgress
+
+    return RichProgress(quiet=ctx.obj.get("quiet", False))
+
+
+def datasets_from_keys(keys: Sequence[str], data_dir: str | None) -> list[Any]:
+    from realitycheck.datasets import datasets
+
+    out = []
+    for key in split_keys(keys):
+        ds = datasets.create_from_key(key)
+        if data_dir is not None:
+            ds = type(ds)(**{**ds.params(), "data_dir": data_dir})
+        out.append(ds)
+    return out
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="realitycheck")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
+@click.pass_context
+def cli(ctx: click.Context, quiet: bool) -> None:
+    """Trustworthy evaluation of LLM hallucination detectors, labelers and judges."""
+    ctx.ensure_object(dict)
+    ctx.obj["quiet"] = quiet

@@ -1,0 +1,242 @@
+"""One verb per stage: label, detect, evaluate, report, demo."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from realitycheck.cli._common import cli, datasets_from_keys, progress_for, split_keys
+from realitycheck.errors import InvalidInputError
+
+__all__: list[str] = []
+
+# -- stages ---------------------------------------------------------------------------------
+
+_dataset_option = click.option(
+    "--dataset",
+    "-d",
+    "dataset_keys",
+    multiple=True,
+    required=True,
+    help="Dataset key, e.g. ragtruth or 'faithbench[protocol=worst]' (repeatable).",
+)
+_data_dir_option = click.option(
+    "--data-dir", type=click.Path(file_okay=False), help="Folder holding the dataset files."
+)
+_run_option = click.option(
+    "--out",
+    "--run",
+    "run_dir",
+    type=click.Path(file_okay=False),
+    required=True,
+    help="The run folder (created if missing; reused and resumed if present).",
+)
+
+
+def _load_run(
+    ctx: click.Context, run_dir: str, dataset_keys: Sequence[str], data_dir: str | None
+) -> Any:
+    from realitycheck.pipeline import ingest
+    from realitycheck.store import RunStore
+
+    store = RunStore(run_dir)
+    names = []
+    for ds in datasets_from_keys(dataset_keys, data_dir):
+        ingest(store, ds, progress=progress_for(ctx))
+        names.append(ds.name)
+    return store, names
+
+
+@cli.command("label")
+@_dataset_option
+@_data_dir_option
+@click.option("--labelers", "-l", multiple=True, required=True, help="Labeler keys (comma list).")
+@_run_option
+@click.pass_context
+def label_cmd(
+    ctx: click.Context,
+    dataset_keys: tuple[str, ...],
+    data_dir: str | None,
+    labelers: tuple[str, ...],
+    run_dir: str,
+) -> None:
+    """Label a dataset's responses with correctness labelers."""
+    from realitycheck.labelers import labelers as registry
+    from realitycheck.pipeline import label
+
+    comps = [registry.create_from_key(k) for k in split_keys(labelers)]
+    store, names = _load_run(ctx, run_dir, dataset_keys, data_dir)
+    report = label(store, comps, datasets=names, progress=progress_for(ctx))
+    _echo_stage(report)
+
+
+@cli.command("detect")
+@_dataset_option
+@_data_dir_option
+@click.option("--detectors", "-D", multiple=True, required=True, help="Detector keys (comma list).")
+@_run_option
+@click.pass_context
+def detect_cmd(
+    ctx: click.Context,
+    dataset_keys: tuple[str, ...],
+    data_dir: str | None,
+    detectors: tuple[str, ...],
+    run_dir: str,
+) -> None:
+    """Score a dataset's responses with hallucination detectors."""
+    from realitycheck.detectors import detectors as registry
+    from realitycheck.pipeline import detect
+
+    comps = [registry.create_from_key(k) for k in split_keys(detectors)]
+    store, names = _load_run(ctx, run_dir, dataset_keys, data_dir)
+    report = detect(store, comps, datasets=names, progress=progress_for(ctx))
+    _echo_stage(report)
+
+
+def _echo_stage(report: Any) -> None:
+    for key, n in report.computed.items():
+        click.echo(f"{key}: {n} computed, {report.reused.get(key, 0)} already stored")
+    for key, why in report.skipped.items():
+        click.echo(f"{key}: skipped {why}", err=True)
+
+
+@cli.command("evaluate")
+@_dataset_option
+@_data_dir_option
+@click.option(
+    "--labelers", "-l", multiple=True, help="Labeler keys to run and compare with humans."
+)
+@click.option("--detectors", "-D", multiple=True, help="Detector keys to run and measure.")
+@click.option(
+    "--references",
+    "-r",
+    multiple=True,
+    help="Ground-truth labelers for detectors (default: human + every labeler).",
+)
+@click.option(
+    "--n-resamples", type=int, default=1000, show_default=True, help="Bootstrap resamples."
+)
+@click.option("--confidence", type=float, default=0.95, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--threshold-objective",
+    default="f1_macro",
+    show_default=True,
+    help="What the calibration-split threshold maximises.",
+)
+@click.option(
+    "--threshold",
+    "thresholds",
+    multiple=True,
+    help="Fixed threshold for a detector, KEY=VALUE (repeatable); others are chosen "
+    "on the calibration split.",
+)
+@click.option(
+    "--report/--no-report",
+    default=True,
+    show_default=True,
+    help="Also write report.html / report.md / CSV tables into the run folder.",
+)
+@_run_option
+@click.pass_context
+def evaluate_cmd(
+    ctx: click.Context,
+    dataset_keys: tuple[str, ...],
+    data_dir: str | None,
+    labelers: tuple[str, ...],
+    detectors: tuple[str, ...],
+    references: tuple[str, ...],
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+    threshold_objective: str,
+    thresholds: tuple[str, ...],
+    report: bool,
+    run_dir: str,
+) -> None:
+    """Label, detect and measure detectors and labelers against human labels."""
+    from realitycheck.detectors import detectors as det_registry
+    from realitycheck.labelers import labelers as lab_registry
+    from realitycheck.pipeline import EvaluationConfig, detect, evaluate, label
+
+    lab_keys, det_keys = split_keys(labelers), split_keys(detectors)
+    labs = [lab_registry.create_from_key(k) for k in lab_keys if not k.startswith("human")]
+    dets = [det_registry.create_from_key(k) for k in det_keys if not k.startswith("recorded")]
+    config = EvaluationConfig(
+        detectors=tuple(_stored_keys(det_keys, dets, "recorded")) if det_keys else None,
+        labelers=tuple(_stored_keys(lab_keys, labs, "human")) if lab_keys else None,
+        references=tuple(split_keys(references)) or None,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        seed=seed,
+        threshold_objective=threshold_objective,
+        thresholds=_parse_thresholds(thresholds),
+    )
+    store, names = _load_run(ctx, run_dir, dataset_keys, data_dir)
+    progress = progress_for(ctx)
+    _echo_stage(label(store, labs, datasets=names, progress=progress))
+    _echo_stage(detect(store, dets, datasets=names, progress=progress))
+    result = evaluate(store, config, progress=progress)
+    out = Path(run_dir)
+    result.metrics.to_csv(out / "metrics.csv", index=False)
+    result.agreement.to_csv(out / "agreement.csv", index=False)
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    if report:
+        _write_report(store, out)
+    click.echo(f"metrics: {out / 'metrics.csv'} ({len(result.metrics)} rows)")
+
+
+def _parse_thresholds(values: Sequence[str]) -> dict[str, float]:
+    out = {}
+    for value in values:
+        key, sep, number = value.rpartition("=")
+        try:
+            out[key.strip()] = float(number)
+        except ValueError:
+            key = ""
+        if not sep or not key.strip():
+            raise InvalidInputError(
+                f"A --threshold must be written KEY=NUMBER, e.g. length=120. Got {value!r} instead."
+            )
+    return out
+
+
+def _stored_keys(keys: Sequence[str], comps: Sequence[Any], stored: str) -> list[str]:
+    """Return the keys to measure: built components' keys plus stored ones (``recorded``…)."""
+    return [c.key for c in comps] + [k for k in keys if k.startswith(stored)]
+
+
+def _write_report(store: Any, out: Path) -> None:
+    from realitycheck.report import write_report
+
+    files = write_report(store, out)
+    click.echo(f"report: {files.html}")
+
+
+@cli.command("report")
+@click.option("--run", "run_dir", type=click.Path(file_okay=False, exists=True), required=True)
+@click.option("--out", type=click.Path(file_okay=False), help="Where to write (default: the run).")
+def report_cmd(run_dir: str, out: str | None) -> None:
+    """Write report.html, report.md and CSV tables for an evaluated run."""
+    from realitycheck.store import RunStore
+
+    _write_report(RunStore(run_dir), Path(out or run_dir))
+
+
+@cli.command("demo")
+@click.option("--out", type=click.Path(file_okay=False), default="demo-report", show_default=True)
+@_data_dir_option
+@click.option("--n-resamples", type=int, default=1000, show_default=True)
+@click.pass_context
+def demo_cmd(ctx: click.Context, out: str, data_dir: str | None, n_resamples: int) -> None:
+    """Run the cheap detectors and labelers on RAGTruth, FaithBench, HaluEval and TruthfulQA."""
+    from realitycheck.pipeline import run_demo
+    from realitycheck.store import RunStore
+
+    result = run_demo(out, data_dir=data_dir, n_resamples=n_resamples, progress=progress_for(ctx))
+    result.evaluation.metrics.to_csv(Path(out) / "metrics.csv", index=False)
+    _write_report(RunStore(result.run_dir), Path(out))
