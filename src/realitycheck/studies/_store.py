@@ -1,0 +1,123 @@
+"""Study results in a run folder: ``RUN/studies/<study key>/``.
+
+Each result is a folder holding ``result.json`` (study key, spec, finding,
+skipped lines, table and figure captions), one CSV per table and one PNG per
+figure. The folder is written beside the old one and swapped in, so a reader
+never sees half a result.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import uuid
+from pathlib import Path
+
+import pandas as pd
+
+from realitycheck.errors import InvalidInputError
+from realitycheck.store import RunStore
+from realitycheck.studies._base import StudyFigure, StudyResult, StudyTable
+
+__all__ = ["load_results", "result_dir", "save_result"]
+
+_SAFE = re.compile(r"[^A-Za-z0-9._=-]+")
+
+
+def result_dir(store: RunStore, study_key: str) -> Path:
+    """Return the folder of one study's result in a run."""
+    return store.path / "studies" / (_SAFE.sub("_", study_key).strip("._") or "study")
+
+
+def _check_name(name: str, what: str) -> None:
+    if not name or _SAFE.search(name):
+        raise InvalidInputError(
+            f"A study {what} name must use letters, digits and . _ = - only. Got {name!r} instead."
+        )
+
+
+def save_result(store: RunStore, result: StudyResult) -> Path:
+    """Write a study result into the run (replacing an older result of the same study)."""
+    final = result_dir(store, result.study)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = final.with_name(f".{final.name}.{uuid.uuid4().hex[:8]}.tmp")
+    tmp.mkdir()
+    try:
+        for t in result.tables:
+            _check_name(t.name, "table")
+            t.frame.to_csv(tmp / f"{t.name}.csv", index=False)
+        for f in result.figures:
+            _check_name(f.stem, "figure")
+            (tmp / f"{f.stem}.png").write_bytes(f.png)
+        meta = {
+            "study": result.study,
+            "spec": result.spec,
+            "finding": result.finding,
+            "skipped": list(result.skipped),
+            "tables": [{"name": t.name, "caption": t.caption} for t in result.tables],
+            "figures": [{"stem": f.stem, "caption": f.caption} for f in result.figures],
+        }
+        (tmp / "result.json").write_text(json.dumps(meta, indent=2, default=str), encoding="utf-8")
+        old = final.with_name(f".{final.name}.{uuid.uuid4().hex[:8]}.old")
+        if final.exists():
+            final.rename(old)
+        tmp.rename(final)
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return final
+
+
+def load_results(store: RunStore) -> list[StudyResult]:
+    """Return every study result stored in a run, sorted by study key."""
+    root = store.path / "studies"
+    if not root.is_dir():
+        return []
+    out = []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        meta_path = folder / "result.json"
+        if not meta_path.exists():
+            continue
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise InvalidInputError(
+                f"not valid JSON: {exc.msg}", path=meta_path, line=exc.lineno
+            ) from None
+        tables = tuple(
+            StudyTable(
+                name=t["name"],
+                frame=_read_csv(folder / f"{t['name']}.csv"),
+                caption=t.get("caption", ""),
+            )
+            for t in meta.get("tables", [])
+        )
+        figures = tuple(
+            StudyFigure(
+                stem=f["stem"],
+                png=(folder / f"{f['stem']}.png").read_bytes(),
+                caption=f.get("caption", ""),
+            )
+            for f in meta.get("figures", [])
+        )
+        out.append(
+            StudyResult(
+                study=meta["study"],
+                spec=meta.get("spec", {}),
+                finding=meta.get("finding", ""),
+                tables=tables,
+                figures=figures,
+                skipped=tuple(meta.get("skipped", [])),
+            )
+        )
+    return out
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    text = path.read_text(encoding="utf-8")
+    if not text.strip():
+        return pd.DataFrame()
+    return pd.read_csv(io.StringIO(text))
