@@ -100,7 +100,7 @@ class RunData:
             examples[["example_id", "dataset", "task"]], on="example_id", how="left"
         )
         responses["length_chars"] = responses["text"].str.len()
-        responses["length_words"] = responses["text"].str.split().str.len()
+        responses["length_words"] = responses["text"].map(lambda t: len(t.split()))
         self.responses = responses
         self.labels = store.frame("labels")
         self.scores = store.frame("scores")
