@@ -82,11 +82,13 @@ def datasets_fetch(name: str, dest: str | None, force: bool) -> None:
 
 @cli.command("components")
 def components() -> None:
-    """List every registered labeler and detector with its summary line."""
+    """List every registered labeler, detector and study with its summary line."""
     from realitycheck.detectors import detectors
     from realitycheck.labelers import labelers
+    from realitycheck.studies import studies
 
-    for family, registry in (("labelers", labelers), ("detectors", detectors)):
+    registries = (("labelers", labelers), ("detectors", detectors), ("studies", studies))
+    for family, registry in registries:
         click.echo(f"{family}:")
         for name in registry.names():
             doc = (registry.get(name).__doc__ or "").strip().splitlines()[0]

@@ -16,7 +16,10 @@ from realitycheck.report._html import render_html
 from realitycheck.report._markdown import render_markdown
 from realitycheck.report._results import agreement_section, curves_section, metrics_section
 from realitycheck.report._sections import header_section, notes_section, overview_section
+from realitycheck.report._studies import slug as _slug
+from realitycheck.report._studies import studies_section
 from realitycheck.store import RunStore
+from realitycheck.studies import load_results
 
 __all__ = ["ReportFiles", "write_report"]
 
@@ -127,12 +130,14 @@ def write_report(
     keys = human_keys(data, reference)
     view = overview(data, reference)
     cov = coverage(data)
+    results = load_results(store)
     blocks: list[Block] = [
         *header_section(data, title),
         *overview_section(data, view, cov, keys),
         *metrics_section(data, reference),
         *curves_section(data, reference),
         *agreement_section(data, reference),
+        *studies_section(results),
         *notes_section(data, cov),
     ]
     out.mkdir(parents=True, exist_ok=True)
@@ -144,13 +149,17 @@ def write_report(
             path = out / FIGURE_DIR / f"{fig.stem}.png"
             _write(path, fig.png)
             figure_paths.append(path)
-    tables = (
+    tables: tuple[Path, ...] = (
         _csv(out / "metrics.csv", data.metrics),
         _csv(out / "agreement.csv", data.agreement),
         _csv(out / "overview.csv", view),
         _csv(out / "thresholds.csv", _thresholds(data.metrics)),
         _csv(out / "coverage.csv", cov),
     )
+    for result in results:
+        folder = out / "studies" / _slug(result.study)
+        folder.mkdir(parents=True, exist_ok=True)
+        tables += tuple(_csv(folder / f"{t.name}.csv", t.frame) for t in result.tables)
     markdown = out / "report.md"
     _write(markdown, render_markdown(blocks, FIGURE_DIR).encode("utf-8"))
     html_path = out / "report.html"

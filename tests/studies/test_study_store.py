@@ -1,0 +1,79 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from realitycheck import InvalidInputError, RunStore, write_report
+from realitycheck._plot import new_figure, png_bytes
+from realitycheck.report._studies import MAX_ROWS, format_cell
+from realitycheck.studies import StudyFigure, StudyResult, StudyTable, load_results, save_result
+
+
+def _result(n_rows=3, finding="Length predicts <b>hallucination</b>."):
+    fig, ax = new_figure(2, 2)
+    ax.plot([0, 1], [0, 1])
+    frame = pd.DataFrame(
+        {
+            "detector": [f"d{i}" for i in range(n_rows)],
+            "auroc": np.linspace(0.5, 0.9, n_rows),
+            "n": np.arange(n_rows) + 1000,
+        }
+    )
+    return StudyResult(
+        study="toy[k=2]",
+        spec={"name": "toy", "params": {"k": 2}, "version": "1"},
+        finding=finding,
+        tables=(StudyTable("by_detector", frame, "AUROC per detector"),),
+        figures=(StudyFigure("curve", png_bytes(fig), "a line"),),
+        skipped=("begin: no annotators",),
+    )
+
+
+def test_results_round_trip_and_replace_older_ones(tmp_path):
+    store = RunStore(tmp_path)
+    save_result(store, _result(finding="first"))
+    save_result(store, _result(finding="second"))
+    (loaded,) = load_results(store)
+    assert loaded.finding == "second"
+    assert loaded.study == "toy[k=2]" and loaded.skipped == ("begin: no annotators",)
+    pd.testing.assert_frame_equal(loaded.table("by_detector"), _result().table("by_detector"))
+    assert loaded.figures[0].png.startswith(b"\x89PNG")
+    assert not [p for p in (tmp_path / "studies").iterdir() if p.name.startswith(".")]
+
+
+def test_bad_table_name_is_refused_and_leaves_nothing(tmp_path):
+    store = RunStore(tmp_path)
+    bad = StudyResult(study="toy", spec={}, finding="", tables=(StudyTable("a/b", pd.DataFrame()),))
+    with pytest.raises(InvalidInputError, match="must use letters, digits"):
+        save_result(store, bad)
+    assert load_results(store) == []
+
+
+def test_report_has_a_section_per_study_with_escaped_finding(tmp_path):
+    store = RunStore(tmp_path / "run")
+    save_result(store, _result(n_rows=MAX_ROWS + 5))
+    files = write_report(store, tmp_path / "out")
+    html = files.html.read_text()
+    assert "Length predicts &lt;b&gt;hallucination&lt;/b&gt;." in html
+    assert "<b>hallucination" not in html
+    assert f"First {MAX_ROWS} of {MAX_ROWS + 5} rows" in html
+    assert "begin: no annotators" in html
+    csv = tmp_path / "out" / "studies" / "toy_k_2" / "by_detector.csv"
+    assert len(pd.read_csv(csv)) == MAX_ROWS + 5
+    assert (tmp_path / "out" / "figures" / "study_toy_k_2_curve.png").exists()
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (True, "yes"),
+        (float("nan"), "n/a"),
+        (12345, "12,345"),
+        (0.12345, "0.123"),
+        (0.0001234, "0.000123"),
+        ("x", "x"),
+        (np.int64(7), "7"),
+        (2.0, "2.000"),
+    ],
+)
+def test_format_cell(value, text):
+    assert format_cell(value) == text
