@@ -1,0 +1,210 @@
+"""The backend protocol: one verb, ``generate(requests) -> generations``, plus ``loglik``.
+
+A backend declares what it can supply (:data:`CAPABILITIES`): a detector or
+labeler that needs a capability the chosen backend lacks fails before any call
+(:func:`require`), naming the capability and the backends that have it.
+
+Every request is a frozen, JSON-able value; its :meth:`GenerationRequest.cache_key`
+together with the backend's spec addresses the shared call cache, so a request
+is never paid for twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+from realitycheck.errors import InvalidInputError
+from realitycheck.registry import Component, Registry
+
+__all__ = [
+    "CAPABILITIES",
+    "DECODINGS",
+    "Backend",
+    "Generation",
+    "GenerationRequest",
+    "backend",
+    "backends",
+    "require",
+]
+
+CAPABILITIES = frozenset(
+    {
+        "chat",  # takes chat messages
+        "completion",  # takes a raw prompt
+        "n",  # several return sequences per request
+        "logprobs",  # token log-probabilities of the generated tokens
+        "top_logprobs",  # top-k alternatives per generated token
+        "entropy",  # token entropies over the full vocabulary
+        "hidden",  # hidden-state features of chosen layers
+        "loglik",  # log-likelihood of a fixed continuation
+        "beam",  # beam search
+    }
+)
+DECODINGS = ("greedy", "beam", "sampling", "top_k", "top_p")
+
+
+@dataclass(frozen=True, kw_only=True)
+class GenerationRequest:
+    """One call to a model.
+
+    Attributes:
+        prompt: The raw prompt (completion style); empty when ``messages`` are given.
+        messages: Chat messages ``({"role": ..., "content": ...}, ...)``.
+        n: Number of return sequences.
+        decoding: One of :data:`DECODINGS`.
+        temperature: Sampling temperature (ignored by greedy and beam).
+        top_p: Nucleus mass for ``top_p`` decoding (default 0.95 in the plans).
+        top_k: Candidates for ``top_k`` decoding (default 40 in the plans).
+        num_beams: Beams for ``beam`` decoding.
+        max_tokens: Most new tokens.
+        stop: Stop strings.
+        seed: Seed, for backends that take one.
+        logprobs: Whether to return token log-probabilities.
+        top_logprobs: How many alternatives per token to return (0 = none).
+        hidden_layers: Layers whose hidden-state features to return (white-box only).
+        tag: Free text the caller uses to find the answer again (not sent to the model).
+    """
+
+    prompt: str = ""
+    messages: tuple[Mapping[str, str], ...] = ()
+    n: int = 1
+    decoding: str = "greedy"
+    temperature: float = 0.0
+    top_p: float = 1.0
+    top_k: int = 0
+    num_beams: int = 1
+    max_tokens: int = 64
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+    logprobs: bool = False
+    top_logprobs: int = 0
+    hidden_layers: tuple[int, ...] = ()
+    tag: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if bool(self.prompt) == bool(self.messages):
+            raise InvalidInputError(
+                "A GenerationRequest needs exactly one of 'prompt' and 'messages'. "
+                f"Got prompt={self.prompt[:40]!r} and {len(self.messages)} messages."
+            )
+        if self.decoding not in DECODINGS:
+            raise InvalidInputError(
+                f"The 'decoding' parameter of GenerationRequest must be one of {DECODINGS}. "
+                f"Got {self.decoding!r} instead."
+            )
+        if not isinstance(self.n, int) or self.n < 1:
+            raise InvalidInputError(
+                "The 'n' parameter of GenerationRequest must be an int >= 1. "
+                f"Got {self.n!r} instead."
+            )
+        if not isinstance(self.max_tokens, int) or self.max_tokens < 1:
+            raise InvalidInputError(
+                "The 'max_tokens' parameter of GenerationRequest must be an int >= 1. "
+                f"Got {self.max_tokens!r} instead."
+            )
+
+    def payload(self) -> dict[str, Any]:
+        """Return the request as plain JSON-able data (without ``tag``)."""
+        data = asdict(self)
+        data.pop("tag")
+        data["messages"] = [dict(m) for m in self.messages]
+        return data
+
+    def cache_key(self, backend_spec: Mapping[str, Any]) -> str:
+        """Return the SHA-256 of the canonical JSON of this request and the backend spec."""
+        text = json.dumps(
+            {"backend": backend_spec, "request": self.payload()}, sort_keys=True, default=str
+        )
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Generation:
+    """The answer to one request: ``n`` sequences and what the backend measured.
+
+    Per sequence ``i``: ``texts[i]``; where requested and supported,
+    ``token_logprobs[i]`` (log-probability of each generated token),
+    ``tokens[i]``, ``top_logprobs[i]`` (per token, ``{token: logprob}``),
+    ``token_entropies[i]`` (entropy of each next-token distribution, nats) and
+    ``hidden[i]`` (feature name → list of floats, e.g. ``"last_token@L12"``,
+    ``"mean@L12"``, ``"singular_values@L12"``). ``error`` is set, and ``texts``
+    empty, when the call failed for good; ``cached`` says it came from the cache.
+    """
+
+    texts: tuple[str, ...] = ()
+    tokens: tuple[tuple[str, ...], ...] = ()
+    token_logprobs: tuple[tuple[float, ...], ...] = ()
+    top_logprobs: tuple[tuple[Mapping[str, float], ...], ...] = ()
+    token_entropies: tuple[tuple[float, ...], ...] = ()
+    hidden: tuple[Mapping[str, tuple[float, ...]], ...] = ()
+    finish_reasons: tuple[str, ...] = ()
+    usage: Mapping[str, int] = field(default_factory=dict)
+    error: str = ""
+    cached: bool = False
+
+    def to_json(self) -> str:
+        """Return the generation as JSON text (for the call cache)."""
+        data = asdict(self)
+        data.pop("cached")
+        return json.dumps(data, default=lambda o: dict(o))
+
+    @classmethod
+    def from_json(cls, text: str, *, cached: bool = True) -> Generation:
+        """Rebuild a generation stored with :meth:`to_json`."""
+        data = json.loads(text)
+
+        def tuples(value: Any) -> Any:
+            if isinstance(value, list):
+                return tuple(tuples(v) for v in value)
+            return value
+
+        out = {k: tuples(v) if k not in ("usage",) else v for k, v in data.items()}
+        out["hidden"] = tuple(
+            {name: tuple(vec) for name, vec in h.items()} for h in data.get("hidden", [])
+        )
+        return cls(**out, cached=cached)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Backend(Component):
+    """A model that answers :class:`GenerationRequest` s.
+
+    Subclasses set ``capabilities`` (a subset of :data:`CAPABILITIES`) and
+    implement :meth:`generate`; those with ``"loglik"`` implement :meth:`loglik`.
+    A failed request becomes a :class:`Generation` with ``error`` set, never an
+    exception that loses the other requests' answers.
+    """
+
+    capabilities: ClassVar[frozenset[str]] = frozenset()
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
+        """Answer each request, in order."""
+        raise NotImplementedError
+
+    def loglik(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """Return log p(continuation | prompt) for each ``(prompt, continuation)``."""
+        raise InvalidInputError(f"The backend {self.key!r} cannot score fixed continuations.")
+
+
+backends: Registry[Backend] = Registry("backends", "realitycheck.backends")
+backend = backends.register
+
+
+def require(needs: frozenset[str] | set[str], chosen: Backend, *, who: str) -> None:
+    """Fail before any call if ``chosen`` lacks a capability that ``who`` needs.
+
+    Raises:
+        InvalidInputError: Naming the missing capabilities and the backends that have them.
+    """
+    missing = sorted(set(needs) & CAPABILITIES - chosen.capabilities)
+    if not missing:
+        return
+    able = [name for name in backends.names() if set(missing) <= backends.get(name).capabilities]
+    raise InvalidInputError(
+        f"{who} needs {', '.join(missing)}, which the backend {chosen.key!r} cannot supply. "
+        f"Backends that can: {', '.join(able) or 'none installed'}."
+    )
