@@ -181,12 +181,13 @@ def evaluate_cmd(
     _echo_stage(detect(store, dets, datasets=names, progress=progress))
     result = evaluate(store, config, progress=progress)
     out = Path(run_dir)
-    result.metrics.to_csv(out / "metrics.csv", index=False)
-    result.agreement.to_csv(out / "agreement.csv", index=False)
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     if report:
-        _write_report(store, out)
+        _write_report(store, out)  # also writes metrics.csv and agreement.csv
+    else:
+        result.metrics.to_csv(out / "metrics.csv", index=False)
+        result.agreement.to_csv(out / "agreement.csv", index=False)
     click.echo(f"metrics: {out / 'metrics.csv'} ({len(result.metrics)} rows)")
 
 
@@ -233,10 +234,13 @@ def report_cmd(run_dir: str, out: str | None) -> None:
 @click.option("--n-resamples", type=int, default=1000, show_default=True)
 @click.pass_context
 def demo_cmd(ctx: click.Context, out: str, data_dir: str | None, n_resamples: int) -> None:
-    """Run the cheap detectors and labelers on RAGTruth, FaithBench, HaluEval and TruthfulQA."""
+    """Detectors, labelers and every study on RAGTruth, FaithBench, HaluEval, TruthfulQA, BEGIN.
+
+    Everything stored is reused when the demo runs again into the same folder.
+    """
     from realitycheck.pipeline import run_demo
     from realitycheck.store import RunStore
 
     result = run_demo(out, data_dir=data_dir, n_resamples=n_resamples, progress=progress_for(ctx))
-    result.evaluation.metrics.to_csv(Path(out) / "metrics.csv", index=False)
+    click.echo(f"run: {result.run_dir}; studies: {', '.join(result.studies) or 'none'}")
     _write_report(RunStore(result.run_dir), Path(out))
