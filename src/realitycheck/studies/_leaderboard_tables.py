@@ -1,0 +1,200 @@
+"""Tables and the finding of the leaderboard study (kept apart to keep each module short)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from realitycheck.studies import _rank_stats as R
+
+__all__ = [
+    "ANSWER_CAPTION",
+    "BOARD_CAPTION",
+    "BOARD_COLUMNS",
+    "INVERSION_CAPTION",
+    "SELF_CAPTION",
+    "answer_rates",
+    "finding",
+    "front",
+    "inversions",
+    "short_name",
+    "slices",
+]
+
+BOARD_COLUMNS = [
+    "judge",
+    "judge_kind",
+    "generator",
+    "n_judged",
+    "n_hallucinated",
+    "hallucination_rate",
+    "ci_low",
+    "ci_high",
+    "n_judged_answered",
+    "n_hallucinated_answered",
+    "hallucination_rate_answered",
+    "ranked_rate",
+    "rank",
+    "tied",
+    "human_rate",
+    "human_rank",
+    "threshold",
+    "threshold_rule",
+]
+BOARD_CAPTION = (
+    "Generators under each judge, on responses that both the judge and the reference labelled. "
+    "hallucination_rate: share judged hallucinated (Wilson CI); *_answered: among non-refusals. "
+    "ranked_rate is the rate ranked (over {by} responses); rank 1 = lowest, ties share the "
+    "average rank (tied = True); human_rate / human_rank: the reference on the same responses."
+)
+ANSWER_CAPTION = (
+    "Answer rate: share of responses with more than {} words (shorter ones count as "
+    "refusals, the HHEM leaderboard rule), with Wilson CI."
+)
+INVERSION_CAPTION = (
+    "Each judge's ranking of generators against the reference's: discordant pairs (each "
+    "listed as a < b: the reference rates a lower, the judge rates b lower; pairs tied "
+    "under either are counted in n_tied_pairs, not as discordant) and Kendall's tau-b."
+)
+SELF_CAPTION = (
+    "Judges that are also generators (names matched after lower-casing, dropping org / family "
+    "prefixes and treating - _ . alike). bias = judge rate - human rate; self_preference = "
+    "bias_self - bias_others (negative = more lenient with itself), CI from resampling sources."
+)
+
+
+def slices(frame: pd.DataFrame) -> list[tuple[str, np.ndarray]]:
+    """The slices ranked: ``all``, plus ``task=<t>`` per task when there are several."""
+    tasks = sorted(frame["task"].dropna().unique())
+    out = [("all", np.ones(len(frame), dtype=bool))]
+    if len(tasks) > 1:
+        out += [(f"task={t}", (frame["task"] == t).to_numpy()) for t in tasks]
+    return out
+
+
+def front(parts: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """Concatenate per-slice frames with ``dataset`` and ``slice`` as the first columns."""
+    if not parts:
+        return pd.DataFrame()
+    frame = pd.concat(parts, ignore_index=True)
+    lead = ["dataset", "slice"]
+    return frame[lead + [c for c in frame.columns if c not in lead]]
+
+
+def answer_rates(sub: pd.DataFrame, refused: np.ndarray, confidence: float) -> pd.DataFrame:
+    """Per generator: responses, refusals and the answer rate with its Wilson interval."""
+    grouped = pd.DataFrame({"generator": sub["model"].to_numpy(), "refused": refused})
+    out = (
+        grouped.groupby("generator")["refused"]
+        .agg(n_responses="size", n_refusals="sum")
+        .reset_index()
+    )
+    answered = out["n_responses"] - out["n_refusals"]
+    out["answer_rate"] = answered / out["n_responses"]
+    out["ci_low"], out["ci_high"] = R.wilson_interval(answered, out["n_responses"], confidence)
+    return out
+
+
+def short_name(name: str) -> str:
+    """A generator name without its organisation prefix."""
+    return name.rsplit("/", 1)[-1]
+
+
+def inversions(board: pd.DataFrame) -> list[dict[str, Any]]:
+    """One row per judge: its ranking against the reference's on the same responses."""
+    out = []
+    for judge, part in board[board["judge_kind"] != "reference"].groupby("judge", sort=False):
+        part = part[part["ranked_rate"].notna() & part["human_rate"].notna()]
+        names = [short_name(g) for g in part["generator"]]
+        human, rate = part["human_rate"].to_numpy(), part["ranked_rate"].to_numpy()
+        pairs, n_tied = R.discordant_pairs(human, rate)
+        tau, p = R.kendall_tau_b(human, rate)
+        n = len(names)
+        out.append(
+            {
+                "judge": judge,
+                "judge_kind": part["judge_kind"].iloc[0] if n else "",
+                "threshold_rule": part["threshold_rule"].iloc[0] if n else "",
+                "n_generators": n,
+                "n_pairs": n * (n - 1) // 2,
+                "n_discordant": len(pairs),
+                "n_tied_pairs": n_tied,
+                "kendall_tau_b": tau,
+                "p_value": p,
+                "judge_ties": R.describe_ties(names, rate),
+                "human_ties": R.describe_ties(names, human),
+                "discordant_pairs": "; ".join(f"{names[i]} < {names[j]}" for i, j in pairs),
+            }
+        )
+    return out
+
+
+def finding(board: pd.DataFrame, inv: pd.DataFrame, pref: pd.DataFrame, reference: str) -> str:
+    """A few sentences computed from the tables (the ``all`` slice of each dataset)."""
+    if board.empty:
+        return (
+            "No dataset in this run has two or more generators with reference labels, "
+            "so nothing was ranked."
+        )
+    sentences = []
+    for ds, part in board[(board["slice"] == "all") & (board["judge_kind"] == "reference")].groupby(
+        "dataset"
+    ):
+        part = part.sort_values("ranked_rate")
+        best, worst = part.iloc[0], part.iloc[-1]
+        sentences.append(
+            f"On {ds}, {reference} labels rank {short_name(best['generator'])} lowest "
+            f"({best['ranked_rate']:.0%} hallucinated) and "
+            f"{short_name(worst['generator'])} highest ({worst['ranked_rate']:.0%}) "
+            f"of {len(part)} generators."
+        )
+        rows = inv[(inv["dataset"] == ds) & (inv["slice"] == "all")] if not inv.empty else inv
+        for _, r in rows[rows["judge_kind"] == "human"].iterrows() if not rows.empty else ():
+            sentences.append(
+                f"Under the other human labels {r['judge']}, {r['n_discordant']} of "
+                f"{r['n_pairs']} pairs of that ranking are inverted (tau-b "
+                f"{r['kendall_tau_b']:.2f})."
+            )
+        rows = rows[rows["judge_kind"] != "human"] if not rows.empty else rows
+        flat = rows[rows["kendall_tau_b"].isna()] if not rows.empty else rows
+        if not flat.empty:
+            sentences.append(
+                f"{', '.join(flat['judge'])} "
+                f"{'rates' if len(flat) == 1 else 'rate'} every generator the same "
+                "(tau-b undefined)."
+            )
+        rows = rows[rows["kendall_tau_b"].notna()] if not rows.empty else rows
+        if not rows.empty:
+            rows = rows.sort_values("kendall_tau_b", ascending=False)
+            top, low = rows.iloc[0], rows.iloc[-1]
+            text = (
+                f"Of {'the other ' if len(flat) else ''}{len(rows)} automatic judges, "
+                f"{top['judge']} matches that ranking best "
+                f"(Kendall tau-b {top['kendall_tau_b']:.2f}, {top['n_discordant']} of "
+                f"{top['n_pairs']} pairs inverted) and {low['judge']} worst (tau-b "
+                f"{low['kendall_tau_b']:.2f}, {low['n_discordant']} inverted)"
+            )
+            if len(rows) == 1:
+                text = (
+                    f"The only automatic judge, {top['judge']}, inverts {top['n_discordant']} of "
+                    f"{top['n_pairs']} pairs of that ranking (Kendall tau-b "
+                    f"{top['kendall_tau_b']:.2f})"
+                )
+            sentences.append(text + ".")
+    if not pref.empty:
+        rows = pref[pref["slice"] == "all"]
+        items = [
+            f"{r['judge']} {100 * r['self_preference']:+.1f} points "
+            f"(CI {100 * r['ci_low']:+.1f} to {100 * r['ci_high']:+.1f}) on {r['dataset']}"
+            for _, r in rows.iterrows()
+        ]
+        if items:
+            sentences.append(
+                "Self-preference of judges that are also generators (bias on own outputs minus "
+                "mean bias on others, bias = judge minus human rate; negative = lenient with "
+                "itself): " + "; ".join(items) + "."
+            )
+    return " ".join(sentences)

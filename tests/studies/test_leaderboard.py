@@ -1,0 +1,331 @@
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from realitycheck import InvalidInputError, RunStore, datasets, detect, detectors, ingest
+from realitycheck.records import Example, Label, Response, Score
+from realitycheck.studies import RunData, studies
+from realitycheck.studies import _rank_stats as R
+from realitycheck.studies.leaderboard import Leaderboard
+
+# -- statistics ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_wilson_interval_matches_statsmodels(seed):
+    proportion_confint = pytest.importorskip("statsmodels.stats.proportion").proportion_confint
+    rng = np.random.default_rng(seed)
+    n = rng.integers(1, 300, size=40)
+    k = rng.integers(0, n + 1)
+    k[:3], n[:3] = [0, 5, 7], [9, 5, 7]  # no successes, all successes
+    for confidence in (0.9, 0.95):
+        low, high = R.wilson_interval(k, n, confidence)
+        ref_low, ref_high = proportion_confint(k, n, alpha=1 - confidence, method="wilson")
+        np.testing.assert_allclose(low, ref_low, atol=1e-12)
+        np.testing.assert_allclose(high, ref_high, atol=1e-12)
+
+
+def test_wilson_interval_of_nothing_is_nan():
+    assert all(math.isnan(v) for v in R.wilson_interval(0, 0))
+    low, high = R.wilson_interval(np.array([1, 0]), np.array([4, 0]))
+    assert 0 < low[0] < 0.25 < high[0] < 1 and np.isnan(low[1]) and np.isnan(high[1])
+
+
+def _brute_force(a, b):
+    concordant = discordant = tied_a = tied_b = 0
+    for i, j in itertools.combinations(range(len(a)), 2):
+        da, db = a[i] - a[j], b[i] - b[j]
+        tied_a += da == 0
+        tied_b += db == 0
+        if da * db > 0:
+            concordant += 1
+        elif da * db < 0:
+            discordant += 1
+    n0 = len(a) * (len(a) - 1) / 2
+    tau_b = (concordant - discordant) / math.sqrt((n0 - tied_a) * (n0 - tied_b))
+    return discordant, tau_b
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_discordant_pairs_and_tau_b_on_rankings_with_ties(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(4, 15))
+    human = rng.integers(0, 5, n) / 10  # few distinct values: many ties
+    judge = human + rng.integers(-2, 3, n) / 10
+    pairs, n_tied = R.discordant_pairs(human, judge)
+    discordant, tau_b = _brute_force(human, judge)
+    assert len(pairs) == discordant
+    assert all(human[i] < human[j] and judge[i] > judge[j] for i, j in pairs)
+    both_untied = sum(
+        (human[i] != human[j]) and (judge[i] != judge[j])
+        for i, j in itertools.combinations(range(n), 2)
+    )
+    assert n_tied == n * (n - 1) // 2 - both_untied
+    tau, p = R.kendall_tau_b(human, judge)
+    assert tau == pytest.approx(tau_b, abs=1e-12)
+    expected = stats.kendalltau(human, judge)
+    assert tau == pytest.approx(expected.statistic) and p == pytest.approx(expected.pvalue)
+
+
+def test_reversed_ranking_is_all_discordant_and_constant_is_undefined():
+    pairs, n_tied = R.discordant_pairs([0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1])
+    assert len(pairs) == 6 and n_tied == 0
+    assert R.kendall_tau_b([0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1])[0] == pytest.approx(-1)
+    assert all(math.isnan(v) for v in R.kendall_tau_b([0.1, 0.2, 0.3], [0.5, 0.5, 0.5]))
+    assert all(math.isnan(v) for v in R.kendall_tau_b([0.1], [0.2]))
+
+
+def test_rank_rates_are_average_ranks_with_nan_left_out():
+    rates = np.array([0.3, 0.1, 0.3, np.nan, 0.2])
+    ranks = R.rank_rates(rates)
+    np.testing.assert_array_equal(ranks[[0, 1, 2, 4]], stats.rankdata([0.3, 0.1, 0.3, 0.2]))
+    assert np.isnan(ranks[3]) and ranks[0] == ranks[2] == 3.5
+    assert R.describe_ties(["a", "b", "c", "d", "e"], rates) == "a = c (0.3)"
+
+
+def test_refusals_are_short_responses_or_phrases():
+    texts = pd.Series(["", "No.", "I have no comment.", "one two three four five", "a b c d e f"])
+    assert R.refusal_mask(texts, 5).tolist() == [True, True, True, True, False]
+    assert R.refusal_mask(texts, 0).tolist() == [True, False, False, False, False]
+    assert R.refusal_mask(texts, 0, ["NO COMMENT", "(f"]).tolist() == [
+        True, False, True, False, False,
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("judge", "generator"),
+    [
+        ("recorded:gpt_4o", "openai/gpt-4o"),
+        ("recorded:gpt-3.5-turbo", "openai/GPT-3.5-Turbo"),
+        ("llm_judge[model=openai/gpt-4o,temperature=0]", "openai/gpt-4o"),
+        ("Llama_3.1 8B", "meta-llama/llama-3-1-8b"),
+    ],
+)
+def test_judges_match_generators_after_normalisation(judge, generator):
+    assert R.match_judges([judge], ["acme/other", generator]) == {judge: generator}
+
+
+def test_unrelated_judges_do_not_match():
+    generators = ["openai/gpt-4o", "openai/GPT-3.5-Turbo"]
+    judges = ["recorded:gpt-4-turbo", "recorded:hhem-2.1", "rouge_l[threshold=0.3]"]
+    assert R.match_judges(judges, generators) == {}
+
+
+def test_self_preference_by_hand():
+    # Own generator first: judge 0.1 vs human 0.4 (bias -0.3); others +0.1 and -0.1 (mean 0).
+    bias_self, bias_others, pref = R.self_preference(
+        np.array([0.1, 0.3, 0.5]), np.array([0.4, 0.2, 0.6]), 0
+    )
+    assert (bias_self, bias_others, pref) == pytest.approx((-0.3, 0.0, -0.3))
+
+
+def test_self_preference_bootstrap_matches_a_loop_over_resampled_sources():
+    rng = np.random.default_rng(3)
+    n_sources, n_groups = 30, 4
+    group = np.tile(np.arange(n_groups), n_sources)
+    cluster = np.repeat(np.arange(n_sources), n_groups)
+    human = rng.integers(0, 2, group.size).astype(float)
+    judge = np.where(rng.random(group.size) < 0.8, human, 1 - human)
+    low, high = R.cluster_bootstrap_self_preference(
+        judge, human, group == 2, group, cluster, n_resamples=200, seed=5
+    )
+    draws = np.random.default_rng(5).integers(0, n_sources, (200, n_sources))
+    values = []
+    for draw in draws:
+        rows = np.concatenate([np.flatnonzero(cluster == c) for c in draw])
+        frame = pd.DataFrame({"g": group[rows], "j": judge[rows], "h": human[rows]})
+        rates = frame.groupby("g")[["j", "h"]].mean().reindex(range(n_groups))
+        values.append(R.self_preference(rates["j"].to_numpy(), rates["h"].to_numpy(), 2)[2])
+    expected = np.quantile(values, [0.025, 0.975])
+    assert (low, high) == pytest.approx(tuple(expected), abs=1e-12)
+
+
+# -- the study on a hand-made run ---------------------------------------------------------
+
+GENERATORS = ("openai/gpt-4o", "acme/alpha", "acme/beta")
+
+
+def _toy_store(path):
+    """Ten sources x three generators; human rates 0.4 / 0.2 / 0.6 (gpt-4o / alpha / beta)."""
+    human = {"openai/gpt-4o": 4, "acme/alpha": 2, "acme/beta": 6}
+    gpt = {"openai/gpt-4o": 1, "acme/alpha": 3, "acme/beta": 5}  # judge recorded:gpt_4o
+    lex = {"openai/gpt-4o": 4, "acme/alpha": 4, "acme/beta": 6}  # ties gpt-4o and alpha
+    examples, responses, labels, scores = [], [], [], []
+    for i in range(10):
+        examples.append(Example(example_id=f"toy/{i}", dataset="toy", task="summary"))
+        for g in GENERATORS:
+            rid = f"toy/{i}/{g}"
+            text = "short one" if (g == "acme/alpha" and i < 3) else "a longer summary of six words"
+            responses.append(Response(response_id=rid, example_id=f"toy/{i}", model=g, text=text))
+            labels.append(Label(response_id=rid, labeler="human", hallucinated=i < human[g]))
+            labels.append(Label(response_id=rid, labeler="lex", hallucinated=i < lex[g]))
+            labels.append(Label(response_id=rid, labeler="flat", hallucinated=True))
+            labels.append(Label(response_id=rid, labeler="copy", hallucinated=i < human[g]))
+            scores.append(
+                Score(response_id=rid, detector="recorded:gpt_4o", value=float(i < gpt[g]))
+            )
+            scores.append(Score(response_id=rid, detector="cont", value=i + 0.5 * (i < human[g])))
+    store = RunStore(path)
+    for records in (examples, responses, labels, scores):
+        store.append(records)
+    return RunData(store)
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    return _toy_store(tmp_path_factory.mktemp("toy"))
+
+
+def test_hand_made_leaderboard(toy):
+    result = Leaderboard().run(toy)
+    board = result.table("leaderboard").set_index(["judge", "generator"])
+    human = board.loc["human"]
+    assert human["hallucination_rate"].to_dict() == pytest.approx(
+        {"openai/gpt-4o": 0.4, "acme/alpha": 0.2, "acme/beta": 0.6}
+    )
+    assert human["rank"].to_dict() == {"acme/alpha": 1.0, "openai/gpt-4o": 2.0, "acme/beta": 3.0}
+    # alpha's three refusals (two words) are its 3 hallucinated-by-lex items 0..2.
+    assert board.loc[("lex", "acme/alpha"), "n_judged_answered"] == 7
+    assert board.loc[("lex", "acme/alpha"), "hallucination_rate_answered"] == pytest.approx(1 / 7)
+    lex = board.loc["lex"]
+    assert lex.loc["openai/gpt-4o", "rank"] == lex.loc["acme/alpha", "rank"] == 1.5
+    assert lex["tied"].to_dict() == {"openai/gpt-4o": True, "acme/alpha": True, "acme/beta": False}
+    answers = result.table("answer_rate").set_index("generator")
+    assert answers.loc["acme/alpha", ["n_refusals", "answer_rate"]].tolist() == [3, 0.7]
+    assert answers.loc["acme/beta", "answer_rate"] == 1.0
+
+    inv = result.table("inversions").set_index("judge")
+    assert inv.loc["recorded:gpt_4o", "n_discordant"] == 1
+    assert inv.loc["recorded:gpt_4o", "discordant_pairs"] == "alpha < gpt-4o"
+    assert inv.loc["recorded:gpt_4o", "kendall_tau_b"] == pytest.approx(1 / 3)
+    assert inv.loc["lex", ["n_discordant", "n_tied_pairs"]].tolist() == [0, 1]
+    assert inv.loc["lex", "judge_ties"] == "alpha = gpt-4o (0.4)"
+    assert inv.loc["lex", "kendall_tau_b"] == pytest.approx(
+        stats.kendalltau([0.4, 0.2, 0.6], [0.4, 0.4, 0.6]).statistic
+    )
+    assert "calibration split" in inv.loc["cont", "threshold_rule"]
+    assert "binary" in inv.loc["recorded:gpt_4o", "threshold_rule"]
+
+    (row,) = result.table("self_preference").to_dict("records")
+    assert row["judge"] == "recorded:gpt_4o" and row["generator"] == "openai/gpt-4o"
+    assert (row["bias_self"], row["bias_others"], row["self_preference"]) == pytest.approx(
+        (-0.3, 0.0, -0.3)
+    )
+    assert (row["judge_rank_self"], row["human_rank_self"]) == (1.0, 2.0)
+    assert row["ci_low"] <= -0.3 <= row["ci_high"]
+    assert "recorded:gpt_4o -30.0 points" in result.finding
+    assert result.figures[0].png.startswith(b"\x89PNG")
+    assert result.skipped == ("toy: judge copy left out, its verdicts equal human's",)
+    assert np.isnan(inv.loc["flat", "kendall_tau_b"]) and inv.loc["flat", "n_tied_pairs"] == 3
+    # cont's threshold splits sources, not generators: every generator gets the same rate.
+    assert "flat, cont rate every generator the same (tau-b undefined)" in result.finding
+    assert "Of the other 2 automatic judges, lex matches that ranking best" in result.finding
+    assert "recorded:gpt_4o worst (tau-b 0.33, 1 inverted)" in result.finding
+
+
+def test_given_threshold_and_answered_ranking(toy):
+    result = Leaderboard(thresholds={"cont": 8.0}, rank_by="answered").run(toy)
+    board = result.table("leaderboard").set_index(["judge", "generator"])
+    # cont >= 8 only for sources 8 and 9 (every generator): rate 0.2 each.
+    assert board.loc["cont", "threshold"].tolist() == [8.0, 8.0, 8.0]
+    assert board.loc["cont", "hallucination_rate"].tolist() == pytest.approx([0.2, 0.2, 0.2])
+    assert set(board.loc["cont", "threshold_rule"]) == {"given threshold"}
+    # Ranked among answered: alpha's human rate is 0 / 7.
+    assert board.loc[("human", "acme/alpha"), "ranked_rate"] == 0.0
+
+
+def test_one_generator_or_no_reference_is_skipped(tmp_path):
+    store = RunStore(tmp_path)
+    store.append([Example(example_id=f"{d}/0", dataset=d, task="qa") for d in ("one", "two")])
+    store.append(
+        [
+            Response(response_id="one/r", example_id="one/0", model="m", text="t"),
+            Response(response_id="two/a", example_id="two/0", model="a", text="t"),
+            Response(response_id="two/b", example_id="two/0", model="b", text="t"),
+        ]
+    )
+    store.append(
+        [Label(response_id=r, labeler="lex", hallucinated=True) for r in ("two/a", "two/b")]
+    )
+    result = Leaderboard().run(RunData(store))
+    assert result.skipped == (
+        "one: one generator (m), nothing to rank",
+        "two: no 'human' labels to rank against",
+    )
+    assert result.table("leaderboard").empty and "nothing was ranked" in result.finding
+
+
+def test_key_round_trip_with_thresholds():
+    study = studies.create_from_key("leaderboard[thresholds=recorded:hhem-2.1=0.5,refusal_words=3]")
+    assert study.thresholds == ("recorded:hhem-2.1=0.5",) and study.refusal_words == 3
+    assert studies.create_from_key(study.key) == study
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"refusal_words": -1}, "'refusal_words' parameter of leaderboard must be an int >= 0"),
+        ({"refusal_words": True}, "'refusal_words' parameter"),
+        ({"rank_by": "answer"}, "'rank_by' parameter of leaderboard must be one of"),
+        ({"objective": "auroc"}, "'objective' parameter"),
+        ({"confidence": 1.0}, "'confidence' parameter of leaderboard must be a float in"),
+        ({"calibration_fraction": 0}, "'calibration_fraction' parameter"),
+        ({"thresholds": ("hhem",)}, "'thresholds' parameter of leaderboard must give"),
+        ({"thresholds": {"hhem": "high"}}, "'thresholds' parameter"),
+        ({"thresholds": "hhem=nan"}, "'thresholds' parameter"),
+    ],
+)
+def test_bad_options_are_refused(params, match):
+    with pytest.raises(InvalidInputError, match=match):
+        Leaderboard(**params)
+
+
+# -- real data ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory, data_dir):
+    store = RunStore(tmp_path_factory.mktemp("leaderboard"))
+    for name in ("faithbench", "ragtruth"):
+        ingest(store, datasets.create(name, data_dir=data_dir))
+    detect(store, [detectors.create_from_key("source_overlap")])
+    data = RunData(store)
+    return data, Leaderboard().run(data)
+
+
+def test_faithbench_summarizers_by_humans_and_recorded_detectors(real):
+    data, result = real
+    board = result.table("leaderboard").query("dataset == 'faithbench' and slice == 'all'")
+    human = board[board["judge"] == "human"].set_index("generator")["hallucination_rate"]
+    frame = data.frame("faithbench").assign(h=data.verdicts("faithbench")["human"])
+    expected = frame.groupby("model")["h"].mean()
+    pd.testing.assert_series_equal(human.sort_index(), expected.sort_index(), check_names=False)
+    inv = result.table("inversions").query("dataset == 'faithbench' and slice == 'all'")
+    recorded = inv[inv["judge"].str.startswith("recorded:")].set_index("judge")
+    assert len(recorded) == 8 and set(recorded["n_pairs"]) == {45}
+    for judge, row in recorded.iterrows():
+        part = board[board["judge"] == judge]
+        tau = stats.kendalltau(part["human_rate"], part["ranked_rate"]).statistic
+        assert row["kendall_tau_b"] == pytest.approx(tau)
+        assert row["n_discordant"] == len(row["discordant_pairs"].split("; "))
+    selfpref = result.table("self_preference").query("dataset == 'faithbench'")
+    assert dict(zip(selfpref["judge"], selfpref["generator"], strict=True)) == {
+        "recorded:gpt-3.5-turbo": "openai/GPT-3.5-Turbo",
+        "recorded:gpt_4o": "openai/gpt-4o",
+    }
+
+
+def test_ragtruth_generators_per_task_and_overall(real):
+    _, result = real
+    board = result.table("leaderboard").query("dataset == 'ragtruth' and judge == 'human'")
+    assert sorted(board["slice"].unique()) == [
+        "all", "task=data2text", "task=rag_qa", "task=summary",
+    ]  # fmt: skip
+    assert board.groupby("slice")["generator"].nunique().eq(6).all()
+    assert board.query("slice == 'all'")["n_judged"].sum() == 817 + 900 + 900
+    assert board.query("slice == 'task=rag_qa'")["n_hallucinated"].sum() == 259
+    assert {f.stem for f in result.figures} >= {"leaderboard_faithbench_all"}
