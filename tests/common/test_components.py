@@ -76,7 +76,21 @@ def test_labeler_sign_order_invariance_and_missing_inputs(name):
         assert missing.hallucinated is None and missing.error
 
 
-@pytest.mark.parametrize("name", COMPUTED_DETECTORS)
+GENERATION_FEATURES = {"samples", "logprobs", "entropy", "hidden"}
+TEXT_DETECTORS = [n for n in COMPUTED_DETECTORS if not detectors.get(n).needs & GENERATION_FEATURES]
+FEATURE_DETECTORS = [n for n in COMPUTED_DETECTORS if detectors.get(n).needs & GENERATION_FEATURES]
+
+
+@pytest.mark.parametrize("name", FEATURE_DETECTORS)
+def test_detector_without_generation_features_says_what_is_missing(name):
+    det = _build(detectors, name)
+    scores = det.score([FAITHFUL, INVENTED], Needs(examples=EXAMPLES))
+    assert [s.response_id for s in scores] == ["good", "bad"]
+    for s in scores:
+        assert s.value is None and s.error, f"{name} must explain a missing feature"
+
+
+@pytest.mark.parametrize("name", TEXT_DETECTORS)
 def test_detector_sign_order_invariance_and_missing_inputs(name):
     det = _build(detectors, name)
     needs = Needs(examples=EXAMPLES)
