@@ -1,0 +1,138 @@
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from sklearn.metrics import roc_auc_score
+
+from realitycheck import InvalidInputError, RunStore, datasets, detect, detectors, ingest
+from realitycheck.studies import RunData, studies
+from realitycheck.studies.significance import Significance, group_of_models
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory, data_dir):
+    store = RunStore(tmp_path_factory.mktemp("significance") / "run")
+    for name in ("faithbench", "halueval-general", "ragtruth"):
+        ingest(store, datasets.create(name, data_dir=data_dir))
+    detect(store, [detectors.create_from_key("length[unit=chars]")])
+    return RunData(store)
+
+
+@pytest.fixture(scope="module")
+def default(data):
+    return Significance(n_resamples=200).run(data)
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"value": ""}, "'value' parameter of significance"),
+        ({"value": "hallucinated:"}, "'value' parameter of significance"),
+        ({"group": "size"}, "'group' parameter of significance must be one of"),
+        ({"group": "meta:"}, "'group' parameter"),
+        ({"paired": "maybe"}, "'paired' parameter of significance must be one of"),
+        ({"alpha": 1.5}, r"'alpha' parameter of significance must be a float in \(0, 1\)"),
+        ({"alpha": True}, "'alpha' parameter"),
+        ({"n_resamples": 0}, "'n_resamples' parameter of significance must be an int >= 1"),
+        ({"seed": -1}, "'seed' parameter of significance must be an int >= 0"),
+        ({"compare": ["a vs b vs c"]}, "'compare' parameter of significance must hold"),
+        ({"compare": [("a",)]}, "'compare' parameter"),
+    ],
+)
+def test_bad_options_are_rejected(params, match):
+    with pytest.raises(InvalidInputError, match=match):
+        Significance(**params)
+
+
+def test_compare_pairs_are_normalised_and_round_trip_through_the_key():
+    study = Significance(compare=[("recorded:a", "recorded:b"), "x vs  y"])
+    assert study.compare == ("recorded:a vs recorded:b", "x vs y")
+    rebuilt = studies.create_from_key(study.key)
+    assert rebuilt.compare == study.compare
+
+
+@pytest.mark.parametrize(
+    ("model", "size_bin", "tuned"),
+    [
+        ("meta-llama/Meta-Llama-3.1-70B-Instruct", ">=30B", "tuned"),
+        ("llama-2-13b-chat", "10-30B", "tuned"),
+        ("Qwen/Qwen2.5-7B-Instruct", "3-10B", "tuned"),
+        ("google/gemma-2-2b-it", "<3B", "tuned"),
+        ("EleutherAI/pythia-1.4b", "<3B", "base"),
+        ("openai/gpt-4o", None, "base"),
+        ("microsoft/Phi-3-mini-4k-instruct", None, "tuned"),
+        ("some-8bit-model", None, "base"),
+    ],
+)
+def test_size_bin_and_instruction_tuning_come_from_the_model_name(model, size_bin, tuned):
+    models = pd.Series([model])
+    assert group_of_models(models, "size_bin").iloc[0] == size_bin
+    assert group_of_models(models, "instruction_tuned").iloc[0] == tuned
+
+
+def test_faithbench_hallucination_rate_by_summarizer_is_a_friedman_test(data, default):
+    result = default
+    tests = result.table("tests").set_index("dataset")
+    fb = tests.loc["faithbench"]
+    frame = data.frame("faithbench").assign(h=data.verdicts("faithbench")["human"])
+    table = frame.pivot_table(index="example_id", columns="model", values="h").dropna()
+    ref = stats.friedmanchisquare(*table.to_numpy().T)
+    assert fb["test"].startswith("Friedman") and fb["design"] == "matched"
+    assert fb["n_groups"] == 10 and fb["n_blocks"] == len(table) == 23
+    assert fb["p_value"] == pytest.approx(ref.pvalue) and "0/1 values" in fb["why"]
+    groups = result.table("groups").query("dataset == 'faithbench'").set_index("group")
+    rates = frame.groupby("model")["h"].mean()
+    np.testing.assert_allclose(groups.loc[rates.index, "mean"], rates)
+    assert (groups["ci_low"] <= groups["mean"]).all() and (
+        groups["mean"] <= groups["ci_high"]
+    ).all()
+    posthoc = result.table("posthoc").query("dataset == 'faithbench'")
+    assert len(posthoc) == 45 and set(posthoc["method"]) == {"Nemenyi"}
+    assert tests.loc["halueval-general", "test"] == "not applicable"
+    assert "only 1 group (chatgpt)" in tests.loc["halueval-general", "why"]
+    assert any(s.startswith("halueval-general: group test not applicable") for s in result.skipped)
+    assert {f.stem for f in result.figures} == {"groups_faithbench", "groups_ragtruth"}
+    assert all(f.png.startswith(b"\x89PNG") for f in result.figures)
+    assert "faithbench" in result.finding and "Friedman" in result.finding
+
+
+def test_detector_comparison_pits_the_best_against_each_other(data, default):
+    det = default.table("detectors").query("dataset == 'faithbench'")
+    y = data.verdicts("faithbench")["human"]
+    scores = data.detector_scores("faithbench")
+    ok = y.notna()
+    areas = {d: roc_auc_score(y[ok], scores.loc[ok, d]) for d in data.detectors_of("faithbench")}
+    best = max(areas, key=areas.get)
+    assert set(det["detector_a"]) == {best} and len(det) == len(areas) - 1
+    for row in det.itertuples():
+        assert row.auroc_b == pytest.approx(areas[row.detector_b])
+        assert row.auroc_a >= row.auroc_b and 0 <= row.delong_p <= 1 and 0 <= row.bootstrap_p <= 1
+        assert row.bootstrap_ci_low <= row.difference <= row.bootstrap_ci_high
+    assert (det["delong_p_bonferroni"] >= det["delong_p"]).all()
+
+
+def test_requested_pairs_and_derived_groups(data):
+    pair = "recorded:hhem-2.1 vs recorded:gpt_4o"
+    study = Significance(group="size_bin", compare=[pair], n_resamples=100)
+    result = study.run(data)
+    det = result.table("detectors")
+    assert det[["detector_a", "detector_b"]].values.tolist() == [
+        ["recorded:hhem-2.1", "recorded:gpt_4o"]
+    ]
+    assert "ragtruth: detector comparison: 1 detector(s), 2 needed" in result.skipped
+    tests = result.table("tests").set_index("dataset")
+    # FaithBench names a size for 4 of its 10 summarizers: 7B, 7B, 8B -> 3-10B; 70B -> >=30B.
+    assert tests.loc["faithbench", "n_groups"] == 2
+    assert tests.loc["faithbench", "n_no_group"] == 6 * 75
+    assert "binned" in tests.loc["faithbench", "group_rule"]
+    assert tests.loc["halueval-general", "why"].startswith("not applicable: no item")
+
+
+def test_a_detector_value_across_groups_and_a_missing_value(data):
+    result = Significance(value="length[unit=chars]", group="meta:batch", n_resamples=50).run(data)
+    tests = result.table("tests").set_index("dataset")
+    assert tests.loc["faithbench", "grouping"] == "meta:batch"
+    assert tests.loc["faithbench", "test"] in ("Kruskal-Wallis", "one-way ANOVA")
+    missing = Significance(value="hallucinated:nobody", n_resamples=50).run(data)
+    assert missing.table("tests").empty
+    assert "faithbench: no 'nobody' labels" in missing.skipped
