@@ -1,3 +1,5 @@
+import hashlib
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -6,6 +8,7 @@ from realitycheck import InvalidInputError, RunStore, write_report
 from realitycheck._plot import new_figure, png_bytes
 from realitycheck.report._studies import MAX_ROWS, format_cell
 from realitycheck.studies import StudyFigure, StudyResult, StudyTable, load_results, save_result
+from realitycheck.studies._store import folder_name
 
 
 def _result(n_rows=3, finding="Length predicts <b>hallucination</b>."):
@@ -57,9 +60,11 @@ def test_report_has_a_section_per_study_with_escaped_finding(tmp_path):
     assert "<b>hallucination" not in html
     assert f"First {MAX_ROWS} of {MAX_ROWS + 5} rows" in html
     assert "begin: no annotators" in html
-    csv = tmp_path / "out" / "studies" / "toy_k_2" / "by_detector.csv"
+    folder = folder_name("toy[k=2]")
+    assert folder == "toy_k_2-" + hashlib.sha1(b"toy[k=2]").hexdigest()[:8]
+    csv = tmp_path / "out" / "studies" / folder / "by_detector.csv"
     assert len(pd.read_csv(csv)) == MAX_ROWS + 5
-    assert (tmp_path / "out" / "figures" / "study_toy_k_2_curve.png").exists()
+    assert (tmp_path / "out" / "figures" / f"study_{folder}_curve.png").exists()
 
 
 @pytest.mark.parametrize(
@@ -77,3 +82,9 @@ def test_report_has_a_section_per_study_with_escaped_finding(tmp_path):
 )
 def test_format_cell(value, text):
     assert format_cell(value) == text
+
+
+def test_distinct_keys_get_distinct_folders():
+    assert folder_name("length") == "length"
+    a, b = folder_name("x[s=recorded:*]"), folder_name("x[s=recorded:?]")
+    assert a != b and a.startswith("x_s=recorded")

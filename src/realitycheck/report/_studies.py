@@ -19,6 +19,7 @@ from realitycheck.report._document import (
     is_missing,
 )
 from realitycheck.studies import StudyResult, studies
+from realitycheck.studies._store import folder_name
 
 __all__ = ["MAX_ROWS", "format_cell", "slug", "studies_section"]
 
@@ -84,7 +85,7 @@ def studies_section(results: list[StudyResult]) -> list[Block]:
         )
         return blocks
     for result in results:
-        stem = slug(result.study)
+        stem = folder_name(result.study)
         blocks.append(Heading(_title(result), 3))
         blocks.append(Paragraph(result.finding or "The study stated no finding."))
         if result.skipped:

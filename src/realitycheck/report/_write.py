@@ -16,10 +16,10 @@ from realitycheck.report._html import render_html
 from realitycheck.report._markdown import render_markdown
 from realitycheck.report._results import agreement_section, curves_section, metrics_section
 from realitycheck.report._sections import header_section, notes_section, overview_section
-from realitycheck.report._studies import slug as _slug
 from realitycheck.report._studies import studies_section
 from realitycheck.store import RunStore
 from realitycheck.studies import load_results
+from realitycheck.studies._store import folder_name
 
 __all__ = ["ReportFiles", "write_report"]
 
@@ -157,7 +157,7 @@ def write_report(
         _csv(out / "coverage.csv", cov),
     )
     for result in results:
-        folder = out / "studies" / _slug(result.study)
+        folder = out / "studies" / folder_name(result.study)
         folder.mkdir(parents=True, exist_ok=True)
         tables += tuple(_csv(folder / f"{t.name}.csv", t.frame) for t in result.tables)
     markdown = out / "report.md"

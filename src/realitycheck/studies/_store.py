@@ -8,6 +8,7 @@ never sees half a result.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import re
@@ -21,14 +22,28 @@ from realitycheck.errors import InvalidInputError
 from realitycheck.store import RunStore
 from realitycheck.studies._base import StudyFigure, StudyResult, StudyTable
 
-__all__ = ["load_results", "result_dir", "save_result"]
+__all__ = ["folder_name", "load_results", "result_dir", "save_result"]
 
 _SAFE = re.compile(r"[^A-Za-z0-9._=-]+")
 
 
+def folder_name(study_key: str) -> str:
+    """Return a file-safe folder name for a study key, distinct for distinct keys.
+
+    A key that is already safe is used as is; otherwise the unsafe characters
+    become ``_`` and a short hash of the key is appended, so
+    ``metric-correlation[signals=recorded:*]`` and ``…[signals=recorded:?]``
+    never share a folder.
+    """
+    safe = _SAFE.sub("_", study_key).strip("._") or "study"
+    if safe == study_key:
+        return safe
+    return f"{safe}-{hashlib.sha1(study_key.encode('utf-8')).hexdigest()[:8]}"
+
+
 def result_dir(store: RunStore, study_key: str) -> Path:
     """Return the folder of one study's result in a run."""
-    return store.path / "studies" / (_SAFE.sub("_", study_key).strip("._") or "study")
+    return store.path / "studies" / folder_name(study_key)
 
 
 def _check_name(name: str, what: str) -> None:
