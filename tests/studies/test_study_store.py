@@ -61,7 +61,7 @@ def test_report_has_a_section_per_study_with_escaped_finding(tmp_path):
     assert f"First {MAX_ROWS} of {MAX_ROWS + 5} rows" in html
     assert "begin: no annotators" in html
     folder = folder_name("toy[k=2]")
-    assert folder == "toy_k_2-" + hashlib.sha1(b"toy[k=2]").hexdigest()[:8]
+    assert folder == "toy_k=2-" + hashlib.sha1(b"toy[k=2]").hexdigest()[:8]
     csv = tmp_path / "out" / "studies" / folder / "by_detector.csv"
     assert len(pd.read_csv(csv)) == MAX_ROWS + 5
     assert (tmp_path / "out" / "figures" / f"study_{folder}_curve.png").exists()
