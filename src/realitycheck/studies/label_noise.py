@@ -1,0 +1,265 @@
+"""Label noise: detector metrics and rankings under noisy test labels; rater reliability."""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from realitycheck.errors import InvalidInputError
+from realitycheck.pipeline._evaluate import is_human_key, split_of
+from realitycheck.pipeline._measure import choose_or_fix_threshold
+from realitycheck.studies import _agreement_stats as A
+from realitycheck.studies import _label_noise_sim as N
+from realitycheck.studies._base import RunData, Study, StudyResult, study
+from realitycheck.studies._label_noise_report import (
+    Condition,
+    curve_figure,
+    effect_rows,
+    finding,
+    ranking_row,
+    tables,
+)
+from realitycheck.studies._rater_tables import RaterTables, rater_tables
+
+__all__ = ["LabelNoise"]
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value == value
+
+
+@study("label-noise")
+@dataclass(frozen=True, kw_only=True)
+class LabelNoise(Study):
+    """Detector metrics and rankings under simulated test-label noise, and rater reliability.
+
+    Follows the noisy-label design of paper 002 ("Rethinking Evaluation for LLM
+    Hallucination Detection", Trivia++): the reference labels of each dataset
+    are replaced by (a) **random flips** of exactly ``rate`` of the labelled
+    responses (mean over ``repetitions`` seeded draws); (b) a **dissenting
+    worker**: one annotator's verdicts wherever that annotator gave one, each
+    annotator in turn; (c) a **dissenting label**: where annotators disagree,
+    the minority verdict (on a tie, the verdict opposite to the reference);
+    (b) and (c) are capped at ``rate`` of the labelled responses (a random
+    subset of the changes), as the paper controls them at 15%; (d) **weak
+    supervision**: every automatic labeler's verdicts and, with
+    ``weak_detectors``, every detector's verdicts at its threshold (0.5 for
+    binary detectors, else the one maximising F1-macro against the reference
+    on the calibration split), wherever the source has a verdict.
+
+    For each noisy set, every detector's AUROC and PR-AUC (in [0, 1], higher =
+    better; bootstrap CIs over responses) and balanced accuracy (threshold
+    chosen on the calibration split with the same labels, measured on the test
+    split) are compared with the clean values (change = noisy - clean), and
+    the detectors' AUROC ranking with the clean one: Kendall's tau-b in [-1, 1]
+    and the detector pairs whose order reverses (a weak-supervision source is
+    left out of its own ranking). AUROC-vs-rate curves average
+    ``repetitions`` random flips per rate.
+
+    Datasets with at least two annotators (``human:<name>``) also get their
+    raters aggregated by majority vote (ties undecided) and by Dawid–Skene
+    (crowd-kit), each annotator's reliability (Dawid–Skene sensitivity and
+    specificity, accuracy against the majority of the *other* annotators), and
+    inter-annotator agreement (pairwise Cohen's kappa, Fleiss' kappa per number
+    of ratings, Krippendorff's alpha, all in [-1, 1]). A missing verdict of an
+    annotator (FaithBench: a Benign or Questionable label under the majority
+    protocol) counts as missing. Without annotators, two or more automatic
+    labelers are aggregated the same way.
+
+    Args:
+        reference: The clean labels.
+        rate: Noise level of random flips and cap of the human-noise sets, in [0, 1].
+        rates: Noise levels of the random-flip curves, each in [0, 1].
+        repetitions: Seeded random-flip draws per rate (>= 1).
+        weak_detectors: Also use detectors' verdicts as weak supervision.
+        n_resamples: Bootstrap resamples of each confidence interval (>= 1).
+        seed: Seed of the noise draws and of the bootstrap.
+    """
+
+    rate: float = 0.15
+    rates: tuple[float, ...] = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)
+    repetitions: int = 5
+    weak_detectors: bool = True
+    n_resamples: int = 200
+    seed: int = 0
+
+    title: ClassVar[str] = "Label noise: detectors under noisy test labels, rater reliability"
+
+    def __post_init__(self) -> None:
+        rates = self.rates if isinstance(self.rates, tuple | list) else (self.rates,)
+        object.__setattr__(self, "rates", tuple(rates))
+        for name, value in [("rate", self.rate)] + [("rates", r) for r in self.rates]:
+            if not _number(value) or not 0 <= value <= 1:
+                raise InvalidInputError(
+                    f"The {name!r} parameter of label-noise must be a number in [0, 1]. "
+                    f"Got {value!r} instead."
+                )
+        if not self.rates:
+            raise InvalidInputError(
+                "The 'rates' parameter of label-noise must hold at least one rate. Got () instead."
+            )
+        for name, value, low in (
+            ("repetitions", self.repetitions, 1),
+            ("n_resamples", self.n_resamples, 1),
+            ("seed", self.seed, 0),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise InvalidInputError(
+                    f"The {name!r} parameter of label-noise must be an int >= {low}. "
+                    f"Got {value!r} instead."
+                )
+        if not isinstance(self.weak_detectors, bool):
+            raise InvalidInputError(
+                "The 'weak_detectors' parameter of label-noise must be a bool. "
+                f"Got {self.weak_detectors!r} instead."
+            )
+
+    def _rng(self, dataset: str, *parts: int) -> np.random.Generator:
+        return np.random.default_rng([self.seed, zlib.crc32(dataset.encode("utf-8")), *parts])
+
+    def _flips(self, dataset: str, y: np.ndarray, rate: float) -> np.ndarray:
+        seed = int(self._rng(dataset, int(round(rate * 1e6))).integers(2**32))
+        return N.random_flips(y, rate, self.repetitions, seed)
+
+    def _conditions(
+        self, data: RunData, ds: str, y: np.ndarray, test: np.ndarray, scores: dict[str, np.ndarray]
+    ) -> Iterator[Condition]:
+        yield Condition("clean", "", "", y[None, :], 0.0, 0.0)
+        flips = self._flips(ds, y, self.rate)
+        labelled = ~np.isnan(y)
+        achieved = float((flips[0] != y)[labelled].mean()) if labelled.any() else np.nan
+        yield Condition("random_flip", "", "", flips, self.rate, achieved)
+        verdicts = data.verdicts(ds)
+        annotators = data.annotators_of(ds)
+        proposals: list[tuple[str, str, str, np.ndarray, float | None]] = []
+        if annotators:
+            ratings = verdicts[annotators].to_numpy()
+            if len(annotators) >= 2:
+                minority = N.dissenting_label_proposal(y, ratings)
+                proposals.append(("dissenting_label", "", "", minority, self.rate))
+            proposals += [
+                ("dissenting_worker", a, "annotator", ratings[:, i], self.rate)
+                for i, a in enumerate(annotators)
+            ]
+        proposals += [
+            ("weak_supervision", k, "labeler", verdicts[k].to_numpy(), None)
+            for k in data.labelers_of(ds)
+            if not is_human_key(k)
+        ]
+        if self.weak_detectors:
+            for key, s in scores.items():
+                ok = ~np.isnan(y) & ~np.isnan(s) & ~test
+                threshold, _ = choose_or_fix_threshold(y[ok], s[ok], N.OBJECTIVE)
+                if not np.isnan(threshold):
+                    verdict = np.where(np.isnan(s), np.nan, (s >= threshold).astype(float))
+                    proposals.append(("weak_supervision", key, "detector", verdict, None))
+        for k, (name, source, kind, proposal, cap) in enumerate(proposals):
+            seed = int(self._rng(ds, 7, k).integers(2**32))
+            noisy = N.apply_proposal(y, proposal, cap=cap, seed=seed)
+            yield Condition(
+                name, source, kind, noisy.labels[None, :], noisy.natural_rate, noisy.rate
+            )
+
+    def _measure(
+        self, cond: Condition, scores: dict[str, np.ndarray], test: np.ndarray
+    ) -> pd.DataFrame:
+        if cond.draws.shape[0] == 1:
+            boot = N.Bootstrap(self.n_resamples, self.seed)
+            frame = pd.DataFrame(N.measure_condition(cond.draws[0], scores, test, boot)).T
+            return frame.assign(interval="bootstrap over responses")
+        per_draw = [pd.DataFrame(N.measure_condition(d, scores, test, None)).T for d in cond.draws]
+        stacked = pd.concat(per_draw, keys=range(len(per_draw)), names=["draw", "detector"])
+        grouped = stacked.astype(float).groupby(level="detector")
+        frame = grouped.mean()
+        for metric in ("auroc", "pr_auc"):
+            frame[f"{metric}_ci_low"] = grouped[metric].quantile(0.025)
+            frame[f"{metric}_ci_high"] = grouped[metric].quantile(0.975)
+        # Each draw has its own threshold; their mean would describe no classifier.
+        frame["threshold"] = np.nan
+        return frame.assign(interval=f"2.5-97.5% over {len(per_draw)} seeded draws")
+
+    def run(self, data: RunData) -> StudyResult:
+        """Run the noise simulations, the curves and the rater analyses on every dataset."""
+        effect, ranking, curves, figures, skipped = [], [], [], [], []
+        raters = RaterTables()
+        for ds in data.datasets:
+            ref = data.human_reference(ds, self.reference)
+            if ref is None:
+                skipped.append(f"{ds}: no {self.reference!r} labels")
+                continue
+            y = data.verdicts(ds)[ref].to_numpy()
+            self._raters(data, ds, y, ref, raters, skipped)
+            dets = data.detectors_of(ds)
+            if not dets:
+                skipped.append(f"{ds}: noise simulations (no detector scores)")
+                continue
+            frame = data.detector_scores(ds)
+            scores = {d: frame[d].to_numpy() for d in dets}
+            test = split_of(data.example_ids(ds).tolist()) == "test"
+            clean: pd.DataFrame | None = None
+            for cond in self._conditions(data, ds, y, test, scores):
+                measured = self._measure(cond, scores, test)
+                clean = measured if clean is None else clean
+                effect.append(effect_rows(ds, cond, measured, clean))
+                if cond.condition != "clean":
+                    ranking.append(ranking_row(ds, cond, measured, clean))
+            curve = self._curve(ds, y, scores)
+            curves.append(curve)
+            figures.append(curve_figure(ds, curve, self.rate))
+        made = tables(effect, ranking, curves, raters)
+        return self._result(
+            finding(ranking, raters, self.rate), tables=made, figures=figures, skipped=skipped
+        )
+
+    def _raters(
+        self, data: RunData, ds: str, y: np.ndarray, ref: str, out: RaterTables, skipped: list[str]
+    ) -> None:
+        annotators = data.annotators_of(ds)
+        autos = [k for k in data.labelers_of(ds) if not is_human_key(k)]
+        if len(annotators) >= 2:
+            kind, names = "annotators", annotators
+        elif len(autos) >= 2:
+            kind, names = "automatic labelers", autos
+            skipped.append(
+                f"{ds}: dissenting worker / dissenting label (no per-annotator labels; its "
+                f"{len(autos)} automatic labelers are aggregated as raters instead)"
+            )
+        else:
+            what = "dissenting label" if annotators else "dissenting worker / dissenting label"
+            skipped.append(
+                f"{ds}: {what}, rater aggregation and agreement "
+                "(fewer than two annotators or automatic labelers)"
+            )
+            return
+        rater_tables(out, ds, kind, names, data.verdicts(ds)[names].to_numpy(), y, ref)
+
+    def _curve(self, ds: str, y: np.ndarray, scores: dict[str, np.ndarray]) -> pd.DataFrame:
+        draws = np.vstack([self._flips(ds, y, r) for r in self.rates])
+        rows = []
+        for d, s in scores.items():
+            ok = ~np.isnan(y) & ~np.isnan(s)
+            values = A.auroc_many(draws[:, ok], s[ok][None, :])[:, 0].reshape(len(self.rates), -1)
+            for rate, row in zip(self.rates, values, strict=True):
+                rows.append(
+                    {
+                        "dataset": ds,
+                        "rate": rate,
+                        "detector": d,
+                        "auroc_mean": np.nanmean(row) if np.isfinite(row).any() else np.nan,
+                        "auroc_sd": np.nanstd(row) if np.isfinite(row).any() else np.nan,
+                        "auroc_low": np.nanquantile(row, 0.025)
+                        if np.isfinite(row).any()
+                        else np.nan,
+                        "auroc_high": np.nanquantile(row, 0.975)
+                        if np.isfinite(row).any()
+                        else np.nan,
+                        "repetitions": row.size,
+                        "n": int(ok.sum()),
+                    }
+                )
+        return pd.DataFrame(rows)
