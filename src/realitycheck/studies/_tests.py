@@ -24,6 +24,7 @@ import pandas as pd
 from scipy import stats
 
 from realitycheck.errors import MissingDependencyError
+from realitycheck.studies._rank_stats import wilson_interval
 
 __all__ = ["GroupTest", "Normality", "compare_groups", "shapiro_check", "wilson_interval"]
 
@@ -63,17 +64,6 @@ def shapiro_check(values: Any, *, alpha: float = 0.05, seed: int = 0) -> Normali
         note = f"checked on a random subsample of {SHAPIRO_MAX}"
     w, p = stats.shapiro(x)
     return Normality(n, float(w), float(p), bool(p >= alpha), note)
-
-
-def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval of a proportion; NaN for n = 0."""
-    if n == 0:
-        return float("nan"), float("nan")
-    z = stats.norm.ppf((1 + confidence) / 2)
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z / (1 + z * z / n) * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return float(centre - half), float(centre + half)
 
 
 @dataclass(frozen=True)
