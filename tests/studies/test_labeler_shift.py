@@ -1,0 +1,182 @@
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from sklearn.metrics import average_precision_score, roc_auc_score
+
+from realitycheck import (
+    Example,
+    InvalidInputError,
+    Label,
+    Response,
+    RunStore,
+    Score,
+    datasets,
+    detect,
+    detectors,
+    ingest,
+    label,
+    labelers,
+)
+from realitycheck.metrics import bootstrap_ci
+from realitycheck.studies import RunData, studies
+from realitycheck.studies._shift_common import ranking_ci, relative_change
+from realitycheck.studies.labeler_shift import LabelerShift
+
+N_RESAMPLES = 200
+
+
+def _truthfulqa_subset(store, data_dir, n_examples):
+    bundle = datasets.create("truthfulqa", data_dir=data_dir).load()
+    keep = {e.example_id for e in bundle.examples[:n_examples]}
+    responses = [r for r in bundle.responses if r.example_id in keep]
+    ids = {r.response_id for r in responses}
+    store.append([e for e in bundle.examples if e.example_id in keep])
+    store.append(responses)
+    store.append([lab for lab in bundle.labels if lab.response_id in ids])
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory, data_dir):
+    store = RunStore(tmp_path_factory.mktemp("labeler_shift"))
+    _truthfulqa_subset(store, data_dir, 60)
+    ingest(store, datasets.create("faithbench", data_dir=data_dir))
+    ingest(store, datasets.create("halueval-general", data_dir=data_dir))
+    label(store, [labelers.create(k) for k in ("rouge_l", "token_f1", "knowledge_f1")])
+    keys = ("length", "length[unit=chars]", "source_overlap")
+    detect(store, [detectors.create_from_key(k) for k in keys])
+    return RunData(store)
+
+
+@pytest.fixture(scope="module")
+def result(data):
+    return LabelerShift(n_resamples=N_RESAMPLES).run(data)
+
+
+@pytest.mark.parametrize(
+    ("value", "reference", "expected"),
+    [
+        (0.6, 0.5, 20.0),
+        (0.4, 0.5, -20.0),
+        (0.5, 0.5, 0.0),
+        (0.7, 0.0, np.nan),
+        (np.nan, 0.5, np.nan),
+    ],
+)
+def test_relative_change_by_hand(value, reference, expected):
+    np.testing.assert_allclose(relative_change(value, reference), expected, equal_nan=True)
+
+
+def test_ranking_ci_masks_each_column_and_matches_sklearn_and_bootstrap():
+    rng = np.random.default_rng(7)
+    n = 300
+    y = pd.Series((rng.random(n) < 0.4).astype(float))
+    y[rng.choice(n, 20, replace=False)] = np.nan
+    scores = pd.DataFrame({"a": rng.normal(size=n) + y.fillna(0), "b": rng.normal(size=n)})
+    scores["c"] = np.round(scores["a"], 0)  # ties
+    scores.loc[rng.choice(n, 30, replace=False), "b"] = np.nan
+    table = ranking_ci(y, scores, ("auroc", "pr_auc"), n_resamples=150, confidence=0.9, seed=3)
+    table = table.set_index(["name", "metric"])
+    for name in ("a", "b", "c"):
+        ok = y.notna() & scores[name].notna()
+        yt, s = y[ok].to_numpy().astype(int), scores.loc[ok, name].to_numpy()
+        row = table.loc[(name, "auroc")]
+        assert row["n"] == ok.sum() and row["n_excluded"] == n - ok.sum()
+        assert row["n_positive"] == yt.sum()
+        assert row["value"] == pytest.approx(roc_auc_score(yt, s))
+        assert table.loc[(name, "pr_auc"), "value"] == pytest.approx(average_precision_score(yt, s))
+        direct = bootstrap_ci("auroc", yt, s, n_resamples=150, confidence=0.9, seed=3)
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx((direct.ci_low, direct.ci_high))
+
+
+def test_ranking_ci_one_class_and_no_item_give_nan():
+    y = pd.Series([1.0, 1.0, 1.0, np.nan])
+    scores = pd.DataFrame({"a": [0.1, 0.2, 0.3, 0.4], "b": [np.nan] * 4})
+    table = ranking_ci(y, scores, ("auroc",), n_resamples=20, confidence=0.95, seed=0)
+    table = table.set_index("name")
+    assert np.isnan(table.loc["a", "value"]) and table.loc["a", "n"] == 3
+    assert np.isnan(table.loc["b", "value"]) and table.loc["b", "n"] == 0
+
+
+def test_shift_values_are_the_auroc_under_each_labeler(data, result):
+    shift = result.table("shift")
+    assert set(shift["labeler"]) == {"rouge_l", "token_f1", "knowledge_f1"}
+    row = shift.query(
+        "dataset == 'truthfulqa' and detector == 'length' and labeler == 'rouge_l' "
+        "and metric == 'auroc'"
+    ).iloc[0]
+    verdicts, scores = data.verdicts("truthfulqa"), data.detector_scores("truthfulqa")
+    for column, prefix in (("rouge_l", ""), ("human", "reference_")):
+        ok = verdicts[column].notna() & scores["length"].notna()
+        expected = roc_auc_score(verdicts.loc[ok, column], scores.loc[ok, "length"])
+        assert row[f"{prefix}value"] == pytest.approx(expected)
+        assert row[f"{prefix}n"] == ok.sum()
+        assert row[f"{prefix}ci_low"] <= row[f"{prefix}value"] <= row[f"{prefix}ci_high"]
+    assert row["delta_pct"] == pytest.approx(
+        (row["value"] - row["reference_value"]) / row["reference_value"] * 100
+    )
+
+
+def test_correlation_is_pearson_across_detectors_and_datasets(result):
+    shift = result.table("shift").query("labeler == 'knowledge_f1' and metric == 'auroc'")
+    corr = result.table("correlation").set_index(["labeler", "metric"])
+    row = corr.loc[("knowledge_f1", "auroc")]
+    expected = stats.pearsonr(shift["reference_value"], shift["value"])
+    assert row["n"] == len(shift) >= 3
+    assert row["pearson_r"] == pytest.approx(expected.statistic)
+    assert row["p_value"] == pytest.approx(expected.pvalue, rel=1e-6)
+
+
+def test_correlation_is_nan_with_a_note_below_three_points(result):
+    # TruthfulQA has no context: only the two length detectors are scored on it.
+    row = result.table("correlation").set_index(["labeler", "metric"]).loc[("rouge_l", "auroc")]
+    assert row["n"] == 2 and np.isnan(row["pearson_r"]) and "3 are needed" in row["note"]
+
+
+def test_finding_states_the_largest_overstatement(result):
+    auroc = result.table("shift").query("metric == 'auroc'")
+    top = auroc.loc[auroc["delta_pct"].idxmax()]
+    assert f"Under {top['labeler']}" in result.finding
+    assert f"{top['delta_pct']:+.1f}%" in result.finding
+    assert result.figures[0].png.startswith(b"\x89PNG")
+    assert "halueval-general: no automatic labeler to compare with" in result.skipped
+
+
+def test_labelers_option_restricts_the_comparison(data):
+    result = LabelerShift(labelers=("token_f1",), n_resamples=20).run(data)
+    assert set(result.table("shift")["labeler"]) == {"token_f1"}
+    assert any(s.startswith("faithbench: none of token_f1") for s in result.skipped)
+
+
+def test_no_reference_labels_gives_a_skip_line_and_an_empty_result(tmp_path):
+    store = RunStore(tmp_path)
+    store.append([Example(example_id="e1", dataset="toy", task="qa", references=("yes",))])
+    store.append([Response(response_id="r1", example_id="e1", model="m", text="yes")])
+    store.append([Label(response_id="r1", labeler="rouge_l", hallucinated=False, score=0.0)])
+    store.append([Score(response_id="r1", detector="length", value=1.0)])
+    result = LabelerShift(n_resamples=10).run(RunData(store))
+    assert result.skipped == ("toy: no 'human' labels",)
+    assert result.table("shift").empty and result.figures == ()
+    assert "no shift could be measured" in result.finding
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"n_resamples": 0}, "'n_resamples' parameter of labeler-shift must be an int >= 1"),
+        (
+            {"confidence": 1.0},
+            r"'confidence' parameter of labeler-shift must be a float in \(0, 1\)",
+        ),
+        ({"seed": -1}, "'seed' parameter of labeler-shift must be an int >= 0"),
+        ({"labelers": [3]}, "'labelers' parameter of labeler-shift must be a sequence"),
+    ],
+)
+def test_bad_options_are_rejected(params, match):
+    with pytest.raises(InvalidInputError, match=match):
+        LabelerShift(**params)
+
+
+def test_built_from_its_key():
+    study = studies.create_from_key("labeler-shift[labelers=rouge_l+bleu,n_resamples=50]")
+    assert study.labelers == ("rouge_l", "bleu") and study.n_resamples == 50

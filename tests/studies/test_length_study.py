@@ -1,0 +1,192 @@
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from sklearn.metrics import roc_auc_score
+
+from realitycheck import (
+    Example,
+    InvalidInputError,
+    Label,
+    Response,
+    RunStore,
+    Score,
+    datasets,
+    detect,
+    detectors,
+    ingest,
+    label,
+    labelers,
+)
+from realitycheck.studies import RunData
+from realitycheck.studies._shift_common import correlation_pvalue, wilson_interval
+from realitycheck.studies.length import LengthBias
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory, data_dir):
+    store = RunStore(tmp_path_factory.mktemp("length_study"))
+    bundle = datasets.create("truthfulqa", data_dir=data_dir).load()
+    keep = {e.example_id for e in bundle.examples[:50]}
+    responses = [r for r in bundle.responses if r.example_id in keep]
+    ids = {r.response_id for r in responses}
+    store.append([e for e in bundle.examples if e.example_id in keep])
+    store.append(responses)
+    store.append([lab for lab in bundle.labels if lab.response_id in ids])
+    ingest(store, datasets.create("halueval-general", data_dir=data_dir))
+    label(store, [labelers.create(k) for k in ("rouge_l", "token_f1")])
+    detect(store, [detectors.create_from_key(k) for k in ("length", "length[unit=chars]")])
+    return RunData(store)
+
+
+@pytest.fixture(scope="module")
+def result(data):
+    return LengthBias(n_resamples=200).run(data)
+
+
+@pytest.mark.parametrize("n", [5, 40, 300])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_correlation_pvalue_equals_scipy(n, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    y = 0.3 * x + rng.normal(size=n)
+    r = stats.pearsonr(x, y)
+    assert correlation_pvalue(r.statistic, n) == pytest.approx(r.pvalue, rel=1e-7)
+    xt, yt = np.round(x), np.round(y)  # ties
+    rho = stats.spearmanr(xt, yt)
+    assert correlation_pvalue(rho.statistic, n) == pytest.approx(rho.pvalue, rel=1e-7)
+
+
+@pytest.mark.parametrize(
+    ("r", "n", "expected"),
+    [(0.5, 2, np.nan), (np.nan, 50, np.nan), (1.0, 10, 0.0), (-1.0, 10, 0.0)],
+)
+def test_correlation_pvalue_edge_cases(r, n, expected):
+    np.testing.assert_equal(correlation_pvalue(r, n), expected)
+
+
+@pytest.mark.parametrize(("k", "n"), [(0, 10), (10, 10), (3, 17), (50, 200), (1, 1)])
+@pytest.mark.parametrize("confidence", [0.9, 0.95])
+def test_wilson_interval_equals_scipy(k, n, confidence):
+    low, high = wilson_interval(k, n, confidence)
+    expected = stats.binomtest(k, n).proportion_ci(confidence, method="wilson")
+    assert (float(low), float(high)) == pytest.approx((expected.low, expected.high))
+
+
+def test_wilson_interval_of_no_item_is_nan():
+    low, high = wilson_interval(np.array([0, 2]), np.array([0, 4]))
+    assert np.isnan(low[0]) and np.isnan(high[0]) and 0 < low[1] < 0.5 < high[1]
+
+
+def _store_with_samples(tmp_path):
+    rng = np.random.default_rng(3)
+    store = RunStore(tmp_path)
+    store.append([Example(example_id=f"e{i}", dataset="toy", task="qa") for i in range(12)])
+    responses, labels, scores = [], [], []
+    for i in range(12):
+        hallucinated = i % 3 == 0
+        samples = tuple(" ".join(["w"] * int(rng.integers(1, 9))) for _ in range(4 if i else 1))
+        text = " ".join(["w"] * int(rng.integers(1, 12)))
+        rid = f"r{i}"
+        responses.append(
+            Response(response_id=rid, example_id=f"e{i}", model="m", text=text, samples=samples)
+        )
+        labels.append(Label(response_id=rid, labeler="human", hallucinated=hallucinated))
+        scores.append(Score(response_id=rid, detector="flat", value=0.5))
+    store.append(responses)
+    store.append(labels)
+    store.append(scores)
+    return store, responses, labels
+
+
+def test_length_baselines_over_samples_by_hand(tmp_path):
+    store, responses, labels = _store_with_samples(tmp_path)
+    result = LengthBias(n_resamples=50).run(RunData(store))
+    ranking = result.table("ranking").set_index("name")
+    y = [int(lab.hallucinated) for lab in labels]
+    counts = [[len(s.split()) for s in r.samples] for r in responses]
+    expected = {
+        "Len": [len(r.text.split()) for r in responses],
+        "Mean-Len": [np.mean(c) for c in counts],
+        "Std-Len": [np.std(c) for c in counts],
+    }
+    for name, values in expected.items():
+        ok = ~np.isnan(values) if name != "Std-Len" else np.array([len(c) >= 2 for c in counts])
+        assert ranking.loc[name, "kind"] == "baseline"
+        assert ranking.loc[name, "n"] == ok.sum()
+        assert ranking.loc[name, "auroc"] == pytest.approx(
+            roc_auc_score(np.array(y)[ok], np.array(values)[ok])
+        )
+    assert ranking.loc["flat", "auroc"] == 0.5
+    assert sorted(ranking["rank"]) == sorted(ranking["auroc"].rank(ascending=False, method="min"))
+    corr = result.table("correlation").set_index("name")
+    assert np.isnan(corr.loc["flat", "pearson_r"]) and "constant" in corr.loc["flat", "note"]
+    assert not any("samples" in s for s in result.skipped)
+
+
+def test_correlations_equal_scipy_on_real_data(data, result):
+    corr = result.table("correlation").set_index(["dataset", "name"])
+    frame = data.frame("truthfulqa")
+    score = data.label_scores("truthfulqa")["rouge_l"]
+    ok = score.notna()
+    row = corr.loc[("truthfulqa", "rouge_l")]
+    assert row["signal"] == "score" and row["n"] == ok.sum()
+    x, v = frame.loc[ok, "length_words"], score[ok]
+    assert row["pearson_r"] == pytest.approx(stats.pearsonr(x, v).statistic)
+    assert row["spearman_rho"] == pytest.approx(stats.spearmanr(x, v).statistic)
+    assert row["spearman_p"] == pytest.approx(stats.spearmanr(x, v).pvalue, rel=1e-6)
+    assert corr.loc[("truthfulqa", "human"), "signal"] == "verdict"
+    assert corr.loc[("halueval-general", "length"), "pearson_r"] == pytest.approx(1.0)
+
+
+def test_distribution_and_accuracy_by_length_on_real_data(data, result):
+    frame, y = data.frame("truthfulqa"), data.verdicts("truthfulqa")["human"]
+    dist = result.table("distribution").set_index(["dataset", "label"])
+    hall = frame.loc[y == 1, "length_words"]
+    row = dist.loc[("truthfulqa", "hallucinated")]
+    assert row["n"] == len(hall) and row["median"] == np.quantile(hall, 0.5)
+    assert row["q90"] == pytest.approx(np.quantile(hall, 0.9))
+    acc = result.table("accuracy_by_length").query("dataset == 'truthfulqa'")
+    bins = pd.qcut(frame["length_words"], 5, duplicates="drop")
+    verdict = data.verdicts("truthfulqa")["token_f1"]
+    for number, interval in enumerate(bins.cat.categories, start=1):
+        in_bin = (bins == interval) & verdict.notna()
+        got = acc[(acc["labeler"] == "token_f1") & (acc["bin"] == number)].iloc[0]
+        assert got["n"] == in_bin.sum()
+        assert got["accuracy"] == pytest.approx((verdict[in_bin] == y[in_bin]).mean())
+        assert got["ci_low"] <= got["accuracy"] <= got["ci_high"]
+    assert (
+        acc.query("labeler == 'rouge_l'")["n"].sum()
+        == data.verdicts("truthfulqa")["rouge_l"].notna().sum()
+    )
+
+
+def test_finding_and_skips_on_real_data(result):
+    ranking = result.table("ranking").query("dataset == 'truthfulqa' and name == 'Len'").iloc[0]
+    assert f"Len alone reaches AUROC {ranking['auroc']:.3f}" in result.finding
+    assert (
+        "truthfulqa: no response has samples; Mean-Len and Std-Len not computed" in result.skipped
+    )
+    assert "halueval-general: no automatic labeler; no accuracy by length" in result.skipped
+    stems = [f.stem for f in result.figures]
+    assert stems == ["lengths-halueval-general", "lengths-truthfulqa", "accuracy-by-length"]
+
+
+def test_chars_unit_measures_characters(data):
+    result = LengthBias(unit="chars", n_resamples=20).run(data)
+    corr = result.table("correlation").set_index(["dataset", "name"])
+    assert corr.loc[("truthfulqa", "length[unit=chars]"), "pearson_r"] == pytest.approx(1.0)
+    assert set(result.table("distribution")["unit"]) == {"chars"}
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"unit": "tokens"}, r"'unit' parameter of length must be one of \('words', 'chars'\)"),
+        ({"n_bins": 0}, "'n_bins' parameter of length must be an int >= 1"),
+        ({"n_resamples": 1.5}, "'n_resamples' parameter of length must be an int >= 1"),
+    ],
+)
+def test_bad_options_are_rejected(params, match):
+    with pytest.raises(InvalidInputError, match=match):
+        LengthBias(**params)
