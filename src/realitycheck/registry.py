@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import importlib
 import json
 import re
@@ -72,12 +73,12 @@ class Component:
         """``{name, params, version}``: everything needed to rebuild this instance."""
         return {"name": self.name, "params": self.params(), "version": self.version}
 
-    @property
+    @functools.cached_property
     def spec_json(self) -> str:
         """The spec as canonical JSON text (stored with every record)."""
         return json.dumps(self.spec, sort_keys=True, default=str)
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
         """Short stable identifier: the name, plus the parameters that differ from defaults."""
         params = self._non_default_params()
