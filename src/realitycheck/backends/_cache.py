@@ -1,0 +1,384 @@
+"""The shared call cache: a call is never paid for twice.
+
+:class:`CallCache` is one SQLite table (stdlib :mod:`sqlite3`, WAL journal)
+mapping a content address to a stored :class:`~realitycheck.backends.Generation`.
+The address is :meth:`GenerationRequest.cache_key` of the request and the
+backend's *call identity* (:func:`call_identity`): its name, version and the
+parameters that change what the model answers. Parameters marked
+``field(metadata={"in_key": False})`` (concurrency, timeouts, retries, prices,
+the name of the API-key variable) are left out, so rerunning with more
+concurrency still hits the cache.
+
+:func:`cached_generate` is the only way the generation stage calls a backend:
+identical requests in one batch are sent once and the answer is fanned out;
+answers already in the cache are served with ``cached=True``; every success is
+committed the moment it arrives, so a run killed at any point (even with
+``kill -9``) and rerun repeats no completed call. Errors are never cached.
+
+A backend that can report each answer as it finishes implements
+:class:`ReportsEachResult` (``generate_each``); any other backend is called in
+chunks of :data:`CHUNK` requests, so a kill loses at most one chunk in flight.
+
+Token accounting is a pure function of the returned generations
+(:func:`usage_of`): only calls actually paid for in this run (``cached=False``)
+count, and the cost follows from per-1,000-token prices.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from realitycheck._progress import NullProgress, Progress
+from realitycheck.backends._base import Backend, Generation, GenerationRequest
+from realitycheck.errors import InvalidInputError
+
+__all__ = [
+    "CHUNK",
+    "CallCache",
+    "ReportsEachResult",
+    "Usage",
+    "cached_generate",
+    "call_identity",
+    "default_cache_path",
+    "usage_of",
+]
+
+CHUNK = 32
+"""Requests per ``generate`` call for backends that cannot report each answer."""
+_SQL_VARIABLES = 500  # keys per SELECT ... IN (...), under every SQLite build's limit
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS calls (
+    key TEXT PRIMARY KEY,
+    backend TEXT NOT NULL,
+    value TEXT NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+def default_cache_path() -> Path:
+    """Return ``$REALITYCHECK_CACHE_DIR/calls.sqlite`` or ``~/.cache/realitycheck/calls.sqlite``."""
+    folder = os.environ.get("REALITYCHECK_CACHE_DIR")
+    root = Path(folder) if folder else Path.home() / ".cache" / "realitycheck"
+    return root / "calls.sqlite"
+
+
+class CallCache:
+    """A content-addressed store of finished calls, safe across threads and processes.
+
+    Each :meth:`put` is its own committed transaction. Readers never block the
+    writer (WAL); concurrent writers from other processes wait up to
+    ``timeout`` seconds for the lock. The connection is opened lazily and
+    reopened after a ``fork``.
+
+    Args:
+        path: The SQLite file (default: :func:`default_cache_path`); its folder is created.
+        timeout: Seconds to wait for another process's write lock.
+    """
+
+    def __init__(self, path: str | Path | None = None, *, timeout: float = 30.0) -> None:
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            raise InvalidInputError(
+                "The 'timeout' parameter of CallCache must be a number > 0. "
+                f"Got {timeout!r} instead."
+            )
+        self.path = Path(path) if path is not None else default_cache_path()
+        self.timeout = float(timeout)
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._pid = -1
+
+    def __repr__(self) -> str:
+        return f"CallCache({str(self.path)!r})"
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is not None and self._pid == os.getpid():
+            return self._conn
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(
+            self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
+        )
+        conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")  # with WAL: durable across process kills
+        conn.execute(_SCHEMA)
+        self._conn, self._pid = conn, os.getpid()
+        return conn
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, Generation]:
+        """Return the stored generations of those ``keys`` that are present (``cached=True``)."""
+        wanted = list(dict.fromkeys(keys))
+        found: dict[str, Generation] = {}
+        with self._lock:
+            conn = self._connection()
+            for start in range(0, len(wanted), _SQL_VARIABLES):
+                chunk = wanted[start : start + _SQL_VARIABLES]
+                marks = ",".join("?" * len(chunk))
+                rows = conn.execute(
+                    f"SELECT key, value FROM calls WHERE key IN ({marks})", chunk
+                ).fetchall()
+                for key, value in rows:
+                    found[key] = Generation.from_json(value, cached=True)
+        return found
+
+    def get(self, key: str) -> Generation | None:
+        """Return the stored generation for ``key``, or ``None``."""
+        return self.get_many([key]).get(key)
+
+    def put(self, key: str, generation: Generation, *, backend: str = "") -> None:
+        """Store one successful generation and commit at once.
+
+        Args:
+            key: The content address (see :func:`call_identity`).
+            generation: The answer; must not carry an error.
+            backend: A readable label of the backend (its key), kept for inspection.
+
+        Raises:
+            InvalidInputError: If ``generation`` is an error record (errors are never cached).
+        """
+        if generation.error:
+            raise InvalidInputError(
+                f"Failed calls are never cached. Got a generation with error "
+                f"{generation.error[:80]!r} for key {key[:16]}."
+            )
+        value = generation.to_json()
+        with self._lock:
+            self._connection().execute(
+                "INSERT OR IGNORE INTO calls (key, backend, value, created) VALUES (?, ?, ?, ?)",
+                (key, backend, value, time.time()),
+            )
+
+    def __len__(self) -> int:
+        with self._lock:
+            (count,) = self._connection().execute("SELECT COUNT(*) FROM calls").fetchone()
+        return int(count)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key) is not None
+
+    def close(self) -> None:
+        """Close this process's connection (the cache reopens on next use)."""
+        with self._lock:
+            if self._conn is not None and self._pid == os.getpid():
+                self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> CallCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@runtime_checkable
+class ReportsEachResult(Protocol):
+    """A backend that reports each answer as soon as it finishes."""
+
+    def generate_each(
+        self,
+        requests: Sequence[GenerationRequest],
+        on_result: Callable[[int, Generation], None] | None = None,
+    ) -> list[Generation]:
+        """Answer each request, calling ``on_result(index, generation)`` as each finishes."""
+        ...
+
+
+def call_identity(backend: Backend) -> dict[str, Any]:
+    """Return what addresses a backend's calls: name, version and answer-changing parameters.
+
+    Parameters declared with ``metadata={"in_key": False}`` (how to call, not
+    what to ask) are left out.
+    """
+    params = backend.params()
+    for f in dataclasses.fields(backend):
+        if not f.metadata.get("in_key", True):
+            params.pop(f.name, None)
+    return {"name": backend.name, "params": params, "version": backend.version}
+
+
+def cached_generate(
+    backend: Backend,
+    requests: Sequence[GenerationRequest],
+    *,
+    cache: CallCache | None,
+    progress: Progress | None = None,
+) -> list[Generation]:
+    """Answer ``requests`` in order, paying only for calls no earlier run finished.
+
+    Identical requests (same :meth:`GenerationRequest.cache_key`; ``tag`` does
+    not count) are sent once; the first position gets the answer with
+    ``cached=False`` and the others a copy with ``cached=True``. Hits are
+    served with ``cached=True``. Each success is committed as it arrives.
+
+    Args:
+        backend: The backend to call for what the cache lacks.
+        requests: The requests, in the order the answers are wanted.
+        cache: The call cache, or ``None`` to only deduplicate.
+        progress: Advanced by one per request answered (hits at once).
+
+    Returns:
+        One generation per request; a failed call is a generation with ``error`` set.
+
+    Raises:
+        InvalidInputError: If ``backend`` or ``requests`` are not what they should be.
+    """
+    if not isinstance(backend, Backend):
+        raise InvalidInputError(
+            "The 'backend' parameter of cached_generate must be a Backend. "
+            f"Got {type(backend).__name__} instead."
+        )
+    for i, request in enumerate(requests):
+        if not isinstance(request, GenerationRequest):
+            raise InvalidInputError(
+                "The 'requests' parameter of cached_generate must hold GenerationRequest "
+                f"values. Got {type(request).__name__} at position {i} instead."
+            )
+    identity = call_identity(backend)
+    keys = [request.cache_key(identity) for request in requests]
+    positions: dict[str, list[int]] = {}
+    for i, key in enumerate(keys):
+        positions.setdefault(key, []).append(i)
+    hits = cache.get_many(positions) if cache is not None else {}
+    misses = [key for key in positions if key not in hits]
+    answers: dict[str, Generation] = dict(hits)
+    label = backend.key
+
+    with (progress or NullProgress()).task(f"generate ({backend.name})", len(requests)) as task:
+        if hits:
+            task.advance(sum(len(positions[key]) for key in hits))
+
+        def finished(index: int, generation: Generation) -> None:
+            key = misses[index]
+            answers[key] = generation
+            if cache is not None and not generation.error:
+                cache.put(key, generation, backend=label)
+            task.advance(len(positions[key]))
+
+        to_send = [requests[positions[key][0]] for key in misses]
+        if to_send:
+            _send(backend, to_send, finished)
+
+    out: list[Generation] = []
+    for i, key in enumerate(keys):
+        generation = answers[key]
+        first = positions[key][0] == i
+        out.append(generation if first or generation.cached else _as_cached(generation))
+    return out
+
+
+def _as_cached(generation: Generation) -> Generation:
+    return dataclasses.replace(generation, cached=not generation.error)
+
+
+def _send(
+    backend: Backend,
+    requests: Sequence[GenerationRequest],
+    finished: Callable[[int, Generation], None],
+) -> None:
+    if isinstance(backend, ReportsEachResult):
+        results = backend.generate_each(requests, finished)
+        _check_count(backend, requests, results)
+        return
+    for start in range(0, len(requests), CHUNK):
+        chunk = requests[start : start + CHUNK]
+        results = backend.generate(chunk)
+        _check_count(backend, chunk, results)
+        for offset, generation in enumerate(results):
+            finished(start + offset, generation)
+
+
+def _check_count(backend: Backend, requests: Sequence[Any], results: Sequence[Any]) -> None:
+    if len(results) != len(requests):
+        raise InvalidInputError(
+            f"The backend {backend.key!r} returned {len(results)} generations for "
+            f"{len(requests)} requests; a backend must answer every request in order."
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Usage:
+    """Token usage and cost of the calls a run actually paid for.
+
+    Attributes:
+        calls: Generations answered by the backend in this run (``cached=False``, no error).
+        cached: Generations served from the cache or from a duplicate in the batch.
+        errors: Generations that failed.
+        attempts: HTTP attempts made, retries included (backends that report them).
+        prompt_tokens: Prompt tokens of the paid calls.
+        completion_tokens: Completion tokens of the paid calls.
+        cost: ``prompt_tokens / 1000 * price[0] + completion_tokens / 1000 * price[1]``.
+    """
+
+    calls: int = 0
+    cached: int = 0
+    errors: int = 0
+    attempts: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+    def as_dict(self) -> dict[str, int | float]:
+        """Return the usage as plain data (for the run manifest)."""
+        return {**dataclasses.asdict(self), "total_tokens": self.total_tokens}
+
+
+def usage_of(
+    generations: Iterable[Generation], *, price_per_1k: tuple[float, float] = (0.0, 0.0)
+) -> Usage:
+    """Add up the usage of the generations this run paid for.
+
+    Cached generations cost nothing now and only count in ``cached``; failed
+    ones count in ``errors`` (their attempts still count in ``attempts``).
+
+    Args:
+        generations: What :func:`cached_generate` returned.
+        price_per_1k: Price per 1,000 prompt tokens and per 1,000 completion tokens.
+    """
+    totals = {"calls": 0, "cached": 0, "errors": 0, "attempts": 0, "prompt": 0, "completion": 0}
+    for generation in _iter_generations(generations):
+        if generation.cached:
+            totals["cached"] += 1
+            continue
+        usage = generation.usage
+        totals["attempts"] += int(usage.get("attempts", 0))
+        if generation.error:
+            totals["errors"] += 1
+            continue
+        totals["calls"] += 1
+        totals["prompt"] += int(usage.get("prompt_tokens", 0))
+        totals["completion"] += int(usage.get("completion_tokens", 0))
+    prompt_price, completion_price = price_per_1k
+    return Usage(
+        calls=totals["calls"],
+        cached=totals["cached"],
+        errors=totals["errors"],
+        attempts=totals["attempts"],
+        prompt_tokens=totals["prompt"],
+        completion_tokens=totals["completion"],
+        cost=totals["prompt"] / 1000 * prompt_price
+        + totals["completion"] / 1000 * completion_price,
+    )
+
+
+def _iter_generations(generations: Iterable[Generation]) -> Iterator[Generation]:
+    for i, generation in enumerate(generations):
+        if not isinstance(generation, Generation):
+            raise InvalidInputError(
+                "The 'generations' parameter of usage_of must hold Generation values. "
+                f"Got {type(generation).__name__} at position {i} instead."
+            )
+        yield generation

@@ -1,0 +1,151 @@
+"""The teacher-forced pass of the ``hf`` backend: what the model thought of its own tokens.
+
+One forward pass over ``prompt + output`` for a batch of sequences gives, for
+each generated token, its log-probability under the model (temperature 1,
+no truncation: the model's own distribution, not the sampling one), the
+entropy of the full next-token distribution (nats), the top-k alternatives,
+and, for chosen layers, summaries of the generated tokens' hidden states —
+never the full tensors.
+
+Sequences are left-padded so that every sequence's generated tokens end at
+the last position; position ids are computed from the attention mask, so a
+padded sequence gets the same numbers as the same sequence alone.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["SequenceFeatures", "forward_features", "hidden_summary"]
+
+
+@dataclass
+class SequenceFeatures:
+    """What the teacher-forced pass measured for one generated sequence."""
+
+    token_logprobs: list[float] = field(default_factory=list)
+    token_entropies: list[float] = field(default_factory=list)
+    top_logprobs: list[dict[str, float]] = field(default_factory=list)
+    hidden: dict[str, list[float]] = field(default_factory=dict)
+
+
+def hidden_summary(states: Any, layer: int) -> dict[str, list[float]]:
+    """Summarise the ``T x d`` hidden states of the generated tokens at ``layer``.
+
+    ``last@L{layer}``: the last token's state; ``mean@L{layer}``: the mean
+    over tokens; ``sv@L{layer}``: the singular values (descending) of the
+    matrix with each row centred over its ``d`` features (``H J_d``, the
+    centring of LLM-Check's hidden score). All empty when ``T = 0``.
+    """
+    import torch
+
+    h = states.float()
+    if h.shape[0] == 0:
+        return _empty_summary(layer)
+    centred = h - h.mean(dim=1, keepdim=True)
+    sv = torch.linalg.svdvals(centred)
+    return {
+        f"last@L{layer}": h[-1].tolist(),
+        f"mean@L{layer}": h.mean(dim=0).tolist(),
+        f"sv@L{layer}": sv.tolist(),
+    }
+
+
+def _empty_summary(layer: int) -> dict[str, list[float]]:
+    return {f"last@L{layer}": [], f"mean@L{layer}": [], f"sv@L{layer}": []}
+
+
+def _accepts_logits_to_keep(model: Any) -> bool:
+    try:
+        return "logits_to_keep" in inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):  # pragma: no cover - exotic wrappers
+        return False
+
+
+def forward_features(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[Sequence[int]],
+    outputs: Sequence[Sequence[int]],
+    *,
+    pad_id: int,
+    entropy: bool = True,
+    top_k: int = 0,
+    layers: Sequence[int] = (),
+) -> list[SequenceFeatures]:
+    """Run one batched teacher-forced pass over ``prompts[i] + outputs[i]``.
+
+    Args:
+        model: A causal LM in eval mode.
+        tokenizer: Its tokenizer (to spell the top-k alternatives).
+        prompts: The prompt token ids of each sequence (non-empty).
+        outputs: The generated token ids to score after each prompt.
+        pad_id: Token id used for padding (masked out).
+        entropy: Whether to compute token entropies.
+        top_k: How many alternatives per token to return (0 = none).
+        layers: Hidden layers to summarise (0 = embeddings).
+
+    Returns:
+        One :class:`SequenceFeatures` per sequence, in order.
+    """
+    import torch
+
+    if not any(outputs):
+        empty = {k: v for layer in layers for k, v in _empty_summary(layer).items()}
+        return [SequenceFeatures(hidden=dict(empty)) for _ in outputs]
+    device = model.device
+    lengths = [len(p) + len(o) for p, o in zip(prompts, outputs, strict=True)]
+    width = max(lengths)
+    gen = max(len(o) for o in outputs)
+    ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(prompts), width), dtype=torch.long)
+    for i, (p, o) in enumerate(zip(prompts, outputs, strict=True)):
+        row = list(p) + list(o)
+        ids[i, width - len(row) :] = torch.tensor(row, dtype=torch.long)
+        mask[i, width - len(row) :] = 1
+    ids, mask = ids.to(device), mask.to(device)
+    positions = (mask.cumsum(dim=-1) - 1).clamp(min=0)
+    kwargs: dict[str, Any] = {
+        "input_ids": ids,
+        "attention_mask": mask,
+        "position_ids": positions,
+        "use_cache": False,
+        "output_hidden_states": bool(layers),
+    }
+    keep = gen + 1
+    if _accepts_logits_to_keep(model):
+        kwargs["logits_to_keep"] = keep
+    with torch.inference_mode():
+        result = model(**kwargs)
+        # Logits at position t predict token t + 1: the last `gen` tokens are
+        # predicted by the `gen` positions before the last one.
+        logits = result.logits[:, -keep:-1, :].float()
+        logp = torch.log_softmax(logits, dim=-1)
+        ent = -(logp.exp() * logp).sum(dim=-1) if entropy else None
+        top = logp.topk(min(top_k, logp.shape[-1]), dim=-1) if top_k > 0 else None
+        out: list[SequenceFeatures] = []
+        for i, o in enumerate(outputs):
+            n = len(o)
+            feats = SequenceFeatures()
+            if n:
+                target = torch.tensor(list(o), dtype=torch.long, device=logp.device)
+                rows = logp[i, gen - n :]
+                feats.token_logprobs = rows.gather(1, target[:, None])[:, 0].tolist()
+                if ent is not None:
+                    feats.token_entropies = ent[i, gen - n :].tolist()
+                if top is not None:
+                    values = top.values[i, gen - n :].tolist()
+                    indices = top.indices[i, gen - n :].tolist()
+                    for vals, idxs in zip(values, indices, strict=True):
+                        spelled: dict[str, float] = {}
+                        for v, t in zip(vals, idxs, strict=True):
+                            spelled.setdefault(tokenizer.decode([t]), v)
+                        feats.top_logprobs.append(spelled)
+            for layer in layers:
+                states = result.hidden_states[layer][i, width - n :] if n else logp.new_zeros(0, 1)
+                feats.hidden.update(hidden_summary(states, layer))
+            out.append(feats)
+    return out

@@ -1,0 +1,334 @@
+"""The ``hf`` backend: a local Hugging Face causal LM, white-box.
+
+Generation is batched (left-padded prompts, several return sequences per
+prompt) with the decoding strategy of each request; then one teacher-forced
+pass over prompt + output (:mod:`realitycheck.backends._hf_forward`) gives
+token log-probabilities, full-vocabulary token entropies, top-k alternatives
+and hidden-state summaries of chosen layers. Nothing is downloaded unless
+``model`` is a hub id the local Hugging Face cache lacks; torch and
+transformers are imported only when the backend is used (install the ``hf``
+extra).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from realitycheck.backends._base import Backend, Generation, GenerationRequest, backend
+from realitycheck.backends._hf_decoding import (
+    cut,
+    eos_ids,
+    generate_kwargs,
+    rng_devices,
+    stop_on_text,
+)
+from realitycheck.errors import InvalidInputError, MissingDependencyError
+
+__all__ = ["HFBackend", "generate_kwargs", "load", "resolve_device"]
+
+_DTYPES = ("auto", "float32", "float16", "bfloat16")
+_PURPOSE = "The hf backend"
+
+
+def _import_torch() -> Any:
+    try:
+        import torch
+        import transformers  # noqa: F401
+    except ImportError as exc:
+        raise MissingDependencyError(exc.name or "torch", extra="hf", purpose=_PURPOSE) from None
+    return torch
+
+
+def resolve_device(device: str) -> str:
+    """Return ``device``, with ``auto`` replaced by ``cuda`` when a GPU is present, else ``cpu``."""
+    torch = _import_torch()
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
+@functools.lru_cache(maxsize=2)
+def load(model: str, device: str, dtype: str, attn_implementation: str) -> tuple[Any, Any]:
+    """Load (once per process and spec) the model and tokenizer, ready to generate.
+
+    ``dtype="auto"`` is float32 on CPU and bfloat16 (float16 where bfloat16
+    is unsupported) on GPU. A tokenizer without a pad token pads with EOS.
+
+    Raises:
+        MissingDependencyError: If torch or transformers is missing.
+        InvalidInputError: If the model cannot be loaded.
+    """
+    torch = _import_torch()
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    target = resolve_device(device)
+    if dtype == "auto":
+        if target.startswith("cuda"):
+            chosen = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        else:
+            chosen = torch.float32
+    else:
+        chosen = getattr(torch, dtype)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(model)
+        lm: Any = AutoModelForCausalLM.from_pretrained(
+            model, dtype=chosen, attn_implementation=attn_implementation
+        )
+    except (OSError, ValueError) as exc:
+        raise InvalidInputError(f"Cannot load the model {model!r}: {exc}", field="model") from None
+    lm.to(target).eval()
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
+    return lm, tokenizer
+
+
+def _group_key(request: GenerationRequest) -> str:
+    data = request.payload()
+    data.pop("prompt")
+    data.pop("messages")
+    return repr(sorted(data.items()))
+
+
+@backend("hf")
+@dataclass(frozen=True, kw_only=True)
+class HFBackend(Backend):
+    """A local Hugging Face causal LM (transformers), with white-box features.
+
+    Token log-probabilities and entropies come from one teacher-forced pass
+    over prompt + output and are those of the model's own distribution
+    (temperature 1, no top-k/top-p truncation). Entropies are computed
+    whenever log-probabilities are requested. Hidden features (for
+    ``request.hidden_layers``; 0 = embeddings) summarise the hidden states at
+    the generated tokens' positions: ``last@L{l}``, ``mean@L{l}`` and
+    ``sv@L{l}`` (singular values of the ``T x d`` matrix with each row
+    centred over its features). Generated text stops before the first EOS
+    token (which is not scored) or stop string; tokens are kept up to the
+    last one that ends before the stop string.
+
+    Requests with a ``seed`` are generated one prompt at a time under that
+    seed, so their samples do not depend on what else is in the batch;
+    unseeded requests with identical settings are batched ``batch_size``
+    prompts at a time.
+
+    Args:
+        model: Local folder or hub id, loaded with ``from_pretrained``.
+        device: ``auto`` (CUDA when present, else CPU), ``cpu``, ``cuda``, ``cuda:1``…
+        dtype: ``auto``, ``float32``, ``float16`` or ``bfloat16``.
+        batch_size: Prompts per generate call, sequences per teacher-forced pass.
+        attn_implementation: Passed to ``from_pretrained`` (``eager``, ``sdpa``…).
+        chat_template: Render ``messages`` with the tokenizer's chat template
+            when it has one; otherwise (or when False) join them as
+            ``role: content`` lines followed by ``assistant:``.
+    """
+
+    model: str
+    device: str = "auto"
+    dtype: str = "auto"
+    batch_size: int = 8
+    attn_implementation: str = "eager"
+    chat_template: bool = True
+
+    capabilities: ClassVar[frozenset[str]] = frozenset(
+        {
+            "completion",
+            "chat",
+            "n",
+            "beam",
+            "logprobs",
+            "top_logprobs",
+            "entropy",
+            "hidden",
+            "loglik",
+        }
+    )
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.model, str) or not self.model:
+            raise InvalidInputError(
+                "The 'model' parameter of hf must be a non-empty string. "
+                f"Got {self.model!r} instead."
+            )
+        if self.dtype not in _DTYPES:
+            raise InvalidInputError(
+                f"The 'dtype' parameter of hf must be one of {_DTYPES}. Got {self.dtype!r} instead."
+            )
+        size = self.batch_size
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise InvalidInputError(
+                f"The 'batch_size' parameter of hf must be an int >= 1. Got {size!r} instead."
+            )
+
+    def _loaded(self) -> tuple[Any, Any]:
+        return load(self.model, self.device, self.dtype, self.attn_implementation)
+
+    def prompt_ids(self, request: GenerationRequest) -> list[int]:
+        """Return the token ids the model sees for ``request``."""
+        _, tokenizer = self._loaded()
+        if not request.messages:
+            return list(tokenizer(request.prompt)["input_ids"])
+        messages = [dict(m) for m in request.messages]
+        if self.chat_template and getattr(tokenizer, "chat_template", None):
+            text = tokenizer.apply_chat_template(
+                messages, add_generation_prompt=True, tokenize=False
+            )
+            # The template writes its own special tokens.
+            return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+        text = "\n".join(f"{m['role']}: {m['content']}" for m in messages) + "\nassistant:"
+        return list(tokenizer(text)["input_ids"])
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
+        """Answer each request, in order; a failed batch becomes error generations."""
+        torch = _import_torch()
+        model, _ = self._loaded()
+        answers: list[Generation | None] = [None] * len(requests)
+        n_layers = int(model.config.get_text_config().num_hidden_layers)
+        groups: dict[str, list[int]] = {}
+        for i, request in enumerate(requests):
+            bad = [layer for layer in request.hidden_layers if not 0 <= layer <= n_layers]
+            if bad:
+                answers[i] = Generation(
+                    error=f"hidden layers {bad} are out of range 0..{n_layers} for {self.model!r}"
+                )
+                continue
+            groups.setdefault(_group_key(request), []).append(i)
+        for indices in groups.values():
+            step = 1 if requests[indices[0]].seed is not None else self.batch_size
+            for start in range(0, len(indices), step):
+                chunk = indices[start : start + step]
+                try:
+                    done = self._generate_chunk([requests[i] for i in chunk])
+                except (RuntimeError, ValueError) as exc:
+                    if "out of memory" in str(exc).lower() and torch.cuda.is_available():
+                        torch.cuda.empty_cache()
+                    done = [Generation(error=f"{type(exc).__name__}: {exc}") for _ in chunk]
+                for i, generation in zip(chunk, done, strict=True):
+                    answers[i] = generation
+        return [a if a is not None else Generation(error="not generated") for a in answers]
+
+    def _generate_chunk(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
+        torch = _import_torch()
+        from realitycheck.backends._hf_forward import forward_features
+
+        model, tokenizer = self._loaded()
+        first = requests[0]
+        pad_id = int(tokenizer.pad_token_id)
+        prompts = [self.prompt_ids(r) for r in requests]
+        width = max(len(p) for p in prompts)
+        ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
+        mask = torch.zeros((len(prompts), width), dtype=torch.long)
+        for i, p in enumerate(prompts):
+            ids[i, width - len(p) :] = torch.tensor(p, dtype=torch.long)
+            mask[i, width - len(p) :] = 1
+        kwargs = generate_kwargs(first)
+        if first.stop:
+            kwargs["stopping_criteria"] = stop_on_text(tokenizer, first.stop, width)
+        with torch.random.fork_rng(devices=rng_devices(torch, model)):
+            if first.seed is not None:
+                torch.manual_seed(first.seed)
+            with torch.inference_mode():
+                out = model.generate(
+                    input_ids=ids.to(model.device),
+                    attention_mask=mask.to(model.device),
+                    pad_token_id=pad_id,
+                    **kwargs,
+                )
+        per_prompt = kwargs["num_return_sequences"]
+        copies = first.n // per_prompt  # greedy: one sequence, repeated n times
+        eos = eos_ids(model, tokenizer)
+        rows = out[:, width:].tolist()
+        kept = [cut(tokenizer, row, eos, first.stop) for row in rows]
+        owners = [i for i in range(len(prompts)) for _ in range(per_prompt)]
+        want_features = first.logprobs or first.top_logprobs > 0 or bool(first.hidden_layers)
+        features = []
+        if want_features:
+            seq_prompts = [prompts[o] for o in owners]
+            seq_outputs = [c[0] for c in kept]
+            for s in range(0, len(seq_outputs), self.batch_size):
+                features.extend(
+                    forward_features(
+                        model,
+                        tokenizer,
+                        seq_prompts[s : s + self.batch_size],
+                        seq_outputs[s : s + self.batch_size],
+                        pad_id=pad_id,
+                        entropy=first.logprobs,
+                        top_k=first.top_logprobs,
+                        layers=first.hidden_layers,
+                    )
+                )
+        results = []
+        for i, prompt in enumerate(prompts):
+            seqs = [j for j, o in enumerate(owners) if o == i] * copies
+            texts = tuple(kept[j][1] for j in seqs)
+            results.append(
+                Generation(
+                    texts=texts,
+                    tokens=tuple(tuple(tokenizer.decode([t]) for t in kept[j][0]) for j in seqs),
+                    token_logprobs=tuple(tuple(features[j].token_logprobs) for j in seqs)
+                    if first.logprobs
+                    else (),
+                    token_entropies=tuple(tuple(features[j].token_entropies) for j in seqs)
+                    if first.logprobs
+                    else (),
+                    top_logprobs=tuple(tuple(features[j].top_logprobs) for j in seqs)
+                    if first.top_logprobs > 0
+                    else (),
+                    hidden=tuple({k: tuple(v) for k, v in features[j].hidden.items()} for j in seqs)
+                    if first.hidden_layers
+                    else (),
+                    finish_reasons=tuple(kept[j][2] for j in seqs),
+                    usage={
+                        "prompt_tokens": len(prompt),
+                        "completion_tokens": sum(len(kept[j][0]) for j in seqs),
+                    },
+                )
+            )
+        return results
+
+    def loglik(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """Return ``sum_t log p(c_t | prompt, c_<t)`` for each ``(prompt, continuation)``.
+
+        The prompt is tokenised alone (with the tokenizer's special tokens,
+        e.g. BOS) and together with the continuation; the tokens of the
+        joint text after the longest prefix the two tokenisations share are
+        scored. A token that spans the boundary (a merge of the prompt's end
+        and the continuation's start) therefore counts to the continuation.
+        An empty continuation scores 0.
+
+        Raises:
+            InvalidInputError: If the prompt yields no token to condition on.
+        """
+        from realitycheck.backends._hf_forward import forward_features
+
+        model, tokenizer = self._loaded()
+        contexts, continuations = [], []
+        for k, (prompt, continuation) in enumerate(pairs):
+            ctx = list(tokenizer(prompt)["input_ids"])
+            whole = list(tokenizer(prompt + continuation)["input_ids"])
+            shared = 0
+            while shared < min(len(ctx), len(whole)) and ctx[shared] == whole[shared]:
+                shared += 1
+            if shared == 0:
+                raise InvalidInputError(
+                    f"The prompt of pair {k} gives no token to condition on; give a non-empty "
+                    "prompt or use a tokenizer that adds a BOS token."
+                )
+            contexts.append(whole[:shared])
+            continuations.append(whole[shared:])
+        out: list[float] = []
+        for s in range(0, len(pairs), self.batch_size):
+            feats = forward_features(
+                model,
+                tokenizer,
+                contexts[s : s + self.batch_size],
+                continuations[s : s + self.batch_size],
+                pad_id=int(tokenizer.pad_token_id),
+                entropy=False,
+            )
+            out.extend(float(sum(f.token_logprobs)) for f in feats)
+        return out

@@ -1,0 +1,319 @@
+"""The ``vllm`` backend: the offline vLLM engine (``vllm.LLM``) behind the same protocol.
+
+vLLM is imported only when the backend is used (install the ``vllm`` extra;
+it needs a GPU). Prompts are tokenised here, with the same chat-template
+rule as the ``hf`` backend, and sent as token ids. Sampled requests map to
+``SamplingParams`` (:func:`sampling_kwargs`), beam requests to
+``LLM.beam_search`` with ``BeamSearchParams`` (:func:`beam_kwargs`); the
+engine's outputs map back to :class:`Generation` (:func:`from_request_output`,
+:func:`from_beam_sequences`). vLLM returns the log-probabilities of the
+model's raw distribution, not full-vocabulary entropies or hidden states,
+so this backend does not declare ``entropy`` or ``hidden``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from realitycheck.backends._base import Backend, Generation, GenerationRequest, backend
+from realitycheck.errors import InvalidInputError, MissingDependencyError
+
+__all__ = [
+    "VLLMBackend",
+    "beam_kwargs",
+    "from_beam_sequences",
+    "from_request_output",
+    "sampling_kwargs",
+]
+
+_PURPOSE = "The vllm backend"
+
+
+def _copies(request: GenerationRequest) -> tuple[int, int]:
+    """Return (sequences to ask the engine for, times to repeat each)."""
+    greedy = request.decoding == "greedy" or request.temperature <= 0
+    return (1, request.n) if greedy else (request.n, 1)
+
+
+def sampling_kwargs(request: GenerationRequest) -> dict[str, Any]:
+    """Map a non-beam request to ``SamplingParams`` keyword arguments.
+
+    Greedy decoding (and any sampling strategy at temperature <= 0) asks for
+    one sequence at temperature 0 (the caller repeats it ``n`` times);
+    ``top_k`` defaults to 40 and ``top_p`` to 0.95 when the request leaves
+    them at 0 / 1.0; ``top_k=-1`` means no top-k cut. ``logprobs`` is the
+    number of alternatives per token (0 = only the chosen token's), or
+    ``None`` when neither log-probs nor alternatives are requested.
+    """
+    if request.decoding == "beam":
+        raise InvalidInputError("Beam requests go to beam_kwargs, not sampling_kwargs.")
+    n, _ = _copies(request)
+    greedy = n == 1 and (request.decoding == "greedy" or request.temperature <= 0)
+    top_k, top_p = -1, 1.0
+    if not greedy and request.decoding == "top_k":
+        top_k = request.top_k if request.top_k > 0 else 40
+    if not greedy and request.decoding == "top_p":
+        top_p = request.top_p if request.top_p < 1.0 else 0.95
+    wants = request.logprobs or request.top_logprobs > 0
+    return {
+        "n": n,
+        "temperature": 0.0 if greedy else float(request.temperature),
+        "top_p": top_p,
+        "top_k": top_k,
+        "seed": request.seed,
+        "max_tokens": request.max_tokens,
+        "stop": list(request.stop) or None,
+        "logprobs": request.top_logprobs if wants else None,
+    }
+
+
+def beam_kwargs(request: GenerationRequest) -> dict[str, Any]:
+    """Map a beam request to ``BeamSearchParams`` kwargs (``max(num_beams, n)`` beams)."""
+    return {
+        "beam_width": max(request.num_beams, request.n),
+        "max_tokens": request.max_tokens,
+        "length_penalty": 1.0,
+    }
+
+
+def _spell(entries: Mapping[int, Any], token: int, decode: Callable[[list[int]], str]) -> str:
+    chosen = entries.get(token)
+    text = getattr(chosen, "decoded_token", None)
+    return text if isinstance(text, str) else decode([token])
+
+
+def _sequence(
+    token_ids: Sequence[int],
+    steps: Sequence[Mapping[int, Any]] | None,
+    request: GenerationRequest,
+    decode: Callable[[list[int]], str],
+) -> tuple[tuple[str, ...], tuple[float, ...], tuple[dict[str, float], ...]]:
+    """Return (tokens, token log-probs, top-k alternatives) of one output sequence."""
+    if not steps:
+        return tuple(decode([t]) for t in token_ids), (), ()
+    tokens, logprobs, top = [], [], []
+    for token, entries in zip(token_ids, steps, strict=False):
+        tokens.append(_spell(entries, token, decode))
+        chosen = entries.get(token)
+        logprobs.append(float(chosen.logprob) if chosen is not None else float("nan"))
+        if request.top_logprobs > 0:
+            ranked = sorted(entries.items(), key=lambda kv: -kv[1].logprob)
+            alternatives: dict[str, float] = {}
+            for tid, entry in ranked[: request.top_logprobs]:
+                alternatives.setdefault(_spell(entries, tid, decode), float(entry.logprob))
+            top.append(alternatives)
+    return tuple(tokens), tuple(logprobs), tuple(top)
+
+
+def from_request_output(
+    output: Any, request: GenerationRequest, decode: Callable[[list[int]], str]
+) -> Generation:
+    """Map a vLLM ``RequestOutput`` (``.outputs`` of ``CompletionOutput``) to a Generation."""
+    _, repeat = _copies(request)
+    seqs = [c for c in output.outputs for _ in range(repeat)]
+    parts = [_sequence(list(c.token_ids), c.logprobs, request, decode) for c in seqs]
+    return Generation(
+        texts=tuple(c.text for c in seqs),
+        tokens=tuple(p[0] for p in parts),
+        token_logprobs=tuple(p[1] for p in parts) if request.logprobs else (),
+        top_logprobs=tuple(p[2] for p in parts) if request.top_logprobs > 0 else (),
+        finish_reasons=tuple(str(c.finish_reason or "") for c in seqs),
+        usage={
+            "prompt_tokens": len(output.prompt_token_ids or ()),
+            "completion_tokens": sum(len(c.token_ids) for c in seqs),
+        },
+    )
+
+
+def from_beam_sequences(
+    sequences: Sequence[Any],
+    prompt_length: int,
+    request: GenerationRequest,
+    decode: Callable[[list[int]], str],
+    eos_id: int | None,
+) -> Generation:
+    """Map the ``n`` best of a ``BeamSearchOutput.sequences`` to a Generation.
+
+    A beam's ``tokens`` include the prompt; its ``logprobs`` hold one
+    ``{token_id: Logprob}`` per generated step. A final EOS token is dropped
+    (finish reason ``stop``).
+    """
+    picked = list(sequences)[: request.n]
+    rows, parts, reasons = [], [], []
+    for beam in picked:
+        ids = list(beam.tokens[prompt_length:])
+        steps = list(beam.logprobs)[-len(ids) :] if ids else []
+        reason = "length"
+        if ids and eos_id is not None and ids[-1] == eos_id:
+            ids, steps, reason = ids[:-1], steps[:-1], "stop"
+        rows.append(ids)
+        parts.append(_sequence(ids, steps, request, decode))
+        reasons.append(reason)
+    return Generation(
+        texts=tuple(decode(ids) for ids in rows),
+        tokens=tuple(p[0] for p in parts),
+        token_logprobs=tuple(p[1] for p in parts) if request.logprobs else (),
+        top_logprobs=tuple(p[2] for p in parts) if request.top_logprobs > 0 else (),
+        finish_reasons=tuple(reasons),
+        usage={"prompt_tokens": prompt_length, "completion_tokens": sum(len(r) for r in rows)},
+    )
+
+
+def _vllm() -> Any:
+    try:
+        import vllm
+    except ImportError:
+        raise MissingDependencyError("vllm", extra="vllm", purpose=_PURPOSE) from None
+    return vllm
+
+
+@functools.lru_cache(maxsize=1)
+def _engine(
+    model: str,
+    dtype: str,
+    tensor_parallel_size: int,
+    gpu_memory_utilization: float,
+    max_model_len: int | None,
+) -> Any:
+    return _vllm().LLM(
+        model=model,
+        dtype=dtype,
+        tensor_parallel_size=tensor_parallel_size,
+        gpu_memory_utilization=gpu_memory_utilization,
+        max_model_len=max_model_len,
+    )
+
+
+@backend("vllm")
+@dataclass(frozen=True, kw_only=True)
+class VLLMBackend(Backend):
+    """The offline vLLM engine: fast batched generation with token log-probabilities.
+
+    Decoding follows the same rules as the ``hf`` backend (greedy at
+    temperature <= 0, ``top_k`` 40 and ``top_p`` 0.95 by default, beams =
+    ``max(num_beams, n)``); log-probabilities are those of the model's raw
+    distribution. ``loglik`` scores continuations with vLLM's prompt
+    log-probabilities, with the same tokenisation boundary rule as ``hf``.
+
+    Args:
+        model: Local folder or hub id.
+        dtype: ``auto``, ``float16``, ``bfloat16`` or ``float32``.
+        tensor_parallel_size: GPUs to shard the model over.
+        gpu_memory_utilization: Share of GPU memory vLLM may take.
+        max_model_len: Context length cap (``None`` = the model's).
+        chat_template: Render ``messages`` with the tokenizer's chat template
+            when it has one; otherwise join them as ``role: content`` lines.
+    """
+
+    model: str
+    dtype: str = "auto"
+    tensor_parallel_size: int = 1
+    gpu_memory_utilization: float = 0.9
+    max_model_len: int | None = None
+    chat_template: bool = True
+
+    capabilities: ClassVar[frozenset[str]] = frozenset(
+        {"completion", "chat", "n", "beam", "logprobs", "top_logprobs", "loglik"}
+    )
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.model, str) or not self.model:
+            raise InvalidInputError(
+                f"The 'model' parameter of vllm must be a non-empty string. Got {self.model!r} "
+                "instead."
+            )
+
+    def _llm(self) -> Any:
+        return _engine(
+            self.model,
+            self.dtype,
+            self.tensor_parallel_size,
+            self.gpu_memory_utilization,
+            self.max_model_len,
+        )
+
+    def _prompt_ids(self, tokenizer: Any, request: GenerationRequest) -> list[int]:
+        if not request.messages:
+            return list(tokenizer.encode(request.prompt))
+        messages = [dict(m) for m in request.messages]
+        if self.chat_template and getattr(tokenizer, "chat_template", None):
+            text = tokenizer.apply_chat_template(
+                messages, add_generation_prompt=True, tokenize=False
+            )
+            return list(tokenizer.encode(text, add_special_tokens=False))
+        text = "\n".join(f"{m['role']}: {m['content']}" for m in messages) + "\nassistant:"
+        return list(tokenizer.encode(text))
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
+        """Answer each request, in order; a failed engine call becomes error generations."""
+        engine_module = _vllm()
+        from vllm.sampling_params import BeamSearchParams
+
+        sampling_params = engine_module.SamplingParams
+        llm = self._llm()
+        tokenizer = llm.get_tokenizer()
+
+        def decode(ids: list[int]) -> str:
+            return str(tokenizer.decode(ids, skip_special_tokens=True))
+
+        ids = [self._prompt_ids(tokenizer, r) for r in requests]
+        answers: list[Generation] = [Generation(error="not generated")] * len(requests)
+        sampled = [i for i, r in enumerate(requests) if r.decoding != "beam"]
+        if sampled:
+            try:
+                outputs = llm.generate(
+                    [{"prompt_token_ids": ids[i]} for i in sampled],
+                    sampling_params=[
+                        sampling_params(**sampling_kwargs(requests[i])) for i in sampled
+                    ],
+                    use_tqdm=False,
+                )
+                for i, output in zip(sampled, outputs, strict=True):
+                    answers[i] = from_request_output(output, requests[i], decode)
+            except (RuntimeError, ValueError) as exc:
+                for i in sampled:
+                    answers[i] = Generation(error=f"{type(exc).__name__}: {exc}")
+        for i, request in enumerate(requests):
+            if request.decoding != "beam":
+                continue
+            try:
+                (result,) = llm.beam_search(
+                    [{"prompt_token_ids": ids[i]}], BeamSearchParams(**beam_kwargs(request))
+                )
+                answers[i] = from_beam_sequences(
+                    result.sequences, len(ids[i]), request, decode, tokenizer.eos_token_id
+                )
+            except (RuntimeError, ValueError) as exc:
+                answers[i] = Generation(error=f"{type(exc).__name__}: {exc}")
+        return answers
+
+    def loglik(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """Return ``log p(continuation | prompt)`` for each pair (boundary rule as in ``hf``)."""
+        sampling_params = _vllm().SamplingParams
+        llm = self._llm()
+        tokenizer = llm.get_tokenizer()
+        wholes, starts = [], []
+        for k, (prompt, continuation) in enumerate(pairs):
+            ctx = list(tokenizer.encode(prompt))
+            whole = list(tokenizer.encode(prompt + continuation))
+            shared = 0
+            while shared < min(len(ctx), len(whole)) and ctx[shared] == whole[shared]:
+                shared += 1
+            if shared == 0:
+                raise InvalidInputError(
+                    f"The prompt of pair {k} gives no token to condition on; give a non-empty "
+                    "prompt or use a tokenizer that adds a BOS token."
+                )
+            wholes.append(whole)
+            starts.append(shared)
+        params = sampling_params(max_tokens=1, temperature=0.0, prompt_logprobs=0)
+        outputs = llm.generate(
+            [{"prompt_token_ids": w} for w in wholes], sampling_params=params, use_tqdm=False
+        )
+        return [
+            float(sum(out.prompt_logprobs[t][whole[t]].logprob for t in range(start, len(whole))))
+            for out, whole, start in zip(outputs, wholes, starts, strict=True)
+        ]

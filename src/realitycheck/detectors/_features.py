@@ -1,0 +1,143 @@
+"""Reading generation-time features from a :class:`~realitycheck.records.Response`.
+
+The generation stage stores, on each response, ``features = {"best": SEQ,
+"samples": [SEQ, ...]}`` where ``SEQ`` holds per-token lists (``tokens``,
+``token_logprobs``, ``token_entropies``, ``top_logprobs``) and ``hidden``
+(feature name → list of floats: ``last@L{layer}``, ``mean@L{layer}``,
+``sv@L{layer}``), each only when the backend supplied it. The helpers here
+fetch those values and, when one is missing, write the error a detector
+stores with its ``None`` score: what is missing and which backends supply it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from realitycheck.records import Response
+
+# The backend capability that supplies each detector need.
+_CAPABILITY = {
+    "samples": "n",
+    "logprobs": "logprobs",
+    "entropy": "entropy",
+    "hidden": "hidden",
+}
+
+
+class MissingFeature(Exception):
+    """A response lacks a feature a detector reads; the message is the Score's error."""
+
+
+def providers(need: str) -> list[str]:
+    """Return the registered backends whose capabilities supply ``need``."""
+    from realitycheck.backends import backends
+
+    capability = _CAPABILITY.get(need, need)
+    return [name for name in backends.names() if capability in backends.get(name).capabilities]
+
+
+def missing(what: str, need: str) -> MissingFeature:
+    """Build the error for a missing feature, naming the backends that supply it."""
+    able = ", ".join(providers(need)) or "none installed"
+    return MissingFeature(
+        f"the response has no {what}; generate it with a backend that supplies "
+        f"{need!r} (available: {able})"
+    )
+
+
+def _sequence(response: Response, which: str) -> Mapping[str, Any] | None:
+    seq = response.features.get(which) if isinstance(response.features, Mapping) else None
+    return seq if isinstance(seq, Mapping) else None
+
+
+def best_values(response: Response, key: str, need: str) -> np.ndarray:
+    """Return ``features["best"][key]`` as a float array.
+
+    Raises:
+        MissingFeature: If the best answer or its ``key`` is missing.
+    """
+    seq = _sequence(response, "best")
+    if seq is None or key not in seq:
+        raise missing(f"{key} of the best answer (features['best'][{key!r}])", need)
+    return np.asarray(seq[key], dtype=np.float64)
+
+
+def sample_sequences(response: Response) -> list[Mapping[str, Any]]:
+    """Return ``features["samples"]``.
+
+    Raises:
+        MissingFeature: If the response carries no sample features.
+    """
+    seqs = response.features.get("samples") if isinstance(response.features, Mapping) else None
+    if not isinstance(seqs, Sequence) or isinstance(seqs, str) or not seqs:
+        raise missing("features of sampled answers (features['samples'])", "samples")
+    return [s if isinstance(s, Mapping) else {} for s in seqs]
+
+
+def sample_values(response: Response, key: str, need: str) -> list[np.ndarray]:
+    """Return ``features["samples"][k][key]`` for every sample, as float arrays.
+
+    Raises:
+        MissingFeature: If there are no sample features or one lacks ``key``.
+    """
+    seqs = response.features.get("samples") if isinstance(response.features, Mapping) else None
+    if response.samples and not seqs:
+        raise missing(f"{key} of the samples (features['samples'][k][{key!r}])", need)
+    out = []
+    for k, seq in enumerate(sample_sequences(response)):
+        if key not in seq:
+            raise missing(f"{key} of sample {k} (features['samples'][{k}][{key!r}])", need)
+        out.append(np.asarray(seq[key], dtype=np.float64))
+    return out
+
+
+def sample_texts(response: Response) -> list[str]:
+    """Return ``response.samples``.
+
+    Raises:
+        MissingFeature: If the response has no samples.
+    """
+    if not response.samples:
+        raise missing("sampled answers (response.samples)", "samples")
+    return list(response.samples)
+
+
+_HIDDEN_NAME = re.compile(r"^(?P<kind>[a-z]+)@L(?P<layer>\d+)$")
+
+
+def hidden_layers(hidden: Mapping[str, Any], kind: str) -> list[int]:
+    """Return the layers for which ``hidden`` has a feature of ``kind`` (sorted)."""
+    layers = []
+    for name in hidden:
+        match = _HIDDEN_NAME.match(name)
+        if match and match.group("kind") == kind:
+            layers.append(int(match.group("layer")))
+    return sorted(layers)
+
+
+def hidden_vector(seq: Mapping[str, Any], kind: str, layer: int | None, where: str) -> np.ndarray:
+    """Return the hidden feature ``{kind}@L{layer}`` of one sequence.
+
+    With ``layer=None`` the sequence must hold that kind of feature for at
+    least one layer; when it holds several, the lower median layer is used
+    (with the middle and last layers stored, that is the middle one).
+
+    Raises:
+        MissingFeature: If the feature is not there.
+    """
+    hidden = seq.get("hidden")
+    hidden = hidden if isinstance(hidden, Mapping) else {}
+    if layer is None:
+        layers = hidden_layers(hidden, kind)
+        if not layers:
+            raise missing(f"hidden-state feature '{kind}@L*' for {where}", "hidden")
+        layer = layers[(len(layers) - 1) // 2]
+    name = f"{kind}@L{layer}"
+    if name not in hidden:
+        stored = ", ".join(sorted(hidden)) or "none"
+        raise missing(f"hidden-state feature {name!r} for {where} (stored: {stored})", "hidden")
+    return np.asarray(hidden[name], dtype=np.float64)

@@ -1,0 +1,103 @@
+"""Length statistics over sampled answers: Mean-Len and Std-Len (Janiak et al., 2025).
+
+Janiak et al. show that the mean and the spread of the lengths of a model's
+sampled answers rival elaborate uncertainty detectors on QA: hallucinated
+answers tend to be longer and to vary more in length. Both read only
+``response.samples``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+import numpy as np
+
+from realitycheck.detectors._base import Detector, Needs, detector
+from realitycheck.detectors._features import MissingFeature, sample_texts
+from realitycheck.errors import InvalidInputError
+from realitycheck.records import Response, Score
+
+__all__ = ["MeanLength", "StdLength"]
+
+_UNITS = ("words", "chars")
+
+
+def _lengths(texts: Sequence[str], unit: str) -> np.ndarray:
+    if unit == "chars":
+        return np.array([len(t) for t in texts], dtype=np.float64)
+    return np.array([len(t.split()) for t in texts], dtype=np.float64)
+
+
+def _check_unit(unit: str, name: str) -> None:
+    if unit not in _UNITS:
+        raise InvalidInputError(
+            f"The 'unit' parameter of {name} must be one of {_UNITS}. Got {unit!r} instead."
+        )
+
+
+@detector("mean_len")
+@dataclass(frozen=True, kw_only=True)
+class MeanLength(Detector):
+    """Mean length of the sampled answers (Mean-Len).
+
+    ``value = (1/K) sum_k len(s_k)``, the length in whitespace-separated
+    words (``unit="words"``) or characters (``unit="chars"``). Higher =
+    longer samples, which Janiak et al. find goes with hallucination. A
+    response without samples gets ``value=None`` and an error.
+
+    Args:
+        unit: ``words`` or ``chars``.
+    """
+
+    unit: Literal["words", "chars"] = "words"
+    needs: ClassVar[frozenset[str]] = frozenset({"samples"})
+
+    def __post_init__(self) -> None:
+        _check_unit(self.unit, "mean_len")
+
+    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+        """Return one score per response, in order."""
+        out = []
+        for response in responses:
+            try:
+                texts = sample_texts(response)
+            except MissingFeature as exc:
+                out.append(self._score(response, None, error=str(exc)))
+                continue
+            out.append(self._score(response, float(_lengths(texts, self.unit).mean())))
+        return out
+
+
+@detector("std_len")
+@dataclass(frozen=True, kw_only=True)
+class StdLength(Detector):
+    """Standard deviation of the lengths of the sampled answers (Std-Len).
+
+    The population standard deviation (divisor ``K``, not ``K - 1``) of the
+    samples' lengths in words or characters, so a single sample gives 0.
+    Higher = the model's answers vary more in length = more likely
+    hallucinated. A response without samples gets ``value=None``.
+
+    Args:
+        unit: ``words`` or ``chars``.
+    """
+
+    unit: Literal["words", "chars"] = "words"
+    needs: ClassVar[frozenset[str]] = frozenset({"samples"})
+
+    def __post_init__(self) -> None:
+        _check_unit(self.unit, "std_len")
+
+    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+        """Return one score per response, in order."""
+        out = []
+        for response in responses:
+            try:
+                texts = sample_texts(response)
+            except MissingFeature as exc:
+                out.append(self._score(response, None, error=str(exc)))
+                continue
+            out.append(self._score(response, float(_lengths(texts, self.unit).std(ddof=0))))
+        return out

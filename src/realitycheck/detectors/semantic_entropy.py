@@ -1,0 +1,340 @@
+"""Semantic entropy (Farquhar et al., 2024): uncertainty over meanings, not strings.
+
+The sampled answers are grouped into meaning classes by bidirectional
+entailment, greedily as in the paper: each answer, in sampling order, is
+compared with the first member of every existing class and joins the first
+class it entails and that entails it; otherwise it starts a new class.
+Identical strings are equivalent without asking. The entropy of the class
+distribution is the score.
+
+The entailment check is pluggable (:class:`EntailmentCheck`):
+
+* ``embedding`` — the model-free fallback: ``a`` entails ``b`` when the
+  cosine of their all-MiniLM-L6-v2 embeddings is at least ``threshold``
+  (default 0.85); symmetric, so "bidirectional" adds nothing.
+* ``nli`` — a natural-language-inference model through transformers
+  (:class:`NLIEntailment`): ``a`` entails ``b`` when the most probable label
+  for premise ``a`` and hypothesis ``b`` is the entailment label.
+* ``llm`` — any realitycheck backend asked a yes/no question
+  (:class:`LLMEntailment`).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, Protocol
+
+import numpy as np
+
+from realitycheck.detectors._base import Detector, Needs, detector
+from realitycheck.detectors._features import MissingFeature, sample_texts, sample_values
+from realitycheck.errors import InvalidInputError, MissingDependencyError
+from realitycheck.records import Response, Score
+
+__all__ = [
+    "EmbeddingEntailment",
+    "EntailmentCheck",
+    "LLMEntailment",
+    "NLIEntailment",
+    "SemanticEntropy",
+    "meaning_classes",
+    "semantic_entropy",
+]
+
+_VARIANTS = ("discrete", "weighted")
+_EQUIVALENCES = ("embedding", "nli", "llm")
+
+
+class EntailmentCheck(Protocol):
+    """Decides, for each ``(a, b)``, whether answer ``a`` entails answer ``b``."""
+
+    def __call__(self, pairs: Sequence[tuple[str, str]], question: str) -> list[bool]:
+        """Return one verdict per pair; ``question`` is what both answers answer."""
+        ...
+
+
+def meaning_classes(
+    texts: Sequence[str], entails: EntailmentCheck, question: str = ""
+) -> list[int]:
+    """Return the meaning class (0, 1, …, in order of appearance) of each text.
+
+    Greedy bidirectional-entailment clustering as in Farquhar et al. (2024):
+    each text is compared with the first member of every existing class,
+    all those comparisons (both directions) in one call of ``entails``.
+    """
+    reps: list[int] = []  # index of the first member of each class
+    classes: list[int] = []
+    for i, text in enumerate(texts):
+        found = next((c for c, r in enumerate(reps) if texts[r] == text), None)
+        if found is None and reps:
+            pairs = [(text, texts[r]) for r in reps] + [(texts[r], text) for r in reps]
+            verdicts = entails(pairs, question)
+            n = len(reps)
+            found = next((c for c in range(n) if verdicts[c] and verdicts[n + c]), None)
+        if found is None:
+            reps.append(i)
+            found = len(reps) - 1
+        classes.append(found)
+    return classes
+
+
+def semantic_entropy(classes: Sequence[int], logprobs: Sequence[float] | None = None) -> float:
+    """Return the entropy (nats) of the meaning-class distribution.
+
+    Without ``logprobs`` (discrete variant) ``p(C) = |C| / K``. With
+    ``logprobs`` (one sequence log-probability per answer) ``p(C)`` is the
+    normalised sum of ``exp(logprob)`` over the members of ``C`` (Farquhar et
+    al.'s probability-weighted estimate).
+    """
+    ids = np.asarray(classes, dtype=np.int64)
+    if logprobs is None:
+        weights = np.ones(len(ids))
+    else:
+        lp = np.asarray(logprobs, dtype=np.float64)
+        weights = np.exp(lp - lp.max())
+    p = np.bincount(ids, weights=weights)
+    p = p[p > 0] / p.sum()
+    return float(-np.sum(p * np.log(p)))
+
+
+@dataclass(frozen=True)
+class EmbeddingEntailment:
+    """``a`` entails ``b`` iff cos(embed(a), embed(b)) >= ``threshold`` (all-MiniLM-L6-v2)."""
+
+    threshold: float = 0.85
+
+    def __call__(self, pairs: Sequence[tuple[str, str]], question: str) -> list[bool]:
+        """Return one verdict per pair."""
+        from realitycheck.embeddings import embed
+
+        texts = sorted({t for pair in pairs for t in pair})
+        row = {t: i for i, t in enumerate(texts)}
+        vectors = embed(texts)
+        return [bool(float(vectors[row[a]] @ vectors[row[b]]) >= self.threshold) for a, b in pairs]
+
+
+@functools.lru_cache(maxsize=2)
+def _nli_model(path: str, device: str) -> tuple[Any, Any, int]:
+    try:
+        import torch
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    except ImportError:
+        raise MissingDependencyError(
+            "transformers", extra="hf", purpose="Entailment with an NLI model"
+        ) from None
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        model = AutoModelForSequenceClassification.from_pretrained(path).to(device).eval()
+    except OSError as exc:
+        raise InvalidInputError(f"Cannot load the NLI model {path!r}: {exc}") from None
+    labels = {int(i): str(name).lower() for i, name in model.config.id2label.items()}
+    entail = [i for i, name in labels.items() if name.startswith("entail")]
+    if len(entail) != 1:
+        raise InvalidInputError(
+            f"The NLI model {path!r} must have exactly one label starting with 'entail' in "
+            f"its id2label. Got {sorted(labels.values())} instead."
+        )
+    return model, tokenizer, entail[0]
+
+
+@dataclass(frozen=True)
+class NLIEntailment:
+    """``a`` entails ``b`` iff an NLI model's top label for (premise a, hypothesis b) is entailment.
+
+    Args:
+        model: A local folder or hub id of a sequence-classification NLI model
+            whose ``id2label`` has one label starting with "entail".
+        device: ``auto`` (CUDA if available, else CPU), ``cpu``, ``cuda``…
+        batch_size: Pairs per forward pass.
+    """
+
+    model: str
+    device: str = "auto"
+    batch_size: int = 32
+
+    def __call__(self, pairs: Sequence[tuple[str, str]], question: str) -> list[bool]:
+        """Return one verdict per pair."""
+        import torch
+
+        model, tokenizer, entail = _nli_model(self.model, self.device)
+        out: list[bool] = []
+        for start in range(0, len(pairs), self.batch_size):
+            chunk = pairs[start : start + self.batch_size]
+            enc = tokenizer(
+                [a for a, _ in chunk],
+                [b for _, b in chunk],
+                padding=True,
+                truncation=True,
+                return_tensors="pt",
+            ).to(model.device)
+            with torch.no_grad():
+                logits = model(**enc).logits
+            out.extend(bool(v) for v in (logits.argmax(dim=-1) == entail).tolist())
+        return out
+
+
+_JUDGE_PROMPT = (
+    "Two answers were given to the question below.\n"
+    "Question: {question}\n"
+    "Answer A: {a}\n"
+    "Answer B: {b}\n"
+    "If Answer A is true, must Answer B also be true? Reply with one word: yes or no."
+)
+_YES = re.compile(r"^\W*yes\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class LLMEntailment:
+    """``a`` entails ``b`` iff a model answers "yes" to a one-way entailment question.
+
+    The answers and the question are quoted as data in the prompt. Each pair
+    is one greedy request of at most 4 tokens, sent as chat messages when the
+    backend takes chat, else as a raw prompt; any reply that does not start
+    with "yes" (including a failed call) counts as "does not entail".
+
+    Calls go through :func:`realitycheck.backends._cache.cached_generate`:
+    identical questions are asked once, and never again when ``cache`` is
+    given.
+
+    Args:
+        backend: Any realitycheck backend.
+        cache: A ``CallCache`` to store and reuse the answers, or ``None``.
+    """
+
+    backend: Any
+    cache: Any = None
+
+    def __call__(self, pairs: Sequence[tuple[str, str]], question: str) -> list[bool]:
+        """Return one verdict per pair."""
+        from realitycheck.backends import GenerationRequest
+        from realitycheck.backends._cache import cached_generate
+
+        chat = "chat" in self.backend.capabilities
+        requests = []
+        for a, b in pairs:
+            text = _JUDGE_PROMPT.format(question=question or "(not given)", a=a, b=b)
+            if chat:
+                message = {"role": "user", "content": text}
+                requests.append(GenerationRequest(messages=(message,), max_tokens=4))
+            else:
+                requests.append(GenerationRequest(prompt=text, max_tokens=4))
+        generations = cached_generate(self.backend, requests, cache=self.cache)
+        return [bool(g.texts and _YES.match(g.texts[0])) for g in generations]
+
+
+@detector("semantic_entropy")
+@dataclass(frozen=True, kw_only=True)
+class SemanticEntropy(Detector):
+    """Entropy over meaning classes of the sampled answers (Farquhar et al., 2024).
+
+    The samples (``response.samples``; the low-temperature best answer is
+    not one of them, as in the paper) are clustered by bidirectional
+    entailment (see the module docstring). ``discrete``: ``p(C) = |C| / K``.
+    ``weighted``: ``p(C)`` = normalised sum over its members of
+    ``exp(log p(s | x))``, with the length-normalised (mean token) sequence
+    log-probability as in the paper's code (``length_normalized=True``) or
+    the summed one; it also reads ``features["samples"][k]["token_logprobs"]``
+    and leaves out samples without tokens. ``value = -sum_C p(C) log p(C)``
+    in nats, range ``[0, log K]``; higher = the samples disagree in meaning =
+    more likely hallucinated.
+
+    Args:
+        variant: ``discrete`` or ``weighted``.
+        equivalence: ``embedding`` (model-free fallback), ``nli`` or ``llm``.
+        threshold: Cosine threshold of the ``embedding`` check.
+        nli_model: Folder or hub id of the NLI model (``equivalence="nli"``).
+        judge_backend: Backend name of the judge (``equivalence="llm"``).
+        judge_model: Model given to that backend as ``model``.
+        length_normalized: Whether ``weighted`` uses mean token log-probabilities.
+    """
+
+    variant: Literal["discrete", "weighted"] = "discrete"
+    equivalence: Literal["embedding", "nli", "llm"] = "embedding"
+    threshold: float = 0.85
+    nli_model: str = ""
+    judge_backend: str = "openai"
+    judge_model: str = ""
+    length_normalized: bool = True
+    needs: ClassVar[frozenset[str]] = frozenset({"samples"})
+
+    def __post_init__(self) -> None:
+        if self.variant not in _VARIANTS:
+            raise InvalidInputError(
+                f"The 'variant' parameter of semantic_entropy must be one of {_VARIANTS}. "
+                f"Got {self.variant!r} instead."
+            )
+        if self.equivalence not in _EQUIVALENCES:
+            raise InvalidInputError(
+                f"The 'equivalence' parameter of semantic_entropy must be one of "
+                f"{_EQUIVALENCES}. Got {self.equivalence!r} instead."
+            )
+        if isinstance(self.threshold, bool) or not isinstance(self.threshold, int | float):
+            raise InvalidInputError(
+                "The 'threshold' parameter of semantic_entropy must be a float. "
+                f"Got {self.threshold!r} instead."
+            )
+        if self.equivalence == "nli" and not self.nli_model:
+            raise InvalidInputError(
+                "The 'nli_model' parameter of semantic_entropy must name an NLI model folder "
+                "when equivalence='nli'. Got '' instead."
+            )
+        if self.equivalence == "llm" and not self.judge_model:
+            raise InvalidInputError(
+                "The 'judge_model' parameter of semantic_entropy must name a model when "
+                "equivalence='llm'. Got '' instead."
+            )
+        if self.variant == "weighted":
+            # The weighted variant also reads token log-probabilities.
+            object.__setattr__(self, "needs", frozenset({"samples", "logprobs"}))
+
+    def equivalence_check(self) -> EntailmentCheck:
+        """Return the entailment check this detector is configured with."""
+        if self.equivalence == "nli":
+            return NLIEntailment(self.nli_model)
+        if self.equivalence == "llm":
+            from realitycheck.backends import backends
+
+            return LLMEntailment(backends.create(self.judge_backend, model=self.judge_model))
+        return EmbeddingEntailment(self.threshold)
+
+    def _logprobs(self, response: Response) -> tuple[list[int], list[float]]:
+        per_sample = sample_values(response, "token_logprobs", "logprobs")
+        if len(per_sample) != len(response.samples):
+            raise MissingFeature(
+                f"the response has {len(response.samples)} samples but features for "
+                f"{len(per_sample)}"
+            )
+        keep = [k for k, lp in enumerate(per_sample) if lp.size]
+        reduce: Callable[[np.ndarray], Any] = np.mean if self.length_normalized else np.sum
+        return keep, [float(reduce(per_sample[k])) for k in keep]
+
+    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+        """Return one score per response, in order."""
+        check: EntailmentCheck | None = None
+        out = []
+        for response in responses:
+            try:
+                texts = sample_texts(response)
+                keep, logprobs = (
+                    self._logprobs(response)
+                    if self.variant == "weighted"
+                    else (list(range(len(texts))), None)
+                )
+            except MissingFeature as exc:
+                out.append(self._score(response, None, error=str(exc)))
+                continue
+            if not keep:
+                out.append(self._score(response, None, error="every sample is empty"))
+                continue
+            if check is None:
+                check = self.equivalence_check()
+            example = needs.examples.get(response.example_id)
+            question = example.question if example is not None else ""
+            classes = meaning_classes([texts[k] for k in keep], check, question)
+            out.append(self._score(response, semantic_entropy(classes, logprobs)))
+        return out
