@@ -130,8 +130,8 @@ class Generation:
     ``token_logprobs[i]`` (log-probability of each generated token),
     ``tokens[i]``, ``top_logprobs[i]`` (per token, ``{token: logprob}``),
     ``token_entropies[i]`` (entropy of each next-token distribution, nats) and
-    ``hidden[i]`` (feature name → list of floats, e.g. ``"last_token@L12"``,
-    ``"mean@L12"``, ``"singular_values@L12"``). ``error`` is set, and ``texts``
+    ``hidden[i]`` (feature name → list of floats, e.g. ``"last@L12"``,
+    ``"mean@L12"``, ``"sv@L12"``). ``error`` is set, and ``texts``
     empty, when the call failed for good; ``cached`` says it came from the cache.
     """
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from realitycheck.backends._base import Backend, Generation, GenerationRequest, backend
@@ -129,7 +129,7 @@ class HFBackend(Backend):
     model: str
     device: str = "auto"
     dtype: str = "auto"
-    batch_size: int = 8
+    batch_size: int = field(default=8, metadata={"in_key": False})
     attn_implementation: str = "eager"
     chat_template: bool = True
 

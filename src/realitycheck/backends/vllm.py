@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from realitycheck.backends._base import Backend, Generation, GenerationRequest, backend
@@ -210,8 +210,8 @@ class VLLMBackend(Backend):
 
     model: str
     dtype: str = "auto"
-    tensor_parallel_size: int = 1
-    gpu_memory_utilization: float = 0.9
+    tensor_parallel_size: int = field(default=1, metadata={"in_key": False})
+    gpu_memory_utilization: float = field(default=0.9, metadata={"in_key": False})
     max_model_len: int | None = None
     chat_template: bool = True
 
