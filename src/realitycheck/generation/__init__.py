@@ -1,0 +1,61 @@
+"""Generation: prompts, sampling plans and the stage that fills a run with model answers.
+
+A :class:`SamplingPlan` says how to answer (a low-temperature best answer plus
+stochastic samples, the decoding strategy, the prompt variants);
+:func:`build_prompt` writes each prompt; :func:`generate` calls a backend through
+the shared call cache and stores one response per example and variant, resuming
+a stopped run. :func:`load_run_config` reads a whole study from a TOML file.
+"""
+
+from realitycheck.generation._config import RunConfig, load_run_config
+from realitycheck.generation._errors import generation_errors
+from realitycheck.generation._plans import (
+    DEFAULT_MAX_TOKENS,
+    FORMATS,
+    PLANS,
+    SAMPLE_DECODINGS,
+    PlanRequests,
+    SamplingPlan,
+    make_plan,
+)
+from realitycheck.generation._prompts import (
+    PROMPT_TASKS,
+    STYLES,
+    Prompt,
+    build_prompt,
+    choose_demos,
+    delimit,
+    parse_variant,
+)
+from realitycheck.generation._stage import (
+    DEFAULT_BATCH_SIZE,
+    GenerationReport,
+    generate,
+    generation_key,
+    load_inputs,
+)
+
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "DEFAULT_MAX_TOKENS",
+    "FORMATS",
+    "GenerationReport",
+    "PLANS",
+    "PROMPT_TASKS",
+    "PlanRequests",
+    "Prompt",
+    "RunConfig",
+    "SAMPLE_DECODINGS",
+    "STYLES",
+    "SamplingPlan",
+    "build_prompt",
+    "choose_demos",
+    "delimit",
+    "generate",
+    "generation_errors",
+    "generation_key",
+    "load_inputs",
+    "load_run_config",
+    "make_plan",
+    "parse_variant",
+]

@@ -1,0 +1,358 @@
+"""A whole study in one TOML file, for ``realitycheck run CONFIG.toml``.
+
+::
+
+    labelers = ["rouge_l", "exact_match"]     # top-level keys come before any [table]
+    detectors = ["length", "perplexity"]
+    studies = ["all"]
+
+    [run]
+    out = "runs/triviaqa"          # relative paths are relative to this file
+    batch_size = 16                # (example, variant) pairs per stored batch
+    cache = true                   # the shared call cache (cache_dir = "..." to move it)
+
+    [[datasets]]
+    name = "triviaqa"
+    limit = 200                    # the first N examples
+    params = { split = "validation" }
+
+    [backend]                      # leave out to evaluate the datasets' own responses
+    name = "hf"
+    params = { model = "path/to/model" }
+
+    [plan]                         # a SamplingPlan: preset = "default" | "greedy" | "beam"
+    n_samples = 10
+    variants = ["zero_shot", "few_shot"]
+
+    [evaluate]                     # an EvaluationConfig
+    n_resamples = 1000
+
+Every mistake is reported before any work, naming the file, the line (best
+effort) and the key path, with close matches for unknown keys and names.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+from realitycheck.backends import Backend, backends
+from realitycheck.datasets import Dataset, datasets
+from realitycheck.detectors import Detector, detectors
+from realitycheck.errors import InvalidInputError, UnknownComponentError
+from realitycheck.generation._plans import SamplingPlan, make_plan
+from realitycheck.generation._toml_lines import locate, syntax_error_line
+from realitycheck.labelers import Labeler, labelers
+from realitycheck.pipeline import EvaluationConfig
+from realitycheck.registry import Component
+
+__all__ = ["DatasetEntry", "RunConfig", "load_run_config"]
+
+_TOP = ("run", "datasets", "backend", "plan", "labelers", "detectors", "studies", "evaluate")
+_TOP_LISTS = ("labelers", "detectors", "studies")
+_RUN = ("out", "batch_size", "cache", "cache_dir", "data_dir", "report")
+_DATASET = ("name", "params", "limit")
+_BACKEND = ("name", "params")
+_EVALUATE = tuple(
+    f.name for f in dataclasses.fields(EvaluationConfig) if f.name not in ("detectors", "labelers")
+)
+_STORED = ("human", "recorded")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, kw_only=True)
+class DatasetEntry:
+    """One dataset of a run config: the component and how many examples to answer."""
+
+    dataset: Dataset
+    limit: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunConfig:
+    """A parsed and checked run config.
+
+    Attributes:
+        path: The TOML file.
+        out: The run folder.
+        datasets: The datasets, in file order.
+        backend: The model to generate with; ``None`` = evaluate the datasets' own responses.
+        plan: How to sample.
+        labelers: Labelers to run.
+        detectors: Detectors to run.
+        label_keys: Labeler keys to measure (the built ones plus stored ``human`` ones).
+        detector_keys: Detector keys to measure (the built ones plus ``recorded:…``).
+        studies: Study keys to run (``all`` expanded later).
+        evaluation: The evaluate stage's settings.
+        batch_size: (example, variant) pairs per stored batch.
+        cache: Whether to use the shared call cache; ``cache_dir`` moves it.
+        cache_dir: Folder of the call cache (``None`` = the default).
+        report: Whether to write the report.
+        raw: The file's content as parsed (written to the run manifest).
+    """
+
+    path: Path
+    out: Path
+    datasets: tuple[DatasetEntry, ...]
+    backend: Backend | None
+    plan: SamplingPlan
+    labelers: tuple[Labeler, ...] = ()
+    detectors: tuple[Detector, ...] = ()
+    label_keys: tuple[str, ...] = ()
+    detector_keys: tuple[str, ...] = ()
+    studies: tuple[str, ...] = ()
+    evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
+    batch_size: int = 16
+    cache: bool = True
+    cache_dir: Path | None = None
+    report: bool = True
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+
+class _Reader:
+    """Checks values of one parsed file, raising errors that say where."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.text = text
+
+    def fail(self, message: str, keys: Sequence[str | int]) -> InvalidInputError:
+        dotted = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in keys).lstrip(".")
+        return InvalidInputError(
+            message, path=self.path, line=locate(self.text, keys), field=dotted or None
+        )
+
+    def table(self, value: Any, keys: Sequence[str | int], allowed: Sequence[str]) -> dict:
+        if not isinstance(value, dict):
+            raise self.fail(f"Expected a table. Got {_kind(value)} instead.", keys)
+        for key in value:
+            if key in allowed:
+                continue
+            close = difflib.get_close_matches(key, allowed, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            if key in _TOP_LISTS and keys:
+                hint += (
+                    f" ({key!r} is a top-level key: in TOML, a key after a [table] header "
+                    "belongs to that table, so put it before the first header.)"
+                )
+            raise self.fail(
+                f"Unknown key {key!r}.{hint} Allowed here: {', '.join(allowed)}.", [*keys, key]
+            )
+        return value
+
+    def typed(self, value: Any, kind: type | tuple[type, ...], keys: Sequence[str | int]) -> Any:
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if isinstance(value, bool) and bool not in kinds:
+            ok = False
+        else:
+            ok = isinstance(value, kinds)
+        if not ok:
+            wanted = " or ".join(_NAMES.get(k, k.__name__) for k in kinds)
+            raise self.fail(f"Expected {wanted}. Got {_kind(value)} {value!r} instead.", keys)
+        return value
+
+    def build(self, keys: Sequence[str | int], make: Callable[[], T]) -> T:
+        try:
+            return make()
+        except (InvalidInputError, UnknownComponentError) as exc:
+            raise self.fail(str(exc), keys) from None
+
+    def path_of(self, value: str, keys: Sequence[str | int]) -> Path:
+        self.typed(value, str, keys)
+        path = Path(value).expanduser()
+        return path if path.is_absolute() else self.path.parent / path
+
+
+_NAMES: dict[type, str] = {
+    str: "a string",
+    int: "an integer",
+    bool: "true or false",
+    list: "an array",
+    dict: "a table",
+    float: "a number",
+}
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    return _NAMES.get(type(value), type(value).__name__)
+
+
+def _components(
+    reader: _Reader, raw: Mapping[str, Any], name: str, registry: Any
+) -> tuple[list[Component], list[str]]:
+    keys = reader.typed(raw.get(name, []), list, [name])
+    built, measured = [], []
+    for i, key in enumerate(keys):
+        reader.typed(key, str, [name, i])
+        if name != "studies" and key.split(":")[0].split("[")[0] in _STORED:
+            measured.append(key)
+            continue
+        component = reader.build([name, i], partial(registry.create_from_key, key))
+        built.append(component)
+        measured.append(component.key)
+    return built, measured
+
+
+def _datasets(
+    reader: _Reader, raw: Any, data_dir: Path | None, *, generating: bool
+) -> tuple[DatasetEntry, ...]:
+    if raw is None:
+        raise reader.fail("A run needs at least one [[datasets]] entry with a name.", ["datasets"])
+    entries = reader.typed(raw, list, ["datasets"])
+    if not entries:
+        raise reader.fail("A run needs at least one [[datasets]] entry.", ["datasets"])
+    out = []
+    for i, entry in enumerate(entries):
+        where: list[str | int] = ["datasets", i]
+        entry = reader.table(entry, where, _DATASET)
+        if "name" not in entry:
+            raise reader.fail("Each [[datasets]] entry needs a name.", where)
+        name = reader.typed(entry["name"], str, [*where, "name"])
+        params = dict(reader.typed(entry.get("params", {}), dict, [*where, "params"]))
+        for key in ("path", "data_dir"):
+            if key in params:
+                params[key] = str(reader.path_of(params[key], [*where, "params", key]))
+        cls = reader.build([*where, "name"], partial(datasets.get, name))
+        if data_dir is not None and "data_dir" not in params:
+            if "data_dir" in {f.name for f in dataclasses.fields(cls)}:
+                params["data_dir"] = str(data_dir)
+        limit = entry.get("limit")
+        if limit is not None and (reader.typed(limit, int, [*where, "limit"]) < 1):
+            raise reader.fail(f"Expected an integer >= 1. Got {limit} instead.", [*where, "limit"])
+        if limit is not None and not generating:
+            raise reader.fail(
+                "A limit applies to generation; without a [backend], the dataset's own "
+                "responses are all evaluated. Remove the limit or add a [backend].",
+                [*where, "limit"],
+            )
+        dataset = reader.build([*where, "params"], partial(datasets.create, name, **params))
+        out.append(DatasetEntry(dataset=dataset, limit=limit))
+    return tuple(out)
+
+
+def _plan(reader: _Reader, raw: Any) -> SamplingPlan:
+    table = dict(reader.typed(raw if raw is not None else {}, dict, ["plan"]))
+    preset = reader.typed(table.pop("preset", "default"), str, ["plan", "preset"])
+    allowed = ["preset", *(f.name for f in dataclasses.fields(SamplingPlan) if f.init)]
+    reader.table(table, ["plan"], allowed)
+    for key, value in table.items():
+        try:
+            make_plan(preset, **{key: value})
+        except InvalidInputError as exc:
+            raise reader.fail(str(exc), ["plan", key]) from None
+    return reader.build(["plan", "preset"], lambda: make_plan(preset, **table))
+
+
+def _evaluation(
+    reader: _Reader, raw: Any, detector_keys: list[str], label_keys: list[str]
+) -> EvaluationConfig:
+    table = reader.table(raw if raw is not None else {}, ["evaluate"], _EVALUATE)
+    params = dict(table)
+    if "references" in params:
+        params["references"] = tuple(
+            reader.typed(params["references"], list, ["evaluate", "references"])
+        )
+    if "thresholds" in params:
+        params["thresholds"] = dict(
+            reader.typed(params["thresholds"], dict, ["evaluate", "thresholds"])
+        )
+    for key in params:
+        try:
+            EvaluationConfig(**{key: params[key]})
+        except (InvalidInputError, TypeError) as exc:
+            raise reader.fail(str(exc), ["evaluate", key]) from None
+    return reader.build(
+        ["evaluate"],
+        lambda: EvaluationConfig(
+            detectors=tuple(detector_keys) or None, labelers=tuple(label_keys) or None, **params
+        ),
+    )
+
+
+def load_run_config(path: str | Path) -> RunConfig:
+    """Read and check a run config (see the module docstring for the format).
+
+    Raises:
+        InvalidInputError: On invalid TOML (with its line) or any wrong value (with the
+            line of its key, best effort, and the key path as the field).
+    """
+    from realitycheck.studies import studies as study_registry
+
+    file = Path(path)
+    try:
+        text = file.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise InvalidInputError("The run config file does not exist.", path=file) from None
+    except UnicodeDecodeError:
+        raise InvalidInputError("The run config must be UTF-8 text.", path=file) from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidInputError(
+            f"The file is not valid TOML: {exc}", path=file, line=syntax_error_line(str(exc))
+        ) from None
+    reader = _Reader(file, text)
+    reader.table(raw, [], _TOP)
+    run = reader.table(raw.get("run", {}), ["run"], _RUN)
+    if "out" not in run:
+        raise reader.fail('The [run] table needs out = "RUN FOLDER".', ["run"])
+    data_dir = reader.path_of(run["data_dir"], ["run", "data_dir"]) if "data_dir" in run else None
+    backend = None
+    if "backend" in raw:
+        table = reader.table(raw["backend"], ["backend"], _BACKEND)
+        if "name" not in table:
+            raise reader.fail("The [backend] table needs a name.", ["backend"])
+        name = reader.typed(table["name"], str, ["backend", "name"])
+        params = reader.typed(table.get("params", {}), dict, ["backend", "params"])
+        backend = reader.build(
+            ["backend", "params"] if params else ["backend", "name"],
+            lambda: backends.create(name, **params),
+        )
+    elif "plan" in raw:
+        raise reader.fail("A [plan] needs a [backend] to generate with.", ["plan"])
+    labs, label_keys = _components(reader, raw, "labelers", labelers)
+    dets, detector_keys = _components(reader, raw, "detectors", detectors)
+    study_keys = [
+        reader.typed(k, str, ["studies", i])
+        for i, k in enumerate(reader.typed(raw.get("studies", []), list, ["studies"]))
+    ]
+    for i, key in enumerate(study_keys):
+        if key != "all":
+            reader.build(["studies", i], partial(study_registry.create_from_key, key))
+    plan = _plan(reader, raw.get("plan"))
+    if backend is not None:
+        needs = {d.key: frozenset(getattr(d, "needs", frozenset())) for d in dets}
+        reader.build(["detectors"], lambda: plan.check(backend, needs=needs))
+    batch_size = reader.typed(run.get("batch_size", 16), int, ["run", "batch_size"])
+    if batch_size < 1:
+        raise reader.fail(
+            f"Expected an integer >= 1. Got {batch_size} instead.", ["run", "batch_size"]
+        )
+    return RunConfig(
+        path=file,
+        out=reader.path_of(run["out"], ["run", "out"]),
+        datasets=_datasets(reader, raw.get("datasets"), data_dir, generating=backend is not None),
+        backend=backend,
+        plan=plan,
+        labelers=tuple(labs),  # type: ignore[arg-type]
+        detectors=tuple(dets),  # type: ignore[arg-type]
+        label_keys=tuple(label_keys),
+        detector_keys=tuple(detector_keys),
+        studies=tuple(study_keys),
+        evaluation=_evaluation(reader, raw.get("evaluate"), detector_keys, label_keys),
+        batch_size=batch_size,
+        cache=reader.typed(run.get("cache", True), bool, ["run", "cache"]),
+        cache_dir=reader.path_of(run["cache_dir"], ["run", "cache_dir"])
+        if "cache_dir" in run
+        else None,
+        report=reader.typed(run.get("report", True), bool, ["run", "report"]),
+        raw=raw,
+    )

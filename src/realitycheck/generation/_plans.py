@@ -1,0 +1,353 @@
+"""Sampling plans: how many answers to draw for each prompt, and how.
+
+A plan draws one *best answer* at a low temperature (default 0.1), which
+becomes the :class:`~realitycheck.records.Response`, plus ``n_samples``
+stochastic samples (default 10 at temperature 1.0) that attach to it, as in the
+uncertainty-based hallucination detection literature. Decoding strategies:
+``greedy``, ``beam`` (``num_beams``, default 3), ``sampling`` (ancestral),
+``top_k`` (default 40) and ``top_p`` (default 0.95).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from collections.abc import Mapping, Set
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from realitycheck.backends import DECODINGS, Backend, GenerationRequest, require
+from realitycheck.errors import InvalidInputError
+from realitycheck.generation._prompts import Prompt, parse_variant
+from realitycheck.registry import Component, parse_key
+
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "FORMATS",
+    "PLANS",
+    "SAMPLE_DECODINGS",
+    "PlanRequests",
+    "SamplingPlan",
+    "make_plan",
+    "usable_capabilities",
+]
+
+FORMATS = ("auto", "chat", "completion")
+SAMPLE_DECODINGS = ("sampling", "top_k", "top_p")
+DEFAULT_MAX_TOKENS = {"qa": 64, "open": 256, "rag_qa": 256, "summary": 512, "data2text": 512}
+_FEATURES = frozenset({"logprobs", "top_logprobs", "entropy", "hidden"})
+PLANS: dict[str, dict[str, Any]] = {
+    "default": {},
+    "greedy": {"n_samples": 0, "decoding": "greedy"},
+    "beam": {"n_samples": 0, "decoding": "beam"},
+}
+
+
+def _bad(name: str, wanted: str, value: Any) -> InvalidInputError:
+    return InvalidInputError(
+        f"The {name!r} parameter of SamplingPlan must be {wanted}. Got {value!r} instead."
+    )
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value == value
+
+
+@dataclass(frozen=True, kw_only=True)
+class SamplingPlan(Component):
+    """How to answer each prompt: a best answer plus stochastic samples.
+
+    A config object (like a component, it has a ``spec`` and a ``key``; the
+    key leaves out ``variants``, so adding a variant keeps the others' answers).
+
+    Args:
+        n_samples: Stochastic samples per prompt (0 = best answer only).
+        temperature: Temperature of the samples.
+        best_temperature: Temperature of the best answer (ignored by greedy and beam).
+        decoding: Decoding of the best answer: greedy, beam, sampling, top_k or top_p.
+        sample_decoding: Decoding of the samples: sampling, top_k or top_p.
+        top_k: Candidates kept by ``top_k`` decoding.
+        top_p: Probability mass kept by ``top_p`` decoding.
+        num_beams: Beams of ``beam`` decoding.
+        max_tokens: Most new tokens; ``None`` = by task (64 for qa, up to 512 for summaries).
+        stop: Stop strings; ``None`` = a newline for completion-style qa, none otherwise.
+        format: ``chat``, ``completion`` or ``auto`` (chat when the backend takes it).
+        logprobs: Ask for token log-probabilities; ``None`` = whenever the backend can.
+        top_logprobs: Alternatives per token to ask for (0 = none).
+        hidden_layers: Layers whose hidden-state features to ask for (white-box backends).
+        variants: Prompt variants to answer (``zero_shot``, ``few_shot``, ``@2`` wordings).
+        few_shot_k: Demonstrations in a few-shot prompt.
+        seed: Base seed of sampled requests: the best answer uses ``seed``, samples
+            ``seed + 1`` (one request) or ``seed + 1 + i`` (one request per sample);
+            greedy and beam requests carry none. ``None`` sends unseeded requests
+            (faster batching on some backends, not reproducible), except that
+            samples drawn one per request still get distinct seeds ``1 + i``.
+    """
+
+    n_samples: int = 10
+    temperature: float = 1.0
+    best_temperature: float = 0.1
+    decoding: str = "sampling"
+    sample_decoding: str = "sampling"
+    top_k: int = 40
+    top_p: float = 0.95
+    num_beams: int = 3
+    max_tokens: int | None = None
+    stop: tuple[str, ...] | None = None
+    format: str = "auto"
+    logprobs: bool | None = None
+    top_logprobs: int = 0
+    hidden_layers: tuple[int, ...] = ()
+    variants: tuple[str, ...] = field(default=("zero_shot",), metadata={"in_key": False})
+    few_shot_k: int = 5
+    seed: int | None = 0
+
+    name: ClassVar[str] = "plan"
+    family: ClassVar[str] = "plans"
+
+    def __post_init__(self) -> None:
+        for name in ("stop", "hidden_layers", "variants"):
+            value = getattr(self, name)
+            if isinstance(value, str | int) and not isinstance(value, bool):
+                object.__setattr__(self, name, (value,))
+            elif isinstance(value, list):
+                object.__setattr__(self, name, tuple(value))
+        if not _is_int(self.n_samples) or self.n_samples < 0:
+            raise _bad("n_samples", "an int >= 0", self.n_samples)
+        for name in ("temperature", "best_temperature"):
+            value = getattr(self, name)
+            if not _is_number(value) or value < 0:
+                raise _bad(name, "a number >= 0", value)
+        if self.n_samples and self.temperature <= 0:
+            raise _bad("temperature", "> 0 when n_samples > 0", self.temperature)
+        if self.decoding not in DECODINGS:
+            raise _bad("decoding", f"one of {DECODINGS}", self.decoding)
+        if self.sample_decoding not in SAMPLE_DECODINGS:
+            raise _bad("sample_decoding", f"one of {SAMPLE_DECODINGS}", self.sample_decoding)
+        if self.decoding in SAMPLE_DECODINGS and self.best_temperature <= 0:
+            raise _bad(
+                "best_temperature",
+                f"> 0 with {self.decoding} decoding; use "
+                "decoding='greedy' for a deterministic answer",
+                self.best_temperature,
+            )
+        if not _is_int(self.top_k) or self.top_k < 1:
+            raise _bad("top_k", "an int >= 1", self.top_k)
+        if not _is_number(self.top_p) or not 0 < self.top_p <= 1:
+            raise _bad("top_p", "a number in (0, 1]", self.top_p)
+        if not _is_int(self.num_beams) or self.num_beams < 1:
+            raise _bad("num_beams", "an int >= 1", self.num_beams)
+        if self.max_tokens is not None and (not _is_int(self.max_tokens) or self.max_tokens < 1):
+            raise _bad("max_tokens", "an int >= 1 or None", self.max_tokens)
+        if self.stop is not None and not all(isinstance(s, str) and s for s in self.stop):
+            raise _bad("stop", "a list of non-empty strings or None", self.stop)
+        if self.format not in FORMATS:
+            raise _bad("format", f"one of {FORMATS}", self.format)
+        if self.logprobs is not None and not isinstance(self.logprobs, bool):
+            raise _bad("logprobs", "true, false or None", self.logprobs)
+        if not _is_int(self.top_logprobs) or self.top_logprobs < 0:
+            raise _bad("top_logprobs", "an int >= 0", self.top_logprobs)
+        if not all(_is_int(layer) for layer in self.hidden_layers):
+            raise _bad("hidden_layers", "a list of ints", self.hidden_layers)
+        if not self.variants or len(set(self.variants)) != len(self.variants):
+            raise _bad("variants", "a non-empty list without repeats", self.variants)
+        for variant in self.variants:
+            parse_variant(variant)
+        if not _is_int(self.few_shot_k) or self.few_shot_k < 1:
+            raise _bad("few_shot_k", "an int >= 1", self.few_shot_k)
+        if self.seed is not None and not _is_int(self.seed):
+            raise _bad("seed", "an int or None", self.seed)
+
+    def check(self, backend: Backend, *, needs: Mapping[str, Set[str]] | None = None) -> None:
+        """Fail before any call if ``backend`` cannot do what this plan asks.
+
+        Args:
+            backend: The model to generate with.
+            needs: What each consumer of the responses (detector key → its
+                ``needs``) reads: ``samples`` needs ``n_samples >= 1``; ``logprobs``,
+                ``entropy`` and ``hidden`` need the backend's capability and a plan
+                that asks for them.
+
+        Raises:
+            InvalidInputError: Naming the missing capability and the backends that have it,
+                or the plan parameter to change.
+        """
+        wanted = set()
+        if self.decoding == "beam":
+            wanted.add("beam")
+        if self.logprobs:
+            wanted.add("logprobs")
+        if self.top_logprobs:
+            wanted.add("top_logprobs")
+        if self.hidden_layers:
+            wanted.add("hidden")
+        if self.format != "auto":
+            wanted.add(self.format)
+        require(wanted, backend, who=f"The sampling plan {self.key!r}")
+        self.format_for(usable_capabilities(backend))
+        for who, what in (needs or {}).items():
+            require(set(what) & _FEATURES, backend, who=who)
+            if "samples" in what and not self.n_samples:
+                raise InvalidInputError(
+                    f"{who} needs samples, but the sampling plan draws none (n_samples = 0)."
+                )
+            if {"logprobs", "entropy"} & set(what) and self.logprobs is False:
+                raise InvalidInputError(
+                    f"{who} needs token log-probabilities, but the sampling plan sets "
+                    "logprobs = false."
+                )
+            if "hidden" in what and not self.hidden_layers:
+                raise InvalidInputError(
+                    f"{who} needs hidden-state features, but the sampling plan asks for none; "
+                    "set hidden_layers to the layers it reads."
+                )
+
+    def format_for(self, capabilities: Set[str]) -> str:
+        """Return the prompt format used with a backend of these capabilities."""
+        if self.format != "auto":
+            if self.format not in capabilities:
+                raise InvalidInputError(
+                    f"The sampling plan {self.key!r} needs {self.format} prompts, which the "
+                    "backend as configured does not take (e.g. openai in completions mode "
+                    "takes raw prompts only)."
+                )
+            return self.format
+        for fmt in ("chat", "completion"):
+            if fmt in capabilities:
+                return fmt
+        raise InvalidInputError(
+            "The backend takes neither chat messages nor raw prompts (it declares neither "
+            "the 'chat' nor the 'completion' capability)."
+        )
+
+    def requests(
+        self, prompt: Prompt, *, task: str, capabilities: Set[str], tag: str = ""
+    ) -> PlanRequests:
+        """Return the requests answering one prompt: the best answer and the samples.
+
+        Samples are one request with ``n = n_samples`` when the backend returns
+        several sequences per request, else ``n_samples`` requests with seeds
+        ``seed + 1`` .. ``seed + n_samples`` (distinct, so the call cache never
+        folds them into one).
+        """
+        deterministic = self.decoding in ("greedy", "beam")
+        base = self.seed if self.seed is not None else 0
+        fmt = self.format_for(capabilities)
+        text_or_messages: dict[str, Any] = (
+            {"messages": prompt.messages()} if fmt == "chat" else {"prompt": prompt.text()}
+        )
+        if self.stop is not None:
+            stop = self.stop
+        else:
+            stop = ("\n",) if fmt == "completion" and task == "qa" else ()
+        logprobs = "logprobs" in capabilities if self.logprobs is None else self.logprobs
+        common: dict[str, Any] = {
+            **text_or_messages,
+            "top_p": self.top_p,
+            "top_k": self.top_k,
+            "max_tokens": self.max_tokens or DEFAULT_MAX_TOKENS.get(task, 256),
+            "stop": stop,
+            "logprobs": logprobs,
+            "top_logprobs": self.top_logprobs,
+            "hidden_layers": self.hidden_layers,
+        }
+        best = GenerationRequest(
+            **_decoding_args(common, self.decoding),
+            n=1,
+            decoding=self.decoding,
+            temperature=0.0 if self.decoding in ("greedy", "beam") else self.best_temperature,
+            num_beams=self.num_beams if self.decoding == "beam" else 1,
+            seed=None if deterministic else self.seed,
+            tag=f"{tag}#best",
+        )
+        samples: tuple[GenerationRequest, ...] = ()
+        if self.n_samples:
+            one = dict(
+                _decoding_args(common, self.sample_decoding),
+                decoding=self.sample_decoding,
+                temperature=self.temperature,
+            )
+            if "n" in capabilities:
+                samples = (
+                    GenerationRequest(
+                        **one,
+                        n=self.n_samples,
+                        seed=None if self.seed is None else self.seed + 1,
+                        tag=f"{tag}#samples",
+                    ),
+                )
+            else:
+                samples = tuple(
+                    GenerationRequest(**one, n=1, seed=base + 1 + i, tag=f"{tag}#sample{i}")
+                    for i in range(self.n_samples)
+                )
+        return PlanRequests(best=best, samples=samples)
+
+
+def usable_capabilities(backend: Backend) -> frozenset[str]:
+    """Return the backend's capabilities as configured.
+
+    A backend set to one endpoint (``mode="completions"`` on ``openai``) takes
+    raw prompts only, whatever its class declares.
+    """
+    caps = backend.capabilities
+    if getattr(backend, "mode", None) == "completions":
+        return caps - {"chat"}
+    return caps
+
+
+def _decoding_args(common: dict[str, Any], decoding: str) -> dict[str, Any]:
+    """Keep top_k / top_p only for the decoding that uses them (neutral values otherwise)."""
+    out = dict(common)
+    if decoding != "top_k":
+        out["top_k"] = 0
+    if decoding != "top_p":
+        out["top_p"] = 1.0
+    return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanRequests:
+    """The requests of one prompt: ``best`` answers it, ``samples`` draw the samples."""
+
+    best: GenerationRequest
+    samples: tuple[GenerationRequest, ...]
+
+    def all(self) -> tuple[GenerationRequest, ...]:
+        """Return the best-answer request followed by the sample requests."""
+        return (self.best, *self.samples)
+
+
+def make_plan(text: str = "default", **overrides: Any) -> SamplingPlan:
+    """Build a plan from a preset name with parameters, e.g. ``default[n_samples=5]``.
+
+    Presets: ``default`` (10 samples at temperature 1.0 plus a best answer at
+    0.1), ``greedy`` and ``beam`` (a best answer only). ``overrides`` win over
+    the text's parameters.
+
+    Raises:
+        InvalidInputError: On an unknown preset or parameter (with close matches).
+    """
+    name, params = parse_key(text)
+    if name not in PLANS:
+        close = difflib.get_close_matches(name, PLANS, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise InvalidInputError(
+            f"There is no sampling plan named {name!r}.{hint} Available: {', '.join(PLANS)}."
+        )
+    allowed = [f.name for f in dataclasses.fields(SamplingPlan) if f.init]
+    merged = {**PLANS[name], **params, **overrides}
+    for key in merged:
+        if key not in allowed:
+            close = difflib.get_close_matches(key, allowed, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise InvalidInputError(
+                f"A sampling plan has no parameter {key!r}.{hint} "
+                f"Its parameters: {', '.join(allowed)}.",
+                field=key,
+            )
+    return SamplingPlan(**merged)
