@@ -78,6 +78,8 @@ def test_report_has_a_section_per_study_with_escaped_finding(tmp_path):
         ("x", "x"),
         (np.int64(7), "7"),
         (2.0, "2.000"),
+        (1597.25, "1,597.2"),
+        (0.5, "0.500"),
     ],
 )
 def test_format_cell(value, text):
@@ -88,3 +90,11 @@ def test_distinct_keys_get_distinct_folders():
     assert folder_name("length") == "length"
     a, b = folder_name("x[s=recorded:*]"), folder_name("x[s=recorded:?]")
     assert a != b and a.startswith("x_s=recorded")
+
+
+def test_whole_number_float_columns_show_as_counts(tmp_path):
+    from realitycheck.report._studies import _table
+
+    frame = pd.DataFrame({"n": [3.0, float("nan"), 1200.0], "auroc": [1.0, 0.5, 0.25]})
+    table = _table(frame, "c", "x.csv")
+    assert table.rows == (("3", "1.000"), ("n/a", "0.500"), ("1,200", "0.250"))

@@ -27,8 +27,12 @@ MAX_ROWS = 60
 """Rows of a study table shown in the report; the CSV always holds all of them."""
 
 
-def format_cell(value: Any) -> str:
-    """Format one table cell: counts with separators, reals with 3 decimals, text as is."""
+def format_cell(value: Any, *, counts: bool = False) -> str:
+    """Format one table cell: counts with separators, reals with 3 decimals, text as is.
+
+    ``counts`` marks a column whose numbers are all whole (counts stored as
+    floats because the column has gaps), shown without decimals.
+    """
     if isinstance(value, bool):
         return "yes" if value else "no"
     if is_missing(value):
@@ -37,10 +41,20 @@ def format_cell(value: Any) -> str:
         return fmt_count(value)
     if isinstance(value, numbers.Real):
         x = float(value)
-        if x.is_integer() and abs(x) >= 1000:
+        if counts and x.is_integer():
             return fmt_count(x)
-        return f"{x:.3g}" if abs(x) >= 1000 or (x != 0 and abs(x) < 0.001) else f"{x:.3f}"
+        if abs(x) >= 1000:
+            return f"{x:,.1f}"
+        return f"{x:.3g}" if abs(x) < 0.001 else f"{x:.3f}"
     return str(value)
+
+
+def _whole(column: pd.Series) -> bool:
+    """Whether a float column holds only whole numbers (and gaps)."""
+    if not pd.api.types.is_float_dtype(column):
+        return False
+    values = column.dropna().to_numpy()
+    return bool(values.size) and bool((values == values.round()).all())
 
 
 def _table(frame: pd.DataFrame, caption: str, csv_name: str) -> Table:
@@ -51,12 +65,16 @@ def _table(frame: pd.DataFrame, caption: str, csv_name: str) -> Table:
         else "l"
         for c in frame.columns
     )
+    counts = [_whole(frame[c]) for c in frame.columns]
     footnotes: tuple[str, ...] = ()
     if len(frame) > MAX_ROWS:
         footnotes = (f"First {MAX_ROWS} of {len(frame):,} rows; all of them in {csv_name}.",)
     return Table(
         columns=tuple(str(c) for c in frame.columns),
-        rows=tuple(tuple(format_cell(v) for v in row) for row in shown.itertuples(index=False)),
+        rows=tuple(
+            tuple(format_cell(v, counts=c) for v, c in zip(row, counts, strict=True))
+            for row in shown.itertuples(index=False)
+        ),
         align=align,
         caption=caption,
         footnotes=footnotes,
