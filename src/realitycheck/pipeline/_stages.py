@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from realitycheck._progress import NullProgress, Progress
 from realitycheck.datasets import Dataset
@@ -98,7 +99,7 @@ def _targets(
 def _run_component(
     store: RunStore,
     component: Labeler | Detector,
-    compute: Callable[[Sequence[Response]], Sequence[Label] | Sequence[Score]],
+    compute: Callable[[Sequence[Response]], Sequence[Label | Score]],
     responses: Sequence[Response],
     examples: Mapping[str, Example],
     *,
@@ -138,6 +139,39 @@ def _run_component(
     store.compact(table)
 
 
+def _run_stage(
+    store: RunStore,
+    components: Sequence[Labeler] | Sequence[Detector],
+    compute_for: Callable[
+        [Any, Mapping[str, Example]], Callable[[Sequence[Response]], Sequence[Label | Score]]
+    ],
+    *,
+    table: str,
+    stored_need: str,
+    datasets: Iterable[str] | None,
+    batch_size: int,
+    progress: Progress | None,
+) -> StageReport:
+    """Run each component that is computed (not read from the dataset) on what it lacks."""
+    report = StageReport()
+    responses, examples = _targets(store, datasets)
+    for component in components:
+        if stored_need in component.needs:
+            continue
+        _run_component(
+            store,
+            component,
+            compute_for(component, examples),
+            responses,
+            examples,
+            table=table,
+            batch_size=batch_size,
+            progress=progress or NullProgress(),
+            report=report,
+        )
+    return report
+
+
 def label(
     store: RunStore,
     labelers: Sequence[Labeler],
@@ -147,24 +181,16 @@ def label(
     progress: Progress | None = None,
 ) -> StageReport:
     """Label every stored response (of ``datasets``) that a labeler has not labelled yet."""
-    progress = progress or NullProgress()
-    report = StageReport()
-    responses, examples = _targets(store, datasets)
-    for lab in labelers:
-        if "stored" in lab.needs:
-            continue
-        _run_component(
-            store,
-            lab,
-            lambda batch, lab=lab: lab.label(batch, examples),  # type: ignore[misc]
-            responses,
-            examples,
-            table="labels",
-            batch_size=batch_size,
-            progress=progress,
-            report=report,
-        )
-    return report
+    return _run_stage(
+        store,
+        labelers,
+        lambda lab, examples: lambda batch: lab.label(batch, examples),
+        table="labels",
+        stored_need="stored",
+        datasets=datasets,
+        batch_size=batch_size,
+        progress=progress,
+    )
 
 
 def detect(
@@ -176,22 +202,13 @@ def detect(
     progress: Progress | None = None,
 ) -> StageReport:
     """Score every stored response (of ``datasets``) that a detector has not scored yet."""
-    progress = progress or NullProgress()
-    report = StageReport()
-    responses, examples = _targets(store, datasets)
-    needs = Needs(examples=examples)
-    for det in detectors:
-        if "recorded" in det.needs:
-            continue
-        _run_component(
-            store,
-            det,
-            lambda batch, det=det: det.score(batch, needs),  # type: ignore[misc]
-            responses,
-            examples,
-            table="scores",
-            batch_size=batch_size,
-            progress=progress,
-            report=report,
-        )
-    return report
+    return _run_stage(
+        store,
+        detectors,
+        lambda det, examples: lambda batch: det.score(batch, Needs(examples=examples)),
+        table="scores",
+        stored_need="recorded",
+        datasets=datasets,
+        batch_size=batch_size,
+        progress=progress,
+    )
