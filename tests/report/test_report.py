@@ -290,3 +290,19 @@ def test_slice_tables_put_the_longer_list_down_the_rows(slices, names, first_col
     assert table.rows[-1][-1] == "0.700 [0.60, 0.80]"
     sizes = [row[1] for row in table.rows] if first_column == "slice" else table.rows[0][1:]
     assert list(sizes) == ["10 (5)"] * len(slices)
+
+
+def test_every_human_protocol_gets_its_thresholded_table(make_run, tmp_path):
+    from realitycheck import EvaluationConfig, evaluate
+
+    store = make_run(tmp_path / "run")
+    human = store.frame("labels").query("labeler == 'human'")
+    flipped = [
+        Label(response_id=r, labeler="human[protocol=strict]", hallucinated=bool(h) or i % 4 == 0)
+        for i, (r, h) in enumerate(zip(human["response_id"], human["hallucinated"], strict=True))
+    ]
+    store.append(flipped)
+    evaluate(store, EvaluationConfig(n_resamples=20))
+    html = write_report(store, tmp_path / "out").html.read_text()
+    assert "Thresholded metrics against human labels" in html
+    assert "Thresholded metrics against human[protocol=strict] labels" in html

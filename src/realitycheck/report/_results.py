@@ -234,11 +234,15 @@ def metrics_section(data: RunData, reference: str) -> list[Block]:
         out.append(_ranking_table(index, dets, refs))
         thresholded = [m for m in THRESHOLDED if m in set(df["metric"])]
         thresholded += sorted(set(df["metric"]) - set(RANKING) - set(THRESHOLDED))
+        # The reference and every other human protocol (e.g. FaithBench's worst-label
+        # aggregation) get their thresholded table; automatic labelers stay in metrics.csv.
+        human_refs = [r for r in refs if r == reference or r.startswith("human[")]
         if reference in refs and thresholded:
-            out.append(_threshold_table(index, dets, reference, thresholded))
-            if len(refs) > 1:
+            for ref in human_refs:
+                out.append(_threshold_table(index, dets, ref, thresholded))
+            if len(refs) > len(human_refs):
                 out.append(
-                    Paragraph("Thresholded metrics against the other labelers: metrics.csv.")
+                    Paragraph("Thresholded metrics against the automatic labelers: metrics.csv.")
                 )
         for slices in _slices(df[df["labeler"] == reference]).values():
             out.append(_slice_table(index, dets, slices, reference, "auroc", "detector"))
