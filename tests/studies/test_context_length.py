@@ -6,20 +6,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import f1_score, precision_score, roc_auc_score
 
-from realitycheck import (
-    Example,
-    InvalidInputError,
-    Label,
-    Response,
-    RunStore,
-    Score,
-    datasets,
-    detect,
-    detectors,
-    ingest,
-    label,
-    labelers,
-)
+from realitycheck import Example, InvalidInputError, Label, Response, RunStore, Score
 from realitycheck.pipeline._evaluate import split_of
 from realitycheck.studies import RunData, save_result, studies
 from realitycheck.studies.context_length import ContextLength, stratum_names
@@ -171,13 +158,13 @@ def test_toy_gain_and_statistics(toy):
 
 
 @pytest.fixture(scope="module")
-def ragtruth(tmp_path_factory, data_dir):
-    store = RunStore(tmp_path_factory.mktemp("ctx"))
-    ingest(store, datasets.create("ragtruth", data_dir=data_dir))
-    label(store, [labelers.create("knowledge_f1")])
-    detect(store, [detectors.create_from_key(k) for k in ("length[unit=chars]", "source_overlap")])
-    data = RunData(store)
-    return store, data, ContextLength(n_resamples=100).run(data)
+def ragtruth(real_run):
+    data = real_run(
+        ingested=("ragtruth",),
+        labelers=("knowledge_f1",),
+        detectors=("length[unit=chars]", "source_overlap"),
+    )
+    return data.store, data, ContextLength(n_resamples=100).run(data)
 
 
 def test_ragtruth_strata_per_task_and_statistics(ragtruth):

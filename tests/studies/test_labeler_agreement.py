@@ -10,10 +10,10 @@ from sklearn.metrics import (
     recall_score,
 )
 
-from realitycheck import InvalidInputError, RunStore, datasets, ingest, label, labelers
+from realitycheck import InvalidInputError
 from realitycheck.metrics import bootstrap_ci, choose_threshold
 from realitycheck.pipeline import split_of
-from realitycheck.studies import RunData, studies
+from realitycheck.studies import studies
 from realitycheck.studies._agreement_parts import error_causes
 from realitycheck.studies._shift_common import confusion_ci
 from realitycheck.studies.labeler_agreement import LabelerAgreement
@@ -22,18 +22,8 @@ METRICS = ["precision", "recall", "f1", "accuracy", "cohen_kappa", "f1_weighted"
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory, data_dir):
-    store = RunStore(tmp_path_factory.mktemp("labeler_agreement"))
-    bundle = datasets.create("truthfulqa", data_dir=data_dir).load()
-    keep = {e.example_id for e in bundle.examples[:60]}
-    responses = [r for r in bundle.responses if r.example_id in keep]
-    ids = {r.response_id for r in responses}
-    store.append([e for e in bundle.examples if e.example_id in keep])
-    store.append(responses)
-    store.append([lab for lab in bundle.labels if lab.response_id in ids])
-    ingest(store, datasets.create("halueval-general", data_dir=data_dir))
-    label(store, [labelers.create(k) for k in ("rouge_l", "bleu", "token_f1", "exact_match")])
-    return RunData(store)
+def data(lexical_run):
+    return lexical_run
 
 
 @pytest.fixture(scope="module")

@@ -4,20 +4,7 @@ import pytest
 from scipy import stats
 from sklearn.metrics import average_precision_score, roc_auc_score
 
-from realitycheck import (
-    Example,
-    InvalidInputError,
-    Label,
-    Response,
-    RunStore,
-    Score,
-    datasets,
-    detect,
-    detectors,
-    ingest,
-    label,
-    labelers,
-)
+from realitycheck import Example, InvalidInputError, Label, Response, RunStore, Score
 from realitycheck.metrics import bootstrap_ci
 from realitycheck.studies import RunData, studies
 from realitycheck.studies._shift_common import ranking_ci, relative_change
@@ -26,26 +13,14 @@ from realitycheck.studies.labeler_shift import LabelerShift
 N_RESAMPLES = 200
 
 
-def _truthfulqa_subset(store, data_dir, n_examples):
-    bundle = datasets.create("truthfulqa", data_dir=data_dir).load()
-    keep = {e.example_id for e in bundle.examples[:n_examples]}
-    responses = [r for r in bundle.responses if r.example_id in keep]
-    ids = {r.response_id for r in responses}
-    store.append([e for e in bundle.examples if e.example_id in keep])
-    store.append(responses)
-    store.append([lab for lab in bundle.labels if lab.response_id in ids])
-
-
 @pytest.fixture(scope="module")
-def data(tmp_path_factory, data_dir):
-    store = RunStore(tmp_path_factory.mktemp("labeler_shift"))
-    _truthfulqa_subset(store, data_dir, 60)
-    ingest(store, datasets.create("faithbench", data_dir=data_dir))
-    ingest(store, datasets.create("halueval-general", data_dir=data_dir))
-    label(store, [labelers.create(k) for k in ("rouge_l", "token_f1", "knowledge_f1")])
-    keys = ("length", "length[unit=chars]", "source_overlap")
-    detect(store, [detectors.create_from_key(k) for k in keys])
-    return RunData(store)
+def data(real_run):
+    return real_run(
+        truthfulqa=60,
+        ingested=("faithbench", "halueval-general"),
+        labelers=("rouge_l", "token_f1", "knowledge_f1"),
+        detectors=("length", "length[unit=chars]", "source_overlap"),
+    )
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from realitycheck import InvalidInputError, RunStore, datasets, detect, detectors, ingest
+from realitycheck import InvalidInputError, RunStore
 from realitycheck.records import Example, Label, Response, Score
 from realitycheck.studies import RunData, studies
 from realitycheck.studies import _rank_stats as R
@@ -288,12 +288,8 @@ def test_bad_options_are_refused(params, match):
 
 
 @pytest.fixture(scope="module")
-def real(tmp_path_factory, data_dir):
-    store = RunStore(tmp_path_factory.mktemp("leaderboard"))
-    for name in ("faithbench", "ragtruth"):
-        ingest(store, datasets.create(name, data_dir=data_dir))
-    detect(store, [detectors.create_from_key("source_overlap")])
-    data = RunData(store)
+def real(real_run):
+    data = real_run(ingested=("faithbench", "ragtruth"), detectors=("source_overlap",))
     return data, Leaderboard().run(data)
 
 

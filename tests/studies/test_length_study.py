@@ -4,39 +4,15 @@ import pytest
 from scipy import stats
 from sklearn.metrics import roc_auc_score
 
-from realitycheck import (
-    Example,
-    InvalidInputError,
-    Label,
-    Response,
-    RunStore,
-    Score,
-    datasets,
-    detect,
-    detectors,
-    ingest,
-    label,
-    labelers,
-)
+from realitycheck import Example, InvalidInputError, Label, Response, RunStore, Score
 from realitycheck.studies import RunData
 from realitycheck.studies._shift_common import correlation_pvalue, wilson_interval
 from realitycheck.studies.length import LengthBias
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory, data_dir):
-    store = RunStore(tmp_path_factory.mktemp("length_study"))
-    bundle = datasets.create("truthfulqa", data_dir=data_dir).load()
-    keep = {e.example_id for e in bundle.examples[:50]}
-    responses = [r for r in bundle.responses if r.example_id in keep]
-    ids = {r.response_id for r in responses}
-    store.append([e for e in bundle.examples if e.example_id in keep])
-    store.append(responses)
-    store.append([lab for lab in bundle.labels if lab.response_id in ids])
-    ingest(store, datasets.create("halueval-general", data_dir=data_dir))
-    label(store, [labelers.create(k) for k in ("rouge_l", "token_f1")])
-    detect(store, [detectors.create_from_key(k) for k in ("length", "length[unit=chars]")])
-    return RunData(store)
+def data(lexical_run):
+    return lexical_run
 
 
 @pytest.fixture(scope="module")

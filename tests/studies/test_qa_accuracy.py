@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from realitycheck import InvalidInputError, RunStore, datasets, ingest, label, labelers
+from realitycheck import InvalidInputError, RunStore
 from realitycheck.records import Example, Label, Response
 from realitycheck.studies import RunData, studies
 from realitycheck.studies import _rank_stats as R
@@ -143,12 +143,8 @@ def test_key_round_trip():
 
 
 @pytest.fixture(scope="module")
-def real(tmp_path_factory, data_dir):
-    store = RunStore(tmp_path_factory.mktemp("qa"))
-    for name in ("truthfulqa", "ragtruth"):
-        ingest(store, datasets.create(name, data_dir=data_dir))
-    label(store, [labelers.create("rouge_l")])
-    data = RunData(store)
+def real(real_run):
+    data = real_run(ingested=("truthfulqa", "ragtruth"), labelers=("rouge_l",))
     return data, QaAccuracy().run(data)
 
 

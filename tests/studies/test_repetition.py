@@ -10,17 +10,7 @@ from sklearn.metrics import (
     roc_auc_score,
 )
 
-from realitycheck import (
-    InvalidInputError,
-    Label,
-    RunStore,
-    datasets,
-    detect,
-    detectors,
-    ingest,
-    label,
-    labelers,
-)
+from realitycheck import InvalidInputError, Label, detectors, labelers
 from realitycheck.labelers.rouge import RougeL
 from realitycheck.studies import RunData, studies
 from realitycheck.studies._repetition_parts import detector_metrics, flag_rows, labeler_metrics
@@ -28,18 +18,15 @@ from realitycheck.studies.repetition import Repetition, _rebuild, repeat_sentenc
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory, data_dir):
-    store = RunStore(tmp_path_factory.mktemp("repetition"))
-    bundle = datasets.create("truthfulqa", data_dir=data_dir).load()
-    keep = {e.example_id for e in bundle.examples[:30]}
-    responses = [r for r in bundle.responses if r.example_id in keep]
-    ids = sorted(r.response_id for r in responses)
-    store.append([e for e in bundle.examples if e.example_id in keep])
-    store.append(responses)
-    store.append([lab for lab in bundle.labels if lab.response_id in set(ids)])
-    ingest(store, datasets.create("faithbench", data_dir=data_dir))
-    label(store, [labelers.create(k) for k in ("token_f1", "knowledge_f1")])
-    detect(store, [detectors.create_from_key(k) for k in ("length", "source_overlap")])
+def data(real_store, truthfulqa_bundle):
+    store = real_store(
+        truthfulqa=30,
+        ingested=("faithbench",),
+        labelers=("token_f1", "knowledge_f1"),
+        detectors=("length", "source_overlap"),
+    )
+    keep = {e.example_id for e in truthfulqa_bundle.examples[:30]}
+    ids = sorted(r.response_id for r in truthfulqa_bundle.responses if r.example_id in keep)
     # Labels of a slow labeler, as a run that used it would hold them.
     spec = json.dumps({"name": "embedding_similarity", "params": {"threshold": 0.5}})
     fake = [

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from realitycheck.backends._base import Backend, Generation, GenerationRequest, backend
+from realitycheck.backends._chat import chat_text, continuation_start
 from realitycheck.backends._hf_decoding import (
     cut,
     eos_ids,
@@ -169,16 +170,9 @@ class HFBackend(Backend):
     def prompt_ids(self, request: GenerationRequest) -> list[int]:
         """Return the token ids the model sees for ``request``."""
         _, tokenizer = self._loaded()
-        if not request.messages:
-            return list(tokenizer(request.prompt)["input_ids"])
-        messages = [dict(m) for m in request.messages]
-        if self.chat_template and getattr(tokenizer, "chat_template", None):
-            text = tokenizer.apply_chat_template(
-                messages, add_generation_prompt=True, tokenize=False
-            )
-            # The template writes its own special tokens.
+        text, special = chat_text(tokenizer, request, chat_template=self.chat_template)
+        if not special:  # a chat template writes its own special tokens
             return list(tokenizer(text, add_special_tokens=False)["input_ids"])
-        text = "\n".join(f"{m['role']}: {m['content']}" for m in messages) + "\nassistant:"
         return list(tokenizer(text)["input_ids"])
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
@@ -310,14 +304,7 @@ class HFBackend(Backend):
         for k, (prompt, continuation) in enumerate(pairs):
             ctx = list(tokenizer(prompt)["input_ids"])
             whole = list(tokenizer(prompt + continuation)["input_ids"])
-            shared = 0
-            while shared < min(len(ctx), len(whole)) and ctx[shared] == whole[shared]:
-                shared += 1
-            if shared == 0:
-                raise InvalidInputError(
-                    f"The prompt of pair {k} gives no token to condition on; give a non-empty "
-                    "prompt or use a tokenizer that adds a BOS token."
-                )
+            shared = continuation_start(ctx, whole, k)
             contexts.append(whole[:shared])
             continuations.append(whole[shared:])
         out: list[float] = []

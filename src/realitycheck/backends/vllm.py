@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from realitycheck.backends._base import Backend, Generation, GenerationRequest, backend
+from realitycheck.backends._chat import chat_text, continuation_start
 from realitycheck.errors import InvalidInputError, MissingDependencyError
 
 __all__ = [
@@ -236,15 +237,9 @@ class VLLMBackend(Backend):
         )
 
     def _prompt_ids(self, tokenizer: Any, request: GenerationRequest) -> list[int]:
-        if not request.messages:
-            return list(tokenizer.encode(request.prompt))
-        messages = [dict(m) for m in request.messages]
-        if self.chat_template and getattr(tokenizer, "chat_template", None):
-            text = tokenizer.apply_chat_template(
-                messages, add_generation_prompt=True, tokenize=False
-            )
+        text, special = chat_text(tokenizer, request, chat_template=self.chat_template)
+        if not special:  # a chat template writes its own special tokens
             return list(tokenizer.encode(text, add_special_tokens=False))
-        text = "\n".join(f"{m['role']}: {m['content']}" for m in messages) + "\nassistant:"
         return list(tokenizer.encode(text))
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
@@ -299,16 +294,8 @@ class VLLMBackend(Backend):
         for k, (prompt, continuation) in enumerate(pairs):
             ctx = list(tokenizer.encode(prompt))
             whole = list(tokenizer.encode(prompt + continuation))
-            shared = 0
-            while shared < min(len(ctx), len(whole)) and ctx[shared] == whole[shared]:
-                shared += 1
-            if shared == 0:
-                raise InvalidInputError(
-                    f"The prompt of pair {k} gives no token to condition on; give a non-empty "
-                    "prompt or use a tokenizer that adds a BOS token."
-                )
             wholes.append(whole)
-            starts.append(shared)
+            starts.append(continuation_start(ctx, whole, k))
         params = sampling_params(max_tokens=1, temperature=0.0, prompt_logprobs=0)
         outputs = llm.generate(
             [{"prompt_token_ids": w} for w in wholes], sampling_params=params, use_tqdm=False

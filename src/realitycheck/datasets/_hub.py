@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from realitycheck.datasets._base import Dataset
 from realitycheck.datasets._io import read_jsonl, read_text
 from realitycheck.errors import DataNotFoundError, InvalidInputError, MissingDependencyError
 
-__all__ = ["hub_rows", "local_files", "local_rows"]
+__all__ = ["HubDataset", "hub_rows", "local_files", "local_rows"]
 
 SUFFIXES = (".parquet", ".jsonl", ".json")
 
@@ -107,3 +109,46 @@ def hub_rows(
             f"path=FILE_OR_FOLDER to the {dataset} dataset."
         ) from None
     yield from rows
+
+
+@dataclass(frozen=True, kw_only=True)
+class HubDataset(Dataset):
+    """A dataset read from the Hugging Face Hub or from local files of it (not registered).
+
+    Subclasses set the defaults of ``config`` and ``hub_id`` and read
+    :meth:`_rows` in their ``load``.
+
+    Args:
+        path: A local file or folder of the dataset; ``None`` loads from the Hub.
+        split: Which split (a folder's files are those whose name starts with it).
+        config: The Hub configuration.
+        hub_id: The Hub dataset.
+        revision: A Hub revision (commit or tag) to pin; ``None`` = the latest.
+    """
+
+    path: Path | str | None = field(default=None, metadata={"in_key": False})
+    split: str = "validation"
+    config: str = ""
+    hub_id: str = ""
+    revision: str | None = None
+
+    def _local_rows(
+        self, path: Path, row_number: int, row: dict[str, Any]
+    ) -> Iterator[dict[str, Any]]:
+        """Yield the rows that one row of a local file holds: the row itself by default."""
+        yield row
+
+    def _rows(self) -> Iterator[tuple[Path, int, dict[str, Any]]]:
+        """Yield ``(file or hf:// address, row or line number, row)`` of the chosen split."""
+        if self.path is not None:
+            for file in local_files(Path(self.path), self.split):
+                for row_number, row in local_rows(file):
+                    for flat in self._local_rows(file, row_number, row):
+                        yield file, row_number, flat
+            return
+        where = Path(f"hf://{self.hub_id}/{self.config}/{self.split}")
+        rows = hub_rows(
+            self.hub_id, self.config, self.split, revision=self.revision, dataset=self.name
+        )
+        for row_number, row in enumerate(rows, start=1):
+            yield where, row_number, row

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from realitycheck.datasets._base import Bundle, Dataset, dataset
-from realitycheck.datasets._hub import hub_rows, local_files, local_rows
+from realitycheck.datasets._base import Bundle, dataset
+from realitycheck.datasets._hub import HubDataset
 from realitycheck.datasets._io import IdMaker, field_of
 from realitycheck.errors import InvalidInputError
 from realitycheck.records import Example
@@ -42,7 +42,7 @@ def _flatten(obj: dict[str, Any], path: Path, line: int) -> Iterator[dict[str, A
 
 @dataset("squad-v2")
 @dataclass(frozen=True, kw_only=True)
-class SquadV2(Dataset):
+class SquadV2(HubDataset):
     """SQuAD v2 questions with their paragraph as context (task ``rag_qa``).
 
     Loaded from the Hugging Face Hub (``load_dataset(hub_id, config, split=split)``)
@@ -51,41 +51,25 @@ class SquadV2(Dataset):
     are the distinct gold answer texts; an unanswerable question has none and
     ``meta.answerable = False``, so reference-based labelers leave it out.
 
-    Args:
-        path: A local file or folder of the dataset; ``None`` loads from the Hub.
-        split: Which split (a folder's files are those whose name starts with it).
-        config: The Hub configuration.
-        hub_id: The Hub dataset.
-        revision: A Hub revision (commit or tag) to pin; ``None`` = the latest.
+    The parameters (``path``, ``split``, ``config``, ``hub_id``, ``revision``)
+    are those of :class:`~realitycheck.datasets._hub.HubDataset`.
     """
 
-    path: Path | str | None = field(default=None, metadata={"in_key": False})
-    split: str = "validation"
     config: str = "squad_v2"
     hub_id: str = "rajpurkar/squad_v2"
-    revision: str | None = None
 
     description: ClassVar[str] = (
         "SQuAD v2 validation (11,873 questions over Wikipedia paragraphs, 5,945 unanswerable) "
         "from the Hugging Face Hub or local files; no responses."
     )
 
-    def _rows(self) -> Iterator[tuple[Path, int, dict[str, Any]]]:
-        if self.path is not None:
-            for file in local_files(Path(self.path), self.split):
-                for row_number, row in local_rows(file):
-                    if "data" in row and "question" not in row:
-                        for flat in _flatten(row, file, row_number):
-                            yield file, row_number, flat
-                    else:
-                        yield file, row_number, row
-            return
-        where = Path(f"hf://{self.hub_id}/{self.config}/{self.split}")
-        rows = hub_rows(
-            self.hub_id, self.config, self.split, revision=self.revision, dataset=self.name
-        )
-        for row_number, row in enumerate(rows, start=1):
-            yield where, row_number, row
+    def _local_rows(
+        self, path: Path, row_number: int, row: dict[str, Any]
+    ) -> Iterator[dict[str, Any]]:
+        if "data" in row and "question" not in row:
+            yield from _flatten(row, path, row_number)
+        else:
+            yield row
 
     def load(self, *, progress: Callable[[int], Any] | None = None) -> Bundle:
         """Read the questions into examples (ids ``squad-v2/<id>``)."""

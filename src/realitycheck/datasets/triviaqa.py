@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from realitycheck.datasets._base import Bundle, Dataset, dataset
-from realitycheck.datasets._hub import hub_rows, local_files, local_rows
+from realitycheck.datasets._base import Bundle, dataset
+from realitycheck.datasets._hub import HubDataset
 from realitycheck.datasets._io import IdMaker, field_of
 from realitycheck.errors import InvalidInputError
 from realitycheck.records import Example
@@ -18,7 +17,7 @@ __all__ = ["TriviaQA"]
 
 @dataset("triviaqa")
 @dataclass(frozen=True, kw_only=True)
-class TriviaQA(Dataset):
+class TriviaQA(HubDataset):
     """TriviaQA questions (reading-comprehension set, no evidence) with answer aliases.
 
     Loaded from the Hugging Face Hub (``load_dataset(hub_id, config, split=split)``,
@@ -27,37 +26,17 @@ class TriviaQA(Dataset):
     or a JSON / JSON-lines export). References are the answer's value followed
     by its aliases; the normalised aliases are kept in the example's meta.
 
-    Args:
-        path: A local file or folder of the dataset; ``None`` loads from the Hub.
-        split: Which split (a folder's files are those whose name starts with it).
-        config: The Hub configuration.
-        hub_id: The Hub dataset.
-        revision: A Hub revision (commit or tag) to pin; ``None`` = the latest.
+    The parameters (``path``, ``split``, ``config``, ``hub_id``, ``revision``)
+    are those of :class:`~realitycheck.datasets._hub.HubDataset`.
     """
 
-    path: Path | str | None = field(default=None, metadata={"in_key": False})
-    split: str = "validation"
     config: str = "rc.nocontext"
     hub_id: str = "mandarjoshi/trivia_qa"
-    revision: str | None = None
 
     description: ClassVar[str] = (
         "TriviaQA rc.nocontext validation (17,944 questions with answer aliases) from the "
         "Hugging Face Hub or local files; no responses."
     )
-
-    def _rows(self) -> Iterator[tuple[Path, int, dict[str, Any]]]:
-        if self.path is not None:
-            for file in local_files(Path(self.path), self.split):
-                for row_number, row in local_rows(file):
-                    yield file, row_number, row
-            return
-        where = Path(f"hf://{self.hub_id}/{self.config}/{self.split}")
-        rows = hub_rows(
-            self.hub_id, self.config, self.split, revision=self.revision, dataset=self.name
-        )
-        for row_number, row in enumerate(rows, start=1):
-            yield where, row_number, row
 
     def load(self, *, progress: Callable[[int], Any] | None = None) -> Bundle:
         """Read the questions into examples (ids ``triviaqa/<question_id>``)."""

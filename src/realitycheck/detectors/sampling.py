@@ -37,9 +37,39 @@ def _check_unit(unit: str, name: str) -> None:
         )
 
 
+@dataclass(frozen=True, kw_only=True)
+class _SampleLengths(Detector):
+    """A statistic of the lengths of a response's sampled answers (not registered).
+
+    Args:
+        unit: ``words`` or ``chars``.
+    """
+
+    unit: Literal["words", "chars"] = "words"
+    needs: ClassVar[frozenset[str]] = frozenset({"samples"})
+
+    def __post_init__(self) -> None:
+        _check_unit(self.unit, self.name)
+
+    def _statistic(self, lengths: np.ndarray) -> float:
+        raise NotImplementedError
+
+    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+        """Return one score per response, in order."""
+        out = []
+        for response in responses:
+            try:
+                texts = sample_texts(response)
+            except MissingFeature as exc:
+                out.append(self._score(response, None, error=str(exc)))
+                continue
+            out.append(self._score(response, self._statistic(_lengths(texts, self.unit))))
+        return out
+
+
 @detector("mean_len")
 @dataclass(frozen=True, kw_only=True)
-class MeanLength(Detector):
+class MeanLength(_SampleLengths):
     """Mean length of the sampled answers (Mean-Len).
 
     ``value = (1/K) sum_k len(s_k)``, the length in whitespace-separated
@@ -51,28 +81,13 @@ class MeanLength(Detector):
         unit: ``words`` or ``chars``.
     """
 
-    unit: Literal["words", "chars"] = "words"
-    needs: ClassVar[frozenset[str]] = frozenset({"samples"})
-
-    def __post_init__(self) -> None:
-        _check_unit(self.unit, "mean_len")
-
-    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
-        """Return one score per response, in order."""
-        out = []
-        for response in responses:
-            try:
-                texts = sample_texts(response)
-            except MissingFeature as exc:
-                out.append(self._score(response, None, error=str(exc)))
-                continue
-            out.append(self._score(response, float(_lengths(texts, self.unit).mean())))
-        return out
+    def _statistic(self, lengths: np.ndarray) -> float:
+        return float(lengths.mean())
 
 
 @detector("std_len")
 @dataclass(frozen=True, kw_only=True)
-class StdLength(Detector):
+class StdLength(_SampleLengths):
     """Standard deviation of the lengths of the sampled answers (Std-Len).
 
     The population standard deviation (divisor ``K``, not ``K - 1``) of the
@@ -84,20 +99,5 @@ class StdLength(Detector):
         unit: ``words`` or ``chars``.
     """
 
-    unit: Literal["words", "chars"] = "words"
-    needs: ClassVar[frozenset[str]] = frozenset({"samples"})
-
-    def __post_init__(self) -> None:
-        _check_unit(self.unit, "std_len")
-
-    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
-        """Return one score per response, in order."""
-        out = []
-        for response in responses:
-            try:
-                texts = sample_texts(response)
-            except MissingFeature as exc:
-                out.append(self._score(response, None, error=str(exc)))
-                continue
-            out.append(self._score(response, float(_lengths(texts, self.unit).std(ddof=0))))
-        return out
+    def _statistic(self, lengths: np.ndarray) -> float:
+        return float(lengths.std(ddof=0))
