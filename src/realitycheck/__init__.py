@@ -7,6 +7,7 @@ Positive class everywhere is *hallucinated*; every detector score is oriented so
 that higher means more likely hallucinated.
 """
 
+from realitycheck.backends import Backend, Generation, GenerationRequest, backend, backends
 from realitycheck.datasets import Bundle, Dataset, dataset, datasets
 from realitycheck.detectors import Detector, Needs, detector, detectors
 from realitycheck.errors import (
@@ -19,6 +20,7 @@ from realitycheck.errors import (
     RetryableBackendError,
     UnknownComponentError,
 )
+from realitycheck.generation import SamplingPlan, generate, load_run_config, make_plan
 from realitycheck.labelers import Labeler, labeler, labelers
 from realitycheck.pipeline import (
     Evaluation,
@@ -33,10 +35,12 @@ from realitycheck.records import Example, Label, MetricResult, Response, Score
 from realitycheck.registry import Component, Registry
 from realitycheck.report import ReportFiles, write_report
 from realitycheck.store import RunStore
+from realitycheck.studies import RunData, Study, StudyResult, studies, study
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Backend",
     "BackendError",
     "Bundle",
     "Component",
@@ -47,6 +51,8 @@ __all__ = [
     "EvaluationConfig",
     "Example",
     "FatalBackendError",
+    "Generation",
+    "GenerationRequest",
     "InvalidInputError",
     "Label",
     "Labeler",
@@ -58,20 +64,31 @@ __all__ = [
     "ReportFiles",
     "Response",
     "RetryableBackendError",
+    "RunData",
     "RunStore",
+    "SamplingPlan",
     "Score",
+    "Study",
+    "StudyResult",
     "UnknownComponentError",
     "__version__",
+    "backend",
+    "backends",
     "dataset",
     "datasets",
     "detect",
     "detector",
     "detectors",
     "evaluate",
+    "generate",
     "ingest",
     "label",
     "labeler",
     "labelers",
+    "load_run_config",
+    "make_plan",
     "run_demo",
+    "studies",
+    "study",
     "write_report",
 ]
