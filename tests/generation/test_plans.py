@@ -4,6 +4,7 @@ from _generation_fakes import FakeBackend, PlainBackend
 from realitycheck.backends._cache import call_identity
 from realitycheck.errors import InvalidInputError
 from realitycheck.generation import SamplingPlan, build_prompt, make_plan
+from realitycheck.generation._plans import prompt_seed
 from realitycheck.records import Example
 
 EXAMPLE = Example(
@@ -15,6 +16,7 @@ EXAMPLE = Example(
 )
 PROMPT = build_prompt(EXAMPLE, "zero_shot")
 ALL = FakeBackend.capabilities
+SEED = prompt_seed(0, PROMPT.text())  # the per-prompt seed of the default plan
 
 
 def test_default_plan_is_ten_samples_at_one_and_a_best_answer_at_point_one():
@@ -22,12 +24,12 @@ def test_default_plan_is_ten_samples_at_one_and_a_best_answer_at_point_one():
     assert plan.key == "plan"
     requests = plan.requests(PROMPT, task="qa", capabilities=ALL)
     best, (samples,) = requests.best, requests.samples
-    assert (best.n, best.temperature, best.decoding, best.seed) == (1, 0.1, "sampling", 0)
+    assert (best.n, best.temperature, best.decoding, best.seed) == (1, 0.1, "sampling", SEED)
     assert (samples.n, samples.temperature, samples.decoding, samples.seed) == (
         10,
         1.0,
         "sampling",
-        1,
+        SEED + 1,
     )
     assert best.messages and not best.prompt  # chat when the backend takes it
     assert best.stop == () and best.max_tokens == 64
@@ -38,7 +40,7 @@ def test_without_n_each_sample_is_its_own_request_with_a_distinct_seed():
     plan = SamplingPlan(n_samples=4)
     requests = plan.requests(PROMPT, task="qa", capabilities=PlainBackend.capabilities)
     assert [r.n for r in requests.samples] == [1, 1, 1, 1]
-    assert [r.seed for r in requests.samples] == [1, 2, 3, 4]
+    assert [r.seed for r in requests.samples] == [SEED + 1, SEED + 2, SEED + 3, SEED + 4]
     identity = call_identity(PlainBackend())
     keys = {r.cache_key(identity) for r in requests.all()}
     assert len(keys) == 5  # the cache never folds samples together
@@ -51,9 +53,9 @@ def test_without_n_each_sample_is_its_own_request_with_a_distinct_seed():
     [
         ("greedy", {"temperature": 0.0, "num_beams": 1, "top_k": 0, "top_p": 1.0, "seed": None}),
         ("beam", {"temperature": 0.0, "num_beams": 3, "top_k": 0, "top_p": 1.0, "seed": None}),
-        ("sampling", {"temperature": 0.1, "num_beams": 1, "top_k": 0, "top_p": 1.0, "seed": 0}),
-        ("top_k", {"temperature": 0.1, "num_beams": 1, "top_k": 40, "top_p": 1.0, "seed": 0}),
-        ("top_p", {"temperature": 0.1, "num_beams": 1, "top_k": 0, "top_p": 0.95, "seed": 0}),
+        ("sampling", {"temperature": 0.1, "num_beams": 1, "top_k": 0, "top_p": 1.0, "seed": SEED}),
+        ("top_k", {"temperature": 0.1, "num_beams": 1, "top_k": 40, "top_p": 1.0, "seed": SEED}),
+        ("top_p", {"temperature": 0.1, "num_beams": 1, "top_k": 0, "top_p": 0.95, "seed": SEED}),
     ],
 )
 def test_decoding_strategies_map_to_request_fields(decoding, expected):
@@ -165,3 +167,16 @@ def test_an_openai_backend_in_completions_mode_gets_raw_prompts():
     assert plan.requests(PROMPT, task="qa", capabilities=usable_capabilities(raw)).best.prompt
     with pytest.raises(InvalidInputError, match="needs chat"):
         SamplingPlan(format="chat").check(raw)
+
+
+def test_each_prompt_gets_its_own_seeds_and_the_same_prompt_the_same():
+    other = build_prompt(
+        Example(example_id="q/2", dataset="t", task="qa", question="Who wrote Dune?"), "zero_shot"
+    )
+    plan = SamplingPlan(n_samples=3)
+    first = plan.requests(PROMPT, task="qa", capabilities=ALL)
+    again = plan.requests(PROMPT, task="qa", capabilities=ALL)
+    second = plan.requests(other, task="qa", capabilities=ALL)
+    assert first.best.seed == again.best.seed
+    assert first.best.seed != second.best.seed
+    assert SamplingPlan(seed=None).requests(PROMPT, task="qa", capabilities=ALL).best.seed is None

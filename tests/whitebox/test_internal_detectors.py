@@ -227,3 +227,32 @@ def test_detectors_on_the_tiny_model_agree_with_its_hidden_states(hf, reference)
     h = h[0, len(prompt_ids) :].double().numpy()
     assert values["logdet"] == pytest.approx(-_llm_check_hidden_score(h), rel=1e-4)
     assert values["erank"] == pytest.approx(-_erank_paper(h), rel=1e-4)
+
+
+def test_eigenscore_leaves_out_samples_that_generated_no_token():
+    rng = np.random.default_rng(2)
+    emb = rng.normal(size=(4, 16))
+    full = _with_samples("full", emb)
+    with_empty = _with_samples("gap", emb)
+    seqs = [{**s, "tokens": ["x"]} for s in with_empty.features["samples"]]
+    seqs.append({"tokens": [], "hidden": {}})
+    gap = Response(
+        response_id="gap",
+        example_id="e",
+        model="m",
+        text="a",
+        samples=(*with_empty.samples, ""),
+        features={"samples": seqs},
+    )
+    a, b = detectors.create("eigenscore").score([full, gap], NEEDS)
+    assert b.value == pytest.approx(a.value) == pytest.approx(_eigenscore_paper(emb), rel=1e-6)
+    lone = Response(
+        response_id="lone",
+        example_id="e",
+        model="m",
+        text="a",
+        samples=("s", ""),
+        features={"samples": [seqs[0], {"tokens": [], "hidden": {}}]},
+    )
+    (c,) = detectors.create("eigenscore").score([lone], NEEDS)
+    assert c.value is None and "2 samples" in c.error

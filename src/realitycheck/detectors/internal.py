@@ -109,8 +109,9 @@ class EigenScore(Detector):
     form ``Z`` (``K x d``); with ``J_d = I_d - 11^T / d``,
     ``value = (1/K) sum_i log lambda_i(Z J_d Z^T + alpha I_K)`` (natural log).
     Semantically diverse samples give a larger log-determinant: higher =
-    less self-consistent = more likely hallucinated. Needs at least 2
-    samples; otherwise, or without hidden features, ``value=None``.
+    less self-consistent = more likely hallucinated. Samples that generated
+    no token are left out; needs at least 2 remaining samples; otherwise, or
+    without hidden features, ``value=None``.
 
     Args:
         layer: Hidden layer (0 = embeddings); ``None`` = the stored one.
@@ -138,9 +139,12 @@ class EigenScore(Detector):
         for response in responses:
             try:
                 seqs = sample_sequences(response)
+                # A sample that generated no token (EOS first) has no embedding: it is
+                # left out, as LM-Polygraph does, rather than voiding the response.
                 rows = [
                     hidden_vector(s, self.pooling, self.layer, f"sample {k}")
                     for k, s in enumerate(seqs)
+                    if not ("tokens" in s and len(s["tokens"]) == 0)
                 ]
             except MissingFeature as exc:
                 out.append(self._score(response, None, error=str(exc)))

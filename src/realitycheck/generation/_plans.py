@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import hashlib
 from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -81,11 +82,11 @@ class SamplingPlan(Component):
         hidden_layers: Layers whose hidden-state features to ask for (white-box backends).
         variants: Prompt variants to answer (``zero_shot``, ``few_shot``, ``@2`` wordings).
         few_shot_k: Demonstrations in a few-shot prompt.
-        seed: Base seed of sampled requests: the best answer uses ``seed``, samples
-            ``seed + 1`` (one request) or ``seed + 1 + i`` (one request per sample);
-            greedy and beam requests carry none. ``None`` sends unseeded requests
-            (faster batching on some backends, not reproducible), except that
-            samples drawn one per request still get distinct seeds ``1 + i``.
+        seed: Base seed of sampled requests, shifted per prompt by a hash of its
+            text (see :meth:`requests`); greedy and beam requests carry none.
+            ``None`` sends unseeded requests (faster batching on some backends, not
+            reproducible), except that samples drawn one per request still get
+            distinct seeds ``1 + i``.
     """
 
     n_samples: int = 10
@@ -229,17 +230,22 @@ class SamplingPlan(Component):
     ) -> PlanRequests:
         """Return the requests answering one prompt: the best answer and the samples.
 
-        Samples are one request with ``n = n_samples`` when the backend returns
-        several sequences per request, else ``n_samples`` requests with seeds
-        ``seed + 1`` .. ``seed + n_samples`` (distinct, so the call cache never
-        folds them into one).
+        Seeds are per prompt: ``s = (seed + h) mod 2**31`` where ``h`` comes from
+        the SHA-256 of the prompt text, so different questions draw independent
+        samples while the same prompt always gets the same seeds (and the call
+        cache answers it again). The best answer uses ``s``; samples are one
+        request with ``n = n_samples`` and seed ``s + 1`` when the backend
+        returns several sequences per request, else ``n_samples`` requests with
+        seeds ``s + 1`` .. ``s + n_samples`` (distinct, so the cache never folds
+        them into one).
         """
         deterministic = self.decoding in ("greedy", "beam")
-        base = self.seed if self.seed is not None else 0
         fmt = self.format_for(capabilities)
         text_or_messages: dict[str, Any] = (
             {"messages": prompt.messages()} if fmt == "chat" else {"prompt": prompt.text()}
         )
+        seed = None if self.seed is None else prompt_seed(self.seed, prompt.text())
+        base = seed if seed is not None else 0
         if self.stop is not None:
             stop = self.stop
         else:
@@ -261,7 +267,7 @@ class SamplingPlan(Component):
             decoding=self.decoding,
             temperature=0.0 if self.decoding in ("greedy", "beam") else self.best_temperature,
             num_beams=self.num_beams if self.decoding == "beam" else 1,
-            seed=None if deterministic else self.seed,
+            seed=None if deterministic else seed,
             tag=f"{tag}#best",
         )
         samples: tuple[GenerationRequest, ...] = ()
@@ -276,7 +282,7 @@ class SamplingPlan(Component):
                     GenerationRequest(
                         **one,
                         n=self.n_samples,
-                        seed=None if self.seed is None else self.seed + 1,
+                        seed=None if seed is None else seed + 1,
                         tag=f"{tag}#samples",
                     ),
                 )
@@ -286,6 +292,12 @@ class SamplingPlan(Component):
                     for i in range(self.n_samples)
                 )
         return PlanRequests(best=best, samples=samples)
+
+
+def prompt_seed(seed: int, text: str) -> int:
+    """Return the seed of one prompt: ``seed`` shifted by a hash of the prompt text."""
+    offset = int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16)
+    return (seed + offset) % 2**31
 
 
 def usable_capabilities(backend: Backend) -> frozenset[str]:

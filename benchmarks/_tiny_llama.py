@@ -1,0 +1,176 @@
+"""Tiny local models for the benchmarks: a random Llama and a random DeBERTa-v2 NLI model.
+
+Nothing is downloaded. Both models are built from a config with random
+weights under a fixed torch seed, with word-level tokenizers trained here with
+the ``tokenizers`` library, and written with ``save_pretrained`` so that any
+tool can load them back with ``from_pretrained``.
+
+The Llama follows the recipe of the white-box test fixture
+(``tests/whitebox/conftest.py``: 4 layers, hidden size 32, 4 heads,
+intermediate size 64, initializer range 0.2, seed 0); its vocabulary is the
+fixture's word list plus every word of the texts the benchmark will prompt
+with, so that prompts are not all ``<unk>``.
+
+The NLI model is a 2-layer DeBERTa-v2 sequence classifier with the labels
+``CONTRADICTION``, ``NEUTRAL`` and ``ENTAILMENT`` (the names LM-Polygraph
+looks up). Its weights are initialised with a large range (0.5) so that its
+verdicts depend on the input, and its entailment bias is set so that half of
+random pairs of word strings come out as entailment; bidirectional-entailment
+clustering of random answers then gives a spread of class counts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+WORDS = (
+    "the a cat dog bird fish horse city river mountain king queen doctor teacher "
+    "paris london rome berlin tokyo madrid red blue green black white small large old new "
+    "is was are were has had sat ran flew swam lives lived sees saw likes liked "
+    "on in at near under over with without from to of and or but not "
+    "who what where when which answer question capital country ocean sun moon star "
+    "one two three four five six seven eight nine ten year years day days "
+    "user system assistant says"
+).split()
+LLAMA_SPECIALS = ["<unk>", "<pad>", "<s>", "</s>"]
+NLI_SPECIALS = ["[UNK]", "[PAD]", "[CLS]", "[SEP]"]
+NLI_LABELS = {0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"}
+_VERSION = "1"
+
+
+def _sentences(n: int, seed: int) -> list[str]:
+    rng = np.random.default_rng(seed)
+    return [" ".join(rng.choice(WORDS, size=int(rng.integers(4, 12)))) for _ in range(n)]
+
+
+def _word_level(corpus: Sequence[str], specials: list[str]):  # noqa: ANN202 - tokenizers type
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.WordLevel(unk_token=specials[0]))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    trainer = trainers.WordLevelTrainer(special_tokens=specials, min_frequency=1)
+    tok.train_from_iterator(list(corpus), trainer=trainer)
+    return tok
+
+
+def build_llama(folder: Path, texts: Sequence[str]) -> None:
+    """Write the tiny Llama and its tokenizer (fixture words + words of ``texts``) to ``folder``."""
+    import torch
+    from tokenizers import processors
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    tok = _word_level(_sentences(400, seed=0) + [" ".join(WORDS), *texts], LLAMA_SPECIALS)
+    bos = tok.token_to_id("<s>")
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A", pair="<s> $A $B", special_tokens=[("<s>", bos)]
+    )
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        bos_token="<s>",
+        eos_token="</s>",
+        pad_token="<pad>",
+        unk_token="<unk>",
+        clean_up_tokenization_spaces=False,
+    )
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=4,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=256,
+        initializer_range=0.2,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        tie_word_embeddings=False,
+    )
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(config).eval()
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+
+
+def build_nli(folder: Path, texts: Sequence[str]) -> None:
+    """Write the tiny DeBERTa-v2 NLI classifier and its tokenizer to ``folder``."""
+    import torch
+    from tokenizers import processors
+    from transformers import (
+        DebertaV2Config,
+        DebertaV2ForSequenceClassification,
+        PreTrainedTokenizerFast,
+    )
+
+    tok = _word_level(_sentences(400, seed=1) + [" ".join(WORDS), *texts], NLI_SPECIALS)
+    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", cls), ("[SEP]", sep)],
+    )
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        model_max_length=128,
+        clean_up_tokenization_spaces=False,
+    )
+    config = DebertaV2Config(  # type: ignore[call-arg]  # num_labels etc. go to PretrainedConfig
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=128,
+        type_vocab_size=2,
+        position_biased_input=True,
+        relative_attention=False,
+        initializer_range=0.5,
+        pad_token_id=tokenizer.pad_token_id,
+        num_labels=3,
+        id2label=dict(NLI_LABELS),
+        label2id={v: k for k, v in NLI_LABELS.items()},
+    )
+    torch.manual_seed(0)
+    model = DebertaV2ForSequenceClassification(config).eval()
+    # Calibrate: entailment wins for half of random pairs of answer-like word strings.
+    rng = np.random.default_rng(2)
+    words = sorted(w for w in tokenizer.get_vocab() if w not in NLI_SPECIALS)
+    probe = [" ".join(rng.choice(words, size=int(rng.integers(4, 33)))) for _ in range(40)]
+    pairs = [(a, b) for a in probe for b in probe]
+    with torch.no_grad():
+        model.classifier.bias.zero_()
+        logits = model(**tokenizer(pairs, padding=True, return_tensors="pt")).logits
+        margin = logits[:, 2] - logits[:, :2].max(dim=-1).values
+        model.classifier.bias[2] = -margin.median()
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+
+
+def build_models(root: Path, texts: Sequence[str]) -> tuple[Path, Path]:
+    """Return ``(llama_dir, nli_dir)`` under ``root``, building them unless already there.
+
+    The folders are named after a hash of ``texts`` and this builder's version,
+    so a different question set never reuses models with another vocabulary.
+    """
+    digest = hashlib.sha256(json.dumps([_VERSION, *texts]).encode("utf-8")).hexdigest()[:12]
+    base = Path(root) / f"tiny-{digest}"
+    llama, nli = base / "llama", base / "nli"
+    done = base / "done"
+    if not done.exists():
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        base.mkdir(parents=True, exist_ok=True)
+        build_llama(llama, texts)
+        build_nli(nli, texts)
+        done.write_text("ok\n", encoding="utf-8")
+    return llama, nli
