@@ -41,9 +41,10 @@ after the imports, so it includes loading the model:
   fresh, empty call cache (nothing is served from a cache), best answer
   (greedy, with log-probabilities and entropies, batched ``--batch-size``
   prompts per call) and samples (one request of ``--samples`` samples per
-  question with hidden features of the middle layer, carrying seed 1 as the
-  generation stage sends them, which the backend generates one prompt per
-  call; ``--unseeded`` batches them across prompts), then the four detectors;
+  question with hidden features of the middle layer, carrying a per-prompt
+  seed as the generation stage sends them, which the backend generates one
+  prompt per call; ``--unseeded`` batches them across prompts), then the four
+  detectors;
 * LM-Polygraph ``estimate_uncertainty``: its documented one-call API, called
   for each question and each estimator; every call generates afresh (the
   greedy answer in each of the four calls, the samples in two), and the
@@ -260,6 +261,7 @@ def realitycheck_worker(cfg: dict[str, Any]) -> dict[str, Any]:
     from realitycheck.detectors.internal import EigenScore
     from realitycheck.detectors.semantic_entropy import SemanticEntropy
     from realitycheck.detectors.uncertainty import MeanTokenEntropy, Perplexity
+    from realitycheck.generation._plans import prompt_seed
     from realitycheck.records import Response
 
     start = time.perf_counter()
@@ -279,7 +281,7 @@ def realitycheck_worker(cfg: dict[str, Any]) -> dict[str, Any]:
             n=cfg["samples"],
             decoding="sampling",
             temperature=1.0,
-            seed=cfg["sample_seed"],
+            seed=None if cfg["sample_seed"] is None else prompt_seed(cfg["sample_seed"], p),
             hidden_layers=(layer,),
             **common,
         )
@@ -461,10 +463,7 @@ def greedy_report(rc: dict[str, Any], pg: dict[str, Any], name: str) -> None:
 
 def sampled_report(rc: dict[str, Any], runs: dict[str, dict[str, Any]]) -> None:
     print("sampled estimators (independent draws in each tool): mean (sd) over questions")
-    print(
-        "  (means of random draws: they move from run to run, and realitycheck's seeded requests"
-        " share one seed across questions, so theirs move with that seed)"
-    )
+    print("  (means of random draws: they move from run to run)")
     for name in ("eigenscore", "semantic_entropy"):
         cells = []
         for label, result in [("realitycheck", rc), *(("LM-P " + k, v) for k, v in runs.items())]:
@@ -496,7 +495,8 @@ def main() -> None:
         "--unseeded",
         action="store_true",
         help="send realitycheck's sample requests without a seed (batched across prompts); "
-        "by default they carry seed 1, as the generation stage sends them (one prompt per call)",
+        "by default each prompt carries its own seed, as the generation stage sends them "
+        "(one prompt per call)",
     )
     parser.add_argument("--polygraph-python", type=Path, default=POLYGRAPH_PYTHON)
     parser.add_argument(
