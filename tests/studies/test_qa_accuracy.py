@@ -78,7 +78,7 @@ def toy(tmp_path_factory):
 
 def test_hand_made_accuracy_table(toy):
     proportion_confint = pytest.importorskip("statsmodels.stats.proportion").proportion_confint
-    result = QaAccuracy(refusal_phrases=("no comment",)).run(toy)
+    result = QaAccuracy(refusal_words=5, refusal_phrases=("no comment",)).run(toy)
     table = result.table("qa_accuracy").set_index(["generator", "prompt_variant", "labeler"])
     assert len(table) == 2 * 2 * 2
     a = table.loc[("m/a", "zero-shot", "human")]
@@ -102,7 +102,7 @@ def test_hand_made_accuracy_table(toy):
 
 
 def test_only_the_chosen_labelers_and_the_length_rule(toy):
-    result = QaAccuracy(labelers=("judge",), refusal_words=0).run(toy)
+    result = QaAccuracy(labelers=("judge",), refusal_words=0, refusal_phrases=()).run(toy)
     table = result.table("qa_accuracy")
     assert set(table["labeler"]) == {"judge"} and table["n_refusals"].eq(0).all()
     assert table["accuracy_difference"].isna().all()
@@ -155,7 +155,15 @@ def test_truthfulqa_human_and_rouge_accuracy(real):
     assert (human["generator"], human["n_responses"]) == ("unknown", 22434)
     assert human["n_correct"] == 9484  # the human 'True: yes' answers
     frame = data.frame("truthfulqa")
-    assert human["n_refusals"] == int((frame["length_words"] <= 5).sum())
+    lowered = frame["text"].str.lower()
+    refused = (frame["length_words"] == 0) | lowered.map(
+        lambda t: (
+            any(p in t for p in ("no comment", "i don't know", "i do not know"))
+            or any(p in t for p in ("i cannot answer", "i can't answer", "unable to answer"))
+            or any(p in t for p in ("i'm not sure", "i am not sure"))
+        )
+    )
+    assert human["n_refusals"] == int(refused.sum()) > 0
     v = data.verdicts("truthfulqa")
     both = v["human"].notna() & v["rouge_l"].notna()
     expected = (v.loc[both, "rouge_l"] == 0).mean() - (v.loc[both, "human"] == 0).mean()

@@ -27,6 +27,19 @@ QA_TASKS = ("qa", "rag_qa")
 _GROUP = ["task", "model", "prompt_variant"]
 
 
+REFUSAL_PHRASES: tuple[str, ...] = (
+    "no comment",
+    "i don't know",
+    "i do not know",
+    "i cannot answer",
+    "i can't answer",
+    "unable to answer",
+    "i'm not sure",
+    "i am not sure",
+)
+"""Default phrases that mark a QA answer as a refusal (matched case-insensitively)."""
+
+
 @study("qa-accuracy")
 @dataclass(frozen=True, kw_only=True)
 class QaAccuracy(Study):
@@ -51,17 +64,20 @@ class QaAccuracy(Study):
         reference: The labels the others are compared with.
         labelers: Labeler keys to report; ``None`` = every stored one except
             single annotators (``human:<name>``).
-        refusal_words: Responses with at most this many words are refusals.
-        refusal_phrases: Case-insensitive phrases marking a refusal
-            (e.g. ``"no comment"``); none by default.
+        refusal_words: Responses with at most this many words are refusals. The
+            default 0 counts only empty answers: short answers are normal in QA
+            (the leaderboard's 5-word rule suits summaries, not "Paris.").
+        refusal_phrases: Case-insensitive phrases marking a refusal; by default
+            :data:`REFUSAL_PHRASES` (TruthfulQA's "I have no comment", "I don't
+            know" and the like).
         confidence: Coverage of the intervals.
         n_resamples: Bootstrap resamples of the paired differences.
         seed: Seed of the bootstrap.
     """
 
     labelers: tuple[str, ...] | None = None
-    refusal_words: int = 5
-    refusal_phrases: tuple[str, ...] = ()
+    refusal_words: int = 0
+    refusal_phrases: tuple[str, ...] = REFUSAL_PHRASES
     confidence: float = 0.95
     n_resamples: int = 1000
     seed: int = 0
@@ -133,7 +149,7 @@ class QaAccuracy(Study):
         )
 
     def _rule(self) -> str:
-        rule = f"at most {self.refusal_words} words"
+        rule = "empty" if self.refusal_words == 0 else f"at most {self.refusal_words} words"
         if self.refusal_phrases:
             rule += " or a refusal phrase"
         return rule
