@@ -33,7 +33,7 @@ from realitycheck._progress import NullProgress, Progress
 from realitycheck.errors import InvalidInputError
 from realitycheck.pipeline._measure import Measure, Where, choose_or_fix_threshold, group_by_mask
 from realitycheck.records import MetricResult
-from realitycheck.store import RunStore
+from realitycheck.store import RunData, RunStore
 
 __all__ = ["Evaluation", "EvaluationConfig", "evaluate", "is_human_key", "split_of"]
 
@@ -150,22 +150,19 @@ class _Frame:
 
 
 def _load(store: RunStore, config: EvaluationConfig, notes: list[str]) -> _Frame:
-    responses = store.frame("responses")[["response_id", "example_id", "model"]]
-    examples = store.frame("examples")[["example_id", "dataset", "task"]]
-    if responses.empty:
+    data = RunData(store)
+    if data.responses.empty:
         raise InvalidInputError(
             f"The run at {store.path} holds no responses; load a dataset or generate first."
         )
-    base = responses.merge(examples, on="example_id", how="left", validate="many_to_one")
+    base = data.responses[["response_id", "example_id", "model", "dataset", "task"]]
     orphans = base["dataset"].isna()
     if orphans.any():
         notes.append(f"{int(orphans.sum())} responses point at unknown examples and are excluded.")
         base = base[~orphans]
     base = base.assign(split=split_of(base["example_id"].tolist(), config.calibration_fraction))
-    labels = store.frame("labels")
-    scores = store.frame("scores")
     known = set(base["response_id"])
-    for name, df in (("labels", labels), ("scores", scores)):
+    for name, df in (("labels", data.labels), ("scores", data.scores)):
         stray = ~df["response_id"].isin(known)
         if stray.any():
             ids = df.loc[stray, "response_id"].unique()[:3].tolist()
@@ -173,16 +170,12 @@ def _load(store: RunStore, config: EvaluationConfig, notes: list[str]) -> _Frame
                 f"{int(stray.sum())} {name} point at responses the run does not hold "
                 f"(e.g. {ids}); they are reported here and not used."
             )
-    hall = labels["hallucinated"].map({True: 1.0, False: 0.0}).astype(float)
-    wide_labels = labels.assign(h=hall).pivot(index="response_id", columns="labeler", values="h")
-    wide_lscores = labels.pivot(index="response_id", columns="labeler", values="score")
-    wide_scores = scores.pivot(index="response_id", columns="detector", values="value")
     ids = base["response_id"]
     return _Frame(
         base=base.reset_index(drop=True),
-        labels=wide_labels.reindex(ids).astype(float),
-        label_scores=wide_lscores.reindex(ids).astype(float),
-        scores=wide_scores.reindex(ids).astype(float),
+        labels=data.wide_verdicts.reindex(ids).astype(float),
+        label_scores=data.wide_label_scores.reindex(ids).astype(float),
+        scores=data.wide_scores.reindex(ids).astype(float),
     )
 
 
