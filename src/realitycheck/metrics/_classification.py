@@ -7,7 +7,7 @@ bootstrap both go through it, so a resample is scored exactly like a call.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 import numpy.typing as npt
@@ -38,16 +38,7 @@ ClassificationMetric = Literal[
     "f1_weighted",
     "cohen_kappa",
 ]
-CLASSIFICATION_METRICS: tuple[str, ...] = (
-    "accuracy",
-    "balanced_accuracy",
-    "precision",
-    "recall",
-    "f1",
-    "f1_macro",
-    "f1_weighted",
-    "cohen_kappa",
-)
+CLASSIFICATION_METRICS: tuple[str, ...] = get_args(ClassificationMetric)
 
 
 def _ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
