@@ -12,7 +12,7 @@ import pandas as pd
 
 from realitycheck.store import RunStore
 
-__all__ = ["RunData", "coverage", "human_keys", "load", "overview", "verdicts"]
+__all__ = ["ReportData", "coverage", "human_keys", "load", "overview", "verdicts"]
 
 _COLUMNS = {
     "examples": ("example_id", "dataset", "task"),
@@ -38,7 +38,7 @@ _METRIC_COLUMNS = (
 
 
 @dataclass(frozen=True, kw_only=True)
-class RunData:
+class ReportData:
     """The tables of one run, trimmed to the columns the report uses.
 
     Attributes:
@@ -77,7 +77,7 @@ def _trim(df: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def load(store: RunStore) -> RunData:
+def load(store: RunStore) -> ReportData:
     """Read the tables of a run; a table that is absent reads as empty."""
     frames = {name: _trim(store.frame(name), cols) for name, cols in _COLUMNS.items()}
     present = {name for name, df in frames.items() if not df.empty}
@@ -91,7 +91,7 @@ def load(store: RunStore) -> RunData:
         if not df.empty:
             present.add(name)
         tables[name] = df.astype({"dataset": str, "slice": str, "detector": str, "labeler": str})
-    return RunData(
+    return ReportData(
         path=store.path,
         manifest=store.read_manifest(),
         examples=examples,
@@ -104,7 +104,7 @@ def load(store: RunStore) -> RunData:
     )
 
 
-def human_keys(data: RunData, reference: str) -> list[str]:
+def human_keys(data: ReportData, reference: str) -> list[str]:
     """Return the reference labeler, then the other human aggregates/protocols stored."""
     stored = set(data.labels["labeler"].dropna())
     others = sorted(k for k in stored if k == "human" or str(k).startswith("human["))
@@ -112,7 +112,7 @@ def human_keys(data: RunData, reference: str) -> list[str]:
     return keys + [k for k in others if k != reference]
 
 
-def verdicts(data: RunData, labeler: str) -> pd.Series:
+def verdicts(data: ReportData, labeler: str) -> pd.Series:
     """Return 1.0 / 0.0 / NaN per response id of ``data.responses`` under one labeler."""
     rows = data.labels[data.labels["labeler"] == labeler]
     values = rows["hallucinated"].map({True: 1.0, False: 0.0}).astype(float)
@@ -146,7 +146,7 @@ def _group_row(
     return row
 
 
-def overview(data: RunData, reference: str) -> pd.DataFrame:
+def overview(data: ReportData, reference: str) -> pd.DataFrame:
     """Return the data overview: counts and hallucination rates per dataset, task, model.
 
     Each dataset has a total row (``task`` and ``model`` = ``all``; ``examples``
@@ -188,7 +188,7 @@ def _most_common(errors: pd.Series) -> str:
     return str(errors.value_counts().index[0])
 
 
-def coverage(data: RunData) -> pd.DataFrame:
+def coverage(data: ReportData) -> pd.DataFrame:
     """Return per dataset and component: records stored, values missing, most common error.
 
     For labelers ``positive_rate`` is the share of verdicts that say hallucinated.
@@ -227,7 +227,7 @@ def coverage(data: RunData) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=[*columns, "most_common_error"])
 
 
-def unmatched(data: RunData) -> list[str]:
+def unmatched(data: ReportData) -> list[str]:
     """Return notes on records whose ids point at nothing the run holds."""
     notes = []
     orphans = data.responses[data.responses["dataset"].isna()]

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from realitycheck import metrics as M
-from realitycheck.report._data import RunData, verdicts
+from realitycheck.report._data import ReportData, verdicts
 from realitycheck.report._document import Figure
 
 __all__ = ["Curve", "curves", "render_pr", "render_roc", "slug"]
@@ -48,7 +48,7 @@ def slug(text: str) -> str:
 
 
 def curves(
-    data: RunData, dataset: str, reference: str, order: Sequence[str]
+    data: ReportData, dataset: str, reference: str, order: Sequence[str]
 ) -> tuple[list[Curve], list[str]]:
     """Return the curves of every detector scored on ``dataset``, and notes on any left out.
 

@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
-from realitycheck.report._data import RunData, verdicts
+from realitycheck.report._data import ReportData, verdicts
 from realitycheck.report._document import (
     Block,
     Bullets,
@@ -215,7 +215,7 @@ def _slice_table(
     )
 
 
-def metrics_section(data: RunData, reference: str) -> list[Block]:
+def metrics_section(data: ReportData, reference: str) -> list[Block]:
     """Build the detector-metrics section: ranking, thresholded and per-slice tables."""
     out: list[Block] = [Heading("Detector metrics", 2)]
     if data.metrics.empty:
@@ -249,7 +249,7 @@ def metrics_section(data: RunData, reference: str) -> list[Block]:
     return out
 
 
-def curves_section(data: RunData, reference: str) -> list[Block]:
+def curves_section(data: ReportData, reference: str) -> list[Block]:
     """Build the ROC and PR section: one figure of each per dataset, from scores and labels."""
     out: list[Block] = [Heading("ROC and precision-recall curves", 2)]
     if data.scores.empty:
@@ -305,7 +305,7 @@ def _kappa_of(index: _Index, lab: str, reference: str) -> Any:
     return float("-inf") if row is None or is_missing(row.value) else row.value
 
 
-def agreement_section(data: RunData, reference: str) -> list[Block]:
+def agreement_section(data: ReportData, reference: str) -> list[Block]:
     """Build the labeler-agreement section: each automatic labeler against each human key."""
     out: list[Block] = [Heading("Labeler agreement with humans", 2)]
     if data.agreement.empty:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from realitycheck.report._data import RunData, unmatched
+from realitycheck.report._data import ReportData, unmatched
 from realitycheck.report._document import (
     Block,
     Bullets,
@@ -35,7 +35,7 @@ def _json(value: Any) -> str:
     return _short(json.dumps(value, sort_keys=True, default=str))
 
 
-def dataset_entries(data: RunData) -> dict[str, list[tuple[str, Mapping[str, Any]]]]:
+def dataset_entries(data: ReportData) -> dict[str, list[tuple[str, Mapping[str, Any]]]]:
     """Return the manifest's dataset entries grouped by the dataset name they describe.
 
     An entry is matched by its key, else by its spec name; entries that match no
@@ -77,7 +77,7 @@ def _method(evaluate: Mapping[str, Any]) -> list[str]:
     return items
 
 
-def header_section(data: RunData, title: str) -> list[Block]:
+def header_section(data: ReportData, title: str) -> list[Block]:
     """Build the title and the run information: dates, method, components, versions."""
     m = data.manifest
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
@@ -202,7 +202,7 @@ def _coverage_table(cov: pd.DataFrame) -> Table:
 
 
 def overview_section(
-    data: RunData, overview: pd.DataFrame, cov: pd.DataFrame, keys: list[str]
+    data: ReportData, overview: pd.DataFrame, cov: pd.DataFrame, keys: list[str]
 ) -> list[Block]:
     """Build the data overview: counts and hallucination rates, dataset notes, coverage."""
     out: list[Block] = [Heading("Data overview", 2)]
@@ -234,7 +234,7 @@ def overview_section(
     return out
 
 
-def notes_section(data: RunData, cov: pd.DataFrame) -> list[Block]:
+def notes_section(data: ReportData, cov: pd.DataFrame) -> list[Block]:
     """Build the notes: manifest notes, unmatched ids, failures and undefined metrics."""
     items = [str(n) for n in data.manifest.get("notes") or []]
     items += unmatched(data)
