@@ -40,6 +40,16 @@ def _check_id(value: object, name: str) -> None:
         raise InvalidInputError(f"{name} must be a non-empty string. Got {value!r} instead.")
 
 
+def _check_retryable(record: Label | Score, key: str) -> None:
+    if not isinstance(record.retryable, bool):
+        raise InvalidInputError(f"retryable must be a bool. Got {record.retryable!r} instead.")
+    if record.retryable and not record.error:
+        raise InvalidInputError(
+            f"A retryable {type(record).__name__.lower()} of {record.response_id!r} by {key!r} "
+            "must say its error. Got an empty error instead."
+        )
+
+
 def _check_optional_float(value: object, name: str) -> None:
     if value is None:
         return
@@ -138,6 +148,9 @@ class Label:
         category: Finer verdict (``correct`` / ``incorrect`` / ``refuse``…).
         raw: The raw output behind the verdict (judge text, original label).
         error: Why the verdict is missing, if it is.
+        retryable: The error may pass on a later try (a backend failure or
+            timeout), so a resumed run computes the label again; ``False`` for a
+            permanent error (no reference, empty text) and for no error.
         spec: JSON of the component spec that produced the label.
     """
 
@@ -148,6 +161,7 @@ class Label:
     category: str = ""
     raw: str = ""
     error: str = ""
+    retryable: bool = False
     spec: str = "{}"
 
     table: ClassVar[str] = "labels"
@@ -161,6 +175,7 @@ class Label:
                 f"hallucinated must be a bool or None. Got {self.hallucinated!r} instead."
             )
         _check_optional_float(self.score, "score")
+        _check_retryable(self, self.labeler)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -172,6 +187,9 @@ class Score:
         detector: Key of the detector (``length[unit=words]``, ``recorded:hhem-2.1``…).
         value: Higher = more likely hallucinated, always; ``None`` on failure.
         error: Why the value is missing, if it is.
+        retryable: The error may pass on a later try (a backend failure or
+            timeout), so a resumed run computes the score again; ``False`` for a
+            permanent error (a missing feature, empty samples) and for no error.
         spec: JSON of the component spec that produced the score.
     """
 
@@ -179,6 +197,7 @@ class Score:
     detector: str
     value: float | None
     error: str = ""
+    retryable: bool = False
     spec: str = "{}"
 
     table: ClassVar[str] = "scores"
@@ -188,6 +207,7 @@ class Score:
         _check_id(self.response_id, "response_id")
         _check_id(self.detector, "detector")
         _check_optional_float(self.value, "value")
+        _check_retryable(self, self.detector)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

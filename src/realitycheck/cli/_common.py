@@ -13,7 +13,9 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "cli",
     "datasets_from_keys",
+    "echo_stage",
     "progress_for",
+    "retry_errors_option",
     "split_keys",
 ]
 
@@ -39,6 +41,24 @@ def split_keys(values: Sequence[str]) -> list[str]:
         if current.strip():
             out.append(current.strip())
     return out
+
+
+retry_errors_option = click.option(
+    "--retry-errors",
+    is_flag=True,
+    help="Also recompute labels and scores that failed for good (no reference, empty "
+    "text); those that failed for a reason that may pass (backend, timeout) are always retried.",
+)
+
+
+def echo_stage(report: Any) -> None:
+    """Print what a label or detect stage did, one line per component."""
+    for key, n in report.computed.items():
+        retried = report.retried.get(key, 0)
+        again = f" ({retried} retried after an error)" if retried else ""
+        click.echo(f"{key}: {n} computed{again}, {report.reused.get(key, 0)} already stored")
+    for key, why in report.skipped.items():
+        click.echo(f"{key}: skipped {why}", err=True)
 
 
 def progress_for(ctx: click.Context) -> Any:

@@ -8,7 +8,14 @@ from typing import Any
 
 import click
 
-from realitycheck.cli._common import cli, datasets_from_keys, progress_for, split_keys
+from realitycheck.cli._common import (
+    cli,
+    datasets_from_keys,
+    echo_stage,
+    progress_for,
+    retry_errors_option,
+    split_keys,
+)
 
 __all__: list[str] = []
 
@@ -163,17 +170,11 @@ def generate_cmd(
     )
 
 
-def _echo_stage(report: Any) -> None:
-    for key, n in report.computed.items():
-        click.echo(f"{key}: {n} computed, {report.reused.get(key, 0)} already stored")
-    for key, why in report.skipped.items():
-        click.echo(f"{key}: skipped {why}", err=True)
-
-
 @cli.command("run")
 @click.argument("config_path", type=click.Path(dir_okay=False))
+@retry_errors_option
 @click.pass_context
-def run_cmd(ctx: click.Context, config_path: str) -> None:
+def run_cmd(ctx: click.Context, config_path: str, retry_errors: bool) -> None:
     """Run a whole study from a TOML file: generate, label, detect, evaluate, studies, report.
 
     \b
@@ -193,7 +194,8 @@ def run_cmd(ctx: click.Context, config_path: str) -> None:
     [evaluate]
     n_resamples = 1000
 
-    Every stage resumes: running the same file again does only what is missing.
+    Every stage resumes: running the same file again does only what is missing,
+    and retries what failed for a reason that may pass (--retry-errors: all that failed).
     """  # noqa: D301  (click's \\b keeps the example's lines as written)
     from realitycheck.generation import load_run_config
     from realitycheck.pipeline import detect, evaluate, ingest, label
@@ -218,8 +220,14 @@ def run_cmd(ctx: click.Context, config_path: str) -> None:
         for entry in config.datasets:
             ingest(store, entry.dataset, progress=progress)
             names.append(entry.dataset.name)
-    _echo_stage(label(store, config.labelers, datasets=names, progress=progress))
-    _echo_stage(detect(store, config.detectors, datasets=names, progress=progress))
+    labels = label(
+        store, config.labelers, datasets=names, retry_errors=retry_errors, progress=progress
+    )
+    echo_stage(labels)
+    scores = detect(
+        store, config.detectors, datasets=names, retry_errors=retry_errors, progress=progress
+    )
+    echo_stage(scores)
     result = evaluate(store, config.evaluation, progress=progress)
     result.metrics.to_csv(config.out / "metrics.csv", index=False)
     result.agreement.to_csv(config.out / "agreement.csv", index=False)

@@ -8,7 +8,14 @@ from typing import Any
 
 import click
 
-from realitycheck.cli._common import cli, datasets_from_keys, progress_for, split_keys
+from realitycheck.cli._common import (
+    cli,
+    datasets_from_keys,
+    echo_stage,
+    progress_for,
+    retry_errors_option,
+    split_keys,
+)
 from realitycheck.errors import InvalidInputError
 
 __all__: list[str] = []
@@ -54,6 +61,7 @@ def _load_run(
 @_dataset_option
 @_data_dir_option
 @click.option("--labelers", "-l", multiple=True, required=True, help="Labeler keys (comma list).")
+@retry_errors_option
 @_run_option
 @click.pass_context
 def label_cmd(
@@ -61,6 +69,7 @@ def label_cmd(
     dataset_keys: tuple[str, ...],
     data_dir: str | None,
     labelers: tuple[str, ...],
+    retry_errors: bool,
     run_dir: str,
 ) -> None:
     """Label a dataset's responses with correctness labelers."""
@@ -69,14 +78,17 @@ def label_cmd(
 
     comps = [registry.create_from_key(k) for k in split_keys(labelers)]
     store, names = _load_run(ctx, run_dir, dataset_keys, data_dir)
-    report = label(store, comps, datasets=names, progress=progress_for(ctx))
-    _echo_stage(report)
+    report = label(
+        store, comps, datasets=names, retry_errors=retry_errors, progress=progress_for(ctx)
+    )
+    echo_stage(report)
 
 
 @cli.command("detect")
 @_dataset_option
 @_data_dir_option
 @click.option("--detectors", "-D", multiple=True, required=True, help="Detector keys (comma list).")
+@retry_errors_option
 @_run_option
 @click.pass_context
 def detect_cmd(
@@ -84,6 +96,7 @@ def detect_cmd(
     dataset_keys: tuple[str, ...],
     data_dir: str | None,
     detectors: tuple[str, ...],
+    retry_errors: bool,
     run_dir: str,
 ) -> None:
     """Score a dataset's responses with hallucination detectors."""
@@ -92,15 +105,10 @@ def detect_cmd(
 
     comps = [registry.create_from_key(k) for k in split_keys(detectors)]
     store, names = _load_run(ctx, run_dir, dataset_keys, data_dir)
-    report = detect(store, comps, datasets=names, progress=progress_for(ctx))
-    _echo_stage(report)
-
-
-def _echo_stage(report: Any) -> None:
-    for key, n in report.computed.items():
-        click.echo(f"{key}: {n} computed, {report.reused.get(key, 0)} already stored")
-    for key, why in report.skipped.items():
-        click.echo(f"{key}: skipped {why}", err=True)
+    report = detect(
+        store, comps, datasets=names, retry_errors=retry_errors, progress=progress_for(ctx)
+    )
+    echo_stage(report)
 
 
 @cli.command("evaluate")
@@ -140,6 +148,7 @@ def _echo_stage(report: Any) -> None:
     show_default=True,
     help="Also write report.html / report.md / CSV tables into the run folder.",
 )
+@retry_errors_option
 @_run_option
 @click.pass_context
 def evaluate_cmd(
@@ -155,6 +164,7 @@ def evaluate_cmd(
     threshold_objective: str,
     thresholds: tuple[str, ...],
     report: bool,
+    retry_errors: bool,
     run_dir: str,
 ) -> None:
     """Label, detect and measure detectors and labelers against human labels."""
@@ -177,8 +187,8 @@ def evaluate_cmd(
     )
     store, names = _load_run(ctx, run_dir, dataset_keys, data_dir)
     progress = progress_for(ctx)
-    _echo_stage(label(store, labs, datasets=names, progress=progress))
-    _echo_stage(detect(store, dets, datasets=names, progress=progress))
+    echo_stage(label(store, labs, datasets=names, retry_errors=retry_errors, progress=progress))
+    echo_stage(detect(store, dets, datasets=names, retry_errors=retry_errors, progress=progress))
     result = evaluate(store, config, progress=progress)
     out = Path(run_dir)
     for note in result.notes:

@@ -31,7 +31,9 @@ class Detector(Component):
 
     ``needs`` names what the detector reads beyond the response text
     (``context``, ``samples``, ``logprobs``, ``hidden``, ``recorded``); a run
-    checks those before any work.
+    checks those before any work. A response it cannot score gets
+    ``value=None`` and an ``error``, marked ``retryable`` when the failure may
+    pass (a backend failed or timed out), so a resumed run scores it again.
     """
 
     needs: ClassVar[frozenset[str]] = frozenset()
@@ -40,12 +42,20 @@ class Detector(Component):
         """Return one score per response, in order."""
         raise NotImplementedError
 
-    def _score(self, response: Response, value: float | None, *, error: str = "") -> Score:
+    def _score(
+        self, response: Response, value: float | None, *, error: str = "", retryable: bool = False
+    ) -> Score:
+        """Return this detector's score of ``response``.
+
+        ``retryable`` marks an error that may pass on a later try (a backend
+        failure or timeout): a resumed run computes that score again.
+        """
         return Score(
             response_id=response.response_id,
             detector=self.key,
             value=value,
             error=error,
+            retryable=retryable,
             spec=self.spec_json,
         )
 

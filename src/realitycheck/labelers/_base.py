@@ -19,7 +19,9 @@ class Labeler(Component):
     A labeler returns one :class:`Label` per response, in the order given, with
     ``hallucinated`` set by its threshold and, where it has one, a continuous
     ``score`` (higher = more likely hallucinated). A response it cannot judge
-    (no reference, empty text) gets ``hallucinated=None`` and an ``error``.
+    (no reference, empty text) gets ``hallucinated=None`` and an ``error``;
+    one that failed for a reason that may pass (a judge's backend failed or
+    timed out) is also marked ``retryable``, so a resumed run labels it again.
     """
 
     needs: ClassVar[frozenset[str]] = frozenset()
@@ -37,7 +39,13 @@ class Labeler(Component):
         category: str = "",
         raw: str = "",
         error: str = "",
+        retryable: bool = False,
     ) -> Label:
+        """Return this labeler's label of ``response``.
+
+        ``retryable`` marks an error that may pass on a later try (a backend
+        failure or timeout): a resumed run computes that label again.
+        """
         return Label(
             response_id=response.response_id,
             labeler=self.key,
@@ -46,6 +54,7 @@ class Labeler(Component):
             category=category,
             raw=raw,
             error=error,
+            retryable=retryable,
             spec=self.spec_json,
         )
 

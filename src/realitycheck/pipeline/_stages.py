@@ -3,6 +3,12 @@
 Each stage reads what the run already holds and computes only what is
 missing, appending one part per batch, so a stopped stage resumes where it
 stopped and a re-run does no work twice.
+
+A stored label or score with an error counts as done unless its error is
+``retryable`` (a backend failure or timeout): a re-run computes those again,
+and with ``retry_errors=True`` every errored one, permanent errors (no
+reference, empty text) included. The new record replaces the old one (the
+store keeps the newest row of each response and component key).
 """
 
 from __future__ import annotations
@@ -26,10 +32,18 @@ DEFAULT_BATCH_SIZE = 2048
 
 @dataclass(kw_only=True)
 class StageReport:
-    """What a stage did: items computed, already stored, and skipped with why."""
+    """What a stage did, per component key.
+
+    Attributes:
+        computed: Records written now (the retried ones included).
+        reused: Records already stored and kept.
+        retried: Records written now in place of a stored error.
+        skipped: Why some or all responses were left out.
+    """
 
     computed: dict[str, int] = field(default_factory=dict)
     reused: dict[str, int] = field(default_factory=dict)
+    retried: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
 
 
@@ -96,6 +110,17 @@ def _targets(
     return responses, examples
 
 
+def _stored(
+    store: RunStore, table: str, column: str, key: str, *, retry_errors: bool
+) -> tuple[set[str], set[str]]:
+    """Return the response ids ``key`` has a record for that stands, and those to retry."""
+    frame = store.frame(table, columns=["error", "retryable"])
+    mine = frame[frame[column] == key]
+    errored = mine["error"].notna() & mine["error"].ne("")
+    redo = errored if retry_errors else errored & mine["retryable"].eq(True)
+    return set(mine.loc[~redo, "response_id"]), set(mine.loc[redo, "response_id"])
+
+
 def _run_component(
     store: RunStore,
     component: Labeler | Detector,
@@ -105,6 +130,7 @@ def _run_component(
     *,
     table: str,
     batch_size: int,
+    retry_errors: bool,
     progress: Progress,
     report: StageReport,
 ) -> None:
@@ -119,24 +145,26 @@ def _run_component(
             f"{len(responses) - len(eligible)} responses without the {' and '.join(needs)} it needs"
         )
     column = "labeler" if table == "labels" else "detector"
-    done = {rid for rid, k in store.keys(table, ["response_id", column]) if k == key}
+    done, failed = _stored(store, table, column, key, retry_errors=retry_errors)
     todo = [r for r in eligible if r.response_id not in done]
     report.reused[key] = len(eligible) - len(todo)
     report.computed[key] = len(todo)
+    report.retried[key] = sum(r.response_id in failed for r in todo)
     store.update_manifest(components={key: component.spec})
-    if not todo:
-        return
-    with progress.task(f"{column} {key}", len(todo)) as task:
-        for start in range(0, len(todo), batch_size):
-            batch = todo[start : start + batch_size]
-            records: list[Label | Score] = list(compute(batch))
-            if len(records) != len(batch):
-                raise InvalidInputError(
-                    f"{key} returned {len(records)} records for {len(batch)} responses."
-                )
-            store.append(records)
-            task.advance(len(batch))
-    store.compact(table)
+    if todo:
+        with progress.task(f"{column} {key}", len(todo)) as task:
+            for start in range(0, len(todo), batch_size):
+                batch = todo[start : start + batch_size]
+                records: list[Label | Score] = list(compute(batch))
+                if len(records) != len(batch):
+                    raise InvalidInputError(
+                        f"{key} returned {len(records)} records for {len(batch)} responses."
+                    )
+                store.append(records)
+                task.advance(len(batch))
+        store.compact(table)
+    counts = {name: getattr(report, name)[key] for name in ("computed", "reused", "retried")}
+    store.update_manifest(last_run={key: counts})
 
 
 def _run_stage(
@@ -150,6 +178,7 @@ def _run_stage(
     stored_need: str,
     datasets: Iterable[str] | None,
     batch_size: int,
+    retry_errors: bool,
     progress: Progress | None,
 ) -> StageReport:
     """Run each component that is computed (not read from the dataset) on what it lacks."""
@@ -166,6 +195,7 @@ def _run_stage(
             examples,
             table=table,
             batch_size=batch_size,
+            retry_errors=retry_errors,
             progress=progress or NullProgress(),
             report=report,
         )
@@ -178,9 +208,14 @@ def label(
     *,
     datasets: Iterable[str] | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
+    retry_errors: bool = False,
     progress: Progress | None = None,
 ) -> StageReport:
-    """Label every stored response (of ``datasets``) that a labeler has not labelled yet."""
+    """Label every stored response (of ``datasets``) that a labeler has not labelled yet.
+
+    Labels whose error is retryable are computed again; ``retry_errors=True``
+    recomputes every label with an error.
+    """
     return _run_stage(
         store,
         labelers,
@@ -189,6 +224,7 @@ def label(
         stored_need="stored",
         datasets=datasets,
         batch_size=batch_size,
+        retry_errors=retry_errors,
         progress=progress,
     )
 
@@ -199,9 +235,14 @@ def detect(
     *,
     datasets: Iterable[str] | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
+    retry_errors: bool = False,
     progress: Progress | None = None,
 ) -> StageReport:
-    """Score every stored response (of ``datasets``) that a detector has not scored yet."""
+    """Score every stored response (of ``datasets``) that a detector has not scored yet.
+
+    Scores whose error is retryable are computed again; ``retry_errors=True``
+    recomputes every score with an error.
+    """
     return _run_stage(
         store,
         detectors,
@@ -210,5 +251,6 @@ def detect(
         stored_need="recorded",
         datasets=datasets,
         batch_size=batch_size,
+        retry_errors=retry_errors,
         progress=progress,
     )

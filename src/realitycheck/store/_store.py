@@ -14,8 +14,11 @@ with :func:`os.replace`, so a killed process leaves either the old or the new
 file, never half of one. A stage appends a part per batch, so a crash loses at
 most the batch in flight; :meth:`RunStore.compact` folds the parts into the
 table. Reading returns the table plus any parts, later rows replacing earlier
-ones with the same key. Parts written by different machines (shards) merge the
-same way.
+ones with the same key: parts are named by the time they were written, so the
+newest row of a key wins (a recomputed label replaces the error it retried).
+Parts written by different machines (shards) merge the same way. A file written
+before a record gained a field reads as if it held the field's default (for
+``retryable``: ``False``, a permanent error).
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ _RECORD_TYPES: dict[str, type[Any]] = {
 
 _ARROW_TYPES = {
     "str": pa.string(),
+    "bool": pa.bool_(),
     "bool | None": pa.bool_(),
     "float | None": pa.float64(),
     "float": pa.float64(),
@@ -69,6 +73,25 @@ _ARROW_TYPES = {
 def _schema(cls: type[Any]) -> pa.Schema:
     """Return the Arrow schema of a record type (mappings are stored as JSON text)."""
     return pa.schema([(f.name, _ARROW_TYPES[str(f.type)]) for f in dataclasses.fields(cls)])
+
+
+def _defaults(cls: type[Any]) -> dict[str, Any]:
+    """Return the fields of a record type that have a plain default, with it."""
+    return {
+        f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING
+    }
+
+
+def _read_part(path: Path, record_type: type[Any] | None, columns: Sequence[str] | None) -> Any:
+    """Read one file as a DataFrame, adding the defaults of fields it was written without."""
+    names = pq.read_schema(path).names
+    wanted = None if columns is None else [c for c in columns if c in names]
+    df = pq.read_table(path, columns=wanted).to_pandas()
+    if record_type is not None:
+        for name, default in _defaults(record_type).items():
+            if name not in df.columns and (columns is None or name in columns):
+                df[name] = default
+    return df
 
 
 def _to_table(records: Sequence[Record]) -> pa.Table:
@@ -153,10 +176,13 @@ class RunStore:
         config: Mapping[str, Any] | None = None,
         components: Mapping[str, Mapping[str, Any]] | None = None,
         datasets: Mapping[str, Mapping[str, Any]] | None = None,
+        last_run: Mapping[str, Mapping[str, int]] | None = None,
         notes: Iterable[str] = (),
     ) -> dict[str, Any]:
         """Merge new information into the manifest and write it atomically.
 
+        ``last_run`` maps a component key to what its stage did the last time it
+        ran (``computed``, ``reused``, ``retried``); each key's entry is replaced.
         Secrets (keys looking like api keys, tokens, passwords) never reach the file.
         """
         manifest = self.read_manifest()
@@ -171,6 +197,8 @@ class RunStore:
             manifest.setdefault("components", {}).update(scrub_secrets(dict(components)))
         if datasets:
             manifest.setdefault("datasets", {}).update(scrub_secrets(dict(datasets)))
+        if last_run:
+            manifest.setdefault("last_run", {}).update(scrub_secrets(dict(last_run)))
         existing = manifest.setdefault("notes", [])
         existing.extend(n for n in notes if n not in existing)
         text = json.dumps(manifest, indent=2, sort_keys=True, default=str)
@@ -200,15 +228,24 @@ class RunStore:
         path = parts / f"{stamp}-{uuid.uuid4().hex[:8]}.parquet"
         _atomic_write_table(path, _to_table(records))
 
-    def frame(self, table: str) -> pd.DataFrame:
-        """Return a table as a DataFrame: the compacted file plus parts, deduplicated by key."""
-        record_type = _RECORD_TYPES.get(table.split(".")[0], MetricResult)
+    def frame(self, table: str, *, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """Return a table as a DataFrame: the compacted file plus parts, deduplicated by key.
+
+        Args:
+            table: The table's name.
+            columns: Read only these columns (the key columns are always read); all by default.
+        """
+        record_type = _RECORD_TYPES.get(table.split(".")[0])
+        fallback = record_type or MetricResult
+        if columns is not None:
+            columns = list(dict.fromkeys([*fallback.key, *columns]))
         paths = [p for p in [self._table_path(table)] if p.exists()] + self._part_paths(table)
         if not paths:
-            return pd.DataFrame(columns=[f for f in record_type.__dataclass_fields__])
-        frames = [pq.read_table(p).to_pandas() for p in paths]
+            names = columns or [f for f in fallback.__dataclass_fields__]
+            return pd.DataFrame(columns=names)
+        frames = [_read_part(p, record_type, columns) for p in paths]
         df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-        key = [k for k in record_type.key if k in df.columns]
+        key = [k for k in fallback.key if k in df.columns]
         return df.drop_duplicates(subset=key, keep="last").reset_index(drop=True)
 
     def read(self, cls: type[R], *, table: str | None = None) -> list[R]:
