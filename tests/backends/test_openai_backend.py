@@ -149,6 +149,8 @@ def test_failures_that_outlast_the_retries_become_error_records(
     assert gens[1].texts == () and gens[1].usage == {"attempts": attempts}
     assert server.attempts[bad] == attempts
     assert re.search(message, gens[1].error), gens[1].error
+    # What outlasted the retries may pass on a later run; a 4xx never will.
+    assert gens[1].retryable is (attempts > 1)
 
 
 def test_a_timeout_that_never_ends_is_an_error_after_the_retries(make_backend, server):
@@ -156,6 +158,7 @@ def test_a_timeout_that_never_ends_is_an_error_after_the_retries(make_backend, s
     start = time.perf_counter()
     (gen,) = make_backend(timeout=0.2, max_retries=1).generate([_request("x [fault=slow*9]")])
     assert "timed out" in gen.error and server.attempts["x [fault=slow*9]"] == 2
+    assert gen.retryable
     assert time.perf_counter() - start < 1.5
 
 

@@ -21,7 +21,7 @@ from realitycheck.detectors.semantic_entropy import (
     meaning_classes,
     semantic_entropy,
 )
-from realitycheck.errors import InvalidInputError
+from realitycheck.errors import FatalBackendError, InvalidInputError, RetryableBackendError
 
 NEEDS = Needs()
 
@@ -298,3 +298,37 @@ def test_llm_equivalence_answers_come_from_the_call_cache_the_second_time(tmp_pa
     assert asked > 0
     assert meaning_classes(texts, check, "Q?") == first
     assert len(YesIfSameFirstWord.calls) == asked
+
+
+@dataclass(frozen=True, kw_only=True)
+class FailingJudge(Backend):
+    """A judge whose calls fail: as a rate limit (model "busy") or a bad request (any other)."""
+
+    model: str = "busy"
+    name: ClassVar[str] = "failing_judge"
+    capabilities: ClassVar[frozenset[str]] = frozenset({"chat"})
+
+    def generate(self, requests):
+        busy = self.model == "busy"
+        error = "RetryableBackendError: HTTP 429" if busy else "FatalBackendError: HTTP 400"
+        return [Generation(error=error, retryable=busy) for _ in requests]
+
+
+@pytest.mark.parametrize("retryable", [True, False])
+def test_a_failed_judge_call_is_an_error_score_not_a_verdict(monkeypatch, retryable):
+    judge = FailingJudge(model="busy" if retryable else "strict")
+    monkeypatch.setattr(
+        SemanticEntropy, "equivalence_check", lambda self, *args: LLMEntailment(judge)
+    )
+    det = SemanticEntropy()
+    same, differ = _response("same", ["paris", "paris"]), _response("differ", ["paris", "rome"])
+    scores = det.score([same, differ], NEEDS)
+    assert scores[0].value == 0.0 and not scores[0].error  # identical texts: no call
+    assert scores[1].value is None and scores[1].retryable is retryable
+    assert scores[1].error == (
+        "The entailment judge failed on 2 of 2 questions: "
+        + ("RetryableBackendError: HTTP 429" if retryable else "FatalBackendError: HTTP 400")
+    )
+    kind = RetryableBackendError if retryable else FatalBackendError
+    with pytest.raises(kind, match="entailment judge failed on 1 of 1 questions"):
+        LLMEntailment(judge)([("paris", "rome")], "Capital?")

@@ -132,7 +132,10 @@ class Generation:
     ``token_entropies[i]`` (entropy of each next-token distribution, nats) and
     ``hidden[i]`` (feature name → list of floats, e.g. ``"last@L12"``,
     ``"mean@L12"``, ``"sv@L12"``). ``error`` is set, and ``texts``
-    empty, when the call failed for good; ``cached`` says it came from the cache.
+    empty, when the call failed for good; ``retryable`` then says the failure
+    may pass on a later run (rate limit, 5xx, timeout: a
+    :class:`~realitycheck.errors.RetryableBackendError` after the backend's own
+    retries). ``cached`` says it came from the cache.
     """
 
     texts: tuple[str, ...] = ()
@@ -144,6 +147,7 @@ class Generation:
     finish_reasons: tuple[str, ...] = ()
     usage: Mapping[str, int] = field(default_factory=dict)
     error: str = ""
+    retryable: bool = False
     cached: bool = False
 
     def to_json(self) -> str:

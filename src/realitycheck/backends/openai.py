@@ -308,7 +308,11 @@ class OpenAIBackend(Backend):
                     usage[name] = usage.get(name, 0) + value
                 call += 1
         except BackendError as exc:
-            return Generation(error=f"{type(exc).__name__}: {exc}", usage={"attempts": attempts})
+            return Generation(
+                error=f"{type(exc).__name__}: {exc}",
+                retryable=isinstance(exc, RetryableBackendError),
+                usage={"attempts": attempts},
+            )
         return assemble(
             choices,
             usage={**usage, "attempts": attempts},

@@ -31,7 +31,13 @@ import numpy as np
 
 from realitycheck.detectors._base import Detector, Needs, detector
 from realitycheck.detectors._features import MissingFeature, sample_texts, sample_values
-from realitycheck.errors import InvalidInputError, MissingDependencyError
+from realitycheck.errors import (
+    BackendError,
+    FatalBackendError,
+    InvalidInputError,
+    MissingDependencyError,
+    RetryableBackendError,
+)
 from realitycheck.records import Response, Score
 
 __all__ = [
@@ -194,8 +200,11 @@ class LLMEntailment:
 
     The answers and the question are quoted as data in the prompt. Each pair
     is one greedy request of at most 4 tokens, sent as chat messages when the
-    backend takes chat, else as a raw prompt; any reply that does not start
-    with "yes" (including a failed call) counts as "does not entail".
+    backend takes chat, else as a raw prompt; a reply that does not start
+    with "yes" counts as "does not entail". A failed call is no verdict: it
+    raises :class:`~realitycheck.errors.RetryableBackendError` when every
+    failure may pass on a later run (rate limit, 5xx, timeout), else
+    :class:`~realitycheck.errors.FatalBackendError`.
 
     Calls go through :func:`realitycheck.backends._cache.cached_generate`:
     identical questions are asked once, and never again when ``cache`` is
@@ -224,6 +233,13 @@ class LLMEntailment:
             else:
                 requests.append(GenerationRequest(prompt=text, max_tokens=4))
         generations = cached_generate(self.backend, requests, cache=self.cache)
+        failed = [g for g in generations if g.error]
+        if failed:
+            kind = RetryableBackendError if all(g.retryable for g in failed) else FatalBackendError
+            raise kind(
+                f"The entailment judge failed on {len(failed)} of {len(generations)} "
+                f"questions: {failed[0].error}"
+            )
         return [bool(g.texts and _YES.match(g.texts[0])) for g in generations]
 
 
@@ -241,7 +257,8 @@ class SemanticEntropy(Detector):
     the summed one; it also reads ``features["samples"][k]["token_logprobs"]``
     and leaves out samples without tokens. ``value = -sum_C p(C) log p(C)``
     in nats, range ``[0, log K]``; higher = the samples disagree in meaning =
-    more likely hallucinated.
+    more likely hallucinated. When the ``llm`` judge's calls fail, the value is
+    ``None`` with the error, marked ``retryable`` when the failure may pass.
 
     Args:
         variant: ``discrete`` or ``weighted``.
@@ -335,6 +352,11 @@ class SemanticEntropy(Detector):
                 check = self.equivalence_check()
             example = needs.examples.get(response.example_id)
             question = example.question if example is not None else ""
-            classes = meaning_classes([texts[k] for k in keep], check, question)
+            try:
+                classes = meaning_classes([texts[k] for k in keep], check, question)
+            except BackendError as exc:
+                retryable = isinstance(exc, RetryableBackendError)
+                out.append(self._score(response, None, error=str(exc), retryable=retryable))
+                continue
             out.append(self._score(response, semantic_entropy(classes, logprobs)))
         return out
