@@ -27,6 +27,7 @@ from importlib.metadata import entry_points
 from typing import Any, ClassVar, Generic, TypeVar
 
 from realitycheck.errors import InvalidInputError, UnknownComponentError
+from realitycheck.params import check_params
 
 __all__ = [
     "Component",
@@ -45,6 +46,14 @@ class Component:
     name: ClassVar[str] = ""
     family: ClassVar[str] = ""
     version: ClassVar[str] = "1"
+
+    def __post_init__(self) -> None:
+        """Normalise and check the declared parameters (:func:`realitycheck.params.check_params`).
+
+        A subclass with checks across parameters runs them in its own
+        ``__post_init__`` after calling this one.
+        """
+        check_params(self)
 
     def params(self) -> dict[str, Any]:
         """Return the parameters of this instance as plain JSON-able values."""

@@ -1,0 +1,652 @@
+"""Parameters declared once: a constraint at each field, checked in one place.
+
+A component's field says what it accepts where it is declared::
+
+    @dataclass(frozen=True, kw_only=True)
+    class RougeL(Labeler):
+        threshold: float = param(0.3, Interval(float, 0, 1))
+        use_stemmer: bool = param(False, InstanceOf(bool))
+
+:func:`param` returns a :func:`dataclasses.field` that carries the constraints
+(and an optional normaliser, e.g. a list to a tuple) in its metadata;
+:class:`~realitycheck.registry.Component` calls :func:`check_params` after
+every construction, which normalises and checks each declared field and raises
+:class:`~realitycheck.errors.InvalidInputError` with one message shape, the
+one scikit-learn's ``validate_params`` uses::
+
+    The 'threshold' parameter of rouge_l must be a float in [0, 1]. Got 1.5 instead.
+
+Plain functions (the metrics) check their arguments with :func:`check_arg`
+and the same constraint objects; a check that spans several parameters builds
+its message with :func:`param_error`, so the shape lives here only. Each
+constraint describes itself in words (:meth:`Constraint.describe`), which is
+also what :func:`describe_params` prints for a component's documentation.
+
+Why not pydantic or attrs: the checks needed are a handful of ranges, choice
+lists and sequences; this module costs nothing to import (the command line
+starts in well under half a second), adds no dependency, and gives exactly
+the message shape above.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import numbers
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal, cast, get_args, get_origin
+
+from realitycheck.errors import InvalidInputError
+
+__all__ = [
+    "AnyOf",
+    "Constraint",
+    "EnvVarName",
+    "InstanceOf",
+    "Interval",
+    "NonEmptyStr",
+    "OneOf",
+    "OrNone",
+    "PathLike",
+    "Satisfies",
+    "SequenceOf",
+    "as_tuple",
+    "as_unique_tuple",
+    "check_arg",
+    "check_params",
+    "constraint_text",
+    "constraints_of",
+    "describe_params",
+    "param",
+    "param_error",
+    "required",
+    "shown",
+]
+
+_META = "realitycheck.param"
+_SHOWN_CHARS = 200
+
+
+def _article(text: str) -> str:
+    return f"an {text}" if text[:1].lower() in "aeiou" else f"a {text}"
+
+
+def shown(value: Any) -> str:
+    """Return how a received value is written in a message: its repr, cut at 200 characters.
+
+    Objects other than plain data are named by their type (``a RunStore``).
+    """
+    plain = (str, bytes, int, float, bool, type(None), tuple, list, dict, set, frozenset)
+    if not isinstance(value, plain) and not isinstance(value, os.PathLike):
+        return _article(type(value).__name__)
+    text = repr(value)
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."
+
+
+class Constraint:
+    """What a parameter accepts; subclasses implement :meth:`accepts` and :meth:`describe`."""
+
+    def accepts(self, value: Any) -> bool:
+        """Return whether ``value`` satisfies the constraint."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """Return what is accepted, in words that follow "must be" (``a float in [0, 1]``)."""
+        raise NotImplementedError
+
+    def shown(self, value: Any) -> str:
+        """Return how a rejected ``value`` is written after "Got"."""
+        return shown(value)
+
+    def hint(self, value: Any) -> str:
+        """Return a sentence added after the message (a close match), or ``""``."""
+        return ""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}: {self.describe()}>"
+
+
+def _number_text(x: float) -> str:
+    return str(x) if isinstance(x, numbers.Integral) else f"{x:g}"
+
+
+class Interval(Constraint):
+    """A real number (``float``) or an integer (``int``) in a range; never a bool or NaN.
+
+    Args:
+        kind: ``int`` (integers only) or ``float`` (any real number, ints included).
+        low: The lower end; ``None`` = unbounded.
+        high: The upper end; ``None`` = unbounded.
+        closed: Which ends belong to the range: ``both`` (the default),
+            ``left``, ``right`` or ``neither``.
+    """
+
+    def __init__(
+        self,
+        kind: type,
+        low: float | None = None,
+        high: float | None = None,
+        *,
+        closed: Literal["both", "left", "right", "neither"] = "both",
+    ) -> None:
+        if kind not in (int, float):
+            raise InvalidInputError(f"An Interval is of int or float. Got {kind!r} instead.")
+        if closed not in ("both", "left", "right", "neither"):
+            raise InvalidInputError(
+                "An Interval's 'closed' must be 'both', 'left', 'right' or 'neither'. "
+                f"Got {closed!r} instead."
+            )
+        self.kind, self.low, self.high, self.closed = kind, low, high, closed
+
+    @property
+    def _left_closed(self) -> bool:
+        return self.closed in ("both", "left")
+
+    @property
+    def _right_closed(self) -> bool:
+        return self.closed in ("both", "right")
+
+    def accepts(self, value: Any) -> bool:
+        """Return whether ``value`` is a number of the right kind inside the range."""
+        kind = numbers.Integral if self.kind is int else numbers.Real
+        if isinstance(value, bool) or not isinstance(value, kind):
+            return False
+        value = cast(float, value)
+        if math.isnan(value):
+            return False
+        low, high = self.low, self.high
+        if low is not None and not (value >= low if self._left_closed else value > low):
+            return False
+        return high is None or (value <= high if self._right_closed else value < high)
+
+    def describe(self) -> str:
+        """Return e.g. ``an int >= 1``, ``a float > 0`` or ``a float in [0, 1]``."""
+        name, low, high = _article(self.kind.__name__), self.low, self.high
+        if high is None:
+            if low is None:
+                return name
+            return f"{name} {'>=' if self._left_closed else '>'} {_number_text(low)}"
+        if low is None:
+            return f"{name} {'<=' if self._right_closed else '<'} {_number_text(high)}"
+        left = "[" if self._left_closed else "("
+        right = "]" if self._right_closed else ")"
+        return f"{name} in {left}{_number_text(low)}, {_number_text(high)}{right}"
+
+
+def _same(value: Any, choice: Any) -> bool:
+    if isinstance(value, bool) != isinstance(choice, bool):
+        return False
+    try:
+        return bool(value == choice)
+    except (TypeError, ValueError):  # e.g. an array compared element-wise
+        return False
+
+
+class OneOf(Constraint):
+    """One of a fixed list of values; a string close to one gets "Did you mean ...?".
+
+    ``OneOf("a", "b")``, ``OneOf(NAMES)`` (a tuple, list, set or the keys of a
+    dict) or ``OneOf(Literal["a", "b"])``: where a field is typed with a
+    ``Literal``, pass that type so that the list is written once.
+    """
+
+    def __init__(self, *choices: Any) -> None:
+        if len(choices) == 1:
+            (only,) = choices
+            if get_origin(only) is Literal:
+                choices = get_args(only)
+            elif isinstance(only, Mapping):
+                choices = tuple(only)
+            elif isinstance(only, set | frozenset):
+                choices = tuple(sorted(only))
+            elif isinstance(only, tuple | list):
+                choices = tuple(only)
+        if not choices:
+            raise InvalidInputError("A OneOf constraint needs at least one choice. Got none.")
+        self.choices: tuple[Any, ...] = tuple(choices)
+
+    def accepts(self, value: Any) -> bool:
+        """Return whether ``value`` equals one of the choices (a bool never equals 0 or 1)."""
+        return any(_same(value, c) for c in self.choices)
+
+    def describe(self) -> str:
+        """Return ``one of ('a', 'b')``."""
+        return f"one of ({', '.join(repr(c) for c in self.choices)})"
+
+    def hint(self, value: Any) -> str:
+        """Return "Did you mean 'x'?" for a string close to a choice."""
+        if not isinstance(value, str):
+            return ""
+        strings = [c for c in self.choices if isinstance(c, str)]
+        close = difflib.get_close_matches(value, strings, n=1)
+        return f"Did you mean {close[0]!r}?" if close else ""
+
+
+class InstanceOf(Constraint):
+    """An instance of one of ``types`` (for numbers use :class:`Interval`).
+
+    Args:
+        types: The accepted types. ``bool`` accepts only ``True`` and ``False``.
+        name: How to name them in the message (default: the first type's name).
+    """
+
+    def __init__(self, *types: type, name: str = "") -> None:
+        if not types:
+            raise InvalidInputError("An InstanceOf constraint needs a type. Got none.")
+        self.types = types
+        self.name = name or _article(types[0].__name__)
+
+    def accepts(self, value: Any) -> bool:
+        """Return whether ``value`` is an instance of one of the types."""
+        return isinstance(value, self.types)
+
+    def describe(self) -> str:
+        """Return e.g. ``a bool``."""
+        return self.name
+
+
+class NonEmptyStr(Constraint):
+    """A string with at least one character that is not whitespace."""
+
+    def accepts(self, value: Any) -> bool:
+        """Return whether ``value`` is a str with a non-space character."""
+        return isinstance(value, str) and bool(value.strip())
+
+    def describe(self) -> str:
+        """Return ``a non-empty str``."""
+        return "a non-empty str"
+
+
+class PathLike(Constraint):
+    """A non-empty string or an :class:`os.PathLike` (a :class:`pathlib.Path`)."""
+
+    def accepts(self, value: Any) -> bool:
+        """Return whether ``value`` names a path."""
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        return isinstance(value, str) and bool(value.strip())
+
+    def describe(self) -> str:
+        """Return ``a non-empty path``."""
+        return "a non-empty path"
+
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class EnvVarName(Constraint):
+    """The NAME of an environment variable; a rejected value is never echoed.
+
+    A secret pasted where its variable's name belongs must not reach a log,
+    so the message says what the value is not instead of showing it.
+    """
+
+    def accepts(self, value: Any) -> bool:
+        """Return whether ``value`` is a valid environment variable name."""
+        return isinstance(value, str) and bool(_ENV_NAME.match(value))
+
+    def describe(self) -> str:
+        """Return what a variable name is made of."""
+        return (
+            "the NAME of an environment variable (letters, digits, underscores), "
+            "not the secret itself"
+        )
+
+    def shown(self, value: Any) -> str:
+        """Return a description that never contains the value."""
+        return "a value that is not a variable name (not shown, as it may be a secret)"
+
+
+class OrNone(Constraint):
+    """``None`` or what ``inner`` accepts."""
+
+    def __init__(self, inner: Constraint) -> None:
+        self.inner = inner
+
+    def accepts(self, value: Any) -> bool:
+        """Return whether ``value`` is None or accepted by ``inner``."""
+        return value is None or self.inner.accepts(value)
+
+    def describe(self) -> str:
+        """Return ``<inner> or None``."""
+        return f"{self.inner.describe()} or None"
+
+    def shown(self, value: Any) -> str:
+        """Show the value as ``inner`` would."""
+        return self.inner.shown(value)
+
+    def hint(self, value: Any) -> str:
+        """Return ``inner``'s hint."""
+        return self.inner.hint(value)
+
+
+class AnyOf(Constraint):
+    """What any of ``constraints`` accepts."""
+
+    def __init__(self, *constraints: Constraint) -> None:
+        if not constraints:
+            raise InvalidInputError("An AnyOf constraint needs a constraint. Got none.")
+        self.constraints = constraints
+
+    def accepts(self, value: Any) -> bool:
+        """Return whether one of the constraints accepts ``value``."""
+        return any(c.accepts(value) for c in self.constraints)
+
+    def describe(self) -> str:
+        """Return the descriptions joined with "or"."""
+        return " or ".join(c.describe() for c in self.constraints)
+
+    def hint(self, value: Any) -> str:
+        """Return the first hint of a constraint."""
+        return next((h for c in self.constraints if (h := c.hint(value))), "")
+
+
+class SequenceOf(Constraint):
+    """A list or tuple (never a bare string) whose items each satisfy ``item``.
+
+    Args:
+        item: What each item must be; ``None`` = anything.
+        length: The exact length (2 reads "a pair").
+        min_length: The least length (1 reads "a non-empty list").
+        unique: Whether repeated items are refused.
+    """
+
+    def __init__(
+        self,
+        item: Constraint | None = None,
+        *,
+        length: int | None = None,
+        min_length: int = 0,
+        unique: bool = False,
+    ) -> None:
+        self.item, self.length, self.min_length, self.unique = item, length, min_length, unique
+
+    def _bad_item(self, value: Any) -> int | None:
+        if self.item is None:
+            return None
+        return next((i for i, x in enumerate(value) if not self.item.accepts(x)), None)
+
+    def accepts(self, value: Any) -> bool:
+        """Return whether ``value`` is a list or tuple of the right length and items."""
+        if not isinstance(value, list | tuple):
+            return False
+        if self.length is not None and len(value) != self.length:
+            return False
+        if len(value) < self.min_length:
+            return False
+        if self.unique and any(_same(x, y) for i, x in enumerate(value) for y in value[:i]):
+            return False
+        return self._bad_item(value) is None
+
+    def describe(self) -> str:
+        """Return e.g. ``a non-empty list without repeats, each item an int >= 0``."""
+        if self.length == 2:
+            text = "a pair"
+        elif self.length is not None:
+            text = f"a list of {self.length} items"
+        elif self.min_length == 1:
+            text = "a non-empty list"
+        elif self.min_length > 1:
+            text = f"a list of at least {self.min_length} items"
+        else:
+            text = "a list"
+        if self.unique:
+            text += " without repeats"
+        if self.item is not None:
+            text += f", each item {self.item.describe()}"
+        return text
+
+    def hint(self, value: Any) -> str:
+        """Name the first item that is not accepted."""
+        if not isinstance(value, list | tuple) or self.item is None:
+            return ""
+        i = self._bad_item(value)
+        if i is None:
+            return ""
+        more = self.item.hint(value[i])
+        return f"Item {i} is {self.item.shown(value[i])}." + (f" {more}" if more else "")
+
+
+class Satisfies(Constraint):
+    """Whatever ``predicate`` returns True for (a predicate that raises means no).
+
+    Args:
+        predicate: The test.
+        text: What it accepts, in words that follow "must be".
+    """
+
+    def __init__(self, predicate: Callable[[Any], bool], text: str) -> None:
+        self.predicate, self.text = predicate, text
+
+    def accepts(self, value: Any) -> bool:
+        """Return ``predicate(value)``, False if it raises."""
+        try:
+            return bool(self.predicate(value))
+        except (TypeError, ValueError, AttributeError):
+            return False
+
+    def describe(self) -> str:
+        """Return the text given."""
+        return self.text
+
+
+def as_tuple(value: Any) -> Any:
+    """Normalise a list to a tuple and a lone scalar (str, number, bool) to a 1-tuple.
+
+    Anything else is returned unchanged, for the constraint to refuse.
+    """
+    if isinstance(value, str | int | float | bool):
+        return (value,)
+    if isinstance(value, list | tuple):
+        return tuple(value)
+    return value
+
+
+def as_unique_tuple(value: Any) -> Any:
+    """Like :func:`as_tuple`, keeping the first of repeated items."""
+    value = as_tuple(value)
+    if not isinstance(value, tuple):
+        return value
+    try:
+        return tuple(dict.fromkeys(value))
+    except TypeError:  # unhashable items: the constraint refuses them
+        return value
+
+
+@dataclasses.dataclass(frozen=True)
+class _Param:
+    constraints: tuple[Constraint, ...]
+    convert: Callable[[Any], Any] | None
+    doc: str
+
+
+def param(
+    default: Any = dataclasses.MISSING,
+    *constraints: Constraint,
+    default_factory: Callable[[], Any] | Any = dataclasses.MISSING,
+    convert: Callable[[Any], Any] | None = None,
+    in_key: bool = True,
+    doc: str = "",
+) -> Any:
+    """Declare a dataclass field with its constraints.
+
+    Args:
+        default: The default value (leave out, or use :func:`required`, for none).
+        constraints: What the value must satisfy, all of them.
+        default_factory: Builds the default instead of ``default``.
+        convert: Normalises the given value before the check (``as_tuple``,
+            ``str``); it returns a value it cannot convert unchanged (or
+            raises ``TypeError``/``ValueError``), and the constraints then
+            refuse it.
+        in_key: Whether the parameter appears in the component's key (settings
+            that do not change results, such as concurrency, do not).
+        doc: A one-line description, for :func:`describe_params`.
+
+    Returns:
+        A :func:`dataclasses.field`.
+    """
+    for c in constraints:
+        if not isinstance(c, Constraint):
+            raise InvalidInputError(
+                f"The constraints of a param must be Constraint objects. Got {c!r} instead."
+            )
+    metadata = {"in_key": in_key, _META: _Param(tuple(constraints), convert, doc)}
+    if default_factory is not dataclasses.MISSING:
+        return dataclasses.field(default_factory=default_factory, metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+def required(
+    *constraints: Constraint,
+    convert: Callable[[Any], Any] | None = None,
+    in_key: bool = True,
+    doc: str = "",
+) -> Any:
+    """Declare a dataclass field without a default, with its constraints (see :func:`param`)."""
+    return param(dataclasses.MISSING, *constraints, convert=convert, in_key=in_key, doc=doc)
+
+
+def param_error(
+    name: str,
+    owner: str,
+    expected: str,
+    value: Any = dataclasses.MISSING,
+    *,
+    got: str = "",
+    hint: str = "",
+) -> InvalidInputError:
+    """Return the error for a bad parameter, in the one message shape.
+
+    ``The '{name}' parameter of {owner} must be {expected}. Got {value!r} instead.``
+
+    Args:
+        name: The parameter.
+        owner: The component's registered name or the function's name.
+        expected: What is accepted, in words that follow "must be".
+        value: What was given (shown by its repr, cut at 200 characters).
+        got: What was given, in words, instead of ``value`` (``an array of shape (3,)``).
+        hint: A sentence added at the end (a close match, the offending item).
+    """
+    received = got or shown(value)
+    tail = f" {hint}" if hint else ""
+    return InvalidInputError(
+        f"The {name!r} parameter of {owner} must be {expected}. Got {received} instead.{tail}"
+    )
+
+
+def _check(
+    value: Any,
+    constraints: Iterable[Constraint],
+    convert: Callable[[Any], Any] | None,
+    name: str,
+    owner: str,
+) -> Any:
+    out = value
+    if convert is not None:
+        try:
+            out = convert(value)
+        except (TypeError, ValueError):
+            out = value
+    for c in constraints:
+        if not c.accepts(out):
+            raise param_error(name, owner, c.describe(), got=c.shown(value), hint=c.hint(value))
+    return out
+
+
+def check_arg(
+    value: Any,
+    *constraints: Constraint,
+    name: str,
+    owner: str,
+    convert: Callable[[Any], Any] | None = None,
+) -> Any:
+    """Check one argument of a plain function; return it (normalised by ``convert``).
+
+    Example: ``check_arg(n_resamples, Interval(int, 1), name="n_resamples",
+    owner="bootstrap_ci")``.
+
+    Raises:
+        InvalidInputError: In the one message shape, naming the first constraint refused.
+    """
+    return _check(value, constraints, convert, name, owner)
+
+
+_DECLARED: dict[type, tuple[tuple[str, _Param], ...]] = {}
+
+
+def _declared(cls: type) -> tuple[tuple[str, _Param], ...]:
+    """Return the (name, declaration) of each declared field of ``cls``, computed once."""
+    found = _DECLARED.get(cls)
+    if found is None:
+        found = _DECLARED[cls] = tuple(
+            (f.name, f.metadata[_META])
+            for f in dataclasses.fields(cls)
+            if f.init and _META in f.metadata
+        )
+    return found
+
+
+def _owner_of(obj: Any) -> str:
+    name = getattr(obj, "name", "")
+    return name if isinstance(name, str) and name else type(obj).__name__
+
+
+def check_params(obj: Any, owner: str | None = None) -> None:
+    """Normalise and check every declared field of a dataclass instance.
+
+    Each field declared with :func:`param` is passed through its ``convert``
+    (the normalised value is stored on the instance, frozen or not) and then
+    checked against its constraints, in field order.
+
+    Args:
+        obj: The dataclass instance (a component, a config object).
+        owner: The name used in messages; default: ``obj.name`` when it is a
+            non-empty string (a registered component), else the class name.
+
+    Raises:
+        InvalidInputError: ``The 'x' parameter of owner must be .... Got ... instead.``
+    """
+    where = owner or _owner_of(obj)
+    for name, declared in _declared(type(obj)):
+        value = getattr(obj, name)
+        out = _check(value, declared.constraints, declared.convert, name, where)
+        if out is not value:
+            # The one place that writes to a frozen dataclass: normalising a parameter.
+            object.__setattr__(obj, name, out)
+
+
+def constraints_of(field: dataclasses.Field[Any]) -> tuple[Constraint, ...]:
+    """Return the constraints declared on a field (none for a plain field)."""
+    declared = field.metadata.get(_META)
+    return () if declared is None else declared.constraints
+
+
+def constraint_text(field: dataclasses.Field[Any]) -> str:
+    """Return what a field accepts in words (``a float in [0, 1]``), or ``any value``."""
+    constraints = constraints_of(field)
+    return "; ".join(c.describe() for c in constraints) if constraints else "any value"
+
+
+def describe_params(cls: Any) -> dict[str, str]:
+    """Return, for each parameter of a dataclass, what it accepts and its default.
+
+    E.g. ``{"threshold": "a float in [0, 1], default 0.3"}``; a parameter
+    without a default reads ``..., required``.
+    """
+    out = {}
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        if f.default is not dataclasses.MISSING:
+            default = f"default {f.default!r}"
+        elif f.default_factory is not dataclasses.MISSING:
+            default = f"default {f.default_factory()!r}"
+        else:
+            default = "required"
+        declared = f.metadata.get(_META)
+        doc = f" ({declared.doc})" if declared is not None and declared.doc else ""
+        out[f.name] = f"{constraint_text(f)}, {default}{doc}"
+    return out
