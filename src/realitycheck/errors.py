@@ -4,7 +4,8 @@
 
     RealityCheckError
     ├── InvalidInputError          bad argument, malformed file, unmatched ids
-    │   └── DataNotFoundError      a dataset folder or file is missing
+    │   ├── DataNotFoundError      a dataset folder or file is missing
+    │   └── MissingFeatureError    a response lacks a feature a detector reads
     ├── UnknownComponentError      a registry name that does not exist
     ├── MissingDependencyError     an optional extra is not installed
     └── BackendError               a model backend failed
@@ -25,6 +26,7 @@ __all__ = [
     "FatalBackendError",
     "InvalidInputError",
     "MissingDependencyError",
+    "MissingFeatureError",
     "RealityCheckError",
     "RetryableBackendError",
     "UnknownComponentError",
@@ -69,6 +71,14 @@ class InvalidInputError(RealityCheckError, ValueError):
 
 class DataNotFoundError(InvalidInputError):
     """A dataset's files are not where they were looked for."""
+
+
+class MissingFeatureError(InvalidInputError):
+    """A response lacks a feature a detector reads (samples, log-probs, hidden states).
+
+    Detectors catch it and store its message as the error of a ``None`` score;
+    the message names the backends that supply the feature.
+    """
 
 
 class UnknownComponentError(RealityCheckError, KeyError):

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from realitycheck.errors import MissingFeatureError
 from realitycheck.records import Response
 
 # The backend capability that supplies each detector need.
@@ -28,8 +29,8 @@ _CAPABILITY = {
 }
 
 
-class MissingFeature(Exception):
-    """A response lacks a feature a detector reads; the message is the Score's error."""
+# The old name, kept until detectors/semantic_entropy.py imports the new one.
+MissingFeature = MissingFeatureError
 
 
 def providers(need: str) -> list[str]:
@@ -40,10 +41,10 @@ def providers(need: str) -> list[str]:
     return [name for name in backends.names() if capability in backends.get(name).capabilities]
 
 
-def missing(what: str, need: str) -> MissingFeature:
+def missing(what: str, need: str) -> MissingFeatureError:
     """Build the error for a missing feature, naming the backends that supply it."""
     able = ", ".join(providers(need)) or "none installed"
-    return MissingFeature(
+    return MissingFeatureError(
         f"the response has no {what}; generate it with a backend that supplies "
         f"{need!r} (available: {able})"
     )
@@ -58,7 +59,7 @@ def best_values(response: Response, key: str, need: str) -> np.ndarray:
     """Return ``features["best"][key]`` as a float array.
 
     Raises:
-        MissingFeature: If the best answer or its ``key`` is missing.
+        MissingFeatureError: If the best answer or its ``key`` is missing.
     """
     seq = _sequence(response, "best")
     if seq is None or key not in seq:
@@ -70,7 +71,7 @@ def sample_sequences(response: Response) -> list[Mapping[str, Any]]:
     """Return ``features["samples"]``.
 
     Raises:
-        MissingFeature: If the response carries no sample features.
+        MissingFeatureError: If the response carries no sample features.
     """
     seqs = response.features.get("samples") if isinstance(response.features, Mapping) else None
     if not isinstance(seqs, Sequence) or isinstance(seqs, str) or not seqs:
@@ -82,7 +83,7 @@ def sample_values(response: Response, key: str, need: str) -> list[np.ndarray]:
     """Return ``features["samples"][k][key]`` for every sample, as float arrays.
 
     Raises:
-        MissingFeature: If there are no sample features or one lacks ``key``.
+        MissingFeatureError: If there are no sample features or one lacks ``key``.
     """
     seqs = response.features.get("samples") if isinstance(response.features, Mapping) else None
     if response.samples and not seqs:
@@ -99,7 +100,7 @@ def sample_texts(response: Response) -> list[str]:
     """Return ``response.samples``.
 
     Raises:
-        MissingFeature: If the response has no samples.
+        MissingFeatureError: If the response has no samples.
     """
     if not response.samples:
         raise missing("sampled answers (response.samples)", "samples")
@@ -127,7 +128,7 @@ def hidden_vector(seq: Mapping[str, Any], kind: str, layer: int | None, where: s
     (with the middle and last layers stored, that is the middle one).
 
     Raises:
-        MissingFeature: If the feature is not there.
+        MissingFeatureError: If the feature is not there.
     """
     hidden = seq.get("hidden")
     hidden = hidden if isinstance(hidden, Mapping) else {}

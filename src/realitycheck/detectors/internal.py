@@ -25,18 +25,17 @@ from typing import ClassVar, Literal
 import numpy as np
 
 from realitycheck.detectors._base import Detector, Needs, detector
-from realitycheck.detectors._features import (
-    MissingFeature,
-    hidden_vector,
-    missing,
-    sample_sequences,
-)
-from realitycheck.errors import InvalidInputError
+from realitycheck.detectors._features import hidden_vector, missing, sample_sequences
+from realitycheck.errors import InvalidInputError, MissingFeatureError
+from realitycheck.params import Interval, OneOf, OrNone, param
 from realitycheck.records import Response, Score
 
 __all__ = ["EffectiveRank", "EigenScore", "LogDet", "effective_rank", "eigenscore", "logdet"]
 
-_POOLINGS = ("last", "mean")
+Pooling = Literal["last", "mean"]
+# Declared once, shared by the three detectors.
+_LAYER = OrNone(Interval(int, 0))
+_ALPHA = Interval(float, 0, closed="neither")
 
 
 def eigenscore(embeddings: np.ndarray, *, alpha: float = 1e-3) -> float:
@@ -74,27 +73,13 @@ def effective_rank(singular_values: np.ndarray) -> float:
     return float(math.exp(-np.sum(p * np.log(p))))
 
 
-def _check_layer(layer: int | None, name: str) -> None:
-    if layer is not None and (isinstance(layer, bool) or not isinstance(layer, int) or layer < 0):
-        raise InvalidInputError(
-            f"The 'layer' parameter of {name} must be an int >= 0 or None. Got {layer!r} instead."
-        )
-
-
-def _check_alpha(alpha: float, name: str) -> None:
-    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not alpha > 0:
-        raise InvalidInputError(
-            f"The 'alpha' parameter of {name} must be a float > 0. Got {alpha!r} instead."
-        )
-
-
 def _best_singular_values(response: Response, layer: int | None) -> np.ndarray:
     best = response.features.get("best") if isinstance(response.features, Mapping) else None
     if not isinstance(best, Mapping):
         raise missing("features of the best answer (features['best'])", "hidden")
     s = hidden_vector(best, "sv", layer, "the best answer")
     if s.size == 0:
-        raise MissingFeature("the best answer has no tokens")
+        raise MissingFeatureError("the best answer has no tokens")
     return s
 
 
@@ -119,19 +104,10 @@ class EigenScore(Detector):
         alpha: Regulariser added to the diagonal (the paper's ``1e-3``).
     """
 
-    layer: int | None = None
-    pooling: Literal["last", "mean"] = "last"
-    alpha: float = 1e-3
+    layer: int | None = param(None, _LAYER)
+    pooling: Pooling = param("last", OneOf(Pooling))
+    alpha: float = param(1e-3, _ALPHA)
     needs: ClassVar[frozenset[str]] = frozenset({"samples", "hidden"})
-
-    def __post_init__(self) -> None:
-        _check_layer(self.layer, "eigenscore")
-        _check_alpha(self.alpha, "eigenscore")
-        if self.pooling not in _POOLINGS:
-            raise InvalidInputError(
-                f"The 'pooling' parameter of eigenscore must be one of {_POOLINGS}. "
-                f"Got {self.pooling!r} instead."
-            )
 
     def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
         """Return one score per response, in order."""
@@ -146,7 +122,7 @@ class EigenScore(Detector):
                     for k, s in enumerate(seqs)
                     if not ("tokens" in s and len(s["tokens"]) == 0)
                 ]
-            except MissingFeature as exc:
+            except MissingFeatureError as exc:
                 out.append(self._score(response, None, error=str(exc)))
                 continue
             if len(rows) < 2:
@@ -182,13 +158,9 @@ class LogDet(Detector):
         alpha: Regulariser ``alpha`` (LLM-Check's ``1e-3``).
     """
 
-    layer: int | None = None
-    alpha: float = 1e-3
+    layer: int | None = param(None, _LAYER)
+    alpha: float = param(1e-3, _ALPHA)
     needs: ClassVar[frozenset[str]] = frozenset({"hidden"})
-
-    def __post_init__(self) -> None:
-        _check_layer(self.layer, "logdet")
-        _check_alpha(self.alpha, "logdet")
 
     def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
         """Return one score per response, in order."""
@@ -196,7 +168,7 @@ class LogDet(Detector):
         for response in responses:
             try:
                 s = _best_singular_values(response, self.layer)
-            except MissingFeature as exc:
+            except MissingFeatureError as exc:
                 out.append(self._score(response, None, error=str(exc)))
                 continue
             out.append(self._score(response, -logdet(s, alpha=self.alpha)))
@@ -221,11 +193,8 @@ class EffectiveRank(Detector):
         layer: Hidden layer (0 = embeddings); ``None`` = the stored one.
     """
 
-    layer: int | None = None
+    layer: int | None = param(None, _LAYER)
     needs: ClassVar[frozenset[str]] = frozenset({"hidden"})
-
-    def __post_init__(self) -> None:
-        _check_layer(self.layer, "erank")
 
     def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
         """Return one score per response, in order."""
@@ -234,7 +203,7 @@ class EffectiveRank(Detector):
             try:
                 s = _best_singular_values(response, self.layer)
                 value = -effective_rank(s)
-            except (MissingFeature, InvalidInputError) as exc:
+            except InvalidInputError as exc:  # a missing feature or an undefined rank
                 out.append(self._score(response, None, error=str(exc)))
                 continue
             out.append(self._score(response, value))

@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from realitycheck.detectors._base import Detector, Needs, detector
-from realitycheck.errors import InvalidInputError, MissingDependencyError
+from realitycheck.errors import MissingDependencyError
+from realitycheck.params import OneOf, param
 from realitycheck.records import Response, Score
 
 __all__ = ["Length", "wordpiece_counts"]
 
-_UNITS = ("chars", "words", "tokens")
+Unit = Literal["chars", "words", "tokens"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -68,15 +69,8 @@ class Length(Detector):
         unit: ``chars``, ``words`` or ``tokens``.
     """
 
-    unit: Literal["chars", "words", "tokens"] = "words"
+    unit: Unit = param("words", OneOf(Unit))
     needs: ClassVar[frozenset[str]] = frozenset()
-
-    def __post_init__(self) -> None:
-        if self.unit not in _UNITS:
-            raise InvalidInputError(
-                f"The 'unit' parameter of length must be one of {_UNITS}. "
-                f"Got {self.unit!r} instead."
-            )
 
     def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
         """Return one score per response, in order."""

@@ -12,11 +12,13 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from realitycheck.detectors._base import Detector, Needs, detector
-from realitycheck.errors import InvalidInputError
+from realitycheck.params import Interval, OneOf, param
 from realitycheck.records import Example, Response, Score
 from realitycheck.text import STOPWORDS, extract_numbers, words
 
 __all__ = ["NovelNumbers", "SourceOverlap"]
+
+Measure = Literal["count", "share"]
 
 
 def _context_of(response: Response, examples: Mapping[str, Example]) -> tuple[str | None, str]:
@@ -67,14 +69,8 @@ class SourceOverlap(Detector):
         n: The n-gram size, an int >= 1.
     """
 
-    n: int = 1
+    n: int = param(1, Interval(int, 1))
     needs: ClassVar[frozenset[str]] = frozenset({"context"})
-
-    def __post_init__(self) -> None:
-        if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 1:
-            raise InvalidInputError(
-                f"The 'n' parameter of source_overlap must be an int >= 1. Got {self.n!r} instead."
-            )
 
     def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
         """Return one score per response, in order."""
@@ -114,15 +110,8 @@ class NovelNumbers(Detector):
         measure: ``count`` or ``share``.
     """
 
-    measure: Literal["count", "share"] = "count"
+    measure: Measure = param("count", OneOf(Measure))
     needs: ClassVar[frozenset[str]] = frozenset({"context"})
-
-    def __post_init__(self) -> None:
-        if self.measure not in ("count", "share"):
-            raise InvalidInputError(
-                "The 'measure' parameter of novel_numbers must be one of ('count', 'share'). "
-                f"Got {self.measure!r} instead."
-            )
 
     def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
         """Return one score per response, in order."""

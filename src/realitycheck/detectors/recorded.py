@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from realitycheck.detectors._base import Detector, Needs, detector
-from realitycheck.errors import InvalidInputError
+from realitycheck.params import NonEmptyStr, required
 from realitycheck.records import Response, Score
 
 __all__ = ["Recorded"]
@@ -28,15 +28,8 @@ class Recorded(Detector):
         source: The recorded detector's name in the dataset (``hhem-2.1``…).
     """
 
-    source: str
+    source: str = required(NonEmptyStr())
     needs: ClassVar[frozenset[str]] = frozenset({"recorded"})
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.source, str) or not self.source:
-            raise InvalidInputError(
-                "The 'source' parameter of recorded must be a non-empty string. "
-                f"Got {self.source!r} instead."
-            )
 
     @property
     def key(self) -> str:

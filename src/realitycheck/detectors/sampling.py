@@ -15,26 +15,20 @@ from typing import ClassVar, Literal
 import numpy as np
 
 from realitycheck.detectors._base import Detector, Needs, detector
-from realitycheck.detectors._features import MissingFeature, sample_texts
-from realitycheck.errors import InvalidInputError
+from realitycheck.detectors._features import sample_texts
+from realitycheck.errors import MissingFeatureError
+from realitycheck.params import OneOf, param
 from realitycheck.records import Response, Score
 
 __all__ = ["MeanLength", "StdLength"]
 
-_UNITS = ("words", "chars")
+Unit = Literal["words", "chars"]
 
 
 def _lengths(texts: Sequence[str], unit: str) -> np.ndarray:
     if unit == "chars":
         return np.array([len(t) for t in texts], dtype=np.float64)
     return np.array([len(t.split()) for t in texts], dtype=np.float64)
-
-
-def _check_unit(unit: str, name: str) -> None:
-    if unit not in _UNITS:
-        raise InvalidInputError(
-            f"The 'unit' parameter of {name} must be one of {_UNITS}. Got {unit!r} instead."
-        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,11 +39,8 @@ class _SampleLengths(Detector):
         unit: ``words`` or ``chars``.
     """
 
-    unit: Literal["words", "chars"] = "words"
+    unit: Unit = param("words", OneOf(Unit))
     needs: ClassVar[frozenset[str]] = frozenset({"samples"})
-
-    def __post_init__(self) -> None:
-        _check_unit(self.unit, self.name)
 
     def _statistic(self, lengths: np.ndarray) -> float:
         raise NotImplementedError
@@ -60,7 +51,7 @@ class _SampleLengths(Detector):
         for response in responses:
             try:
                 texts = sample_texts(response)
-            except MissingFeature as exc:
+            except MissingFeatureError as exc:
                 out.append(self._score(response, None, error=str(exc)))
                 continue
             out.append(self._score(response, self._statistic(_lengths(texts, self.unit))))

@@ -17,11 +17,8 @@ from typing import ClassVar
 import numpy as np
 
 from realitycheck.detectors._base import Detector, Needs, detector
-from realitycheck.detectors._features import (
-    MissingFeature,
-    best_values,
-    sample_values,
-)
+from realitycheck.detectors._features import best_values, sample_values
+from realitycheck.errors import MissingFeatureError
 from realitycheck.records import Response, Score
 
 __all__ = ["LNEntropy", "MeanTokenEntropy", "Perplexity"]
@@ -48,7 +45,7 @@ class Perplexity(Detector):
         for response in responses:
             try:
                 logprobs = best_values(response, "token_logprobs", "logprobs")
-            except MissingFeature as exc:
+            except MissingFeatureError as exc:
                 out.append(self._score(response, None, error=str(exc)))
                 continue
             if logprobs.size == 0:
@@ -78,7 +75,7 @@ class MeanTokenEntropy(Detector):
         for response in responses:
             try:
                 entropies = best_values(response, "token_entropies", "entropy")
-            except MissingFeature as exc:
+            except MissingFeatureError as exc:
                 out.append(self._score(response, None, error=str(exc)))
                 continue
             if entropies.size == 0:
@@ -112,7 +109,7 @@ class LNEntropy(Detector):
         for response in responses:
             try:
                 per_sample = sample_values(response, "token_logprobs", "logprobs")
-            except MissingFeature as exc:
+            except MissingFeatureError as exc:
                 out.append(self._score(response, None, error=str(exc)))
                 continue
             means = [float(lp.mean()) for lp in per_sample if lp.size]
