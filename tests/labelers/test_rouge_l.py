@@ -108,10 +108,10 @@ def test_rouge_l_f1_is_order_invariant_and_empty_input_gives_empty_array():
         (["a"], "a", "'references' parameter of rouge_l_f1 must be a sequence"),
         (["a", "b"], [["a"]], "one entry per prediction"),
         (["a"], ["a"], "Got the string 'a' at position 0"),
-        ([None], [["a"]], "must contain strings only"),
-        (["a"], [[1]], "must contain strings only"),
-        (["a"], [5], "must contain strings and .references. sequences of strings"),
-        ([["a"]], [["a"]], "must contain strings and .references. sequences of strings"),
+        ([None], [["a"]], "'predictions' .* sequence of strings. Got None at position 0"),
+        (["a"], [[1]], r"'references' .* sequences of strings. Got \[1\] at position 0"),
+        (["a"], [5], "'references' .* sequences of strings. Got 5 at position 0"),
+        ([["a"]], [["a"]], r"'predictions' .* sequence of strings. Got \['a'\] at position 0"),
     ],
 )
 def test_rouge_l_f1_rejects_bad_input(predictions, references, match):

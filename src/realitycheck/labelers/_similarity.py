@@ -2,32 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
-from realitycheck.errors import InvalidInputError
 from realitycheck.labelers._base import Labeler
 from realitycheck.records import Example, Label, Response
 
-__all__ = ["check_threshold", "labels_from_similarity", "references_of"]
-
-
-def check_threshold(value: object, owner: str, *, low: float = 0.0, high: float = 1.0) -> None:
-    """Raise unless ``value`` is a real number in ``[low, high]``.
-
-    Raises:
-        InvalidInputError: In the usual "The 'threshold' parameter of ..." shape.
-    """
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or math.isnan(value)
-        or not low <= value <= high
-    ):
-        raise InvalidInputError(
-            f"The 'threshold' parameter of {owner} must be a float in [{low:g}, {high:g}]. "
-            f"Got {value!r} instead."
-        )
+__all__ = ["labels_from_similarity", "references_of"]
 
 
 def references_of(

@@ -8,6 +8,7 @@ from typing import ClassVar
 
 from realitycheck.errors import InvalidInputError
 from realitycheck.labelers._base import Labeler, labeler
+from realitycheck.params import InstanceOf, param
 from realitycheck.records import Example, Label, Response
 
 __all__ = ["Human"]
@@ -26,7 +27,7 @@ class Human(Labeler):
         annotator: One annotator's labels instead of the aggregate.
     """
 
-    annotator: str = ""
+    annotator: str = param("", InstanceOf(str))
     needs: ClassVar[frozenset[str]] = frozenset({"stored"})
 
     @property

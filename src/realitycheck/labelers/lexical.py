@@ -16,11 +16,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from realitycheck.labelers._base import Labeler, labeler
-from realitycheck.labelers._similarity import (
-    check_threshold,
-    labels_from_similarity,
-    references_of,
-)
+from realitycheck.labelers._similarity import labels_from_similarity, references_of
+from realitycheck.params import Interval, param
 from realitycheck.records import Example, Label, Response
 from realitycheck.text import answer_tokens
 
@@ -82,11 +79,8 @@ class TokenF1(Labeler):
         threshold: F1 below which a response is labelled hallucinated, in [0, 1].
     """
 
-    threshold: float = 0.5
+    threshold: float = param(0.5, Interval(float, 0, 1))
     needs: ClassVar[frozenset[str]] = frozenset({"references"})
-
-    def __post_init__(self) -> None:
-        check_threshold(self.threshold, self.name)
 
     def label(self, responses: Sequence[Response], examples: Mapping[str, Example]) -> list[Label]:
         """Return one label per response, in order."""
@@ -121,11 +115,8 @@ class ExactMatch(Labeler):
         threshold: Similarity below which a response is labelled hallucinated, in [0, 1].
     """
 
-    threshold: float = 1.0
+    threshold: float = param(1.0, Interval(float, 0, 1))
     needs: ClassVar[frozenset[str]] = frozenset({"references"})
-
-    def __post_init__(self) -> None:
-        check_threshold(self.threshold, self.name)
 
     def label(self, responses: Sequence[Response], examples: Mapping[str, Example]) -> list[Label]:
         """Return one label per response, in order."""
@@ -172,11 +163,8 @@ class KnowledgeF1(Labeler):
         threshold: F1 below which a response is labelled hallucinated, in [0, 1].
     """
 
-    threshold: float = 0.3
+    threshold: float = param(0.3, Interval(float, 0, 1))
     needs: ClassVar[frozenset[str]] = frozenset({"context"})
-
-    def __post_init__(self) -> None:
-        check_threshold(self.threshold, self.name)
 
     def label(self, responses: Sequence[Response], examples: Mapping[str, Example]) -> list[Label]:
         """Return one label per response, in order."""
@@ -218,11 +206,8 @@ class Bleu(Labeler):
         threshold: BLEU / 100 below which a response is labelled hallucinated, in [0, 1].
     """
 
-    threshold: float = 0.1
+    threshold: float = param(0.1, Interval(float, 0, 1))
     needs: ClassVar[frozenset[str]] = frozenset({"references"})
-
-    def __post_init__(self) -> None:
-        check_threshold(self.threshold, self.name)
 
     def label(self, responses: Sequence[Response], examples: Mapping[str, Example]) -> list[Label]:
         """Return one label per response, in order."""

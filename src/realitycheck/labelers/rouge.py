@@ -21,16 +21,21 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 from realitycheck.errors import InvalidInputError, MissingDependencyError
 from realitycheck.labelers._base import Labeler, labeler
-from realitycheck.labelers._similarity import (
-    check_threshold,
-    labels_from_similarity,
-    references_of,
+from realitycheck.labelers._similarity import labels_from_similarity, references_of
+from realitycheck.params import (
+    InstanceOf,
+    Interval,
+    Satisfies,
+    check_arg,
+    param,
+    param_error,
+    shown,
 )
 from realitycheck.records import Example, Label, Response
 
@@ -169,21 +174,18 @@ def _rouge_l(
     index = _Index()
     try:
         pred_ids = np.fromiter(map(index.__getitem__, predictions), np.int64, len(predictions))
+    except TypeError:  # an unhashable text
+        raise _not_texts("predictions", predictions) from None
+    try:
         counts = np.fromiter(map(len, references), np.int64, len(references))
         flat_refs = chain.from_iterable(references)
         ref_ids = np.fromiter(map(index.__getitem__, flat_refs), np.int64, int(counts.sum()))
-    except TypeError as exc:  # an unhashable text, or a reference list without len()
-        raise InvalidInputError(
-            "The 'predictions' parameter of rouge_l_f1 must contain strings and "
-            "'references' sequences of strings. "
-            f"Got something else instead ({exc})."
-        ) from None
+    except TypeError:  # an unhashable text, or a reference list without len()
+        raise _not_texts("references", references) from None
     if any(not isinstance(text, str) for text in index):
-        bad = next(text for text in index if not isinstance(text, str))
-        raise InvalidInputError(
-            "The 'predictions' and 'references' parameters of rouge_l_f1 must contain "
-            f"strings only. Got {type(bad).__name__} instead."
-        )
+        bad = [text for text in index if not isinstance(text, str)]
+        name = "predictions" if any(p in bad for p in predictions) else "references"
+        raise _not_texts(name, predictions if name == "predictions" else references)
     tokens = _Tokens(list(index), use_stemmer=use_stemmer)
     owner = np.repeat(np.arange(len(predictions)), counts)
     pair_keys = pred_ids[owner] * len(index) + ref_ids
@@ -204,32 +206,50 @@ def _rouge_l(
     return best, tokens.lengths[pred_ids], longest_ref
 
 
-def _check_inputs(predictions: object, references: object, *, use_stemmer: object) -> None:
-    if isinstance(predictions, str) or not isinstance(predictions, Sequence):
-        raise InvalidInputError(
-            "The 'predictions' parameter of rouge_l_f1 must be a sequence of strings. "
-            f"Got {type(predictions).__name__} instead."
-        )
-    if isinstance(references, str) or not isinstance(references, Sequence):
-        raise InvalidInputError(
-            "The 'references' parameter of rouge_l_f1 must be a sequence of sequences of "
-            f"strings. Got {type(references).__name__} instead."
-        )
+def _is_sequence(value: object) -> bool:
+    return isinstance(value, Sequence) and not isinstance(value, str)
+
+
+_EXPECTED = {
+    "predictions": "a sequence of strings",
+    "references": "a sequence of sequences of strings",
+}
+
+
+def _not_texts(name: str, value: Sequence[Any]) -> InvalidInputError:
+    """Return the error for ``predictions`` or ``references`` holding something else than text."""
+    got = "something else"
+    for i, item in enumerate(value):
+        if name == "predictions":
+            ok = isinstance(item, str)
+        else:
+            ok = _is_sequence(item) and all(isinstance(x, str) for x in item)
+        if not ok:
+            got = f"{shown(item)} at position {i}"
+            break
+    return param_error(name, "rouge_l_f1", _EXPECTED[name], got=got)
+
+
+def _check_inputs(
+    predictions: Sequence[str], references: Sequence[Sequence[str]], *, use_stemmer: bool
+) -> None:
+    for name, value in (("predictions", predictions), ("references", references)):
+        check_arg(value, Satisfies(_is_sequence, _EXPECTED[name]), name=name, owner="rouge_l_f1")
+    check_arg(use_stemmer, InstanceOf(bool), name="use_stemmer", owner="rouge_l_f1")
     if len(predictions) != len(references):
-        raise InvalidInputError(
-            "The 'references' parameter of rouge_l_f1 must have one entry per prediction. "
-            f"Got {len(references)} entries for {len(predictions)} predictions instead."
+        raise param_error(
+            "references",
+            "rouge_l_f1",
+            "one entry per prediction",
+            got=f"{len(references)} entries for {len(predictions)} predictions",
         )
-    if any(isinstance(refs, str) for refs in references):
-        i = next(i for i, refs in enumerate(references) if isinstance(refs, str))
-        raise InvalidInputError(
-            "The 'references' parameter of rouge_l_f1 must contain sequences of strings. "
-            f"Got the string {references[i]!r} at position {i} instead."
-        )
-    if not isinstance(use_stemmer, bool):
-        raise InvalidInputError(
-            "The 'use_stemmer' parameter of rouge_l_f1 must be a bool. "
-            f"Got {use_stemmer!r} instead."
+    i = next((i for i, refs in enumerate(references) if isinstance(refs, str)), None)
+    if i is not None:
+        raise param_error(
+            "references",
+            "rouge_l_f1",
+            "a sequence of sequences of strings",
+            got=f"the string {references[i]!r} at position {i}",
         )
 
 
@@ -281,17 +301,9 @@ class RougeL(Labeler):
         use_stemmer: Porter-stem tokens longer than three characters.
     """
 
-    threshold: float = 0.3
-    use_stemmer: bool = False
+    threshold: float = param(0.3, Interval(float, 0, 1))
+    use_stemmer: bool = param(False, InstanceOf(bool))
     needs: ClassVar[frozenset[str]] = frozenset({"references"})
-
-    def __post_init__(self) -> None:
-        check_threshold(self.threshold, "rouge_l")
-        if not isinstance(self.use_stemmer, bool):
-            raise InvalidInputError(
-                "The 'use_stemmer' parameter of rouge_l must be a bool. "
-                f"Got {self.use_stemmer!r} instead."
-            )
 
     def label(self, responses: Sequence[Response], examples: Mapping[str, Example]) -> list[Label]:
         """Return one label per response, in order."""

@@ -9,11 +9,8 @@ from typing import ClassVar
 import numpy as np
 
 from realitycheck.labelers._base import Labeler, labeler
-from realitycheck.labelers._similarity import (
-    check_threshold,
-    labels_from_similarity,
-    references_of,
-)
+from realitycheck.labelers._similarity import labels_from_similarity, references_of
+from realitycheck.params import Interval, param
 from realitycheck.records import Example, Label, Response
 
 __all__ = ["EmbeddingSimilarity"]
@@ -36,11 +33,8 @@ class EmbeddingSimilarity(Labeler):
         threshold: Cosine below which a response is labelled hallucinated, in [-1, 1].
     """
 
-    threshold: float = 0.5
+    threshold: float = param(0.5, Interval(float, -1, 1))
     needs: ClassVar[frozenset[str]] = frozenset({"references"})
-
-    def __post_init__(self) -> None:
-        check_threshold(self.threshold, self.name, low=-1.0)
 
     def label(self, responses: Sequence[Response], examples: Mapping[str, Example]) -> list[Label]:
         """Return one label per response, in order."""
