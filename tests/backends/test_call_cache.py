@@ -18,7 +18,7 @@ from typing import ClassVar
 import pytest
 from _fake_openai_server import expected_choice
 
-from realitycheck.backends import Backend, Generation, GenerationRequest
+from realitycheck.backends import Generation, GenerationRequest
 from realitycheck.backends._cache import (
     CHUNK,
     CallCache,
@@ -27,13 +27,16 @@ from realitycheck.backends._cache import (
     default_cache_path,
     usage_of,
 )
+from realitycheck.backends.mock import MockBackend
 from realitycheck.errors import InvalidInputError
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class EchoBackend(Backend):
-    """A backend without ``generate_each``: upper-cases prompts, fails on 'err', can crash."""
+class EchoBackend(MockBackend):
+    """The public mock (no ``generate_each``): echoes prompts, refuses 'err...', can crash."""
 
+    replies: tuple[str, ...] = ("(.+)=>echo {1}",)
+    fail_on: str = dataclasses.field(default="^err", metadata={"in_key": False})
     crash_on_call: int = dataclasses.field(default=0, metadata={"in_key": False})
     calls: ClassVar[list[int]] = []
 
@@ -41,12 +44,7 @@ class EchoBackend(Backend):
         EchoBackend.calls.append(len(requests))
         if self.crash_on_call and len(EchoBackend.calls) == self.crash_on_call:
             raise RuntimeError("simulated crash")
-        return [
-            Generation(error="boom")
-            if r.prompt.startswith("err")
-            else Generation(texts=(r.prompt.upper(),))
-            for r in requests
-        ]
+        return super().generate(requests)
 
 
 @pytest.fixture(autouse=True)
@@ -208,7 +206,7 @@ def test_a_backend_without_generate_each_is_called_in_chunks_and_keeps_finished_
     assert len(cache) == CHUNK
     gens = cached_generate(EchoBackend(), requests, cache=cache)
     assert EchoBackend.calls == [CHUNK, 5, 5]
-    assert [g.texts[0] for g in gens] == [f"P{i}" for i in range(CHUNK + 5)]
+    assert [g.texts[0] for g in gens] == [f"echo p{i}" for i in range(CHUNK + 5)]
     assert sum(g.cached for g in gens) == CHUNK
 
 
@@ -220,7 +218,8 @@ def test_without_a_cache_duplicates_are_still_sent_once():
     ]
     gens = cached_generate(EchoBackend(), requests, cache=None)
     assert EchoBackend.calls == [2]
-    assert [g.cached for g in gens] == [False, True, False] and gens[2].error == "boom"
+    assert [g.cached for g in gens] == [False, True, False]
+    assert gens[2].error.startswith("FatalBackendError: HTTP 400") and not gens[2].texts
 
 
 def test_many_threads_share_one_cache(tmp_path):

@@ -1,24 +1,28 @@
-"""A fake backend and toy examples for the generation tests, registered in a private registry only.
+"""The public ``mock`` backend, scripted for the generation tests, and toy examples.
 
-Its answers are a pure function of the request, so reruns and cached answers
-can be compared with fresh ones; every request it receives is logged in
-``CALLS``. ``explode_after`` makes it raise after that many ``generate`` calls
-(a run killed mid-way); ``fail_every`` turns every k-th request into an error
-generation. Both are left out of its key, so a healthy rerun is "the same"
-backend and resumes the broken run.
+:class:`FakeBackend` is a thin subclass of :class:`~realitycheck.backends.mock.MockBackend`
+(registered in a private registry only): it answers thing ``i`` of
+:func:`make_examples` with ``answer i``, samples say ``sample one`` / ``two`` /
+``three``, and everything else comes from the mock (token features, hidden
+states, ``fail_every``). What it adds is test-only: every request it receives
+is logged in ``CALLS`` (and every ``generate`` call in ``BATCHES``), and
+``explode_after`` makes it raise after that many ``generate`` calls (a run
+killed mid-way). ``explode_after`` and the mock's ``fail_every`` are left out of
+its key, so a healthy rerun is "the same" backend and resumes the broken run.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from realitycheck.backends import Backend, Generation
+from realitycheck.backends import Backend
+from realitycheck.backends.mock import MockBackend
 from realitycheck.records import Example
 from realitycheck.registry import Registry
 
 CALLS: list = []
+BATCHES: list = []
 fake_backends: Registry[Backend] = Registry("fake_backends", "realitycheck.backends")
 
 
@@ -26,35 +30,23 @@ class Killed(RuntimeError):
     """Stands for the process dying in the middle of a run."""
 
 
-def _prompt_of(request) -> str:
-    return request.prompt or "\n".join(m["content"] for m in request.messages)
-
-
 @fake_backends.register("fake")
 @dataclass(frozen=True, kw_only=True)
-class FakeBackend(Backend):
-    """Answers from a hash of the request; logs every request."""
+class FakeBackend(MockBackend):
+    """The mock with every capability; logs every request; can be killed mid-run."""
 
     model: str = "fake-model"
+    reply: str = "answer"
+    replies: tuple[str, ...] = (r"(?s).*thing number (\d+)=>answer {1}",)
+    sample_replies: tuple[str, ...] = ("sample one", "sample two", "sample three")
     explode_after: int = field(default=-1, metadata={"in_key": False})
-    fail_every: int = field(default=0, metadata={"in_key": False})
-
-    capabilities: ClassVar[frozenset[str]] = frozenset(
-        {"chat", "completion", "n", "logprobs", "top_logprobs", "entropy", "hidden", "beam"}
-    )
 
     def generate(self, requests):
         if 0 <= self.explode_after <= len(BATCHES):
             raise Killed("killed")
         BATCHES.append(requests)
-        out = []
-        for request in requests:
-            CALLS.append(request)
-            if self.fail_every and len(CALLS) % self.fail_every == 0:
-                out.append(Generation(error="HTTP 503: server overloaded", usage={"attempts": 4}))
-                continue
-            out.append(_answer(request))
-        return out
+        CALLS.extend(requests)
+        return super().generate(requests)
 
 
 @fake_backends.register("fake_plain")
@@ -63,38 +55,6 @@ class PlainBackend(FakeBackend):
     """Completion only, one sequence per request, no features."""
 
     capabilities: ClassVar[frozenset[str]] = frozenset({"completion"})
-
-
-BATCHES: list = []
-
-
-def _answer(request) -> Generation:
-    digest = hashlib.sha256(
-        (_prompt_of(request) + repr(request.seed) + str(request.temperature)).encode()
-    ).hexdigest()
-    if request.temperature <= 0.5:
-        texts = tuple(f"answer {digest[:6]}" for _ in range(request.n))
-    else:
-        texts = tuple(f"sample {digest[:4]} {i}" for i in range(request.n))
-    tokens = tuple(tuple(t.split()) for t in texts)
-    with_features = request.logprobs
-    hidden = tuple(
-        {
-            f"{kind}@L{layer}": (0.5, -0.5)
-            for layer in request.hidden_layers
-            for kind in ("last", "mean")
-        }
-        for _ in texts
-    )
-    return Generation(
-        texts=texts,
-        tokens=tokens if with_features else (),
-        token_logprobs=tuple(tuple(-0.25 for _ in t) for t in tokens) if with_features else (),
-        token_entropies=tuple(tuple(1.0 for _ in t) for t in tokens) if with_features else (),
-        hidden=hidden if request.hidden_layers else (),
-        finish_reasons=tuple("stop" for _ in texts),
-        usage={"prompt_tokens": 10, "completion_tokens": 2 * request.n},
-    )
 
 
 def make_examples(n: int, *, dataset: str = "toy", task: str = "qa") -> list[Example]:

@@ -4,6 +4,7 @@ import pytest
 from _generation_fakes import CALLS, FakeBackend, Killed, PlainBackend, make_examples
 
 from realitycheck.backends._cache import CallCache
+from realitycheck.backends.mock import MockBackend, prompt_text, tokenize
 from realitycheck.errors import InvalidInputError
 from realitycheck.generation import SamplingPlan, generate, generation_errors, generation_key
 from realitycheck.records import Example, Response
@@ -26,21 +27,35 @@ def test_one_response_per_example_with_samples_and_features(tmp_path):
     key = generation_key(backend, PLAN)
     responses = _responses(store)
     assert set(responses) == {f"{e.example_id}/zero_shot/{key}" for e in examples}
+    asked = {c.tag: c for c in CALLS}
+    for r in responses.values():  # each holds what the mock answered to its own requests
+        (best,) = MockBackend.generate(backend, [asked[f"{r.response_id}#best"]])
+        (samples,) = MockBackend.generate(backend, [asked[f"{r.response_id}#samples"]])
+        assert (r.text, r.samples) == (best.texts[0], samples.texts)
+    # at temperature 0.1 the mock keeps its reply ("answer i") for about 9 prompts in 10
+    sampled = {"sample one", "sample two", "sample three"}
+    texts = {r.example_id: r.text for r in responses.values()}
+    left = [texts[f"toy/{i}"] for i in range(5) if texts[f"toy/{i}"] != f"answer {i}"]
+    assert len(left) <= 2 and set(left) <= sampled
     r = responses[f"toy/0/zero_shot/{key}"]
-    assert r.text.startswith("answer ") and len(r.samples) == 3
-    assert all(s.startswith("sample ") for s in r.samples)
+    assert len(r.samples) == 3 and set(r.samples) == sampled
     assert (r.model, r.decoding, r.prompt_variant) == ("fake-model", "sampling", "zero_shot")
     assert set(r.features) == {"best", "samples"} and len(r.features["samples"]) == 3
     best = r.features["best"]
     assert set(best) == {"tokens", "token_logprobs", "token_entropies", "hidden"}
-    assert best["tokens"] == r.text.split()
-    assert best["hidden"] == {"last@L2": [0.5, -0.5], "mean@L2": [0.5, -0.5]}
-    assert r.features["samples"][1]["tokens"] == r.samples[1].split()
+    assert best["tokens"] == tokenize(r.text) and best["token_logprobs"] == [-0.5, -0.5]
+    assert {k: len(v) for k, v in best["hidden"].items()} == {
+        "last@L2": 8,
+        "mean@L2": 8,
+        "sv@L2": 2,
+    }
+    assert r.features["samples"][1]["tokens"] == tokenize(r.samples[1])
     assert r.meta["backend"] == "fake" and r.meta["plan"] == PLAN.key
     assert {e.example_id for e in store.read(Example)} == {e.example_id for e in examples}
     entry = store.read_manifest()["config"]["generation"][key]
     assert entry["responses"] == 5 and entry["failed"] == 0
-    assert entry["usage"]["calls"] == 10 and entry["usage"]["prompt_tokens"] == 100
+    prompt_tokens = sum(len(tokenize(prompt_text(c))) for c in CALLS)
+    assert entry["usage"]["calls"] == 10 and entry["usage"]["prompt_tokens"] == prompt_tokens
     assert entry["backend"]["name"] == "fake" and entry["plan"]["params"]["n_samples"] == 3
     assert entry["component_keys"] == {"backend": "fake", "plan": PLAN.key}
 
@@ -150,4 +165,4 @@ def test_features_survive_the_store_as_json(tmp_path):
     generate(store, make_examples(1), FakeBackend(), PLAN)
     row = store.frame("responses").iloc[0]
     features = json.loads(row["features"])
-    assert features["samples"][0]["token_logprobs"] == [-0.25, -0.25, -0.25]
+    assert features["samples"][0]["token_logprobs"] == [-0.5, -0.5]  # "sample ..."
