@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -12,6 +11,7 @@ import pytest
 
 from realitycheck import Example, Needs, Response
 from realitycheck.backends import Backend, Generation, backends
+from realitycheck.backends.mock import MockBackend
 from realitycheck.detectors import detectors
 from realitycheck.detectors.semantic_entropy import (
     EmbeddingEntailment,
@@ -245,27 +245,20 @@ def test_nli_model_needs_an_entailment_label(tmp_path, tiny_nli):
         NLIEntailment(str(broken), device="cpu")([("a", "b")], "")
 
 
-_ANSWERS = re.compile(r"Answer A: (?P<a>.*)\nAnswer B: (?P<b>.*)\n")
-
-
 @dataclass(frozen=True, kw_only=True)
-class YesIfSameFirstWord(Backend):
-    """A judge that says yes when both answers start with the same word; counts its calls."""
+class YesIfSameFirstWord(MockBackend):
+    """The public mock as a judge: yes when both answers start with the same word; logs calls."""
 
     model: str = "fake"
+    reply: str = "no"
+    replies: tuple[str, ...] = (r"Answer A: (\S+)(?:[ \t][^\n]*)?\nAnswer B: \1\s=>Yes.",)
     name: ClassVar[str] = "fake_judge"
     capabilities: ClassVar[frozenset[str]] = frozenset({"chat"})
     calls: ClassVar[list[str]] = []
 
     def generate(self, requests):
-        out = []
-        for request in requests:
-            text = request.messages[0]["content"]
-            self.calls.append(text)
-            match = _ANSWERS.search(text)
-            same = match["a"].split()[0] == match["b"].split()[0]
-            out.append(Generation(texts=("Yes." if same else "no",)))
-        return out
+        self.calls.extend(request.messages[0]["content"] for request in requests)
+        return super().generate(requests)
 
 
 def test_llm_equivalence_asks_a_backend_and_quotes_the_question(monkeypatch):
