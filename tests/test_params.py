@@ -32,6 +32,7 @@ from realitycheck.params import (
     param,
     param_error,
     required,
+    with_default,
 )
 
 # What the message looks like, whatever the constraint.
@@ -217,6 +218,21 @@ def test_check_params_converts_frozen_fields_and_names_the_owner():
     object.__setattr__(config, "unit", "tokens")
     with pytest.raises(InvalidInputError, match="'unit' parameter of Other must be one of"):
         check_params(config, owner="Other")
+
+
+def test_a_subclass_changes_a_default_and_keeps_the_constraints():
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class Narrow(_Config):
+        threshold: float = with_default(_Config, "threshold", 0.9)
+        workers: int = with_default(_Config, "workers", 2)
+
+    fields = {f.name: f for f in dataclasses.fields(Narrow)}
+    assert fields["workers"].metadata["in_key"] is False
+    assert Narrow(path="x").threshold == 0.9
+    with pytest.raises(InvalidInputError, match=r"'threshold' .* of my_component .* \[0, 1\]"):
+        Narrow(path="x", threshold=1.5)
+    with pytest.raises(InvalidInputError, match="has no field 'nope'"):
+        with_default(_Config, "nope", 1)
 
 
 def test_the_owner_defaults_to_the_class_name_without_a_registered_name():

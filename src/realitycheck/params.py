@@ -64,6 +64,7 @@ __all__ = [
     "param_error",
     "required",
     "shown",
+    "with_default",
 ]
 
 _META = "realitycheck.param"
@@ -509,6 +510,21 @@ def required(
     return param(dataclasses.MISSING, *constraints, convert=convert, in_key=in_key, doc=doc)
 
 
+def with_default(base: type, name: str, default: Any) -> Any:
+    """Redeclare the field ``name`` of dataclass ``base`` in a subclass, with a new default.
+
+    The constraints, converter and ``in_key`` stay those declared on ``base``
+    (``config: str = with_default(HubDataset, "config", "squad_v2")``).
+
+    Raises:
+        InvalidInputError: If ``base`` has no such field.
+    """
+    found = {f.name: f for f in dataclasses.fields(base)}.get(name)
+    if found is None:
+        raise InvalidInputError(f"{base.__name__} has no field {name!r} to give a new default.")
+    return dataclasses.field(default=default, metadata=found.metadata)
+
+
 def param_error(
     name: str,
     owner: str,
@@ -552,7 +568,7 @@ def _check(
             out = value
     for c in constraints:
         if not c.accepts(out):
-            raise param_error(name, owner, c.describe(), got=c.shown(value), hint=c.hint(value))
+            raise param_error(name, owner, c.describe(), got=c.shown(value), hint=c.hint(out))
     return out
 
 

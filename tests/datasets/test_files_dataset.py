@@ -244,11 +244,15 @@ def test_missing_file(tmp_path):
     ("params", "match"),
     [
         ({"path": ""}, "'path' parameter"),
-        ({"path": "x.xlsx"}, "must end in one of"),
-        ({"path": "x.csv", "positive": ("yes",), "negative": ("YES",)}, "must not share"),
+        ({"path": "x.xlsx"}, "'path' parameter of files must be a path ending in one of"),
+        (
+            {"path": "x.csv", "positive": ("yes",), "negative": ("YES",)},
+            r"'negative' parameter of files must be values other than those of 'positive'. "
+            r"Got \('yes',\) instead. \['yes'\] are in both.",
+        ),
         ({"path": "x.csv", "scores": ("a",), "flip": ("b",)}, "'flip' parameter"),
         ({"path": "x.csv", "columns": ("question",)}, "field:column"),
-        ({"path": "x.csv", "columns": {"questoin": "q"}}, "Did you mean 'question'"),
+        ({"path": "x.csv", "columns": {"questoin": "q"}}, "Did you mean 'question' for 'questoin'"),
         ({"path": "x.csv", "columns": {"text": "q"}}, "own parameters"),
     ],
 )

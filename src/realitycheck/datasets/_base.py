@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from realitycheck.errors import DataNotFoundError
+from realitycheck.params import OrNone, PathLike, param
 from realitycheck.records import Example, Label, Response, Score
 from realitycheck.registry import Component, Registry
 
@@ -48,7 +49,7 @@ class Dataset(Component):
             ``$REALITYCHECK_DATA_DIR``, the user cache and ``../shared/data``.
     """
 
-    data_dir: Path | str | None = field(default=None, metadata={"in_key": False})
+    data_dir: Path | str | None = param(None, OrNone(PathLike()), in_key=False)
 
     files: ClassVar[tuple[str, ...]] = ()
     description: ClassVar[str] = ""

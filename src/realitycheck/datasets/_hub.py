@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from realitycheck.datasets._base import Dataset
 from realitycheck.datasets._io import read_jsonl, read_text
 from realitycheck.errors import DataNotFoundError, InvalidInputError, MissingDependencyError
+from realitycheck.params import InstanceOf, NonEmptyStr, OrNone, PathLike, param
 
 __all__ = ["HubDataset", "hub_rows", "local_files", "local_rows"]
 
@@ -126,11 +127,11 @@ class HubDataset(Dataset):
         revision: A Hub revision (commit or tag) to pin; ``None`` = the latest.
     """
 
-    path: Path | str | None = field(default=None, metadata={"in_key": False})
-    split: str = "validation"
-    config: str = ""
-    hub_id: str = ""
-    revision: str | None = None
+    path: Path | str | None = param(None, OrNone(PathLike()), in_key=False)
+    split: str = param("validation", NonEmptyStr())
+    config: str = param("", InstanceOf(str))
+    hub_id: str = param("", InstanceOf(str))
+    revision: str | None = param(None, OrNone(NonEmptyStr()))
 
     def _local_rows(
         self, path: Path, row_number: int, row: dict[str, Any]

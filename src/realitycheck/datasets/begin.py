@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from realitycheck.datasets._base import Bundle, Dataset, dataset
 from realitycheck.datasets._io import IdMaker, read_text, split_lines
 from realitycheck.errors import InvalidInputError
+from realitycheck.params import OneOf, SequenceOf, as_unique_tuple, param
 from realitycheck.records import Example, Label, Response
 
 __all__ = ["Begin"]
@@ -23,13 +24,6 @@ SPLITS = {
 HEADER = ("model_name", "data_source", "knowledge", "message", "response", "begin_label")
 GENERIC = {"exclude": None, "hallucinated": True, "faithful": False}
 VERDICTS = {"Fully attributable": False, "Not fully attributable": True}
-
-
-def _check(value: Any, name: str, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise InvalidInputError(
-            f"The {name!r} parameter of begin must be one of {allowed}. Got {value!r} instead."
-        )
 
 
 @dataset("begin")
@@ -48,23 +42,16 @@ class Begin(Dataset):
             ``cmu-dev``, ``tc-dev``.
     """
 
-    generic: str = "exclude"
-    splits: tuple[str, ...] = tuple(SPLITS)
+    generic: str = param("exclude", OneOf(GENERIC))
+    splits: tuple[str, ...] = param(
+        tuple(SPLITS), SequenceOf(OneOf(SPLITS), min_length=1), convert=as_unique_tuple
+    )
 
     files: ClassVar[tuple[str, ...]] = tuple(SPLITS.values())
     description: ClassVar[str] = (
         "BEGIN: 4,836 knowledge-grounded dialogue responses (WoW, CMU-DoG, TopicalChat) "
         "with human attribution labels."
     )
-
-    def __post_init__(self) -> None:
-        _check(self.generic, "generic", tuple(GENERIC))
-        splits = (self.splits,) if isinstance(self.splits, str) else self.splits
-        if not isinstance(splits, tuple | list) or not splits:
-            _check(self.splits, "splits", tuple(SPLITS))
-        for split in splits:
-            _check(split, "splits", tuple(SPLITS))
-        object.__setattr__(self, "splits", tuple(dict.fromkeys(splits)))
 
     def load(self, *, progress: Callable[[int], Any] | None = None) -> Bundle:
         """Read the selected TSV files into records."""

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 from realitycheck.datasets._base import Bundle, Dataset, dataset
 from realitycheck.datasets._io import IdMaker, field_of, read_json, spec_json
 from realitycheck.errors import InvalidInputError
+from realitycheck.params import OneOf, param
 from realitycheck.records import Example, Label, Response, Score
 
 __all__ = [
@@ -93,14 +94,6 @@ def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "anonymous"
 
 
-def _check_protocol(value: Any) -> None:
-    if value not in PROTOCOLS:
-        raise InvalidInputError(
-            f"The 'protocol' parameter of faithbench must be one of {tuple(PROTOCOLS)}. "
-            f"Got {value!r} instead."
-        )
-
-
 @dataset("faithbench")
 @dataclass(frozen=True, kw_only=True)
 class FaithBench(Dataset):
@@ -119,16 +112,13 @@ class FaithBench(Dataset):
             ``worst`` (most severe over annotators; Questionable/Unwanted = hallucinated).
     """
 
-    protocol: str = "majority"
+    protocol: str = param("majority", OneOf(PROTOCOLS))
 
     files: ClassVar[tuple[str, ...]] = tuple(f"faithbench/release/batch_{b}.json" for b in BATCHES)
     description: ClassVar[str] = (
         "FaithBench: 750 summaries of 10 LLMs with per-annotator labels (Unwanted / "
         "Questionable / Benign) and 8 recorded detectors (HHEM, TrueTeacher, GPT judges)."
     )
-
-    def __post_init__(self) -> None:
-        _check_protocol(self.protocol)
 
     def load(self, *, progress: Callable[[int], Any] | None = None) -> Bundle:
         """Read every release batch into records."""

@@ -13,6 +13,17 @@ from realitycheck.datasets._base import Bundle, Dataset, dataset
 from realitycheck.datasets._io import IdMaker, spec_json
 from realitycheck.datasets._tables import FORMATS, cell_text, read_rows
 from realitycheck.errors import DataNotFoundError, InvalidInputError
+from realitycheck.params import (
+    Constraint,
+    InstanceOf,
+    PathLike,
+    Satisfies,
+    SequenceOf,
+    as_tuple,
+    param,
+    param_error,
+    required,
+)
 from realitycheck.records import TASKS, Example, Label, Response, Score
 
 __all__ = ["Files"]
@@ -21,40 +32,72 @@ FIELDS = ("example_id", "response_id", "question", "context", "references", "mod
 """Fields that ``columns`` can map; each defaults to the column of the same name, if any."""
 
 
-def _strings(value: Any, name: str) -> tuple[str, ...]:
-    items = [value] if isinstance(value, str | int | float | bool) else value
-    if not isinstance(items, list | tuple):
-        raise InvalidInputError(
-            f"The {name!r} parameter of files must be a list of values. Got {value!r} instead."
-        )
-    return (
-        tuple(cell_text(v) or "" for v in items)
-        if name in ("positive", "negative")
-        else (tuple(str(v) for v in items))
-    )
+def _texts(value: Any) -> Any:
+    """Normalise column names: one name or a list, each as text."""
+    items = as_tuple(value)
+    return tuple(str(v) for v in items) if isinstance(items, tuple) else value
 
 
-def _columns(value: Any) -> tuple[str, ...]:
+def _label_values(value: Any) -> Any:
+    """Normalise label values as cells compare (lower-cased text, ``1`` for ``1.0``)."""
+    items = as_tuple(value)
+    return tuple(cell_text(v) or "" for v in items) if isinstance(items, tuple) else value
+
+
+def _column_entries(value: Any) -> Any:
+    """Normalise a field-to-column mapping to ``field:column`` entries, in FIELDS order.
+
+    A table (mapping) or ``field:column`` strings; anything else is left for
+    the constraint to refuse. Unknown fields are kept, last, for the same reason.
+    """
     if isinstance(value, Mapping):
         pairs = [(str(k), str(v)) for k, v in value.items()]
     else:
-        items = _strings(value, "columns")
-        if any(":" not in item for item in items):
-            raise InvalidInputError(
-                "The 'columns' parameter of files must map fields to columns, as "
-                f"field:column entries or a table. Got {value!r} instead."
-            )
+        items = _texts(value)
+        if not isinstance(items, tuple) or any(":" not in item for item in items):
+            return value
         pairs = [(k, v) for k, v in (item.split(":", 1) for item in items)]
     mapping = {k.strip(): v.strip() for k, v in pairs}
-    for key in mapping:
-        if key not in FIELDS:
-            close = difflib.get_close_matches(key, FIELDS, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise InvalidInputError(
-                f"The 'columns' parameter of files maps only {FIELDS} (text and label have "
-                f"their own parameters). Got {key!r} instead.{hint}"
-            )
-    return tuple(f"{k}:{mapping[k]}" for k in FIELDS if k in mapping)
+    known = [f"{k}:{mapping[k]}" for k in FIELDS if k in mapping]
+    return (*known, *(f"{k}:{v}" for k, v in mapping.items() if k not in FIELDS))
+
+
+class _ColumnEntries(Constraint):
+    """``field:column`` entries whose fields are among :data:`FIELDS`."""
+
+    def accepts(self, value: Any) -> bool:
+        """Return whether every entry maps a known field."""
+        return isinstance(value, tuple) and all(
+            isinstance(e, str) and e.split(":", 1)[0] in FIELDS and ":" in e for e in value
+        )
+
+    def describe(self) -> str:
+        """Return the accepted shape and fields."""
+        return (
+            f"field:column entries or a table mapping fields among {FIELDS} to columns "
+            "(text and label have their own parameters)"
+        )
+
+    def hint(self, value: Any) -> str:
+        """Return "Did you mean ...?" for the first unknown field."""
+        entries = _column_entries(value)
+        if not isinstance(entries, tuple):
+            return ""
+        for entry in entries:
+            key = str(entry).split(":", 1)[0]
+            if key in ("text", "label"):
+                return f"Name the {key} column with the {key!r} parameter."
+            if key not in FIELDS:
+                close = difflib.get_close_matches(key, FIELDS, n=1)
+                return f"Did you mean {close[0]!r} for {key!r}?" if close else ""
+        return ""
+
+
+def _table_path(value: Any) -> bool:
+    return Path(str(value)).suffix.lower() in FORMATS
+
+
+_NAMES = SequenceOf(InstanceOf(str))
 
 
 @dataset("files")
@@ -82,46 +125,41 @@ class Files(Dataset):
         columns: Other fields, as ``field:column`` entries (``question:prompt``) or a table.
     """
 
-    path: str
-    text: str = ""
-    label: str = ""
-    positive: tuple[str, ...] = ("1", "true", "yes", "hallucinated")
-    negative: tuple[str, ...] = ("0", "false", "no", "faithful")
-    scores: tuple[str, ...] = ()
-    flip: tuple[str, ...] = ()
-    columns: tuple[str, ...] = ()
+    path: str = required(PathLike(), Satisfies(_table_path, f"a path ending in one of {FORMATS}"))
+    text: str = param("", InstanceOf(str), convert=str)
+    label: str = param("", InstanceOf(str), convert=str)
+    positive: tuple[str, ...] = param(
+        ("1", "true", "yes", "hallucinated"), _NAMES, convert=_label_values
+    )
+    negative: tuple[str, ...] = param(
+        ("0", "false", "no", "faithful"), _NAMES, convert=_label_values
+    )
+    scores: tuple[str, ...] = param((), _NAMES, convert=_texts)
+    flip: tuple[str, ...] = param((), _NAMES, convert=_texts)
+    columns: tuple[str, ...] = param((), _ColumnEntries(), convert=_column_entries)
 
     files: ClassVar[tuple[str, ...]] = ()
     description: ClassVar[str] = "Your own file (JSONL, CSV or Parquet) with a column mapping."
 
     def __post_init__(self) -> None:
-        if not isinstance(self.path, str | Path) or not str(self.path).strip():
-            raise InvalidInputError(
-                "The 'path' parameter of files must be the path of a JSONL, CSV or Parquet "
-                f"file. Got {self.path!r} instead."
-            )
-        if Path(str(self.path)).suffix.lower() not in FORMATS:
-            raise InvalidInputError(
-                f"The 'path' parameter of files must end in one of {FORMATS}. "
-                f"Got {str(self.path)!r} instead."
-            )
-        for name in ("text", "label"):
-            if not isinstance(getattr(self, name), str):
-                object.__setattr__(self, name, str(getattr(self, name)))
-        for name in ("positive", "negative", "scores", "flip"):
-            object.__setattr__(self, name, _strings(getattr(self, name), name))
-        object.__setattr__(self, "columns", _columns(self.columns))
+        super().__post_init__()
         both = set(self.positive) & set(self.negative)
         if both:
-            raise InvalidInputError(
-                "The 'positive' and 'negative' parameters of files must not share values. "
-                f"Got {sorted(both)} in both instead."
+            raise param_error(
+                "negative",
+                self.name,
+                "values other than those of 'positive'",
+                self.negative,
+                hint=f"{sorted(both)} are in both.",
             )
         extra = [c for c in self.flip if c not in self.scores]
         if extra:
-            raise InvalidInputError(
-                f"The 'flip' parameter of files must name columns of 'scores' {self.scores}. "
-                f"Got {extra} instead."
+            raise param_error(
+                "flip",
+                self.name,
+                f"a list of columns of 'scores' {self.scores}",
+                self.flip,
+                hint=f"Not in 'scores': {extra}.",
             )
 
     def file(self) -> Path:

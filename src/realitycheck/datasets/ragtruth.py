@@ -11,25 +11,12 @@ from typing import Any, ClassVar
 from realitycheck.datasets._base import Bundle, Dataset, dataset
 from realitycheck.datasets._io import IdMaker, field_of, read_jsonl
 from realitycheck.errors import InvalidInputError
+from realitycheck.params import OneOf, SequenceOf, as_unique_tuple, param
 from realitycheck.records import Example, Label, Response
 
 __all__ = ["RagTruth"]
 
 TASKS = {"qa": "rag_qa", "summary": "summary", "data2txt": "data2text"}
-
-
-def _check_tasks(value: Any, owner: str) -> tuple[str, ...]:
-    items = (value,) if isinstance(value, str) else value
-    if (
-        not isinstance(items, tuple | list)
-        or not items
-        or any(not isinstance(t, str) or t not in TASKS for t in items)
-    ):
-        raise InvalidInputError(
-            f"The 'tasks' parameter of {owner} must be a non-empty list drawn from "
-            f"{tuple(TASKS)}. Got {value!r} instead."
-        )
-    return tuple(dict.fromkeys(items))
 
 
 @dataset("ragtruth")
@@ -45,7 +32,9 @@ class RagTruth(Dataset):
             and ``data2txt`` (task ``data2text``).
     """
 
-    tasks: tuple[str, ...] = ("qa", "summary", "data2txt")
+    tasks: tuple[str, ...] = param(
+        tuple(TASKS), SequenceOf(OneOf(TASKS), min_length=1), convert=as_unique_tuple
+    )
 
     files: ClassVar[tuple[str, ...]] = (
         "ragtruth/qa.jsonl",
@@ -56,9 +45,6 @@ class RagTruth(Dataset):
         "RAGTruth test split (QA, summary, data-to-text): 2,617 responses of six LLMs "
         "with human hallucination spans."
     )
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "tasks", _check_tasks(self.tasks, self.name))
 
     def load(self, *, progress: Callable[[int], Any] | None = None) -> Bundle:
         """Read the selected parts into examples, responses and ``human`` labels."""

@@ -11,6 +11,7 @@ from realitycheck.datasets._base import Bundle, dataset
 from realitycheck.datasets._hub import HubDataset
 from realitycheck.datasets._io import IdMaker, field_of
 from realitycheck.errors import InvalidInputError
+from realitycheck.params import with_default
 from realitycheck.records import Example
 
 __all__ = ["SquadV2"]
@@ -55,8 +56,8 @@ class SquadV2(HubDataset):
     are those of :class:`~realitycheck.datasets._hub.HubDataset`.
     """
 
-    config: str = "squad_v2"
-    hub_id: str = "rajpurkar/squad_v2"
+    config: str = with_default(HubDataset, "config", "squad_v2")
+    hub_id: str = with_default(HubDataset, "hub_id", "rajpurkar/squad_v2")
 
     description: ClassVar[str] = (
         "SQuAD v2 validation (11,873 questions over Wikipedia paragraphs, 5,945 unanswerable) "

@@ -10,6 +10,7 @@ from realitycheck.datasets._base import Bundle, dataset
 from realitycheck.datasets._hub import HubDataset
 from realitycheck.datasets._io import IdMaker, field_of
 from realitycheck.errors import InvalidInputError
+from realitycheck.params import with_default
 from realitycheck.records import Example
 
 __all__ = ["TriviaQA"]
@@ -30,8 +31,8 @@ class TriviaQA(HubDataset):
     are those of :class:`~realitycheck.datasets._hub.HubDataset`.
     """
 
-    config: str = "rc.nocontext"
-    hub_id: str = "mandarjoshi/trivia_qa"
+    config: str = with_default(HubDataset, "config", "rc.nocontext")
+    hub_id: str = with_default(HubDataset, "hub_id", "mandarjoshi/trivia_qa")
 
     description: ClassVar[str] = (
         "TriviaQA rc.nocontext validation (17,944 questions with answer aliases) from the "

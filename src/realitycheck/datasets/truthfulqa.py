@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 from realitycheck.datasets._base import Bundle, Dataset, dataset
 from realitycheck.datasets._io import field_of, read_jsonl, read_text
 from realitycheck.errors import InvalidInputError
+from realitycheck.params import OneOf, param
 from realitycheck.records import Example, Label, Response
 
 __all__ = ["TruthfulQA"]
@@ -69,7 +70,7 @@ class TruthfulQA(Dataset):
             and counted in the notes) or ``error`` (raise, naming the line).
     """
 
-    unmatched: str = "keep"
+    unmatched: str = param("keep", OneOf(UNMATCHED))
 
     files: ClassVar[tuple[str, ...]] = (
         "truthfulqa/TruthfulQA.csv",
@@ -80,13 +81,6 @@ class TruthfulQA(Dataset):
         "TruthfulQA: 817 questions with reference answers, plus 22,434 answers with human "
         "truthfulness (9,484 true) and informativeness judgements."
     )
-
-    def __post_init__(self) -> None:
-        if self.unmatched not in UNMATCHED:
-            raise InvalidInputError(
-                f"The 'unmatched' parameter of truthfulqa must be one of {UNMATCHED}. "
-                f"Got {self.unmatched!r} instead."
-            )
 
     def load(self, *, progress: Callable[[int], Any] | None = None) -> Bundle:
         """Read questions, judged answers and informativeness into records."""
