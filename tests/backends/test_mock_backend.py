@@ -185,7 +185,7 @@ def test_failures_become_error_generations_retryable_or_fatal():
     assert mock.key == "mock" and call_identity(mock) == call_identity(MockBackend())
     with pytest.raises(FatalBackendError, match="fail_on='\\^secret' matched"):
         mock.loglik([("secret", " x")])
-    with pytest.raises(InvalidInputError, match="GenerationRequest values. Got str at position 1"):
+    with pytest.raises(InvalidInputError, match="each item a GenerationRequest.*Item 1 is 'b'"):
         mock.generate([GenerationRequest(prompt="a"), "b"])
 
 
@@ -197,7 +197,7 @@ def test_loglik_is_the_sum_of_the_token_logprobs_a_generation_reports():
         0.0,
         pytest.approx(-0.25 - 1.5 - 0.25),
     ]
-    with pytest.raises(InvalidInputError, match="string pairs. Got 'ab' at position 0"):
+    with pytest.raises(InvalidInputError, match="each item a pair, each item a str.*Item 0"):
         mock.loglik(["ab"])
 
 

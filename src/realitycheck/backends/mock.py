@@ -84,7 +84,7 @@ from realitycheck.backends._base import (
     GenerationRequest,
     backend,
 )
-from realitycheck.errors import FatalBackendError, InvalidInputError, RetryableBackendError
+from realitycheck.errors import FatalBackendError, RetryableBackendError
 from realitycheck.params import (
     AnyOf,
     Constraint,
@@ -93,6 +93,7 @@ from realitycheck.params import (
     NonEmptyStr,
     SequenceOf,
     as_tuple,
+    check_arg,
     param,
 )
 
@@ -221,6 +222,8 @@ def _as_logprob(value: Any) -> Any:
 
 
 _LOGPROB = Interval(float, -math.inf, 0, closed="neither")
+_REQUESTS = SequenceOf(InstanceOf(GenerationRequest))
+_PAIRS = SequenceOf(SequenceOf(InstanceOf(str), length=2))
 
 
 @backend("mock")
@@ -265,29 +268,19 @@ class MockBackend(Backend):
         Raises:
             InvalidInputError: If an element of ``requests`` is not a GenerationRequest.
         """
-        for i, request in enumerate(requests):
-            if not isinstance(request, GenerationRequest):
-                raise InvalidInputError(
-                    "The 'requests' parameter of mock.generate must hold GenerationRequest "
-                    f"values. Got {type(request).__name__} at position {i} instead."
-                )
+        check_arg(requests, _REQUESTS, name="requests", owner="mock.generate")
         return [self._answer(request, position) for position, request in enumerate(requests)]
 
     def loglik(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """Return the sum of the canned log-probabilities of each continuation's tokens.
 
         Raises:
-            InvalidInputError: If a pair is not two strings.
+            InvalidInputError: If ``pairs`` is not a list of (prompt, continuation) strings.
             FatalBackendError: If a prompt matches ``fail_on``.
         """
+        check_arg(pairs, _PAIRS, name="pairs", owner="mock.loglik")
         out = []
-        for i, pair in enumerate(pairs):
-            if not (isinstance(pair, tuple | list) and [type(x) for x in pair] == [str, str]):
-                raise InvalidInputError(
-                    "The 'pairs' parameter of mock.loglik must hold (prompt, continuation) "
-                    f"string pairs. Got {pair!r} at position {i} instead."
-                )
-            prompt, continuation = pair
+        for prompt, continuation in pairs:
             if self.fail_on and re.search(self.fail_on, prompt):
                 raise FatalBackendError(self._refusal())
             out.append(math.fsum(self._token_logprobs(len(tokenize(continuation)))))
