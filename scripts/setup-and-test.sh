@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up realitycheck in .venv (torch pinned to the CPU build by constraints.txt),
-# then run the linters, the type checker and the whole test suite.
+# then run the linters, the import contracts (pyproject.toml), the type checker
+# and the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +11,8 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet -c constraints.txt -e '.[all,dev]'
 
-.venv/bin/ruff check src tests benchmarks
+.venv/bin/ruff check src tests benchmarks scripts
+.venv/bin/ruff format --check src tests benchmarks scripts
+PYTHONPATH=scripts .venv/bin/lint-imports --no-cache
 .venv/bin/mypy
 .venv/bin/python -m pytest "$@"

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Iterable
 
 __all__ = ["import_submodules"]
 
 
-def import_submodules(package: str, path: list[str]) -> None:
+def import_submodules(package: str, path: Iterable[str]) -> None:
     """Import each submodule of ``package`` whose name does not start with ``_``.
 
     Submodules must import heavy dependencies (torch, transformers) inside the

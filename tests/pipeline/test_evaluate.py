@@ -11,8 +11,8 @@ from realitycheck import (
     evaluate,
     ingest,
 )
+from realitycheck.analysis import Bootstrap, split_of
 from realitycheck.metrics import choose_threshold
-from realitycheck.pipeline import split_of
 
 
 @pytest.fixture
@@ -34,7 +34,7 @@ def _truth(store):
 
 
 def test_ranking_metrics_equal_sklearn_on_all_items(run):
-    result = evaluate(run, EvaluationConfig(n_resamples=200))
+    result = evaluate(run, EvaluationConfig(bootstrap=Bootstrap(n_resamples=200)))
     _, y, s, _, _ = _truth(run)
     m = result.metrics.set_index(["dataset", "slice", "detector", "labeler", "metric"])
     row = m.loc[("tiny", "all", "recorded:noisy", "human", "auroc")]
@@ -46,7 +46,7 @@ def test_ranking_metrics_equal_sklearn_on_all_items(run):
 
 
 def test_threshold_comes_from_calibration_split_and_metric_from_test_split(run):
-    result = evaluate(run, EvaluationConfig(n_resamples=50))
+    result = evaluate(run, EvaluationConfig(bootstrap=Bootstrap(n_resamples=50)))
     _, y, s, split, _ = _truth(run)
     cal, test = split == "calibration", split == "test"
     assert cal.any() and test.any()
@@ -61,7 +61,7 @@ def test_threshold_comes_from_calibration_split_and_metric_from_test_split(run):
 
 
 def test_slices_per_task_and_model(run):
-    result = evaluate(run, EvaluationConfig(n_resamples=50))
+    result = evaluate(run, EvaluationConfig(bootstrap=Bootstrap(n_resamples=50)))
     _, y, s, _, resp = _truth(run)
     slices = set(result.metrics["slice"])
     assert {"all", "task=qa", "task=summary", "model=m1", "model=m2"} <= slices
@@ -74,7 +74,7 @@ def test_slices_per_task_and_model(run):
 def test_missing_scores_are_excluded_and_counted_and_stray_ids_reported(run):
     run.append([Score(response_id="tiny/0/m1", detector="recorded:noisy", value=None, error="x")])
     run.append([Label(response_id="ghost/1", labeler="human", hallucinated=True)])
-    result = evaluate(run, EvaluationConfig(n_resamples=50))
+    result = evaluate(run, EvaluationConfig(bootstrap=Bootstrap(n_resamples=50)))
     m = result.metrics.set_index(["slice", "detector", "labeler", "metric"])
     row = m.loc[("all", "recorded:noisy", "human", "auroc")]
     assert row["n"] == 79 and row["n_excluded"] == 1
@@ -88,7 +88,7 @@ def test_agreement_of_an_automatic_labeler_with_humans(run):
         for i, r in enumerate(labels["response_id"])
     ]
     run.append(flipped)
-    result = evaluate(run, EvaluationConfig(n_resamples=50))
+    result = evaluate(run, EvaluationConfig(bootstrap=Bootstrap(n_resamples=50)))
     a = result.agreement.set_index(["slice", "detector", "labeler", "metric"])
     y = labels["hallucinated"].astype(int).to_numpy()
     p = np.array([int(i % 3 == 0) for i in range(len(y))])
@@ -105,16 +105,21 @@ def test_evaluate_on_empty_run_is_a_clear_error(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "message"),
+    ("make", "message"),
     [
-        ({"n_resamples": 0}, "'n_resamples' parameter of evaluate must be an int >= 1"),
-        ({"confidence": 1.5}, "'confidence' parameter"),
-        ({"threshold_objective": "vibes"}, "'threshold_objective' parameter"),
+        (
+            lambda: Bootstrap(n_resamples=0),
+            "'n_resamples' parameter of Bootstrap must be an int >= 1",
+        ),
+        (lambda: Bootstrap(confidence=1.5), "'confidence' parameter of Bootstrap"),
+        (lambda: Bootstrap(seed=True), "'seed' parameter of Bootstrap"),
+        (lambda: EvaluationConfig(bootstrap=1000), "'bootstrap' parameter of evaluate"),
+        (lambda: EvaluationConfig(threshold_objective="vibes"), "'threshold_objective' parameter"),
     ],
 )
-def test_config_validation(kwargs, message):
+def test_config_validation(make, message):
     with pytest.raises(InvalidInputError, match=message):
-        EvaluationConfig(**kwargs)
+        make()
 
 
 def test_a_reference_identical_to_human_is_shown_once_with_a_note(run):
@@ -125,13 +130,16 @@ def test_a_reference_identical_to_human_is_shown_once_with_a_note(run):
             for r, h in zip(human["response_id"], human["hallucinated"], strict=True)
         ]
     )
-    result = evaluate(run, EvaluationConfig(n_resamples=20))
+    result = evaluate(run, EvaluationConfig(bootstrap=Bootstrap(n_resamples=20)))
     assert "human[protocol=copy]" not in set(result.metrics["labeler"])
     assert any("human[protocol=copy] equals human" in n for n in result.notes)
 
 
 def test_a_given_threshold_is_used_as_is(run):
-    result = evaluate(run, EvaluationConfig(n_resamples=20, thresholds={"recorded:noisy": 0.7}))
+    result = evaluate(
+        run,
+        EvaluationConfig(bootstrap=Bootstrap(n_resamples=20), thresholds={"recorded:noisy": 0.7}),
+    )
     _, y, s, split, _ = _truth(run)
     test = split == "test"
     m = result.metrics.set_index(["slice", "detector", "labeler", "metric"])

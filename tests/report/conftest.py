@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from realitycheck import EvaluationConfig, Example, Label, Response, RunStore, Score, evaluate
+from realitycheck.analysis import Bootstrap
 
 MODELS = ("gen-a", "gen-b")
 TEXT = "RESPONSE-TEXT-MARKER"
@@ -65,7 +66,7 @@ def build_run(path, *, seed: int = 0, models=MODELS, note: str = "label 'yes' me
         },
         notes=["bertscore skipped: the embed extra is not installed"],
     )
-    evaluate(store, EvaluationConfig(n_resamples=50))
+    evaluate(store, EvaluationConfig(bootstrap=Bootstrap(n_resamples=50)))
     return store
 
 

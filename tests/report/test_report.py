@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from realitycheck import Example, InvalidInputError, Label, Response, RunStore
+from realitycheck.analysis import Bootstrap
 from realitycheck.report import ReportFiles, write_report
 from realitycheck.report._figures import slug
 from realitycheck.report._markdown import escape_md
@@ -302,7 +303,7 @@ def test_every_human_protocol_gets_its_thresholded_table(make_run, tmp_path):
         for i, (r, h) in enumerate(zip(human["response_id"], human["hallucinated"], strict=True))
     ]
     store.append(flipped)
-    evaluate(store, EvaluationConfig(n_resamples=20))
+    evaluate(store, EvaluationConfig(bootstrap=Bootstrap(n_resamples=20)))
     html = write_report(store, tmp_path / "out").html.read_text()
     assert "Thresholded metrics against human labels" in html
     assert "Thresholded metrics against human[protocol=strict] labels" in html

@@ -11,7 +11,7 @@ from realitycheck import RunStore, datasets, detect, ingest, label
 from realitycheck import detectors as detector_registry
 from realitycheck import labelers as labeler_registry
 from realitycheck.datasets import Bundle
-from realitycheck.studies import RunData
+from realitycheck.store import RunData
 
 
 class Recipe(NamedTuple):
@@ -85,11 +85,11 @@ def real_run(real_store) -> Callable[..., RunData]:
 def lexical_run(real_run) -> RunData:
     """TruthfulQA's first 60 examples and HaluEval general, lexical labels and lengths.
 
-    Shared by the length and labeler-agreement studies.
+    Shared by the length and labeler_agreement studies.
     """
     return real_run(
         truthfulqa=60,
-        ingested=("halueval-general",),
+        ingested=("halueval_general",),
         labelers=("rouge_l", "bleu", "token_f1", "exact_match"),
         detectors=("length", "length[unit=chars]"),
     )

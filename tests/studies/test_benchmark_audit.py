@@ -17,7 +17,7 @@ from realitycheck import (
     datasets,
     ingest,
 )
-from realitycheck.studies import RunData, save_result
+from realitycheck.store import RunData, save_result
 from realitycheck.studies.benchmark_audit import DESIDERATA, BenchmarkAudit, hallucination_types
 
 
@@ -118,7 +118,7 @@ def test_user_datasets_are_marked_from_measurements(tmp_path):
 @pytest.fixture(scope="module")
 def shipped(tmp_path_factory, data_dir):
     store = RunStore(tmp_path_factory.mktemp("audit"))
-    for name in ("ragtruth", "faithbench", "halueval-general"):
+    for name in ("ragtruth", "faithbench", "halueval_general"):
         ingest(store, datasets.create(name, data_dir=data_dir))
     return store, BenchmarkAudit().run(RunData(store))
 
@@ -129,7 +129,7 @@ def test_shipped_datasets(shipped):
     expected = {
         "ragtruth": ["yes", "yes", "no", "partial", "yes", "yes", "yes"],
         "faithbench": ["yes", "yes", "yes", "partial", "yes", "yes", "unknown"],
-        "halueval-general": ["yes", "yes", "no", "no", "no", "no", "unknown"],
+        "halueval_general": ["yes", "yes", "no", "no", "no", "no", "unknown"],
     }
     for ds, marks in expected.items():
         assert [status[(ds, d)] for d in DESIDERATA] == marks, ds

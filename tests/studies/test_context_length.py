@@ -8,7 +8,8 @@ from sklearn.metrics import f1_score, precision_score, roc_auc_score
 
 from realitycheck import Example, InvalidInputError, Label, Response, RunStore, Score
 from realitycheck.pipeline._evaluate import split_of
-from realitycheck.studies import RunData, save_result, studies
+from realitycheck.store import RunData, save_result
+from realitycheck.studies import studies
 from realitycheck.studies.context_length import ContextLength, stratum_names
 
 LENGTHS = (400, 2500, 8000)
@@ -95,10 +96,10 @@ def test_bad_options_are_refused(options, match):
 
 
 def test_edges_from_a_key_and_a_single_edge():
-    study = studies.create_from_key("context-length[edges=2000]")
-    assert study.edges == (2000,) and study.key == "context-length[edges=2000]"
+    study = studies.create_from_key("context_length[edges=2000]")
+    assert study.edges == (2000,) and study.key == "context_length[edges=2000]"
     assert studies.create_from_key(study.key) == study
-    two = studies.create_from_key("context-length[edges=500+3000]")
+    two = studies.create_from_key("context_length[edges=500+3000]")
     assert two.edges == (500, 3000) and studies.create_from_key(two.key) == two
 
 

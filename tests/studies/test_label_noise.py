@@ -22,9 +22,10 @@ from realitycheck import (
 )
 from realitycheck import labelers as labeler_registry
 from realitycheck import metrics as M
-from realitycheck.studies import RunData, save_result, studies
+from realitycheck.store import RunData, save_result
 from realitycheck.studies import _agreement_stats as A
 from realitycheck.studies import _label_noise_sim as N
+from realitycheck.studies import studies
 from realitycheck.studies.label_noise import LabelNoise
 
 
@@ -246,8 +247,8 @@ def test_bad_options_are_refused(options, match):
 
 
 def test_a_single_rate_from_the_command_line_becomes_a_tuple():
-    study = studies.create_from_key("label-noise[rates=0.2,repetitions=2]")
-    assert study.rates == (0.2,) and study.key == "label-noise[rates=0.2,repetitions=2]"
+    study = studies.create_from_key("label_noise[rates=0.2,repetitions=2]")
+    assert study.rates == (0.2,) and study.key == "label_noise[rates=0.2,repetitions=2]"
     assert studies.create_from_key(study.key) == study
 
 
@@ -257,7 +258,7 @@ def test_a_single_rate_from_the_command_line_becomes_a_tuple():
 @pytest.fixture(scope="module")
 def real(tmp_path_factory, data_dir):
     store = RunStore(tmp_path_factory.mktemp("label_noise"))
-    for name in ("faithbench", "halueval-general"):
+    for name in ("faithbench", "halueval_general"):
         ingest(store, datasets.create(name, data_dir=data_dir))
     label(store, [labeler_registry.create("knowledge_f1")])
     detect(store, [detectors.create_from_key(k) for k in ("length[unit=chars]", "source_overlap")])
@@ -278,12 +279,12 @@ def test_real_run_covers_every_noise_source(real):
     assert (fb.loc[fb["condition"] != "weak_supervision", "noise_rate"] <= 0.15 + 1e-9).all()
     weak = fb[fb["condition"] == "weak_supervision"]
     assert {"knowledge_f1", "recorded:gpt_4o"} <= set(weak["source"])
-    he = ranking[ranking["dataset"] == "halueval-general"]
+    he = ranking[ranking["dataset"] == "halueval_general"]
     assert set(he["condition"]) == {"random_flip", "weak_supervision"}
-    n = int(data.verdicts("halueval-general")["human"].notna().sum())
+    n = int(data.verdicts("halueval_general")["human"].notna().sum())
     flip = he[he["condition"] == "random_flip"].iloc[0]
     assert flip["noise_rate"] == pytest.approx(round(0.15 * n) / n)
-    assert any(line.startswith("halueval-general: dissenting worker") for line in result.skipped)
+    assert any(line.startswith("halueval_general: dissenting worker") for line in result.skipped)
 
 
 def test_real_clean_metrics_match_a_direct_computation(real):
@@ -320,7 +321,7 @@ def test_real_annotator_statistics(real):
     assert aggregation.loc["dawid_skene vs majority_vote", "agreement"] > 0.9
     assert "Krippendorff's alpha" in result.finding and "faithbench" in result.finding
     assert {f.stem for f in result.figures} == {
-        "noise_curve_faithbench", "noise_curve_halueval-general",
+        "noise_curve_faithbench", "noise_curve_halueval_general",
     }  # fmt: skip
     save_result(store, result)
     pair = result.table("pairwise_kappa").iloc[0]

@@ -11,8 +11,8 @@ from sklearn.metrics import (
 )
 
 from realitycheck import InvalidInputError
+from realitycheck.analysis import split_of
 from realitycheck.metrics import bootstrap_ci, choose_threshold
-from realitycheck.pipeline import split_of
 from realitycheck.studies import studies
 from realitycheck.studies._agreement_parts import error_causes
 from realitycheck.studies._shift_common import confusion_ci
@@ -166,14 +166,14 @@ def test_finding_names_the_best_labeler_with_its_kappa(result):
     best = kappa.loc[kappa["value"].idxmax()]
     assert f"{best['labeler']} (" in result.finding
     assert f"kappa {best['value']:.2f}" in result.finding
-    assert "halueval-general: no automatic labeler" in result.skipped
+    assert "halueval_general: no automatic labeler" in result.skipped
     assert [f.stem for f in result.figures] == ["kappa", "errors"]
 
 
 @pytest.mark.parametrize(
     ("params", "match"),
     [
-        ({"n_resamples": 0}, "'n_resamples' parameter of labeler-agreement must be an int >= 1"),
+        ({"n_resamples": 0}, "'n_resamples' parameter of labeler_agreement must be an int >= 1"),
         ({"calibration_fraction": 1.0}, "'calibration_fraction' parameter"),
         ({"long_quantile": 0.0}, r"'long_quantile' parameter .* float in \(0, 1\)"),
         ({"long_ratio": -1}, "'long_ratio' parameter"),
@@ -187,4 +187,4 @@ def test_bad_options_are_rejected(params, match):
 
 
 def test_registered_under_its_name():
-    assert studies.get("labeler-agreement") is LabelerAgreement
+    assert studies.get("labeler_agreement") is LabelerAgreement

@@ -6,7 +6,8 @@ from sklearn.metrics import average_precision_score, roc_auc_score
 
 from realitycheck import Example, InvalidInputError, Label, Response, RunStore, Score
 from realitycheck.metrics import bootstrap_ci
-from realitycheck.studies import RunData, studies
+from realitycheck.store import RunData
+from realitycheck.studies import studies
 from realitycheck.studies._shift_common import ranking_ci, relative_change
 from realitycheck.studies.labeler_shift import LabelerShift
 
@@ -17,7 +18,7 @@ N_RESAMPLES = 200
 def data(real_run):
     return real_run(
         truthfulqa=60,
-        ingested=("faithbench", "halueval-general"),
+        ingested=("faithbench", "halueval_general"),
         labelers=("rouge_l", "token_f1", "knowledge_f1"),
         detectors=("length", "length[unit=chars]", "source_overlap"),
     )
@@ -114,7 +115,7 @@ def test_finding_states_the_largest_overstatement(result):
     assert f"Under {top['labeler']}" in result.finding
     assert f"{top['delta_pct']:+.1f}%" in result.finding
     assert result.figures[0].png.startswith(b"\x89PNG")
-    assert "halueval-general: no automatic labeler to compare with" in result.skipped
+    assert "halueval_general: no automatic labeler to compare with" in result.skipped
 
 
 def test_labelers_option_restricts_the_comparison(data):
@@ -138,13 +139,13 @@ def test_no_reference_labels_gives_a_skip_line_and_an_empty_result(tmp_path):
 @pytest.mark.parametrize(
     ("params", "match"),
     [
-        ({"n_resamples": 0}, "'n_resamples' parameter of labeler-shift must be an int >= 1"),
+        ({"n_resamples": 0}, "'n_resamples' parameter of labeler_shift must be an int >= 1"),
         (
             {"confidence": 1.0},
-            r"'confidence' parameter of labeler-shift must be a float in \(0, 1\)",
+            r"'confidence' parameter of labeler_shift must be a float in \(0, 1\)",
         ),
-        ({"seed": -1}, "'seed' parameter of labeler-shift must be an int >= 0"),
-        ({"labelers": [3]}, "'labelers' parameter of labeler-shift must be a sequence"),
+        ({"seed": -1}, "'seed' parameter of labeler_shift must be an int >= 0"),
+        ({"labelers": [3]}, "'labelers' parameter of labeler_shift must be a sequence"),
     ],
 )
 def test_bad_options_are_rejected(params, match):
@@ -153,5 +154,5 @@ def test_bad_options_are_rejected(params, match):
 
 
 def test_built_from_its_key():
-    study = studies.create_from_key("labeler-shift[labelers=rouge_l+bleu,n_resamples=50]")
+    study = studies.create_from_key("labeler_shift[labelers=rouge_l+bleu,n_resamples=50]")
     assert study.labelers == ("rouge_l", "bleu") and study.n_resamples == 50

@@ -8,8 +8,9 @@ from scipy import stats
 
 from realitycheck import InvalidInputError, RunStore
 from realitycheck.records import Example, Label, Response, Score
-from realitycheck.studies import RunData, studies
+from realitycheck.store import RunData
 from realitycheck.studies import _rank_stats as R
+from realitycheck.studies import studies
 from realitycheck.studies.leaderboard import Leaderboard
 
 # -- statistics ---------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from scipy import stats
 from sklearn.metrics import roc_auc_score
 
 from realitycheck import Example, InvalidInputError, Label, Response, RunStore, Score
-from realitycheck.studies import RunData
+from realitycheck.store import RunData
 from realitycheck.studies._shift_common import correlation_pvalue, wilson_interval
 from realitycheck.studies.length import LengthBias
 
@@ -112,7 +112,7 @@ def test_correlations_equal_scipy_on_real_data(data, result):
     assert row["spearman_rho"] == pytest.approx(stats.spearmanr(x, v).statistic)
     assert row["spearman_p"] == pytest.approx(stats.spearmanr(x, v).pvalue, rel=1e-6)
     assert corr.loc[("truthfulqa", "human"), "signal"] == "verdict"
-    assert corr.loc[("halueval-general", "length"), "pearson_r"] == pytest.approx(1.0)
+    assert corr.loc[("halueval_general", "length"), "pearson_r"] == pytest.approx(1.0)
 
 
 def test_distribution_and_accuracy_by_length_on_real_data(data, result):
@@ -143,9 +143,9 @@ def test_finding_and_skips_on_real_data(result):
     assert (
         "truthfulqa: no response has samples; Mean-Len and Std-Len not computed" in result.skipped
     )
-    assert "halueval-general: no automatic labeler; no accuracy by length" in result.skipped
+    assert "halueval_general: no automatic labeler; no accuracy by length" in result.skipped
     stems = [f.stem for f in result.figures]
-    assert stems == ["lengths-halueval-general", "lengths-truthfulqa", "accuracy-by-length"]
+    assert stems == ["lengths-halueval_general", "lengths-truthfulqa", "accuracy-by-length"]
 
 
 def test_chars_unit_measures_characters(data):

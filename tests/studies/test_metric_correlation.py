@@ -4,8 +4,8 @@ from scipy import stats
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 from realitycheck import InvalidInputError, RunStore, datasets, detect, detectors, ingest
-from realitycheck.pipeline import split_of
-from realitycheck.studies import RunData
+from realitycheck.analysis import split_of
+from realitycheck.store import RunData
 from realitycheck.studies.metric_correlation import MetricCorrelation
 
 RECORDED = ("recorded:*",)
@@ -14,7 +14,7 @@ RECORDED = ("recorded:*",)
 @pytest.fixture(scope="module")
 def data(tmp_path_factory, data_dir):
     store = RunStore(tmp_path_factory.mktemp("metric_correlation") / "run")
-    for name in ("faithbench", "halueval-general"):
+    for name in ("faithbench", "halueval_general"):
         ingest(store, datasets.create(name, data_dir=data_dir))
     detect(store, [detectors.create_from_key("length[unit=chars]")])
     return RunData(store)
@@ -58,10 +58,10 @@ def test_spearman_matrix_equals_scipy_on_pairwise_complete_items(recorded, data)
         both = values[[row.a, row.b]].dropna()
         assert row.n == len(both)
         assert row.rho == pytest.approx(stats.spearmanr(both[row.a], both[row.b]).statistic)
-    halueval = recorded.table("correlation").query("dataset == 'halueval-general'")
+    halueval = recorded.table("correlation").query("dataset == 'halueval_general'")
     assert halueval[["a", "b"]].values.tolist() == [["human", "length[unit=chars]"]]
     stems = {f.stem: f for f in recorded.figures}
-    assert set(stems) == {"correlation_faithbench", "correlation_halueval-general"}
+    assert set(stems) == {"correlation_faithbench", "correlation_halueval_general"}
     assert "human[protocol=majority] = human" in stems["correlation_faithbench"].caption
 
 
@@ -133,9 +133,9 @@ def test_loadings_are_oriented_and_contributions_add_up(recorded):
 
 def test_datasets_without_enough_signals_are_skipped_with_a_reason(recorded, data):
     reason = (
-        "halueval-general: ensemble: 0 signals matching ['recorded:*'] on the dataset, 2 needed"
+        "halueval_general: ensemble: 0 signals matching ['recorded:*'] on the dataset, 2 needed"
     )
     assert reason in recorded.skipped
     default = MetricCorrelation(n_resamples=20).run(data)
-    assert "halueval-general: ensemble: 1 detectors on the dataset, 2 needed" in default.skipped
+    assert "halueval_general: ensemble: 1 detectors on the dataset, 2 needed" in default.skipped
     assert "length[unit=chars]" in set(default.table("loadings")["signal"])

@@ -4,8 +4,9 @@ import pytest
 
 from realitycheck import InvalidInputError, RunStore
 from realitycheck.records import Example, Label, Response
-from realitycheck.studies import RunData, studies
+from realitycheck.store import RunData
 from realitycheck.studies import _rank_stats as R
+from realitycheck.studies import studies
 from realitycheck.studies.qa_accuracy import QaAccuracy
 
 # -- the paired difference ----------------------------------------------------------------
@@ -134,7 +135,7 @@ def test_bad_options_are_refused(params, match):
 
 
 def test_key_round_trip():
-    study = studies.create_from_key("qa-accuracy[refusal_phrases=no comment+i don't know]")
+    study = studies.create_from_key("qa_accuracy[refusal_phrases=no comment+i don't know]")
     assert study.refusal_phrases == ("no comment", "i don't know")
     assert studies.create_from_key(study.key) == study
 

@@ -12,7 +12,8 @@ from sklearn.metrics import (
 
 from realitycheck import InvalidInputError, Label, detectors, labelers
 from realitycheck.labelers.rouge import RougeL
-from realitycheck.studies import RunData, studies
+from realitycheck.store import RunData
+from realitycheck.studies import studies
 from realitycheck.studies._repetition_parts import detector_metrics, flag_rows, labeler_metrics
 from realitycheck.studies.repetition import Repetition, _rebuild, repeat_sentences
 

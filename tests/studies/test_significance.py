@@ -5,14 +5,15 @@ from scipy import stats
 from sklearn.metrics import roc_auc_score
 
 from realitycheck import InvalidInputError, RunStore, datasets, detect, detectors, ingest
-from realitycheck.studies import RunData, studies
+from realitycheck.store import RunData
+from realitycheck.studies import studies
 from realitycheck.studies.significance import Significance, group_of_models
 
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory, data_dir):
     store = RunStore(tmp_path_factory.mktemp("significance") / "run")
-    for name in ("faithbench", "halueval-general", "ragtruth"):
+    for name in ("faithbench", "halueval_general", "ragtruth"):
         ingest(store, datasets.create(name, data_dir=data_dir))
     detect(store, [detectors.create_from_key("length[unit=chars]")])
     return RunData(store)
@@ -88,9 +89,9 @@ def test_faithbench_hallucination_rate_by_summarizer_is_a_friedman_test(data, de
     ).all()
     posthoc = result.table("posthoc").query("dataset == 'faithbench'")
     assert len(posthoc) == 45 and set(posthoc["method"]) == {"Nemenyi"}
-    assert tests.loc["halueval-general", "test"] == "not applicable"
-    assert "only 1 group (chatgpt)" in tests.loc["halueval-general", "why"]
-    assert any(s.startswith("halueval-general: group test not applicable") for s in result.skipped)
+    assert tests.loc["halueval_general", "test"] == "not applicable"
+    assert "only 1 group (chatgpt)" in tests.loc["halueval_general", "why"]
+    assert any(s.startswith("halueval_general: group test not applicable") for s in result.skipped)
     assert {f.stem for f in result.figures} == {"groups_faithbench", "groups_ragtruth"}
     assert all(f.png.startswith(b"\x89PNG") for f in result.figures)
     assert "faithbench" in result.finding and "Friedman" in result.finding
@@ -125,7 +126,7 @@ def test_requested_pairs_and_derived_groups(data):
     assert tests.loc["faithbench", "n_groups"] == 2
     assert tests.loc["faithbench", "n_no_group"] == 6 * 75
     assert "binned" in tests.loc["faithbench", "group_rule"]
-    assert tests.loc["halueval-general", "why"].startswith("not applicable: no item")
+    assert tests.loc["halueval_general", "why"].startswith("not applicable: no item")
 
 
 def test_a_detector_value_across_groups_and_a_missing_value(data):

@@ -5,10 +5,16 @@ import pandas as pd
 import pytest
 
 from realitycheck import InvalidInputError, RunStore, write_report
-from realitycheck._plot import new_figure, png_bytes
+from realitycheck.plots import new_figure, png_bytes
 from realitycheck.report._studies import MAX_ROWS, format_cell
-from realitycheck.studies import StudyFigure, StudyResult, StudyTable, load_results, save_result
-from realitycheck.studies._store import folder_name
+from realitycheck.store import (
+    StudyFigure,
+    StudyResult,
+    StudyTable,
+    folder_name,
+    load_results,
+    save_result,
+)
 
 
 def _result(n_rows=3, finding="Length predicts <b>hallucination</b>."):

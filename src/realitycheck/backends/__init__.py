@@ -1,6 +1,5 @@
 """Model backends behind one protocol; each module registers its backend with a decorator."""
 
-from realitycheck._discover import import_submodules
 from realitycheck.backends._base import (
     CAPABILITIES,
     DECODINGS,
@@ -11,16 +10,28 @@ from realitycheck.backends._base import (
     backends,
     require,
 )
+from realitycheck.backends._cache import (
+    CallCache,
+    Usage,
+    cached_generate,
+    call_identity,
+    default_cache_path,
+    usage_of,
+)
 
 __all__ = [
     "CAPABILITIES",
     "DECODINGS",
     "Backend",
+    "CallCache",
     "Generation",
     "GenerationRequest",
+    "Usage",
     "backend",
     "backends",
+    "cached_generate",
+    "call_identity",
+    "default_cache_path",
     "require",
+    "usage_of",
 ]
-
-import_submodules(__name__, __path__)

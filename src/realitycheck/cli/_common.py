@@ -11,9 +11,12 @@ __all__ = [
     "EXIT_ERROR",
     "EXIT_INTERNAL",
     "EXIT_INTERRUPTED",
+    "bootstrap_from",
+    "bootstrap_options",
     "cli",
     "datasets_from_keys",
     "echo_stage",
+    "listener_for",
     "progress_for",
     "retry_errors_option",
     "split_keys",
@@ -49,6 +52,74 @@ retry_errors_option = click.option(
     help="Also recompute labels and scores that failed for good (no reference, empty "
     "text); those that failed for a reason that may pass (backend, timeout) are always retried.",
 )
+
+
+def bootstrap_options(command: Any) -> Any:
+    """Add ``--n-resamples``, ``--confidence`` and ``--seed`` (the run's Bootstrap) to a verb."""
+    for option in (
+        click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed."),
+        click.option(
+            "--confidence", type=float, default=0.95, show_default=True, help="CI coverage."
+        ),
+        click.option(
+            "--n-resamples", type=int, default=1000, show_default=True, help="Bootstrap resamples."
+        ),
+    ):
+        command = option(command)
+    return command
+
+
+def bootstrap_from(n_resamples: int, confidence: float, seed: int) -> Any:
+    """The Bootstrap settings given by :func:`bootstrap_options`."""
+    from realitycheck.analysis import Bootstrap
+
+    return Bootstrap(n_resamples=n_resamples, confidence=confidence, seed=seed)
+
+
+def listener_for(ctx: click.Context) -> Any:
+    """A runner Listener that prints each stage, study and file as the run goes."""
+    from realitycheck.runner import Listener
+
+    class Echo(Listener):
+        def generation(self, dataset: str, report: Any, run_dir: Any) -> None:
+            echo_generation(dataset, report, run_dir)
+
+        def stage(self, report: Any) -> None:
+            echo_stage(report)
+
+        def evaluation(self, evaluation: Any, out: Any) -> None:
+            for note in evaluation.notes:
+                click.echo(f"note: {note}", err=True)
+            click.echo(f"metrics: {out / 'metrics.csv'} ({len(evaluation.metrics)} rows)")
+
+        def study(self, done: Any) -> None:
+            click.echo(f"== {done.result.study} -> {done.folder}")
+            click.echo(done.result.finding)
+            for line in done.result.skipped:
+                click.echo(f"  not run on {line}")
+
+        def report(self, files: Any) -> None:
+            click.echo(f"report: {files.html}")
+
+    return Echo()
+
+
+def echo_generation(name: str, report: Any, run_dir: Any) -> None:
+    """Print what generation did for one dataset, and where its failures are listed."""
+    usage = report.usage
+    click.echo(
+        f"{name}: {report.computed} responses generated, {report.reused} already stored, "
+        f"{report.failed} failed ({usage.calls} calls, {usage.cached} answered from the cache, "
+        f"{usage.total_tokens} tokens)"
+    )
+    if report.failed:
+        for line in report.errors:
+            click.echo(f"  failed: {line}", err=True)
+        click.echo(
+            f"  {report.failed} generations failed and are listed in "
+            f"{run_dir / 'generation_errors.parquet'}; run the same command again to retry them.",
+            err=True,
+        )
 
 
 def echo_stage(report: Any) -> None:

@@ -9,9 +9,12 @@ from typing import Any
 import click
 
 from realitycheck.cli._common import (
+    bootstrap_from,
+    bootstrap_options,
     cli,
     datasets_from_keys,
     echo_stage,
+    listener_for,
     progress_for,
     retry_errors_option,
     split_keys,
@@ -124,11 +127,7 @@ def detect_cmd(
     multiple=True,
     help="Ground-truth labelers for detectors (default: human + every labeler).",
 )
-@click.option(
-    "--n-resamples", type=int, default=1000, show_default=True, help="Bootstrap resamples."
-)
-@click.option("--confidence", type=float, default=0.95, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@bootstrap_options
 @click.option(
     "--threshold-objective",
     default="f1_macro",
@@ -170,35 +169,40 @@ def evaluate_cmd(
     """Label, detect and measure detectors and labelers against human labels."""
     from realitycheck.detectors import detectors as det_registry
     from realitycheck.labelers import labelers as lab_registry
-    from realitycheck.pipeline import EvaluationConfig, detect, evaluate, label
+    from realitycheck.pipeline import EvaluationConfig
+    from realitycheck.runner import measure_run
 
     lab_keys, det_keys = split_keys(labelers), split_keys(detectors)
-    labs = [lab_registry.create_from_key(k) for k in lab_keys if not k.startswith("human")]
-    dets = [det_registry.create_from_key(k) for k in det_keys if not k.startswith("recorded")]
+    labs = [lab_registry.create_from_key(k) for k in lab_keys if not _stored(k)]
+    dets = [det_registry.create_from_key(k) for k in det_keys if not _stored(k)]
     config = EvaluationConfig(
-        detectors=tuple(_stored_keys(det_keys, dets, "recorded")) if det_keys else None,
-        labelers=tuple(_stored_keys(lab_keys, labs, "human")) if lab_keys else None,
+        detectors=tuple(_measured_keys(det_keys, dets)) if det_keys else None,
+        labelers=tuple(_measured_keys(lab_keys, labs)) if lab_keys else None,
         references=tuple(split_keys(references)) or None,
-        n_resamples=n_resamples,
-        confidence=confidence,
-        seed=seed,
+        bootstrap=bootstrap_from(n_resamples, confidence, seed),
         threshold_objective=threshold_objective,
         thresholds=_parse_thresholds(thresholds),
     )
     store, names = _load_run(ctx, run_dir, dataset_keys, data_dir)
-    progress = progress_for(ctx)
-    echo_stage(label(store, labs, datasets=names, retry_errors=retry_errors, progress=progress))
-    echo_stage(detect(store, dets, datasets=names, retry_errors=retry_errors, progress=progress))
-    result = evaluate(store, config, progress=progress)
-    out = Path(run_dir)
-    for note in result.notes:
-        click.echo(f"note: {note}", err=True)
-    if report:
-        _write_report(store, out)  # also writes metrics.csv and agreement.csv
-    else:
-        result.metrics.to_csv(out / "metrics.csv", index=False)
-        result.agreement.to_csv(out / "agreement.csv", index=False)
-    click.echo(f"metrics: {out / 'metrics.csv'} ({len(result.metrics)} rows)")
+    measure_run(
+        store,
+        labs,
+        dets,
+        config,
+        datasets=names,
+        out=Path(run_dir),
+        report=report,
+        retry_errors=retry_errors,
+        progress=progress_for(ctx),
+        listener=listener_for(ctx),
+    )
+
+
+def _stored(key: str) -> bool:
+    """Whether a key names what a dataset shipped (``human…``, ``recorded…``), not a component."""
+    from realitycheck.keys import RECORDED, LabelKey
+
+    return key == RECORDED or LabelKey.parse(key).kind != "component"
 
 
 def _parse_thresholds(values: Sequence[str]) -> dict[str, float]:
@@ -216,9 +220,9 @@ def _parse_thresholds(values: Sequence[str]) -> dict[str, float]:
     return out
 
 
-def _stored_keys(keys: Sequence[str], comps: Sequence[Any], stored: str) -> list[str]:
+def _measured_keys(keys: Sequence[str], comps: Sequence[Any]) -> list[str]:
     """Return the keys to measure: built components' keys plus stored ones (``recorded``…)."""
-    return [c.key for c in comps] + [k for k in keys if k.startswith(stored)]
+    return [c.key for c in comps] + [k for k in keys if _stored(k)]
 
 
 def _write_report(store: Any, out: Path) -> None:
@@ -241,16 +245,28 @@ def report_cmd(run_dir: str, out: str | None) -> None:
 @cli.command("demo")
 @click.option("--out", type=click.Path(file_okay=False), default="demo-report", show_default=True)
 @_data_dir_option
-@click.option("--n-resamples", type=int, default=1000, show_default=True)
+@bootstrap_options
 @click.pass_context
-def demo_cmd(ctx: click.Context, out: str, data_dir: str | None, n_resamples: int) -> None:
+def demo_cmd(
+    ctx: click.Context,
+    out: str,
+    data_dir: str | None,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+) -> None:
     """Detectors, labelers and every study on RAGTruth, FaithBench, HaluEval, TruthfulQA, BEGIN.
 
     Everything stored is reused when the demo runs again into the same folder.
     """
-    from realitycheck.pipeline import run_demo
+    from realitycheck.runner import run_demo
     from realitycheck.store import RunStore
 
-    result = run_demo(out, data_dir=data_dir, n_resamples=n_resamples, progress=progress_for(ctx))
+    result = run_demo(
+        out,
+        data_dir=data_dir,
+        bootstrap=bootstrap_from(n_resamples, confidence, seed),
+        progress=progress_for(ctx),
+    )
     click.echo(f"run: {result.run_dir}; studies: {', '.join(result.studies) or 'none'}")
     _write_report(RunStore(result.run_dir), Path(out))

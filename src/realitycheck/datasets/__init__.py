@@ -1,6 +1,9 @@
-"""Built-in datasets; each module registers its components with a decorator."""
+"""Built-in datasets; one module per component family.
 
-from realitycheck._discover import import_submodules
+Each module registers its components with a decorator; the registry imports
+the modules when it is first asked for a name.
+"""
+
 from realitycheck.datasets._base import Bundle, Dataset, dataset, datasets
 from realitycheck.datasets._describe import describe
 from realitycheck.datasets._sources import SOURCES, Source, fetch, verify
@@ -16,5 +19,3 @@ __all__ = [
     "fetch",
     "verify",
 ]
-
-import_submodules(__name__, __path__)

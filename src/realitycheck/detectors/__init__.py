@@ -1,8 +1,9 @@
-"""Built-in detectors; each module registers its components with a decorator."""
+"""Built-in detectors; one module per component family.
 
-from realitycheck._discover import import_submodules
+Each module registers its components with a decorator; the registry imports
+the modules when it is first asked for a name.
+"""
+
 from realitycheck.detectors._base import Detector, Needs, detector, detectors
 
 __all__ = ["Detector", "Needs", "detector", "detectors"]
-
-import_submodules(__name__, __path__)

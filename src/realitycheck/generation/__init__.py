@@ -4,10 +4,9 @@ A :class:`SamplingPlan` says how to answer (a low-temperature best answer plus
 stochastic samples, the decoding strategy, the prompt variants);
 :func:`build_prompt` writes each prompt; :func:`generate` calls a backend through
 the shared call cache and stores one response per example and variant, resuming
-a stopped run. :func:`load_run_config` reads a whole study from a TOML file.
+a stopped run.
 """
 
-from realitycheck.generation._config import RunConfig, load_run_config
 from realitycheck.generation._errors import generation_errors
 from realitycheck.generation._plans import (
     DEFAULT_MAX_TOKENS,
@@ -44,7 +43,6 @@ __all__ = [
     "PROMPT_TASKS",
     "PlanRequests",
     "Prompt",
-    "RunConfig",
     "SAMPLE_DECODINGS",
     "STYLES",
     "SamplingPlan",
@@ -55,7 +53,6 @@ __all__ = [
     "generation_errors",
     "generation_key",
     "load_inputs",
-    "load_run_config",
     "make_plan",
     "parse_variant",
 ]

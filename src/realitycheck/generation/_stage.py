@@ -28,9 +28,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from realitycheck._progress import NullProgress, Progress, ProgressTask
-from realitycheck.backends import Backend, Generation
-from realitycheck.backends._cache import CallCache, Usage, cached_generate, usage_of
+from realitycheck.progress import NullProgress, Progress, ProgressTask
+from realitycheck.backends import Backend, CallCache, Generation, Usage, cached_generate, usage_of
 from realitycheck.datasets import Dataset
 from realitycheck.errors import InvalidInputError
 from realitycheck.generation._errors import update_generation_errors

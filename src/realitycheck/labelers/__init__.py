@@ -1,8 +1,9 @@
-"""Built-in labelers; each module registers its components with a decorator."""
+"""Built-in labelers; one module per component family.
 
-from realitycheck._discover import import_submodules
+Each module registers its components with a decorator; the registry imports
+the modules when it is first asked for a name.
+"""
+
 from realitycheck.labelers._base import Labeler, labeler, labelers
 
 __all__ = ["Labeler", "labeler", "labelers"]
-
-import_submodules(__name__, __path__)

@@ -7,39 +7,53 @@ work; an undefined value (one class only, a zero division) is NaN plus an
 :class:`UndefinedMetricWarning`.
 """
 
-from realitycheck.metrics._bootstrap import BootstrapResult, bootstrap_ci
+from realitycheck.metrics._bootstrap import (
+    RANKING_METRICS,
+    BootstrapResult,
+    bootstrap_ci,
+    bootstrap_distribution,
+    resample_indices,
+)
 from realitycheck.metrics._classification import (
+    CLASSIFICATION_METRICS,
     accuracy,
     balanced_accuracy,
     cohen_kappa,
     f1,
     f1_macro,
     f1_weighted,
+    from_counts,
     precision,
     recall,
 )
 from realitycheck.metrics._correlation import pearson, spearman
 from realitycheck.metrics._ranking import auroc, pr_auc, precision_recall_curve, roc_curve
-from realitycheck.metrics._threshold import choose_threshold
+from realitycheck.metrics._threshold import THRESHOLD_OBJECTIVES, choose_threshold
 from realitycheck.metrics._validation import UndefinedMetricWarning
 
 __all__ = [
     "BootstrapResult",
+    "CLASSIFICATION_METRICS",
+    "RANKING_METRICS",
+    "THRESHOLD_OBJECTIVES",
     "UndefinedMetricWarning",
     "accuracy",
     "auroc",
     "balanced_accuracy",
     "bootstrap_ci",
+    "bootstrap_distribution",
     "choose_threshold",
     "cohen_kappa",
     "f1",
     "f1_macro",
     "f1_weighted",
+    "from_counts",
     "pearson",
     "pr_auc",
     "precision",
     "precision_recall_curve",
     "recall",
+    "resample_indices",
     "roc_curve",
     "spearman",
 ]

@@ -15,64 +15,38 @@ Every value carries a percentile bootstrap confidence interval over responses,
 the number of items used, of positives, and of items excluded because a label
 or score was missing.
 
-The split is by example, so all responses to one source fall on the same side:
-an example belongs to the calibration split when the first byte of the
-BLAKE2b hash of its ``example_id`` is below ``calibration_fraction`` × 256.
+The split is by example (:func:`realitycheck.analysis.split_of`), so all
+responses to one source fall on the same side.
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import pandas as pd
 
-from realitycheck._progress import NullProgress, Progress
+from realitycheck.progress import NullProgress, Progress
+from realitycheck.analysis import (
+    AGREEMENT_METRICS,
+    OBJECTIVES,
+    RANKING_METRICS,
+    TEST,
+    THRESHOLD_METRICS,
+    Bootstrap,
+    Measure,
+    Where,
+    choose_or_fix_threshold,
+    group_by_mask,
+    split_of,
+)
 from realitycheck.errors import InvalidInputError
-from realitycheck.pipeline._measure import Measure, Where, choose_or_fix_threshold, group_by_mask
+from realitycheck.keys import LabelKey
 from realitycheck.records import MetricResult
 from realitycheck.store import RunData, RunStore
 
-__all__ = ["Evaluation", "EvaluationConfig", "evaluate", "is_human_key", "split_of"]
-
-RANKING_METRICS = ("auroc", "pr_auc")
-THRESHOLD_METRICS = (
-    "balanced_accuracy",
-    "f1_macro",
-    "f1_weighted",
-    "precision",
-    "recall",
-    "f1",
-    "accuracy",
-    "cohen_kappa",
-)
-AGREEMENT_METRICS = (
-    "precision",
-    "recall",
-    "f1",
-    "accuracy",
-    "cohen_kappa",
-    "balanced_accuracy",
-    "f1_macro",
-)
-STORED_FAMILIES = ("recorded", "human")
-OBJECTIVES = ("f1_macro", "balanced_accuracy", "f1", "f1_weighted", "youden")
-
-
-def is_human_key(key: str) -> bool:
-    """Return whether a labeler key names human labels (aggregate, protocol or annotator)."""
-    return key == "human" or key.startswith(("human:", "human["))
-
-
-def split_of(example_ids: Sequence[str], calibration_fraction: float = 0.5) -> np.ndarray:
-    """Return ``"calibration"`` or ``"test"`` for each example id (stable across runs)."""
-    cut = int(round(calibration_fraction * 256))
-    first = np.array(
-        [hashlib.blake2b(e.encode("utf-8"), digest_size=1).digest()[0] for e in example_ids]
-    )
-    return np.where(first < cut, "calibration", "test")
+__all__ = ["Evaluation", "EvaluationConfig", "evaluate"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,9 +58,7 @@ class EvaluationConfig:
         labelers: Automatic labelers to compare with humans; ``None`` = all stored.
         references: Labelers used as ground truth for detectors; ``None`` = the
             human aggregates (not single annotators) and every automatic labeler.
-        n_resamples: Bootstrap resamples for each confidence interval.
-        confidence: Confidence level of the intervals.
-        seed: Seed of the bootstrap.
+        bootstrap: Resamples, confidence and seed of every interval.
         threshold_objective: What the calibration-split threshold maximises.
         calibration_fraction: Share of examples in the calibration split.
         thresholds: Fixed thresholds by detector key (hallucinated iff value >=
@@ -96,9 +68,7 @@ class EvaluationConfig:
     detectors: tuple[str, ...] | None = None
     labelers: tuple[str, ...] | None = None
     references: tuple[str, ...] | None = None
-    n_resamples: int = 1000
-    confidence: float = 0.95
-    seed: int = 0
+    bootstrap: Bootstrap = field(default_factory=Bootstrap)
     threshold_objective: str = "f1_macro"
     calibration_fraction: float = 0.5
     thresholds: Mapping[str, float] = field(default_factory=dict)
@@ -110,15 +80,10 @@ class EvaluationConfig:
                     f"The threshold of {key!r} given to evaluate must be a number. "
                     f"Got {value!r} instead."
                 )
-        if not isinstance(self.n_resamples, int) or self.n_resamples < 1:
+        if not isinstance(self.bootstrap, Bootstrap):
             raise InvalidInputError(
-                "The 'n_resamples' parameter of evaluate must be an int >= 1. "
-                f"Got {self.n_resamples!r} instead."
-            )
-        if not 0 < self.confidence < 1:
-            raise InvalidInputError(
-                "The 'confidence' parameter of evaluate must be in (0, 1). "
-                f"Got {self.confidence!r} instead."
+                "The 'bootstrap' parameter of evaluate must be a Bootstrap. "
+                f"Got {self.bootstrap!r} instead."
             )
         if self.threshold_objective not in OBJECTIVES:
             raise InvalidInputError(
@@ -130,6 +95,13 @@ class EvaluationConfig:
                 "The 'calibration_fraction' parameter of evaluate must be in (0, 1). "
                 f"Got {self.calibration_fraction!r} instead."
             )
+
+    def as_dict(self) -> dict[str, object]:
+        """The settings as plain JSON-able values (written to the run manifest)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["bootstrap"] = self.bootstrap.as_dict()
+        out["thresholds"] = dict(self.thresholds)
+        return out
 
 
 @dataclass(kw_only=True)
@@ -195,7 +167,7 @@ def _present(frame: pd.DataFrame, idx: np.ndarray, wanted: tuple[str, ...] | Non
     out = []
     for k in wanted:
         # A bare family name of stored records ("recorded", "human") means all of them.
-        matches = [h for h in have if h == k or (k in STORED_FAMILIES and h.startswith(k))]
+        matches = [h for h in have if h == k or LabelKey.parse(h).kind == k]
         out += [m for m in sorted(matches) if m not in out]
     return out
 
@@ -206,7 +178,7 @@ def _references(
     """Return the ground-truth labelers for a dataset, each distinct label set once."""
     refs = _present(frame.labels, rows_idx, config.references)
     if config.references is None:
-        refs = [r for r in refs if not r.startswith("human:")]
+        refs = [r for r in refs if not LabelKey.parse(r).is_annotator]
     kept: list[str] = []
     for ref in refs:
         column = frame.labels[ref].to_numpy()[rows_idx]
@@ -236,7 +208,7 @@ def _detector_rows(
     base = frame.base.iloc[rows_idx]
     dets = _present(frame.scores, rows_idx, config.detectors)
     out: list[MetricResult] = []
-    test = (base["split"] == "test").to_numpy()
+    test = (base["split"] == TEST).to_numpy()
     calib = ~test
     for ref in refs:
         y_all = frame.labels[ref].to_numpy()[rows_idx]
@@ -295,10 +267,10 @@ def _agreement_rows(
 ) -> list[MetricResult]:
     base = frame.base.iloc[rows_idx]
     present = _present(frame.labels, rows_idx, None)
-    humans = [k for k in refs if is_human_key(k)] or [
-        k for k in present if is_human_key(k) and not k.startswith("human:")
+    humans = [k for k in refs if LabelKey.parse(k).is_human] or [
+        k for k in present if LabelKey.parse(k).is_human_aggregate
     ]
-    autos = [k for k in present if not is_human_key(k)]
+    autos = [k for k in present if not LabelKey.parse(k).is_human]
     if config.labelers is not None:
         autos = [k for k in config.labelers if k in autos]
     out: list[MetricResult] = []
@@ -348,7 +320,7 @@ def evaluate(
     progress = progress or NullProgress()
     notes: list[str] = []
     frame = _load(store, config, notes)
-    measure = Measure(config)
+    measure = Measure(config.bootstrap)
     metric_rows: list[MetricResult] = []
     agreement_rows: list[MetricResult] = []
     datasets = sorted(frame.base["dataset"].unique())
@@ -361,9 +333,7 @@ def evaluate(
             task.advance()
     store.replace(metric_rows, table="metrics")
     store.replace(agreement_rows, table="agreement")
-    store.update_manifest(
-        config={"evaluate": {k: v for k, v in config.__dict__.items()}}, notes=notes
-    )
+    store.update_manifest(config={"evaluate": config.as_dict()}, notes=notes)
     return Evaluation(
         metrics=store.frame("metrics"), agreement=store.frame("agreement"), notes=notes
     )

@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from realitycheck._progress import NullProgress, Progress
+from realitycheck.progress import NullProgress, Progress
+from realitycheck.backends import CallCache
 from realitycheck.datasets import Dataset
 from realitycheck.detectors import Detector, Needs
 from realitycheck.errors import InvalidInputError
@@ -209,9 +210,13 @@ def label(
     datasets: Iterable[str] | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     retry_errors: bool = False,
+    cache: CallCache | None = None,
     progress: Progress | None = None,
 ) -> StageReport:
     """Label every stored response (of ``datasets``) that a labeler has not labelled yet.
+
+    ``cache`` is the run's call cache, handed to each labeler (an LLM judge
+    sends its calls through it).
 
     Labels whose error is retryable are computed again; ``retry_errors=True``
     recomputes every label with an error.
@@ -219,9 +224,9 @@ def label(
     return _run_stage(
         store,
         labelers,
-        lambda lab, examples: lambda batch: lab.label(batch, examples),
+        lambda lab, examples: lambda batch: lab.label(batch, examples, cache=cache),
         table="labels",
-        stored_need="stored",
+        stored_need="recorded",
         datasets=datasets,
         batch_size=batch_size,
         retry_errors=retry_errors,
@@ -236,9 +241,13 @@ def detect(
     datasets: Iterable[str] | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     retry_errors: bool = False,
+    cache: CallCache | None = None,
     progress: Progress | None = None,
 ) -> StageReport:
     """Score every stored response (of ``datasets``) that a detector has not scored yet.
+
+    ``cache`` is the run's call cache, handed to detectors in :class:`Needs`
+    (a detector with a judge sends its calls through it).
 
     Scores whose error is retryable are computed again; ``retry_errors=True``
     recomputes every score with an error.
@@ -246,7 +255,7 @@ def detect(
     return _run_stage(
         store,
         detectors,
-        lambda det, examples: lambda batch: det.score(batch, Needs(examples=examples)),
+        lambda det, examples: lambda batch: det.score(batch, Needs(examples=examples, cache=cache)),
         table="scores",
         stored_need="recorded",
         datasets=datasets,

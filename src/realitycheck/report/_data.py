@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from realitycheck.keys import LabelKey, annotator_key
 from realitycheck.store import RunStore
 
 __all__ = ["ReportData", "coverage", "human_keys", "load", "overview", "verdicts"]
@@ -107,7 +108,7 @@ def load(store: RunStore) -> ReportData:
 def human_keys(data: ReportData, reference: str) -> list[str]:
     """Return the reference labeler, then the other human aggregates/protocols stored."""
     stored = set(data.labels["labeler"].dropna())
-    others = sorted(k for k in stored if k == "human" or str(k).startswith("human["))
+    others = sorted(k for k in stored if LabelKey.parse(str(k)).is_human_aggregate)
     keys = [reference] if reference in stored else []
     return keys + [k for k in others if k != reference]
 
@@ -206,7 +207,10 @@ def coverage(data: ReportData) -> pd.DataFrame:
             continue
         df = table.assign(dataset=where.reindex(table["response_id"].to_numpy()).to_numpy())
         df = df.dropna(subset=["dataset"])
-        pooled = df[column].astype(str).str.replace(r"^human:.*", "human:*", regex=True)
+        keys = df[column].astype(str)
+        pooled = keys.map(
+            {k: annotator_key("*") if LabelKey.parse(k).is_annotator else k for k in keys.unique()}
+        )
         df = df.assign(pooled=pooled)
         for (ds, key), group in df.groupby(["dataset", "pooled"], sort=True):
             missing = group[value].isna()

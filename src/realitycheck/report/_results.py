@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
+from realitycheck.keys import LabelKey
 from realitycheck.report._data import ReportData, verdicts
 from realitycheck.report._document import (
     Block,
@@ -236,7 +237,7 @@ def metrics_section(data: ReportData, reference: str) -> list[Block]:
         thresholded += sorted(set(df["metric"]) - set(RANKING) - set(THRESHOLDED))
         # The reference and every other human protocol (e.g. FaithBench's worst-label
         # aggregation) get their thresholded table; automatic labelers stay in metrics.csv.
-        human_refs = [r for r in refs if r == reference or r.startswith("human[")]
+        human_refs = [r for r in refs if r == reference or LabelKey.parse(r).protocol is not None]
         if reference in refs and thresholded:
             for ref in human_refs:
                 out.append(_threshold_table(index, dets, ref, thresholded))

@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from realitycheck.keys import LabelKey
 from realitycheck.report._data import ReportData, unmatched
 from realitycheck.report._document import (
     Block,
@@ -52,14 +53,16 @@ def dataset_entries(data: ReportData) -> dict[str, list[tuple[str, Mapping[str, 
 
 
 def _method(evaluate: Mapping[str, Any]) -> list[str]:
-    conf = evaluate.get("confidence", 0.95)
+    boot = evaluate.get("bootstrap", {})
+    conf = boot.get("confidence", 0.95)
     cal = evaluate.get("calibration_fraction", 0.5)
     items = [
         "Positive class: hallucinated. Every detector score is oriented so that higher means "
         "more likely hallucinated.",
         f"Confidence intervals: percentile bootstrap over responses, "
-        f"{evaluate.get('n_resamples', '?')} resamples, {100 * float(conf):g}% level, "
-        f"seed {evaluate.get('seed', '?')}. Shown as value [low, high].",
+        f"{boot.get('n_resamples', '?')} resamples, {100 * float(conf):g}% level, "
+        f"seed {boot.get('seed', '?')}; the studies use the same settings. "
+        "Shown as value [low, high].",
         "AUROC and PR-AUC (average precision) use every response that has both a reference "
         "label and a score; the others are counted as excluded.",
         f"Thresholded metrics are computed on the test split only, at a threshold chosen on "
@@ -243,7 +246,7 @@ def notes_section(data: ReportData, cov: pd.DataFrame) -> list[Block]:
             items.append(f"{key}: {note}")
     for _, r in cov[cov["missing"] > 0].iterrows():
         error = _short(str(r["most_common_error"]), 200)
-        if not error and str(r["key"]).startswith("human"):
+        if not error and LabelKey.parse(str(r["key"])).is_human:
             continue  # human verdicts left open by the protocol; the dataset notes say why
         items.append(
             f"{r['kind']} {r['key']} on {r['dataset']}: {r['missing']} of {r['records']} "

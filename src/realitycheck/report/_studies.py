@@ -18,8 +18,8 @@ from realitycheck.report._document import (
     fmt_count,
     is_missing,
 )
-from realitycheck.studies import StudyResult, studies
-from realitycheck.studies._store import folder_name
+from realitycheck.store import StudyResult, folder_name
+from realitycheck.studies import studies
 
 __all__ = ["MAX_ROWS", "format_cell", "slug", "studies_section"]
 

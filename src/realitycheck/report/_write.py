@@ -17,9 +17,7 @@ from realitycheck.report._markdown import render_markdown
 from realitycheck.report._results import agreement_section, curves_section, metrics_section
 from realitycheck.report._sections import header_section, notes_section, overview_section
 from realitycheck.report._studies import studies_section
-from realitycheck.store import RunStore
-from realitycheck.studies import load_results
-from realitycheck.studies._store import folder_name
+from realitycheck.store import RunStore, folder_name, load_results
 
 __all__ = ["ReportFiles", "write_report"]
 

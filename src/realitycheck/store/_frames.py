@@ -7,6 +7,7 @@ import functools
 import numpy as np
 import pandas as pd
 
+from realitycheck.keys import LabelKey
 from realitycheck.store._store import RunStore
 
 __all__ = ["RunData"]
@@ -93,7 +94,7 @@ class RunData:
 
     def annotators_of(self, dataset: str) -> list[str]:
         """The single-annotator label keys (``human:<name>``) of a dataset."""
-        return [k for k in self.labelers_of(dataset) if k.startswith("human:")]
+        return [k for k in self.labelers_of(dataset) if LabelKey.parse(k).is_annotator]
 
     def example_ids(self, dataset: str | None = None) -> np.ndarray:
         """The example id of each response of :meth:`frame`, in the same order."""

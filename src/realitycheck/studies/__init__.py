@@ -1,27 +1,12 @@
-"""Diagnostics over a run; each module registers its studies with a decorator."""
+"""Diagnostics over a run, one module per study.
 
-from realitycheck._discover import import_submodules
-from realitycheck.studies._base import (
-    RunData,
-    Study,
-    StudyFigure,
-    StudyResult,
-    StudyTable,
-    studies,
-    study,
-)
-from realitycheck.studies._store import load_results, save_result
+Each module registers its study with a decorator; the registry imports the
+modules when it is first asked for a name.
 
-__all__ = [
-    "RunData",
-    "Study",
-    "StudyFigure",
-    "StudyResult",
-    "StudyTable",
-    "load_results",
-    "save_result",
-    "studies",
-    "study",
-]
+A study reads a run (:class:`realitycheck.store.RunData`) and returns a
+:class:`realitycheck.store.StudyResult`; results are saved in the run by the store.
+"""
 
-import_submodules(__name__, __path__)
+from realitycheck.studies._base import Study, studies, study
+
+__all__ = ["Study", "studies", "study"]

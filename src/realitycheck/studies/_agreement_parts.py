@@ -9,8 +9,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from realitycheck._plot import new_figure, png_bytes
-from realitycheck.studies._base import RunData, StudyFigure
+from realitycheck.plots import new_figure, png_bytes
+from realitycheck.store import RunData, StudyFigure
 from realitycheck.studies._shift_common import fmt
 
 __all__ = [

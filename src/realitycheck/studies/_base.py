@@ -9,76 +9,26 @@ and never fails a run because a dataset lacks what it needs.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import ClassVar
-
-import pandas as pd
+from typing import TYPE_CHECKING, ClassVar
 
 from realitycheck.registry import Component, Registry
-from realitycheck.store import RunData
 
-__all__ = [
-    "RunData",
-    "Study",
-    "StudyFigure",
-    "StudyResult",
-    "StudyTable",
-    "study",
-    "studies",
-]
+if TYPE_CHECKING:  # pragma: no cover - kept out of the import so the registry loads fast
+    from realitycheck.analysis import Bootstrap
+    from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
 
-
-@dataclass(frozen=True)
-class StudyTable:
-    """One table of a study: a stable file-safe ``name``, the frame and a caption."""
-
-    name: str
-    frame: pd.DataFrame
-    caption: str = ""
-
-
-@dataclass(frozen=True)
-class StudyFigure:
-    """One figure of a study: a stable file-safe ``stem``, PNG bytes and a caption."""
-
-    stem: str
-    png: bytes
-    caption: str = ""
-
-
-@dataclass(frozen=True, kw_only=True)
-class StudyResult:
-    """What a study found.
-
-    Attributes:
-        study: Key of the study that produced it.
-        spec: The study's spec (name, params, version).
-        finding: A few plain-language sentences stating what the numbers show.
-        tables: The tables, in reading order.
-        figures: The figures, in reading order.
-        skipped: One line per dataset (or part) the study could not run on, and why.
-    """
-
-    study: str
-    spec: dict[str, object]
-    finding: str
-    tables: tuple[StudyTable, ...] = ()
-    figures: tuple[StudyFigure, ...] = ()
-    skipped: tuple[str, ...] = ()
-
-    def table(self, name: str) -> pd.DataFrame:
-        """Return the table called ``name``."""
-        for t in self.tables:
-            if t.name == name:
-                return t.frame
-        raise KeyError(
-            f"{self.study} has no table {name!r}; it has {[t.name for t in self.tables]}"
-        )
+__all__ = ["Study", "studies", "study"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class Study(Component):
-    """A diagnostic over a run. Subclasses implement :meth:`run`.
+    """A diagnostic over a run. Subclasses implement :meth:`analyse`.
+
+    Every confidence interval a study reports uses the run's
+    :class:`~realitycheck.analysis.Bootstrap`, given to :meth:`run`; the result
+    records it.
 
     Args:
         reference: The labeler taken as ground truth (default: human labels).
@@ -88,8 +38,16 @@ class Study(Component):
     needs: ClassVar[frozenset[str]] = frozenset()
     title: ClassVar[str] = ""
 
-    def run(self, data: RunData) -> StudyResult:
-        """Run the study over the whole run."""
+    def run(self, data: RunData, *, bootstrap: Bootstrap | None = None) -> StudyResult:
+        """Run the study over the whole run; intervals use ``bootstrap`` (default settings)."""
+        from realitycheck.analysis import Bootstrap
+
+        bootstrap = bootstrap or Bootstrap()
+        result = self.analyse(data, bootstrap)
+        return dataclasses.replace(result, bootstrap=bootstrap.as_dict())
+
+    def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
+        """Compute the study's tables, figures and finding (implemented by each study)."""
         raise NotImplementedError
 
     def _result(
@@ -100,6 +58,8 @@ class Study(Component):
         figures: list[StudyFigure] | tuple[StudyFigure, ...] = (),
         skipped: list[str] | tuple[str, ...] = (),
     ) -> StudyResult:
+        from realitycheck.store import StudyResult
+
         return StudyResult(
             study=self.key,
             spec=self.spec,

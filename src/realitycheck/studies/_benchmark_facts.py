@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from realitycheck.studies._base import RunData
+from realitycheck.store import RunData
 
 __all__ = ["FACTS", "DatasetFacts", "benchmark_stats", "domain_values", "meta_of"]
 

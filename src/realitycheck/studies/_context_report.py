@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from realitycheck._plot import new_figure, png_bytes
-from realitycheck.studies._base import StudyFigure
+from realitycheck.plots import new_figure, png_bytes
+from realitycheck.store import StudyFigure
 
 __all__ = ["context_figure", "finding", "gains"]
 

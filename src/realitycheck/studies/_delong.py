@@ -20,7 +20,7 @@ import numpy.typing as npt
 from scipy import stats
 
 from realitycheck.metrics import UndefinedMetricWarning, auroc
-from realitycheck.metrics._bootstrap import bootstrap_distribution
+from realitycheck.metrics import bootstrap_distribution
 
 __all__ = ["DeLong", "PairedBootstrap", "auroc_bootstrap", "delong"]
 

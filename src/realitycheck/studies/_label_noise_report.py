@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from realitycheck._plot import new_figure, png_bytes
+from realitycheck.plots import new_figure, png_bytes
+from realitycheck.store import StudyFigure, StudyTable
 from realitycheck.studies import _agreement_stats as A
-from realitycheck.studies._base import StudyFigure, StudyTable
 from realitycheck.studies._rater_tables import RaterTables
 
 __all__ = ["Condition", "curve_figure", "effect_rows", "finding", "ranking_row", "tables"]

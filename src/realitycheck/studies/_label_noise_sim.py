@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from realitycheck import metrics as M
-from realitycheck.pipeline._measure import Measure, Where, choose_or_fix_threshold, group_by_mask
+from realitycheck.analysis import Measure, Where, choose_or_fix_threshold, group_by_mask
 
 __all__ = [
     "Bootstrap",

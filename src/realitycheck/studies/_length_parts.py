@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from realitycheck._plot import new_figure, png_bytes
-from realitycheck.studies._base import StudyFigure
+from realitycheck.plots import new_figure, png_bytes
+from realitycheck.store import StudyFigure
 from realitycheck.studies._shift_common import base_name, fmt
 
 __all__ = ["length_finding", "plot_accuracy_by_length", "plot_lengths"]

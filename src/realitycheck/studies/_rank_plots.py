@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from realitycheck._plot import new_figure, png_bytes
+from realitycheck.plots import new_figure, png_bytes
 
 __all__ = ["dot_plot"]
 

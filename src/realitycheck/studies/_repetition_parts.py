@@ -8,9 +8,9 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from realitycheck._plot import new_figure, png_bytes
+from realitycheck.plots import new_figure, png_bytes
 from realitycheck.metrics import accuracy, auroc, cohen_kappa, pr_auc
-from realitycheck.studies._base import StudyFigure
+from realitycheck.store import StudyFigure
 from realitycheck.studies._shift_common import fmt, quiet
 
 __all__ = [

@@ -23,10 +23,8 @@ import pandas as pd
 from scipy import stats
 
 from realitycheck.errors import InvalidInputError
-from realitycheck.metrics import UndefinedMetricWarning, bootstrap_ci
-from realitycheck.metrics._bootstrap import resample_indices
-from realitycheck.metrics._classification import from_counts
-from realitycheck.pipeline._evaluate import is_human_key
+from realitycheck.keys import is_human
+from realitycheck.metrics import UndefinedMetricWarning, bootstrap_ci, from_counts, resample_indices
 from realitycheck.registry import parse_key
 
 __all__ = [
@@ -109,7 +107,7 @@ def base_name(key: str) -> str:
 
 def automatic_labelers(keys: Iterable[str], reference: str) -> list[str]:
     """Labeler keys that are neither human labels nor the reference, sorted."""
-    return sorted(k for k in keys if k != reference and not is_human_key(k))
+    return sorted(k for k in keys if k != reference and not is_human(k))
 
 
 def similarity_of(raw: pd.Series) -> pd.Series:

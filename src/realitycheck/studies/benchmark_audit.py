@@ -9,10 +9,12 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from realitycheck._plot import new_figure, png_bytes
+from realitycheck.plots import new_figure, png_bytes
+from realitycheck.analysis import Bootstrap
 from realitycheck.errors import InvalidInputError
-from realitycheck.pipeline._evaluate import is_human_key
-from realitycheck.studies._base import RunData, Study, StudyFigure, StudyResult, StudyTable, study
+from realitycheck.keys import LabelKey, is_human
+from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
+from realitycheck.studies._base import Study, study
 from realitycheck.studies._benchmark_facts import FACTS, benchmark_stats
 
 __all__ = ["DESIDERATA", "BenchmarkAudit", "hallucination_types"]
@@ -65,7 +67,7 @@ def _ladder(value: float, high: float, evidence: str) -> tuple[str, str]:
     return ("yes" if value >= high else "partial" if value >= 2 else "no"), evidence
 
 
-@study("benchmark-audit")
+@study("benchmark_audit")
 @dataclass(frozen=True, kw_only=True)
 class BenchmarkAudit(Study):
     """The seven desiderata of a trustworthy hallucination benchmark, checked per dataset.
@@ -120,7 +122,7 @@ class BenchmarkAudit(Study):
                     f"Got {value!r} instead."
                 )
 
-    def run(self, data: RunData) -> StudyResult:
+    def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
         """Mark every dataset of the run against the seven desiderata."""
         measured, marks = [], []
         for ds in data.datasets:
@@ -149,8 +151,8 @@ class BenchmarkAudit(Study):
         stats = benchmark_stats(data, ds, self.reference).iloc[0]
         ids = data.frame(ds).index
         labels = data.labels[data.labels["response_id"].isin(ids)]
-        human = labels[labels["labeler"].map(is_human_key)]
-        annotators = sorted(k for k in human["labeler"].unique() if k.startswith("human:"))
+        human = labels[labels["labeler"].map(is_human)]
+        annotators = sorted(k for k in human["labeler"].unique() if LabelKey.parse(k).is_annotator)
         per_response = human[human["labeler"].isin(annotators)].groupby("response_id").size()
         reference = labels[labels["labeler"] == self.reference]
         return {
@@ -164,7 +166,7 @@ class BenchmarkAudit(Study):
             "share_human_labelled": human["response_id"].nunique() / len(ids) if len(ids) else 0.0,
             "n_reference_verdicts": int(reference["hallucinated"].notna().sum()),
             "human_label_keys": ", ".join(
-                sorted(k for k in human["labeler"].unique() if not k.startswith("human:"))
+                sorted(k for k in human["labeler"].unique() if not LabelKey.parse(k).is_annotator)
             )
             or "none",
             "n_annotators": len(annotators),
@@ -172,10 +174,10 @@ class BenchmarkAudit(Study):
                 f"{per_response.min()}-{per_response.max()}" if len(per_response) else "0"
             ),
             "automatic_labelers": ", ".join(
-                sorted(k for k in labels["labeler"].unique() if not is_human_key(k))
+                sorted(k for k in labels["labeler"].unique() if not is_human(k))
             ),
             "recorded_detectors": ", ".join(
-                k for k in data.detectors_of(ds) if k.startswith("recorded:")
+                k for k in data.detectors_of(ds) if LabelKey.parse(k).is_recorded
             ),
             "hallucination_types": ", ".join(hallucination_types(human["raw"])),
             "n_domains": stats["n_domains"],

@@ -8,11 +8,20 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from realitycheck.analysis import (
+    OBJECTIVES,
+    Bootstrap,
+    Measure,
+    Where,
+    choose_or_fix_threshold,
+    group_by_mask,
+    split_of,
+)
 from realitycheck.errors import InvalidInputError
-from realitycheck.pipeline._evaluate import OBJECTIVES, is_human_key, split_of
-from realitycheck.pipeline._measure import Measure, Where, choose_or_fix_threshold, group_by_mask
+from realitycheck.keys import is_human
 from realitycheck.records import MetricResult
-from realitycheck.studies._base import RunData, Study, StudyResult, StudyTable, study
+from realitycheck.store import RunData, StudyResult, StudyTable
+from realitycheck.studies._base import Study, study
 from realitycheck.studies._benchmark_facts import benchmark_stats
 from realitycheck.studies._context_report import MIN_N, context_figure, finding, gains
 
@@ -35,7 +44,7 @@ def stratum_names(edges: tuple[float, ...]) -> list[str]:
     return [*names, f">{_short(edges[-1])}"]
 
 
-@study("context-length")
+@study("context_length")
 @dataclass(frozen=True, kw_only=True)
 class ContextLength(Study):
     """Detector and labeler quality per context-length stratum, and benchmark statistics.
@@ -110,7 +119,7 @@ class ContextLength(Study):
                     f"Got {share!r} instead."
                 )
 
-    def run(self, data: RunData) -> StudyResult:
+    def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
         """Measure every dataset with a context, stratum by stratum."""
         stats, counts, metrics, figures, skipped = [], [], [], [], []
         names = stratum_names(self.edges)
@@ -162,7 +171,7 @@ class ContextLength(Study):
             ok = ~np.isnan(y) & ~np.isnan(s) & ~test
             thresholds[d] = choose_or_fix_threshold(y[ok], s[ok], self.threshold_objective)[0]
         verdicts, label_scores = data.verdicts(ds), data.label_scores(ds)
-        autos = [k for k in data.labelers_of(ds) if not is_human_key(k)]
+        autos = [k for k in data.labelers_of(ds) if not is_human(k)]
         tasks = sorted(rows["task"].dropna().unique())
         measure = Measure(self)
         counts, results = [], []

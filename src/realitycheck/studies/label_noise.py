@@ -10,12 +10,13 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from realitycheck.analysis import Bootstrap, choose_or_fix_threshold, split_of
 from realitycheck.errors import InvalidInputError
-from realitycheck.pipeline._evaluate import is_human_key, split_of
-from realitycheck.pipeline._measure import choose_or_fix_threshold
+from realitycheck.keys import is_human
+from realitycheck.store import RunData, StudyResult
 from realitycheck.studies import _agreement_stats as A
 from realitycheck.studies import _label_noise_sim as N
-from realitycheck.studies._base import RunData, Study, StudyResult, study
+from realitycheck.studies._base import Study, study
 from realitycheck.studies._label_noise_report import (
     Condition,
     curve_figure,
@@ -33,7 +34,7 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and value == value
 
 
-@study("label-noise")
+@study("label_noise")
 @dataclass(frozen=True, kw_only=True)
 class LabelNoise(Study):
     """Detector metrics and rankings under simulated test-label noise, and rater reliability.
@@ -149,7 +150,7 @@ class LabelNoise(Study):
         proposals += [
             ("weak_supervision", k, "labeler", verdicts[k].to_numpy(), None)
             for k in data.labelers_of(ds)
-            if not is_human_key(k)
+            if not is_human(k)
         ]
         if self.weak_detectors:
             for key, s in scores.items():
@@ -183,7 +184,7 @@ class LabelNoise(Study):
         frame["threshold"] = np.nan
         return frame.assign(interval=f"2.5-97.5% over {len(per_draw)} seeded draws")
 
-    def run(self, data: RunData) -> StudyResult:
+    def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
         """Run the noise simulations, the curves and the rater analyses on every dataset."""
         effect, ranking, curves, figures, skipped = [], [], [], [], []
         raters = RaterTables()
@@ -220,7 +221,7 @@ class LabelNoise(Study):
         self, data: RunData, ds: str, y: np.ndarray, ref: str, out: RaterTables, skipped: list[str]
     ) -> None:
         annotators = data.annotators_of(ds)
-        autos = [k for k in data.labelers_of(ds) if not is_human_key(k)]
+        autos = [k for k in data.labelers_of(ds) if not is_human(k)]
         if len(annotators) >= 2:
             kind, names = "annotators", annotators
         elif len(autos) >= 2:

@@ -9,8 +9,9 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
+from realitycheck.analysis import Bootstrap, split_of
 from realitycheck.metrics import bootstrap_ci, choose_threshold, f1_weighted
-from realitycheck.pipeline._evaluate import split_of
+from realitycheck.store import RunData, StudyResult, StudyTable
 from realitycheck.studies._agreement_parts import (
     TABLES,
     agreement_finding,
@@ -22,7 +23,7 @@ from realitycheck.studies._agreement_parts import (
     plot_kappa,
     reference_words,
 )
-from realitycheck.studies._base import RunData, Study, StudyResult, StudyTable, study
+from realitycheck.studies._base import Study, study
 from realitycheck.studies._shift_common import (
     LEXICAL_LABELERS,
     automatic_labelers,
@@ -40,7 +41,7 @@ _CONFUSION = ("precision", "recall", "f1", "accuracy", "cohen_kappa", "f1_weight
 _CONFIDENCE = 0.95
 
 
-@study("labeler-agreement")
+@study("labeler_agreement")
 @dataclass(frozen=True, kw_only=True)
 class LabelerAgreement(Study):
     """How well each automatic labeler reproduces the reference (human) labels.
@@ -107,7 +108,7 @@ class LabelerAgreement(Study):
         check_fraction(self.low_overlap, "low_overlap", self.name, closed=True)
         check_fraction(self.high_overlap, "high_overlap", self.name, closed=True)
 
-    def run(self, data: RunData) -> StudyResult:
+    def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
         """Compare every automatic labeler with the reference on every dataset."""
         parts: dict[str, list[pd.DataFrame]] = {k: [] for k in TABLES}
         skipped = []

@@ -8,16 +8,11 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from realitycheck._plot import new_figure, png_bytes
+from realitycheck.plots import new_figure, png_bytes
+from realitycheck.analysis import Bootstrap
 from realitycheck.metrics import pearson
-from realitycheck.studies._base import (
-    RunData,
-    Study,
-    StudyFigure,
-    StudyResult,
-    StudyTable,
-    study,
-)
+from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
+from realitycheck.studies._base import Study, study
 from realitycheck.studies._shift_common import (
     automatic_labelers,
     check_fraction,
@@ -36,7 +31,7 @@ _METRICS = ("auroc", "pr_auc")
 _MARKERS = "osD^vP*Xph"
 
 
-@study("labeler-shift")
+@study("labeler_shift")
 @dataclass(frozen=True, kw_only=True)
 class LabelerShift(Study):
     """Every detector's AUROC and PR-AUC under each labeler, side by side.
@@ -79,7 +74,7 @@ class LabelerShift(Study):
         check_fraction(self.confidence, "confidence", self.name)
         check_int(self.seed, "seed", self.name, low=0)
 
-    def run(self, data: RunData) -> StudyResult:
+    def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
         """Measure every detector under every labeler of every dataset."""
         frames, skipped = [], []
         for dataset in data.datasets:

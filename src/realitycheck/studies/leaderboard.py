@@ -12,18 +12,13 @@ import numpy as np
 import pandas as pd
 
 from realitycheck import metrics as M
+from realitycheck.analysis import Bootstrap, split_of
 from realitycheck.errors import InvalidInputError
-from realitycheck.pipeline._evaluate import is_human_key, split_of
+from realitycheck.keys import LabelKey, is_human
+from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
 from realitycheck.studies import _leaderboard_tables as T
 from realitycheck.studies import _rank_stats as R
-from realitycheck.studies._base import (
-    RunData,
-    Study,
-    StudyFigure,
-    StudyResult,
-    StudyTable,
-    study,
-)
+from realitycheck.studies._base import Study, study
 from realitycheck.studies._rank_plots import dot_plot
 
 __all__ = ["Leaderboard"]
@@ -130,7 +125,7 @@ class Leaderboard(Study):
                     f"Got {fraction!r} instead."
                 )
 
-    def run(self, data: RunData) -> StudyResult:
+    def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
         """Rank the generators of every dataset; see the class docstring."""
         boards: list[pd.DataFrame] = []
         answers: list[pd.DataFrame] = []
@@ -185,7 +180,7 @@ class Leaderboard(Study):
         labelers = [k for k in data.labelers_of(ds) if k != self.reference]
         detectors = data.detectors_of(ds)
         if self.judges is None:
-            labelers = [k for k in labelers if not k.startswith("human:")]
+            labelers = [k for k in labelers if not LabelKey.parse(k).is_annotator]
         else:
             missing = [j for j in self.judges if j not in labelers and j not in detectors]
             if missing:
@@ -198,7 +193,7 @@ class Leaderboard(Study):
             if same:
                 skipped.append(f"{ds}: judge {key} left out, its verdicts equal {same[0]}'s")
                 continue
-            kind = "human" if is_human_key(key) else "labeler"
+            kind = "human" if is_human(key) else "labeler"
             out.append(_Judge(key, kind, v, None, f"{kind} verdict"))
         scores = data.detector_scores(ds)
         split = split_of(list(frame["example_id"]), self.calibration_fraction)

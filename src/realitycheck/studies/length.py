@@ -8,10 +8,12 @@ from typing import ClassVar, Literal
 import numpy as np
 import pandas as pd
 
+from realitycheck.analysis import Bootstrap
 from realitycheck.errors import InvalidInputError
+from realitycheck.keys import LabelKey, is_human
 from realitycheck.metrics import pearson, spearman
-from realitycheck.pipeline._evaluate import is_human_key
-from realitycheck.studies._base import RunData, Study, StudyResult, StudyTable, study
+from realitycheck.store import RunData, StudyResult, StudyTable
+from realitycheck.studies._base import Study, study
 from realitycheck.studies._length_parts import (
     length_finding,
     plot_accuracy_by_length,
@@ -85,7 +87,7 @@ class LengthBias(Study):
         check_int(self.n_resamples, "n_resamples", self.name, low=1)
         check_int(self.seed, "seed", self.name, low=0)
 
-    def run(self, data: RunData) -> StudyResult:
+    def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
         """Measure length effects on every dataset."""
         parts: dict[str, list[pd.DataFrame]] = {k: [] for k in _COLUMNS}
         skipped: list[str] = []
@@ -237,9 +239,9 @@ def _correlations(data: RunData, dataset: str, length: pd.Series) -> pd.DataFram
     signals += [("detector", d, "value", scores[d]) for d in data.detectors_of(dataset)]
     label_scores, verdicts = data.label_scores(dataset), data.verdicts(dataset)
     for labeler in data.labelers_of(dataset):
-        if labeler.startswith("human:"):
+        if LabelKey.parse(labeler).is_annotator:
             continue
-        if is_human_key(labeler) or not label_scores[labeler].notna().any():
+        if is_human(labeler) or not label_scores[labeler].notna().any():
             signals.append(("labeler", labeler, "verdict", verdicts[labeler]))
         else:
             signals.append(("labeler", labeler, "score", label_scores[labeler]))

@@ -12,11 +12,13 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from realitycheck._plot import new_figure, png_bytes
+from realitycheck.plots import new_figure, png_bytes
+from realitycheck.analysis import Bootstrap, split_of
 from realitycheck.errors import InvalidInputError
+from realitycheck.keys import LabelKey, is_human
 from realitycheck.metrics import UndefinedMetricWarning, bootstrap_ci, pearson, spearman
-from realitycheck.pipeline._evaluate import is_human_key, split_of
-from realitycheck.studies._base import RunData, Study, StudyFigure, StudyResult, StudyTable, study
+from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
+from realitycheck.studies._base import Study, study
 from realitycheck.studies._famd import famd_scores, fit_famd
 
 __all__ = ["MetricCorrelation"]
@@ -50,7 +52,7 @@ def _fmt(x: float) -> str:
     return "n/a" if x != x else f"{x:.3f}"
 
 
-@study("metric-correlation")
+@study("metric_correlation")
 @dataclass(frozen=True, kw_only=True)
 class MetricCorrelation(Study):
     """Spearman correlations between every labeler and detector, and a FAMD ensemble of signals.
@@ -112,7 +114,7 @@ class MetricCorrelation(Study):
             if isinstance(got, bool) or not isinstance(got, int) or got < low:
                 raise bad(name, f"an int >= {low}", got)
 
-    def run(self, data: RunData) -> StudyResult:
+    def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
         """Correlate every pair of signals and fit/evaluate the ensemble, per dataset."""
         parts: dict[str, list[pd.DataFrame]] = {
             k: [] for k in ("correlation", "ensemble", "loadings", "ensemble_scores")
@@ -141,7 +143,7 @@ class MetricCorrelation(Study):
 
     def _matrix(self, data: RunData, ds: str) -> tuple[pd.DataFrame, list[str]]:
         labelers = [
-            k for k in data.labelers_of(ds) if self.annotators or not k.startswith("human:")
+            k for k in data.labelers_of(ds) if self.annotators or not LabelKey.parse(k).is_annotator
         ]
         frame = _signal_frame(data, ds, labelers + data.detectors_of(ds))
         keep: list[str] = []
@@ -318,7 +320,7 @@ class MetricCorrelation(Study):
         if corr is not None and len(corr):
             ds = corr.groupby("dataset").size().idxmax()
             c = corr[corr["dataset"] == ds]
-            human = c["a"].map(is_human_key) | c["b"].map(is_human_key)
+            human = c["a"].map(is_human) | c["b"].map(is_human)
             machine = c[~human]
             if len(machine):
                 top = machine.iloc[int(np.argmax(machine["rho"].abs().to_numpy()))]
@@ -329,7 +331,7 @@ class MetricCorrelation(Study):
                     f"(rho {top['rho']:.2f}, n={top['n']})."
                 )
             ref = c[(c["a"] == self.reference) ^ (c["b"] == self.reference)]
-            ref = ref[~(ref["a"].map(is_human_key) & ref["b"].map(is_human_key))]
+            ref = ref[~(ref["a"].map(is_human) & ref["b"].map(is_human))]
             if len(ref):
                 top = ref.iloc[int(np.argmax(ref["rho"].to_numpy()))]
                 other = top["b"] if top["a"] == self.reference else top["a"]

@@ -9,16 +9,12 @@ from typing import Any, ClassVar, cast
 import numpy as np
 import pandas as pd
 
+from realitycheck.analysis import Bootstrap
 from realitycheck.errors import InvalidInputError
+from realitycheck.keys import LabelKey
+from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
 from realitycheck.studies import _rank_stats as R
-from realitycheck.studies._base import (
-    RunData,
-    Study,
-    StudyFigure,
-    StudyResult,
-    StudyTable,
-    study,
-)
+from realitycheck.studies._base import Study, study
 from realitycheck.studies._rank_plots import dot_plot
 
 __all__ = ["QaAccuracy"]
@@ -40,7 +36,7 @@ REFUSAL_PHRASES: tuple[str, ...] = (
 """Default phrases that mark a QA answer as a refusal (matched case-insensitively)."""
 
 
-@study("qa-accuracy")
+@study("qa_accuracy")
 @dataclass(frozen=True, kw_only=True)
 class QaAccuracy(Study):
     """Accuracy of each generator and prompt variant on QA, under each labeler.
@@ -110,7 +106,7 @@ class QaAccuracy(Study):
                 f"Got {c!r} instead."
             )
 
-    def run(self, data: RunData) -> StudyResult:
+    def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
         """Tabulate accuracy per dataset, task, generator and prompt; see the class docstring."""
         rows: list[dict[str, Any]] = []
         figures: list[StudyFigure] = []
@@ -159,7 +155,7 @@ class QaAccuracy(Study):
         if self.labelers is not None:
             keys = [k for k in keys if k in self.labelers]
         else:
-            keys = [k for k in keys if not k.startswith("human:")]
+            keys = [k for k in keys if not LabelKey.parse(k).is_annotator]
         # The reference first, then the others in name order.
         return sorted(keys, key=lambda k: (k != self.reference, k))
 

@@ -9,13 +9,15 @@ from typing import Any, ClassVar, cast
 import numpy as np
 import pandas as pd
 
+from realitycheck.analysis import Bootstrap
 from realitycheck.detectors import Detector, Needs, detectors
 from realitycheck.errors import InvalidInputError, UnknownComponentError
+from realitycheck.keys import LabelKey, is_human
 from realitycheck.labelers import Labeler, labelers
-from realitycheck.pipeline._evaluate import is_human_key
 from realitycheck.records import Example, Response, records_from_rows
 from realitycheck.registry import Registry
-from realitycheck.studies._base import RunData, Study, StudyResult, StudyTable, study
+from realitycheck.store import RunData, StudyResult, StudyTable
+from realitycheck.studies._base import Study, study
 from realitycheck.studies._repetition_parts import (
     COLUMNS,
     detector_metrics,
@@ -122,7 +124,7 @@ class Repetition(Study):
                 f"Got {self.include_slow!r} instead."
             )
 
-    def run(self, data: RunData) -> StudyResult:
+    def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
         """Repeat, recompute and re-measure on every dataset with reference labels."""
         frames, used, skipped = [], [], []
         for dataset in data.datasets:
@@ -189,7 +191,7 @@ class Repetition(Study):
         """Rebuild the dataset's automatic labelers or detectors; say why others are left out."""
         registry: Registry[Any]
         if kind == "labeler":
-            keys = [k for k in data.labelers_of(dataset) if not is_human_key(k)]
+            keys = [k for k in data.labelers_of(dataset) if not is_human(k)]
             table, column, registry = data.labels, "labeler", labelers
         else:
             keys = data.detectors_of(dataset)
@@ -283,7 +285,7 @@ def _rebuild(registry: Registry[Any], key: str, spec_text: str) -> tuple[Any | N
         else:
             component = registry.create_from_key(key)
     except (InvalidInputError, UnknownComponentError) as exc:
-        if key.startswith("recorded:"):
+        if LabelKey.parse(key).is_recorded:
             return None, _STORED
         return None, f"cannot be rebuilt: {exc}"
     blocked = sorted(set(component.needs) - _RECOMPUTABLE_NEEDS)

@@ -13,10 +13,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from realitycheck._plot import new_figure, png_bytes
+from realitycheck.plots import new_figure, png_bytes
+from realitycheck.analysis import Bootstrap
 from realitycheck.errors import InvalidInputError
 from realitycheck.metrics import UndefinedMetricWarning, auroc
-from realitycheck.studies._base import RunData, Study, StudyFigure, StudyResult, StudyTable, study
+from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
+from realitycheck.studies._base import Study, study
 from realitycheck.studies._delong import PairedBootstrap, auroc_bootstrap, delong
 from realitycheck.studies._tests import NOT_APPLICABLE, compare_groups, wilson_interval
 
@@ -160,7 +162,7 @@ class Significance(Study):
                 raise bad(name, f"an int >= {low}", got)
         object.__setattr__(self, "compare", _pairs_of(self.compare))
 
-    def run(self, data: RunData) -> StudyResult:
+    def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
         """Test the value across groups and compare detectors, dataset by dataset."""
         tables: dict[str, list[pd.DataFrame]] = {
             k: [] for k in ("tests", "groups", "normality", "posthoc", "detectors")

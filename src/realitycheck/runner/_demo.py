@@ -5,12 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from realitycheck._progress import NullProgress, Progress
+from realitycheck.progress import NullProgress, Progress
+from realitycheck.analysis import Bootstrap
 from realitycheck.datasets import datasets
 from realitycheck.detectors import detectors
 from realitycheck.labelers import labelers
-from realitycheck.pipeline._evaluate import Evaluation, EvaluationConfig, evaluate
-from realitycheck.pipeline._stages import detect, ingest, label
+from realitycheck.pipeline import Evaluation, EvaluationConfig, detect, evaluate, ingest, label
+from realitycheck.runner._studies import ALL, run_studies
 from realitycheck.store import RunStore
 
 __all__ = ["DEMO_DATASETS", "DEMO_DETECTORS", "DEMO_LABELERS", "DemoResult", "run_demo"]
@@ -47,16 +48,15 @@ def run_demo(
     out: str | Path,
     *,
     data_dir: str | Path | None = None,
-    n_resamples: int = 1000,
-    seed: int = 0,
+    bootstrap: Bootstrap | None = None,
     progress: Progress | None = None,
 ) -> DemoResult:
     """Load the demo datasets, label, detect, evaluate and run every study into ``out/run``.
 
+    ``bootstrap`` sets every interval, of evaluate and of the studies alike.
     Re-running reuses every label and score already stored.
     """
-    from realitycheck.studies import RunData, save_result, studies
-
+    bootstrap = bootstrap or Bootstrap()
     progress = progress or NullProgress()
     store = RunStore(Path(out) / "run")
     store.update_manifest(
@@ -74,18 +74,15 @@ def run_demo(
         labs = [labelers.create_from_key(k) for k in lab_keys]
         dets = [detectors.create_from_key(k) for k in det_keys]
         for report in (
-            label(store, labs, datasets=[name], progress=progress),
-            detect(store, dets, datasets=[name], progress=progress),
+            label(store, labs, datasets=[ds.name], progress=progress),
+            detect(store, dets, datasets=[ds.name], progress=progress),
         ):
-            notes += [f"{name}: {key} skipped {why}" for key, why in report.skipped.items()]
+            notes += [f"{ds.name}: {key} skipped {why}" for key, why in report.skipped.items()]
     store.update_manifest(notes=notes)
-    evaluation = evaluate(
-        store, EvaluationConfig(n_resamples=n_resamples, seed=seed), progress=progress
+    evaluation = evaluate(store, EvaluationConfig(bootstrap=bootstrap), progress=progress)
+    done = run_studies(store, [ALL], bootstrap=bootstrap, progress=progress)
+    return DemoResult(
+        run_dir=store.path,
+        evaluation=evaluation,
+        studies=tuple(d.result.study for d in done),
     )
-    data = RunData(store)
-    names = studies.names()
-    with progress.task("studies", len(names)) as task:
-        for name in names:
-            save_result(store, studies.create(name).run(data))
-            task.advance()
-    return DemoResult(run_dir=store.path, evaluation=evaluation, studies=tuple(names))

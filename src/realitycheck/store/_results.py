@@ -1,4 +1,4 @@
-"""Study results in a run folder: ``RUN/studies/<study key>/``.
+"""What a study found, and how it is kept in a run folder: ``RUN/studies/<study key>/``.
 
 Each result is a folder holding ``result.json`` (study key, spec, finding,
 skipped lines, table and figure captions), one CSV per table and one PNG per
@@ -14,15 +14,74 @@ import json
 import re
 import shutil
 import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from realitycheck.errors import InvalidInputError
-from realitycheck.store import RunStore
-from realitycheck.studies._base import StudyFigure, StudyResult, StudyTable
+from realitycheck.store._store import RunStore
 
-__all__ = ["folder_name", "load_results", "result_dir", "save_result"]
+__all__ = [
+    "StudyFigure",
+    "StudyResult",
+    "StudyTable",
+    "folder_name",
+    "load_results",
+    "result_dir",
+    "save_result",
+]
+
+
+@dataclass(frozen=True)
+class StudyTable:
+    """One table of a study: a stable file-safe ``name``, the frame and a caption."""
+
+    name: str
+    frame: pd.DataFrame
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class StudyFigure:
+    """One figure of a study: a stable file-safe ``stem``, PNG bytes and a caption."""
+
+    stem: str
+    png: bytes
+    caption: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StudyResult:
+    """What a study found.
+
+    Attributes:
+        study: Key of the study that produced it.
+        spec: The study's spec (name, params, version).
+        finding: A few plain-language sentences stating what the numbers show.
+        tables: The tables, in reading order.
+        figures: The figures, in reading order.
+        skipped: One line per dataset (or part) the study could not run on, and why.
+        bootstrap: The bootstrap settings its intervals used (empty if none).
+    """
+
+    study: str
+    spec: dict[str, object]
+    finding: str
+    tables: tuple[StudyTable, ...] = ()
+    figures: tuple[StudyFigure, ...] = ()
+    skipped: tuple[str, ...] = ()
+    bootstrap: dict[str, object] = field(default_factory=dict)
+
+    def table(self, name: str) -> pd.DataFrame:
+        """Return the table called ``name``."""
+        for t in self.tables:
+            if t.name == name:
+                return t.frame
+        raise KeyError(
+            f"{self.study} has no table {name!r}; it has {[t.name for t in self.tables]}"
+        )
+
 
 _SAFE = re.compile(r"[^A-Za-z0-9._=-]+")
 
@@ -71,6 +130,7 @@ def save_result(store: RunStore, result: StudyResult) -> Path:
             "spec": result.spec,
             "finding": result.finding,
             "skipped": list(result.skipped),
+            "bootstrap": result.bootstrap,
             "tables": [{"name": t.name, "caption": t.caption} for t in result.tables],
             "figures": [{"stem": f.stem, "caption": f.caption} for f in result.figures],
         }
@@ -126,6 +186,7 @@ def load_results(store: RunStore) -> list[StudyResult]:
                 tables=tables,
                 figures=figures,
                 skipped=tuple(meta.get("skipped", [])),
+                bootstrap=meta.get("bootstrap", {}),
             )
         )
     return out

@@ -25,7 +25,12 @@
     variants = ["zero_shot", "few_shot"]
 
     [evaluate]                     # an EvaluationConfig
+    threshold_objective = "f1_macro"
+
+    [bootstrap]                    # every interval of evaluate and the studies
     n_resamples = 1000
+    confidence = 0.95
+    seed = 0
 
 Every mistake is reported before any work, naming the file, the line (best
 effort) and the key path, with close matches for unknown keys and names.
@@ -42,27 +47,42 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
+from realitycheck.analysis import Bootstrap
 from realitycheck.backends import Backend, backends
 from realitycheck.datasets import Dataset, datasets
 from realitycheck.detectors import Detector, detectors
 from realitycheck.errors import InvalidInputError, UnknownComponentError
-from realitycheck.generation._plans import SamplingPlan, make_plan
-from realitycheck.generation._toml_lines import locate, syntax_error_line
+from realitycheck.generation import SamplingPlan, make_plan
+from realitycheck.keys import RECORDED, LabelKey
 from realitycheck.labelers import Labeler, labelers
 from realitycheck.pipeline import EvaluationConfig
 from realitycheck.registry import Component
+from realitycheck.runner._toml_lines import locate, syntax_error_line
+from realitycheck.studies import studies as study_registry
 
 __all__ = ["DatasetEntry", "RunConfig", "load_run_config"]
 
-_TOP = ("run", "datasets", "backend", "plan", "labelers", "detectors", "studies", "evaluate")
+_TOP = (
+    "run",
+    "datasets",
+    "backend",
+    "plan",
+    "labelers",
+    "detectors",
+    "studies",
+    "evaluate",
+    "bootstrap",
+)
 _TOP_LISTS = ("labelers", "detectors", "studies")
 _RUN = ("out", "batch_size", "cache", "cache_dir", "data_dir", "report")
 _DATASET = ("name", "params", "limit")
 _BACKEND = ("name", "params")
 _EVALUATE = tuple(
-    f.name for f in dataclasses.fields(EvaluationConfig) if f.name not in ("detectors", "labelers")
+    f.name
+    for f in dataclasses.fields(EvaluationConfig)
+    if f.name not in ("detectors", "labelers", "bootstrap")
 )
-_STORED = ("human", "recorded")
+_BOOTSTRAP = tuple(f.name for f in dataclasses.fields(Bootstrap))
 T = TypeVar("T")
 
 
@@ -90,6 +110,7 @@ class RunConfig:
         detector_keys: Detector keys to measure (the built ones plus ``recorded:…``).
         studies: Study keys to run (``all`` expanded later).
         evaluation: The evaluate stage's settings.
+        bootstrap: The bootstrap settings of evaluate and the studies.
         batch_size: (example, variant) pairs per stored batch.
         cache: Whether to use the shared call cache; ``cache_dir`` moves it.
         cache_dir: Folder of the call cache (``None`` = the default).
@@ -108,6 +129,7 @@ class RunConfig:
     detector_keys: tuple[str, ...] = ()
     studies: tuple[str, ...] = ()
     evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
+    bootstrap: Bootstrap = field(default_factory=Bootstrap)
     batch_size: int = 16
     cache: bool = True
     cache_dir: Path | None = None
@@ -136,6 +158,8 @@ class _Reader:
                 continue
             close = difflib.get_close_matches(key, allowed, n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
+            if keys == ["evaluate"] and key in _BOOTSTRAP:
+                hint += f" ({key!r} belongs to the [bootstrap] table, shared with the studies.)"
             if key in _TOP_LISTS and keys:
                 hint += (
                     f" ({key!r} is a top-level key: in TOML, a key after a [table] header "
@@ -192,7 +216,7 @@ def _components(
     built, measured = [], []
     for i, key in enumerate(keys):
         reader.typed(key, str, [name, i])
-        if name != "studies" and key.split(":")[0].split("[")[0] in _STORED:
+        if name != "studies" and (key == RECORDED or LabelKey.parse(key).kind != "component"):
             measured.append(key)
             continue
         component = reader.build([name, i], partial(registry.create_from_key, key))
@@ -251,8 +275,22 @@ def _plan(reader: _Reader, raw: Any) -> SamplingPlan:
     return reader.build(["plan", "preset"], lambda: make_plan(preset, **table))
 
 
+def _bootstrap(reader: _Reader, raw: Any) -> Bootstrap:
+    table = reader.table(raw if raw is not None else {}, ["bootstrap"], _BOOTSTRAP)
+    for key, value in table.items():
+        try:
+            Bootstrap(**{key: value})
+        except InvalidInputError as exc:
+            raise reader.fail(str(exc), ["bootstrap", key]) from None
+    return Bootstrap(**table)
+
+
 def _evaluation(
-    reader: _Reader, raw: Any, detector_keys: list[str], label_keys: list[str]
+    reader: _Reader,
+    raw: Any,
+    detector_keys: list[str],
+    label_keys: list[str],
+    bootstrap: Bootstrap,
 ) -> EvaluationConfig:
     table = reader.table(raw if raw is not None else {}, ["evaluate"], _EVALUATE)
     params = dict(table)
@@ -272,7 +310,10 @@ def _evaluation(
     return reader.build(
         ["evaluate"],
         lambda: EvaluationConfig(
-            detectors=tuple(detector_keys) or None, labelers=tuple(label_keys) or None, **params
+            detectors=tuple(detector_keys) or None,
+            labelers=tuple(label_keys) or None,
+            bootstrap=bootstrap,
+            **params,
         ),
     )
 
@@ -284,8 +325,6 @@ def load_run_config(path: str | Path) -> RunConfig:
         InvalidInputError: On invalid TOML (with its line) or any wrong value (with the
             line of its key, best effort, and the key path as the field).
     """
-    from realitycheck.studies import studies as study_registry
-
     file = Path(path)
     try:
         text = file.read_bytes().decode("utf-8")
@@ -336,6 +375,7 @@ def load_run_config(path: str | Path) -> RunConfig:
         raise reader.fail(
             f"Expected an integer >= 1. Got {batch_size} instead.", ["run", "batch_size"]
         )
+    bootstrap = _bootstrap(reader, raw.get("bootstrap"))
     return RunConfig(
         path=file,
         out=reader.path_of(run["out"], ["run", "out"]),
@@ -347,7 +387,8 @@ def load_run_config(path: str | Path) -> RunConfig:
         label_keys=tuple(label_keys),
         detector_keys=tuple(detector_keys),
         studies=tuple(study_keys),
-        evaluation=_evaluation(reader, raw.get("evaluate"), detector_keys, label_keys),
+        evaluation=_evaluation(reader, raw.get("evaluate"), detector_keys, label_keys, bootstrap),
+        bootstrap=bootstrap,
         batch_size=batch_size,
         cache=reader.typed(run.get("cache", True), bool, ["run", "cache"]),
         cache_dir=reader.path_of(run["cache_dir"], ["run", "cache_dir"])

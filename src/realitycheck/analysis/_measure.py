@@ -1,27 +1,24 @@
-"""Bootstrap measurement of many detectors at once, and threshold choice."""
+"""Bootstrap measurement of many detectors at once, and threshold choice.
+
+:class:`Measure` turns one metric of many score rows on the same items into
+:class:`~realitycheck.records.MetricResult` rows, all rows sharing the
+resamples of one :class:`Bootstrap`; :func:`choose_or_fix_threshold` picks a
+detector's threshold on the calibration split.
+"""
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
 from realitycheck import metrics as M
+from realitycheck.analysis._bootstrap import Bootstrap
 from realitycheck.records import MetricResult
 
 __all__ = ["Measure", "Where", "choose_or_fix_threshold", "group_by_mask"]
-
-
-class _Settings(Protocol):
-    @property
-    def n_resamples(self) -> int: ...
-    @property
-    def confidence(self) -> float: ...
-    @property
-    def seed(self) -> int: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -37,8 +34,8 @@ class Where:
 class Measure:
     """Bootstrap one metric for many score rows on the same items and build result rows."""
 
-    def __init__(self, config: _Settings) -> None:
-        self.config = config
+    def __init__(self, bootstrap: Bootstrap) -> None:
+        self.bootstrap = bootstrap
 
     def rows(
         self,
@@ -63,9 +60,9 @@ class Measure:
                     metric,
                     y,
                     s if k > 1 else s[0],
-                    n_resamples=self.config.n_resamples,
-                    confidence=self.config.confidence,
-                    seed=self.config.seed,
+                    n_resamples=self.bootstrap.n_resamples,
+                    confidence=self.bootstrap.confidence,
+                    seed=self.bootstrap.seed,
                     threshold=t if t is None or k > 1 else float(t[0]),
                 )
             values = list(
@@ -100,6 +97,12 @@ class Measure:
 
 
 def choose_or_fix_threshold(y: np.ndarray, s: np.ndarray, objective: str) -> tuple[float, str]:
+    """Return a detector's threshold and how it was chosen.
+
+    A binary detector (values only 0 and 1) gets 0.5; otherwise the threshold
+    maximising ``objective`` on ``(y, s)`` (the calibration split), or NaN
+    when that split has one class.
+    """
     uniq = np.unique(s)
     if np.isin(uniq, (0.0, 1.0)).all():
         return 0.5, "given: binary detector, hallucinated iff value >= 0.5"
@@ -112,6 +115,7 @@ def choose_or_fix_threshold(y: np.ndarray, s: np.ndarray, objective: str) -> tup
 
 
 def group_by_mask(masks: dict[str, np.ndarray]) -> list[tuple[list[str], np.ndarray]]:
+    """Group keys whose boolean masks are equal, so each group shares one bootstrap call."""
     groups: dict[bytes, tuple[list[str], np.ndarray]] = {}
     for key, mask in masks.items():
         groups.setdefault(np.packbits(mask).tobytes(), ([], mask))[0].append(key)

@@ -1,0 +1,45 @@
+"""The runner: whole runs from a TOML config, the demo, and the one loop over studies.
+
+It sits above the report, the studies and the pipeline, and below the command
+line, which only parses arguments and calls it.
+"""
+
+from realitycheck.runner._config import DatasetEntry, RunConfig, load_run_config
+from realitycheck.runner._demo import (
+    DEMO_DATASETS,
+    DEMO_DETECTORS,
+    DEMO_LABELERS,
+    DEMO_PLAN,
+    DemoResult,
+    run_demo,
+)
+from realitycheck.runner._run import (
+    Listener,
+    RunOutcome,
+    generate_datasets,
+    make_cache,
+    measure_run,
+    run_config,
+)
+from realitycheck.runner._studies import StudyRun, expand_study_keys, run_studies
+
+__all__ = [
+    "DEMO_DATASETS",
+    "DEMO_DETECTORS",
+    "DEMO_LABELERS",
+    "DEMO_PLAN",
+    "DatasetEntry",
+    "DemoResult",
+    "Listener",
+    "RunConfig",
+    "RunOutcome",
+    "StudyRun",
+    "expand_study_keys",
+    "generate_datasets",
+    "load_run_config",
+    "make_cache",
+    "measure_run",
+    "run_config",
+    "run_demo",
+    "run_studies",
+]

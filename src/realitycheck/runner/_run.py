@@ -1,0 +1,213 @@
+"""The bodies of ``run CONFIG.toml`` and ``evaluate``: the stages in order, then studies and report.
+
+The runner decides what runs in which order; the command line only parses
+arguments and prints what the runner tells it through a :class:`Listener`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from realitycheck.progress import NullProgress, Progress
+from realitycheck.backends import Backend, CallCache
+from realitycheck.datasets import Dataset
+from realitycheck.detectors import Detector
+from realitycheck.generation import GenerationReport, SamplingPlan, generate, load_inputs
+from realitycheck.labelers import Labeler
+from realitycheck.pipeline import (
+    Evaluation,
+    EvaluationConfig,
+    StageReport,
+    detect,
+    evaluate,
+    ingest,
+    label,
+)
+from realitycheck.report import ReportFiles, write_report
+from realitycheck.runner._config import RunConfig
+from realitycheck.runner._studies import StudyRun, run_studies
+from realitycheck.store import RunStore
+
+__all__ = [
+    "Listener",
+    "RunOutcome",
+    "generate_datasets",
+    "make_cache",
+    "measure_run",
+    "run_config",
+]
+
+
+class Listener:
+    """Hears what a run did, as it does it; the default hears nothing.
+
+    The command line subclasses it to print each event.
+    """
+
+    def generation(self, dataset: str, report: GenerationReport, run_dir: Path) -> None:
+        """One dataset was answered by the backend."""
+
+    def stage(self, report: StageReport) -> None:
+        """A label or detect stage finished."""
+
+    def evaluation(self, evaluation: Evaluation, out: Path) -> None:
+        """The evaluate stage finished and wrote ``metrics.csv`` under ``out``."""
+
+    def study(self, done: StudyRun) -> None:
+        """One study was run and stored."""
+
+    def report(self, files: ReportFiles) -> None:
+        """The report was written."""
+
+
+@dataclass(kw_only=True)
+class RunOutcome:
+    """What a run did, stage by stage."""
+
+    generation: dict[str, GenerationReport] = field(default_factory=dict)
+    stages: list[StageReport] = field(default_factory=list)
+    evaluation: Evaluation | None = None
+    studies: list[StudyRun] = field(default_factory=list)
+    report: ReportFiles | None = None
+
+
+def make_cache(enabled: bool, cache_dir: str | Path | None = None) -> CallCache | None:
+    """The shared call cache (in ``cache_dir`` if given), or ``None`` when disabled."""
+    if not enabled:
+        return None
+    return CallCache(Path(cache_dir) / "calls.sqlite" if cache_dir is not None else None)
+
+
+def generate_datasets(
+    store: RunStore,
+    entries: Sequence[tuple[Dataset, int | None]],
+    backend: Backend,
+    plan: SamplingPlan,
+    *,
+    cache: CallCache | None,
+    batch_size: int,
+    progress: Progress | None = None,
+    listener: Listener | None = None,
+) -> dict[str, GenerationReport]:
+    """Answer the first ``limit`` examples of each dataset (all when ``None``) with ``backend``.
+
+    Few-shot demonstrations are drawn from the whole dataset, so they do not
+    depend on the limit.
+    """
+    progress = progress or NullProgress()
+    listener = listener or Listener()
+    out = {}
+    for dataset, limit in entries:
+        pool = load_inputs(store, dataset, progress=progress)
+        report = generate(
+            store,
+            pool[:limit] if limit is not None else pool,
+            backend,
+            plan,
+            cache=cache,
+            demos=pool,
+            batch_size=batch_size,
+            progress=progress,
+        )
+        listener.generation(dataset.key, report, store.path)
+        out[dataset.name] = report
+    return out
+
+
+def measure_run(
+    store: RunStore,
+    labelers: Sequence[Labeler],
+    detectors: Sequence[Detector],
+    config: EvaluationConfig,
+    *,
+    datasets: Sequence[str] | None,
+    out: Path,
+    report: bool,
+    retry_errors: bool = False,
+    progress: Progress | None = None,
+    listener: Listener | None = None,
+) -> RunOutcome:
+    """Label, detect and evaluate a run, write ``metrics.csv`` and, if asked, the report."""
+    progress = progress or NullProgress()
+    listener = listener or Listener()
+    outcome = RunOutcome()
+    for stage, components in ((label, labelers), (detect, detectors)):
+        done = stage(
+            store,
+            components,  # type: ignore[arg-type]
+            datasets=datasets,
+            retry_errors=retry_errors,
+            progress=progress,
+        )
+        outcome.stages.append(done)
+        listener.stage(done)
+    outcome.evaluation = evaluate(store, config, progress=progress)
+    outcome.evaluation.metrics.to_csv(out / "metrics.csv", index=False)
+    outcome.evaluation.agreement.to_csv(out / "agreement.csv", index=False)
+    listener.evaluation(outcome.evaluation, out)
+    if report:
+        outcome.report = write_report(store, out)
+        listener.report(outcome.report)
+    return outcome
+
+
+def run_config(
+    config: RunConfig,
+    *,
+    retry_errors: bool = False,
+    progress: Progress | None = None,
+    listener: Listener | None = None,
+) -> RunOutcome:
+    """Run a whole study from a parsed run config: generate, stages, evaluate, studies, report.
+
+    Every stage resumes: running the same config again does only what is missing.
+    """
+    progress = progress or NullProgress()
+    listener = listener or Listener()
+    store = RunStore(config.out)
+    store.update_manifest(config={"run_file": str(config.path), "run_config": dict(config.raw)})
+    generation: dict[str, Any] = {}
+    if config.backend is not None:
+        generation = generate_datasets(
+            store,
+            [(entry.dataset, entry.limit) for entry in config.datasets],
+            config.backend,
+            config.plan,
+            cache=make_cache(config.cache, config.cache_dir),
+            batch_size=config.batch_size,
+            progress=progress,
+            listener=listener,
+        )
+        names = list(generation)
+    else:
+        names = []
+        for entry in config.datasets:
+            ingest(store, entry.dataset, progress=progress)
+            names.append(entry.dataset.name)
+    outcome = measure_run(
+        store,
+        config.labelers,
+        config.detectors,
+        config.evaluation,
+        datasets=names,
+        out=config.out,
+        report=False,
+        retry_errors=retry_errors,
+        progress=progress,
+        listener=listener,
+    )
+    outcome.generation = generation
+    outcome.studies = run_studies(
+        store,
+        config.studies,
+        bootstrap=config.bootstrap,
+        progress=progress,
+        on_result=listener.study,
+    )
+    if config.report:
+        outcome.report = write_report(store, config.out)
+        listener.report(outcome.report)
+    return outcome
