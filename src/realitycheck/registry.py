@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 from importlib.metadata import entry_points
 from typing import Any, ClassVar, Generic, TypeVar
 
+from realitycheck._discover import import_submodules
 from realitycheck.errors import InvalidInputError, UnknownComponentError
 from realitycheck.params import check_params
 
@@ -199,7 +200,9 @@ class Registry(Generic[T]):
         if self._loaded:
             return
         self._loaded = True
-        importlib.import_module(self._builtin_module)
+        package = importlib.import_module(self._builtin_module)
+        if hasattr(package, "__path__"):  # a package: every public submodule registers its own
+            import_submodules(self._builtin_module, package.__path__)
         for ep in entry_points(group=f"realitycheck.{self.family}"):
             ep.load()
 
