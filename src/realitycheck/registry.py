@@ -2,16 +2,37 @@
 
 A component is a frozen, keyword-only dataclass whose fields are its
 configuration. The family decorator (:func:`dataset`, :func:`labeler`,
-:func:`detector`) gives it a name; every instance can then say what it is
-(:attr:`Component.spec`) and under which key its records are stored
-(:attr:`Component.key`, e.g. ``rouge_l[threshold=0.5]``). The same key syntax
-builds a component back from a string (:meth:`Registry.create_from_key`), so a
-stored record always leads to the component that made it.
+:func:`detector`, :func:`study`, :func:`backend`) gives it a name; every
+instance can then say what it is (:attr:`Component.spec`) and under which key
+its records are stored (:attr:`Component.key`, e.g. ``rouge_l[threshold=0.5]``).
+The same key syntax builds a component back from a string
+(:meth:`Registry.create_from_key`), and a spec builds it back from a mapping
+(:meth:`Registry.create_from_spec`), so a stored record always leads to the
+component that made it.
+
+Names are snake_case in every family (``nq_open``, ``label_noise``); the
+hyphenated spelling (``nq-open``) is accepted as an alias of the same
+component, and a misspelt name gets "did you mean" with the canonical name.
+
+A parameter may itself hold a component (a judge's backend): declare it with
+:func:`nested`. It is built once, when the outer component is, from an
+instance, a key or a ``{name, params}`` mapping; its spec nests in the outer
+spec and its key in the outer key::
+
+    semantic_entropy[equivalence=llm,judge=openai[model=gpt-4o-mini]]
+
+    [[detectors]]   # in TOML
+    name = "semantic_entropy"
+    params = { equivalence = "llm", judge = { name = "openai", params = { model = "m" } } }
+
+The key syntax (quotes, lists, nesting) is documented in
+:mod:`realitycheck._key_syntax`. :meth:`Registry.describe` documents a
+component from its docstring and fields without building it.
 
 Third-party packages add components through the entry-point groups
-``realitycheck.datasets``, ``realitycheck.labelers`` and
-``realitycheck.detectors``: each entry point names a module that registers its
-components with the decorators when imported.
+``realitycheck.<family>`` (``realitycheck.labelers``, ``realitycheck.detectors``…):
+each entry point names a module that registers its components with the
+decorators when imported.
 """
 
 from __future__ import annotations
@@ -22,19 +43,31 @@ import functools
 import importlib
 import json
 import re
-from collections.abc import Callable, Iterator
+import warnings
+from collections.abc import Callable, Iterator, Mapping
 from importlib.metadata import entry_points
+from types import ModuleType
 from typing import Any, ClassVar, Generic, TypeVar
 
+from realitycheck._component_docs import ComponentDoc, describe_class, singular
 from realitycheck._discover import import_submodules
+from realitycheck._key_syntax import format_value, parse_key, split_keys
+from realitycheck._nested import nested, registry_of
 from realitycheck.errors import InvalidInputError, UnknownComponentError
 from realitycheck.params import check_params
 
 __all__ = [
     "Component",
+    "ComponentDoc",
     "Registry",
+    "nested",
     "parse_key",
+    "registry_of",
+    "singular",
+    "split_keys",
 ]
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 class Component:
@@ -57,7 +90,10 @@ class Component:
         check_params(self)
 
     def params(self) -> dict[str, Any]:
-        """Return the parameters of this instance as plain JSON-able values."""
+        """Return the parameters of this instance as plain JSON-able values.
+
+        A nested component is given as its own spec ``{name, params, version}``.
+        """
         if not dataclasses.is_dataclass(self):
             return {}
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self) if f.init}
@@ -75,8 +111,23 @@ class Component:
             else:
                 default = dataclasses.MISSING
             if _plain(value) != _plain(default):
-                out[f.name] = _plain(value)
+                out[f.name] = value
         return out
+
+    def nested(self) -> tuple[Component, ...]:
+        """Return the components this one holds (see :func:`nested`), depth first."""
+        out: list[Component] = []
+        if not dataclasses.is_dataclass(self):
+            return ()
+        for f in dataclasses.fields(self):
+            if "component" not in f.metadata:
+                continue
+            value = getattr(self, f.name)
+            for inner in value if isinstance(value, tuple | list) else (value,):
+                if isinstance(inner, Component):
+                    out.append(inner)
+                    out.extend(inner.nested())
+        return tuple(out)
 
     @property
     def spec(self) -> dict[str, Any]:
@@ -90,15 +141,21 @@ class Component:
 
     @functools.cached_property
     def key(self) -> str:
-        """Short stable identifier: the name, plus the parameters that differ from defaults."""
+        """Short stable identifier: the name, plus the parameters that differ from defaults.
+
+        A nested component is written as its own key:
+        ``semantic_entropy[equivalence=llm,judge=openai[model=gpt-4o-mini]]``.
+        """
         params = self._non_default_params()
         if not params:
             return self.name
-        inner = ",".join(f"{k}={_format_value(v)}" for k, v in sorted(params.items()))
+        inner = ",".join(f"{k}={format_value(v)}" for k, v in sorted(params.items()))
         return f"{self.name}[{inner}]"
 
 
 def _plain(value: Any) -> Any:
+    if isinstance(value, Component):
+        return value.spec
     if isinstance(value, tuple | list):
         return [_plain(v) for v in value]
     if isinstance(value, dict):
@@ -108,65 +165,16 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _format_value(value: Any) -> str:
-    if isinstance(value, list):
-        return "+".join(_format_value(v) for v in value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-_KEY = re.compile(r"^\s*([A-Za-z0-9_.:\-]+)\s*(?:\[(.*)\])?\s*$")
-
-
-def _parse_value(text: str) -> Any:
-    text = text.strip()
-    if "+" in text:
-        return [_parse_value(t) for t in text.split("+")]
-    lowered = text.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    if lowered in ("none", "null"):
-        return None
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return text
-
-
-def parse_key(text: str) -> tuple[str, dict[str, Any]]:
-    """Split ``name[k=v,k2=v2]`` into the name and its parameters.
-
-    Values are read as bool, int, float or string; ``a+b`` is a list.
-
-    Raises:
-        InvalidInputError: If the text is not of that shape.
-    """
-    match = _KEY.match(text)
-    if match is None:
-        raise InvalidInputError(
-            f"A component must be written as name or name[key=value,...]. Got {text!r} instead."
-        )
-    name, inner = match.group(1), match.group(2)
-    params: dict[str, Any] = {}
-    if inner:
-        for part in inner.split(","):
-            if "=" not in part:
-                raise InvalidInputError(
-                    f"Each parameter of {text!r} must be key=value. Got {part!r} instead."
-                )
-            k, v = part.split("=", 1)
-            params[k.strip()] = _parse_value(v)
-    return name, params
-
-
 T = TypeVar("T", bound=Component)
 
 
 class Registry(Generic[T]):
     """Named components of one family.
+
+    Besides its components, a registry gives the family package's submodules
+    as attributes, so ``realitycheck.datasets.files`` (a registry attribute of
+    the top-level package) still leads to the module ``realitycheck.datasets.files``
+    and its docstring.
 
     Args:
         family: Plural family name (``labelers``); also the entry-point group suffix.
@@ -179,14 +187,42 @@ class Registry(Generic[T]):
         self._items: dict[str, type[T]] = {}
         self._loaded = False
 
+    @property
+    def kind(self) -> str:
+        """One member of the family, in words: ``study`` for ``studies``."""
+        return singular(self.family)
+
+    def __getattr__(self, name: str) -> ModuleType:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        module = f"{self._builtin_module}.{name}"
+        try:
+            return importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+            raise AttributeError(
+                f"The {self.family} registry has no attribute or submodule {name!r}."
+            ) from None
+
     def register(self, name: str) -> Callable[[type[T]], type[T]]:
-        """Return a class decorator that registers a component under ``name``."""
+        """Return a class decorator that registers a component under ``name``.
+
+        Raises:
+            InvalidInputError: If ``name`` is not snake_case or is taken by another class.
+        """
+        if not isinstance(name, str) or not _NAME.match(name):
+            fixed = re.sub(r"[^a-z0-9_]+", "_", str(name).lower()).strip("_")
+            raise InvalidInputError(
+                f"A {self.kind} name must be snake_case (lower-case letters, digits "
+                f"and underscores, starting with a letter), e.g. {fixed!r}. Got {name!r} instead."
+            )
 
         def decorate(cls: type[T]) -> type[T]:
             existing = self._items.get(name)
             if existing is not None and existing.__qualname__ != cls.__qualname__:
                 raise InvalidInputError(
-                    f"The {self.family[:-1]} name {name!r} is already taken by "
+                    f"The {self.kind} name {name!r} is already taken by "
                     f"{existing.__module__}.{existing.__qualname__}."
                 )
             cls.name = name
@@ -206,8 +242,18 @@ class Registry(Generic[T]):
         for ep in entry_points(group=f"realitycheck.{self.family}"):
             ep.load()
 
+    def canonical(self, name: str) -> str | None:
+        """Return the registered name that ``name`` spells (``nq-open`` → ``nq_open``), or None."""
+        self._load()
+        if not isinstance(name, str):
+            return None
+        if name in self._items:
+            return name
+        alias = name.strip().replace("-", "_")
+        return alias if alias in self._items else None
+
     def names(self) -> list[str]:
-        """Return every registered name, sorted."""
+        """Return every registered (canonical) name, sorted."""
         self._load()
         return sorted(self._items)
 
@@ -215,28 +261,31 @@ class Registry(Generic[T]):
         return iter(self.names())
 
     def __contains__(self, name: object) -> bool:
-        self._load()
-        return name in self._items
+        return isinstance(name, str) and self.canonical(name) is not None
 
     def get(self, name: str) -> type[T]:
-        """Return the component class registered as ``name``.
+        """Return the component class registered as ``name`` (or its hyphenated alias).
 
         Raises:
             UnknownComponentError: With close matches and every available name.
         """
-        self._load()
-        try:
-            return self._items[name]
-        except KeyError:
-            close = difflib.get_close_matches(name, self._items, n=3, cutoff=0.5)
-            hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-            raise UnknownComponentError(
-                f"There is no {self.family[:-1]} named {name!r}.{hint} "
-                f"Available: {', '.join(sorted(self._items))}."
-            ) from None
+        found = self.canonical(name)
+        if found is not None:
+            return self._items[found]
+        wanted = str(name).strip().replace("-", "_")
+        close = difflib.get_close_matches(wanted, self._items, n=3, cutoff=0.5)
+        hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        raise UnknownComponentError(
+            f"There is no {self.kind} named {name!r}.{hint} "
+            f"Available: {', '.join(sorted(self._items))}."
+        )
 
     def create(self, name: str, **params: Any) -> T:
-        """Build the component ``name`` with ``params``, checking the parameter names."""
+        """Build the component ``name`` with ``params``, checking the parameter names.
+
+        A parameter declared with :func:`nested` takes a built component, a key
+        or a ``{name, params}`` mapping.
+        """
         cls = self.get(name)
         allowed = [f.name for f in dataclasses.fields(cls) if f.init]  # type: ignore[arg-type]
         for p in params:
@@ -244,15 +293,86 @@ class Registry(Generic[T]):
                 close = difflib.get_close_matches(p, allowed, n=1)
                 hint = f" Did you mean {close[0]!r}?" if close else ""
                 raise InvalidInputError(
-                    f"The {self.family[:-1]} {name!r} has no parameter {p!r}.{hint} "
+                    f"The {self.kind} {cls.name!r} has no parameter {p!r}.{hint} "
                     f"Its parameters: {', '.join(allowed) or 'none'}."
                 )
         try:
             return cls(**params)
         except TypeError as exc:
-            raise InvalidInputError(f"Cannot build {name!r} with {params}: {exc}") from None
+            raise InvalidInputError(f"Cannot build {cls.name!r} with {params}: {exc}") from None
 
     def create_from_key(self, text: str) -> T:
-        """Build a component from its key, e.g. ``rouge_l[threshold=0.5]``."""
+        """Build a component from its key, e.g. ``rouge_l[threshold=0.5]``.
+
+        ``create_from_key(c.key)`` gives back a component equal to ``c`` in
+        every parameter that shows in keys (see :mod:`realitycheck._key_syntax`).
+        """
         name, params = parse_key(text)
         return self.create(name, **params)
+
+    def create_from_spec(self, spec: Mapping[str, Any]) -> T:
+        """Build a component from a spec ``{name, params, version}`` (a JSON object, a TOML table).
+
+        ``params`` may be left out; nested components in it are specs or keys
+        themselves. A spec of another version than the registered class's is
+        built with a warning: its results may differ from the stored ones.
+
+        Raises:
+            InvalidInputError: If ``spec`` is not a mapping of that shape.
+        """
+        if not isinstance(spec, Mapping):
+            raise InvalidInputError(
+                f"A {self.kind} spec must be a table with a name and params. Got {spec!r} instead."
+            )
+        unknown = sorted(set(spec) - {"name", "params", "version"})
+        if unknown or not isinstance(spec.get("name"), str):
+            raise InvalidInputError(
+                f'A {self.kind} spec must be a table {{name = "...", params = {{...}}}}'
+                f"{' without ' + ', '.join(map(repr, unknown)) if unknown else ''}. "
+                f"Got {dict(spec)!r} instead."
+            )
+        params = spec.get("params", {})
+        if not isinstance(params, Mapping):
+            raise InvalidInputError(
+                f"The params of the {self.kind} {spec['name']!r} must be a table. "
+                f"Got {params!r} instead."
+            )
+        component = self.create(spec["name"], **dict(params))
+        version = spec.get("version")
+        if version is not None and str(version) != component.version:
+            warnings.warn(
+                f"The spec of {component.key!r} is of version {version}; the installed "
+                f"{self.kind} is of version {component.version}.",
+                stacklevel=2,
+            )
+        return component
+
+    def build(self, value: Any) -> T:
+        """Return ``value`` built as a component of this family.
+
+        ``value`` is a built component of this family (returned as is), a key
+        (``openai[model=gpt-4o-mini]``) or a spec mapping (``{name, params}``).
+
+        Raises:
+            InvalidInputError: If ``value`` is none of those.
+        """
+        if isinstance(value, Component):
+            if value.family != self.family or value.name not in self:
+                raise InvalidInputError(
+                    f"Expected a {self.kind}. Got the {singular(value.family)} "
+                    f"{value.key!r} instead."
+                )
+            return value  # type: ignore[return-value]
+        if isinstance(value, str):
+            return self.create_from_key(value)
+        if isinstance(value, Mapping):
+            return self.create_from_spec(value)
+        raise InvalidInputError(
+            f"Expected a {self.kind}: a key such as name[key=value], a table "
+            f"{{name, params}} or a built one. Got {value!r} instead."
+        )
+
+    def describe(self, name: str) -> ComponentDoc:
+        """Document the component ``name`` from its docstring and fields, without building it."""
+        cls = self.get(name)
+        return describe_class(cls, family=self.family)
