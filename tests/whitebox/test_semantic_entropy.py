@@ -100,7 +100,7 @@ def _response(rid, samples, logprobs=None, example_id="e"):
 
 @pytest.fixture
 def word_equivalence(monkeypatch):
-    monkeypatch.setattr(SemanticEntropy, "equivalence_check", lambda self: _by_words)
+    monkeypatch.setattr(SemanticEntropy, "equivalence_check", lambda self, cache=None: _by_words)
 
 
 @pytest.mark.parametrize("length_normalized", [True, False])
@@ -148,7 +148,10 @@ def test_missing_samples_or_logprobs_give_none(word_equivalence):
         ({"variant": "soft"}, "'variant' parameter"),
         ({"equivalence": "rouge"}, "'equivalence' parameter"),
         ({"equivalence": "nli"}, "'nli_model' parameter"),
-        ({"equivalence": "llm"}, "'judge_model' parameter"),
+        ({"equivalence": "llm"}, "'judge' parameter"),
+        ({"judge": "mock"}, "'judge' parameter .* unless equivalence='llm'"),
+        ({"equivalence": "llm", "judge": "opena[model=x]"}, "Did you mean 'openai'"),
+        ({"equivalence": "llm", "judge": "rouge_l"}, "no backend named 'rouge_l'"),
         ({"threshold": "high"}, "'threshold' parameter"),
     ],
 )
@@ -271,9 +274,7 @@ def test_llm_equivalence_asks_a_backend_and_quotes_the_question(monkeypatch):
     assert len(YesIfSameFirstWord.calls) == 2 * (1 + 1 + 2 + 2)
 
     monkeypatch.setitem(backends._items, "fake_judge", YesIfSameFirstWord)
-    det = detectors.create(
-        "semantic_entropy", equivalence="llm", judge_backend="fake_judge", judge_model="x"
-    )
+    det = detectors.create("semantic_entropy", equivalence="llm", judge="fake_judge")
     examples = {"e": Example(example_id="e", dataset="t", task="qa", question="Capital?")}
     (score,) = det.score([_response("r", texts)], Needs(examples=examples))
     assert score.value == pytest.approx(_entropy_reference([0, 0, 1, 1, 2]))

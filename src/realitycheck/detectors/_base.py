@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from realitycheck.records import Example, Response, Score
 from realitycheck.registry import Component, Registry
+
+if TYPE_CHECKING:
+    from realitycheck.backends import CallCache
 
 __all__ = ["Detector", "Needs", "detector", "detectors"]
 
@@ -19,10 +22,14 @@ class Needs:
     Attributes:
         examples: The examples of the scored responses, by ``example_id``.
         recorded: Scores a dataset shipped, by ``(response_id, detector key)``.
+        cache: The run's call cache: a detector that calls a backend (a judge)
+            sends its requests through it with
+            :func:`~realitycheck.backends.cached_generate`; ``None`` = no cache.
     """
 
     examples: Mapping[str, Example] = field(default_factory=dict)
     recorded: Mapping[tuple[str, str], Score] = field(default_factory=dict)
+    cache: CallCache | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -16,7 +16,11 @@ The entailment check is pluggable (:class:`EntailmentCheck`):
   (:class:`NLIEntailment`): ``a`` entails ``b`` when the most probable label
   for premise ``a`` and hypothesis ``b`` is the entailment label.
 * ``llm`` — any realitycheck backend asked a yes/no question
-  (:class:`LLMEntailment`).
+  (:class:`LLMEntailment`). The backend is a nested component, ``judge``:
+  its spec is part of the detector's spec and key, and its calls go through
+  the run's call cache (``Needs.cache``)::
+
+      semantic_entropy[equivalence=llm,judge=openai[model=gpt-4o-mini]]
 """
 
 from __future__ import annotations
@@ -25,20 +29,26 @@ import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 import numpy as np
 
 from realitycheck.detectors._base import Detector, Needs, detector
-from realitycheck.detectors._features import MissingFeature, sample_texts, sample_values
+from realitycheck.detectors._features import sample_texts, sample_values
 from realitycheck.errors import (
     BackendError,
     FatalBackendError,
     InvalidInputError,
     MissingDependencyError,
+    MissingFeatureError,
     RetryableBackendError,
 )
+from realitycheck.params import InstanceOf, Interval, OneOf, param, param_error
 from realitycheck.records import Response, Score
+from realitycheck.registry import nested
+
+if TYPE_CHECKING:
+    from realitycheck.backends import Backend, CallCache
 
 __all__ = [
     "EmbeddingEntailment",
@@ -206,7 +216,7 @@ class LLMEntailment:
     failure may pass on a later run (rate limit, 5xx, timeout), else
     :class:`~realitycheck.errors.FatalBackendError`.
 
-    Calls go through :func:`realitycheck.backends._cache.cached_generate`:
+    Calls go through :func:`realitycheck.backends.cached_generate`:
     identical questions are asked once, and never again when ``cache`` is
     given.
 
@@ -220,8 +230,7 @@ class LLMEntailment:
 
     def __call__(self, pairs: Sequence[tuple[str, str]], question: str) -> list[bool]:
         """Return one verdict per pair."""
-        from realitycheck.backends import GenerationRequest
-        from realitycheck.backends._cache import cached_generate
+        from realitycheck.backends import GenerationRequest, cached_generate
 
         chat = "chat" in self.backend.capabilities
         requests = []
@@ -265,64 +274,57 @@ class SemanticEntropy(Detector):
         equivalence: ``embedding`` (model-free fallback), ``nli`` or ``llm``.
         threshold: Cosine threshold of the ``embedding`` check.
         nli_model: Folder or hub id of the NLI model (``equivalence="nli"``).
-        judge_backend: Backend name of the judge (``equivalence="llm"``).
-        judge_model: Model given to that backend as ``model``.
+        judge: The backend asked whether answers entail each other
+            (``equivalence="llm"``), e.g. ``openai[model=gpt-4o-mini]`` in a key
+            or ``{ name = "openai", params = { model = "gpt-4o-mini" } }`` in TOML.
         length_normalized: Whether ``weighted`` uses mean token log-probabilities.
     """
 
-    variant: Literal["discrete", "weighted"] = "discrete"
-    equivalence: Literal["embedding", "nli", "llm"] = "embedding"
-    threshold: float = 0.85
-    nli_model: str = ""
-    judge_backend: str = "openai"
-    judge_model: str = ""
-    length_normalized: bool = True
+    variant: Literal["discrete", "weighted"] = param("discrete", OneOf(_VARIANTS))
+    equivalence: Literal["embedding", "nli", "llm"] = param("embedding", OneOf(_EQUIVALENCES))
+    threshold: float = param(0.85, Interval(float, -1, 1))
+    nli_model: str = param("", InstanceOf(str))
+    judge: Backend | None = nested("backends")
+    length_normalized: bool = param(True, InstanceOf(bool))
     needs: ClassVar[frozenset[str]] = frozenset({"samples"})
 
     def __post_init__(self) -> None:
-        if self.variant not in _VARIANTS:
-            raise InvalidInputError(
-                f"The 'variant' parameter of semantic_entropy must be one of {_VARIANTS}. "
-                f"Got {self.variant!r} instead."
-            )
-        if self.equivalence not in _EQUIVALENCES:
-            raise InvalidInputError(
-                f"The 'equivalence' parameter of semantic_entropy must be one of "
-                f"{_EQUIVALENCES}. Got {self.equivalence!r} instead."
-            )
-        if isinstance(self.threshold, bool) or not isinstance(self.threshold, int | float):
-            raise InvalidInputError(
-                "The 'threshold' parameter of semantic_entropy must be a float. "
-                f"Got {self.threshold!r} instead."
-            )
+        super().__post_init__()
         if self.equivalence == "nli" and not self.nli_model:
-            raise InvalidInputError(
-                "The 'nli_model' parameter of semantic_entropy must name an NLI model folder "
-                "when equivalence='nli'. Got '' instead."
+            raise param_error(
+                "nli_model", self.name, "an NLI model folder when equivalence='nli'", ""
             )
-        if self.equivalence == "llm" and not self.judge_model:
-            raise InvalidInputError(
-                "The 'judge_model' parameter of semantic_entropy must name a model when "
-                "equivalence='llm'. Got '' instead."
+        if self.equivalence == "llm" and self.judge is None:
+            raise param_error(
+                "judge",
+                self.name,
+                "a backend, e.g. judge=openai[model=gpt-4o-mini], when equivalence='llm'",
+                None,
+            )
+        if self.equivalence != "llm" and self.judge is not None:
+            raise param_error(
+                "judge", self.name, "left out unless equivalence='llm'", got=repr(self.judge.key)
             )
         if self.variant == "weighted":
             # The weighted variant also reads token log-probabilities.
             object.__setattr__(self, "needs", frozenset({"samples", "logprobs"}))
 
-    def equivalence_check(self) -> EntailmentCheck:
-        """Return the entailment check this detector is configured with."""
+    def equivalence_check(self, cache: CallCache | None = None) -> EntailmentCheck:
+        """Return the entailment check this detector is configured with.
+
+        Args:
+            cache: The call cache the ``llm`` judge's calls go through.
+        """
         if self.equivalence == "nli":
             return NLIEntailment(self.nli_model)
         if self.equivalence == "llm":
-            from realitycheck.backends import backends
-
-            return LLMEntailment(backends.create(self.judge_backend, model=self.judge_model))
+            return LLMEntailment(self.judge, cache=cache)
         return EmbeddingEntailment(self.threshold)
 
     def _logprobs(self, response: Response) -> tuple[list[int], list[float]]:
         per_sample = sample_values(response, "token_logprobs", "logprobs")
         if len(per_sample) != len(response.samples):
-            raise MissingFeature(
+            raise MissingFeatureError(
                 f"the response has {len(response.samples)} samples but features for "
                 f"{len(per_sample)}"
             )
@@ -342,14 +344,14 @@ class SemanticEntropy(Detector):
                     if self.variant == "weighted"
                     else (list(range(len(texts))), None)
                 )
-            except MissingFeature as exc:
+            except MissingFeatureError as exc:
                 out.append(self._score(response, None, error=str(exc)))
                 continue
             if not keep:
                 out.append(self._score(response, None, error="every sample is empty"))
                 continue
             if check is None:
-                check = self.equivalence_check()
+                check = self.equivalence_check(needs.cache)
             example = needs.examples.get(response.example_id)
             question = example.question if example is not None else ""
             try:

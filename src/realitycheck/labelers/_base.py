@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from realitycheck.records import Example, Label, Response
 from realitycheck.registry import Component, Registry
+
+if TYPE_CHECKING:
+    from realitycheck.backends import CallCache
 
 __all__ = ["Labeler", "labeler", "labelers"]
 
@@ -26,8 +29,22 @@ class Labeler(Component):
 
     needs: ClassVar[frozenset[str]] = frozenset()
 
-    def label(self, responses: Sequence[Response], examples: Mapping[str, Example]) -> list[Label]:
-        """Return one label per response, in order."""
+    def label(
+        self,
+        responses: Sequence[Response],
+        examples: Mapping[str, Example],
+        *,
+        cache: CallCache | None = None,
+    ) -> list[Label]:
+        """Return one label per response, in order.
+
+        Args:
+            responses: The responses to judge.
+            examples: Their examples, by ``example_id``.
+            cache: The run's call cache: a labeler that calls a backend (an LLM
+                judge) sends its requests through it with
+                :func:`~realitycheck.backends.cached_generate`; others ignore it.
+        """
         raise NotImplementedError
 
     def _label(

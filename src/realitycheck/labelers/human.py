@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from realitycheck.errors import InvalidInputError
 from realitycheck.labelers._base import Labeler, labeler
 from realitycheck.params import InstanceOf, param
 from realitycheck.records import Example, Label, Response
+
+if TYPE_CHECKING:
+    from realitycheck.backends import CallCache
 
 __all__ = ["Human"]
 
@@ -28,14 +31,20 @@ class Human(Labeler):
     """
 
     annotator: str = param("", InstanceOf(str))
-    needs: ClassVar[frozenset[str]] = frozenset({"stored"})
+    needs: ClassVar[frozenset[str]] = frozenset({"recorded"})
 
     @property
     def key(self) -> str:
         """``human`` or ``human:<annotator>``."""
         return f"human:{self.annotator}" if self.annotator else "human"
 
-    def label(self, responses: Sequence[Response], examples: Mapping[str, Example]) -> list[Label]:
+    def label(
+        self,
+        responses: Sequence[Response],
+        examples: Mapping[str, Example],
+        *,
+        cache: CallCache | None = None,
+    ) -> list[Label]:
         """Human labels cannot be computed; they come with the dataset.
 
         Raises:

@@ -13,13 +13,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from realitycheck.labelers._base import Labeler, labeler
 from realitycheck.labelers._similarity import labels_from_similarity, references_of
 from realitycheck.params import Interval, param
 from realitycheck.records import Example, Label, Response
 from realitycheck.text import answer_tokens
+
+if TYPE_CHECKING:
+    from realitycheck.backends import CallCache
 
 __all__ = ["Bleu", "ExactMatch", "KnowledgeF1", "TokenF1", "token_f1"]
 
@@ -82,7 +85,13 @@ class TokenF1(Labeler):
     threshold: float = param(0.5, Interval(float, 0, 1))
     needs: ClassVar[frozenset[str]] = frozenset({"references"})
 
-    def label(self, responses: Sequence[Response], examples: Mapping[str, Example]) -> list[Label]:
+    def label(
+        self,
+        responses: Sequence[Response],
+        examples: Mapping[str, Example],
+        *,
+        cache: CallCache | None = None,
+    ) -> list[Label]:
         """Return one label per response, in order."""
         refs, errors = references_of(responses, examples)
         counts = _TokenCounts()
@@ -118,7 +127,13 @@ class ExactMatch(Labeler):
     threshold: float = param(1.0, Interval(float, 0, 1))
     needs: ClassVar[frozenset[str]] = frozenset({"references"})
 
-    def label(self, responses: Sequence[Response], examples: Mapping[str, Example]) -> list[Label]:
+    def label(
+        self,
+        responses: Sequence[Response],
+        examples: Mapping[str, Example],
+        *,
+        cache: CallCache | None = None,
+    ) -> list[Label]:
         """Return one label per response, in order."""
         refs, errors = references_of(responses, examples)
         normalized: dict[str, str] = {}
@@ -166,7 +181,13 @@ class KnowledgeF1(Labeler):
     threshold: float = param(0.3, Interval(float, 0, 1))
     needs: ClassVar[frozenset[str]] = frozenset({"context"})
 
-    def label(self, responses: Sequence[Response], examples: Mapping[str, Example]) -> list[Label]:
+    def label(
+        self,
+        responses: Sequence[Response],
+        examples: Mapping[str, Example],
+        *,
+        cache: CallCache | None = None,
+    ) -> list[Label]:
         """Return one label per response, in order."""
         counts = _TokenCounts()
         similarities: list[float | None] = []
@@ -209,7 +230,13 @@ class Bleu(Labeler):
     threshold: float = param(0.1, Interval(float, 0, 1))
     needs: ClassVar[frozenset[str]] = frozenset({"references"})
 
-    def label(self, responses: Sequence[Response], examples: Mapping[str, Example]) -> list[Label]:
+    def label(
+        self,
+        responses: Sequence[Response],
+        examples: Mapping[str, Example],
+        *,
+        cache: CallCache | None = None,
+    ) -> list[Label]:
         """Return one label per response, in order."""
         from sacrebleu.metrics import BLEU
 

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -38,6 +38,9 @@ from realitycheck.params import (
     shown,
 )
 from realitycheck.records import Example, Label, Response
+
+if TYPE_CHECKING:
+    from realitycheck.backends import CallCache
 
 __all__ = ["RougeL", "rouge_l_f1"]
 
@@ -305,7 +308,13 @@ class RougeL(Labeler):
     use_stemmer: bool = param(False, InstanceOf(bool))
     needs: ClassVar[frozenset[str]] = frozenset({"references"})
 
-    def label(self, responses: Sequence[Response], examples: Mapping[str, Example]) -> list[Label]:
+    def label(
+        self,
+        responses: Sequence[Response],
+        examples: Mapping[str, Example],
+        *,
+        cache: CallCache | None = None,
+    ) -> list[Label]:
         """Return one label per response, in order."""
         refs, errors = references_of(responses, examples)
         f1, n_pred, longest_ref = _rouge_l(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -12,6 +12,9 @@ from realitycheck.labelers._base import Labeler, labeler
 from realitycheck.labelers._similarity import labels_from_similarity, references_of
 from realitycheck.params import Interval, param
 from realitycheck.records import Example, Label, Response
+
+if TYPE_CHECKING:
+    from realitycheck.backends import CallCache
 
 __all__ = ["EmbeddingSimilarity"]
 
@@ -36,7 +39,13 @@ class EmbeddingSimilarity(Labeler):
     threshold: float = param(0.5, Interval(float, -1, 1))
     needs: ClassVar[frozenset[str]] = frozenset({"references"})
 
-    def label(self, responses: Sequence[Response], examples: Mapping[str, Example]) -> list[Label]:
+    def label(
+        self,
+        responses: Sequence[Response],
+        examples: Mapping[str, Example],
+        *,
+        cache: CallCache | None = None,
+    ) -> list[Label]:
         """Return one label per response, in order."""
         from realitycheck.embeddings import embed
 
