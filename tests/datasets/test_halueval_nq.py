@@ -15,14 +15,14 @@ def test_halueval_general_counts_and_labels(load):
 def test_halueval_general_keeps_spans_and_original_ids(load):
     bundle = load("halueval-general")
     second = bundle.responses[1]
-    assert second.response_id == "halueval-general/2/chatgpt"
+    assert second.response_id == "halueval_general/2/chatgpt"
     assert second.meta["hallucination_spans"][0].startswith("6. hear")
     label = bundle.labels[1]
     assert label.hallucinated is True
     assert json.loads(label.raw)["hallucination"] == "yes"
     odd = {e.example_id: e.meta["halueval_id"] for e in bundle.examples}
-    assert odd["halueval-general/1975"] == ""
-    assert odd["halueval-general/2059"] == odd["halueval-general/2159"] == "ID"
+    assert odd["halueval_general/1975"] == ""
+    assert odd["halueval_general/2059"] == odd["halueval_general/2159"] == "ID"
     spans = [
         r.meta["hallucination_spans"]
         for r, lab in zip(bundle.responses, bundle.labels, strict=True)
@@ -36,7 +36,7 @@ def test_nq_open(load):
     assert len(bundle.examples) == 3610
     assert bundle.responses == [] and bundle.labels == []
     first = bundle.examples[0]
-    assert first.example_id == "nq-open/1"
+    assert first.example_id == "nq_open/1"
     assert first.task == "qa"
     assert first.references == ("14 December 1972 UTC", "December 1972")
     assert all(e.references for e in bundle.examples)

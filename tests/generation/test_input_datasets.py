@@ -120,7 +120,7 @@ def test_hub_failures_say_what_to_do(monkeypatch):
         raise ConnectionError("Couldn't reach the Hub")
 
     monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=offline))
-    with pytest.raises(DataNotFoundError, match="pass path=FILE_OR_FOLDER to the squad-v2"):
+    with pytest.raises(DataNotFoundError, match="pass path=FILE_OR_FOLDER to the squad_v2"):
         datasets.create("squad-v2").load()
     monkeypatch.setitem(sys.modules, "datasets", None)
     with pytest.raises(MissingDependencyError, match="realitycheck\\[generation\\]"):
@@ -132,7 +132,7 @@ def test_squad_v2_from_local_files(tmp_path, fmt):
     path = _write(tmp_path / f"validation.{fmt}", SQUAD, fmt)
     bundle = datasets.create("squad-v2", path=str(path)).load()
     answerable, unanswerable = bundle.examples
-    assert answerable.example_id == "squad-v2/56ddde6b9a695914005b9600"
+    assert answerable.example_id == "squad_v2/56ddde6b9a695914005b9600"
     assert answerable.task == "rag_qa" and answerable.context == SQUAD[0]["context"]
     assert answerable.references == ("France", "in France")
     assert answerable.meta == {"answerable": True, "title": "Normans", "answer_starts": [0, 4, 8]}

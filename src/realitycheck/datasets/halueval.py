@@ -17,7 +17,7 @@ __all__ = ["HaluEvalGeneral"]
 VERDICTS = {"yes": True, "no": False}
 
 
-@dataset("halueval-general")
+@dataset("halueval_general")
 @dataclass(frozen=True, kw_only=True)
 class HaluEvalGeneral(Dataset):
     """HaluEval general: 4,507 ChatGPT answers, 815 judged hallucinated by humans.
@@ -49,7 +49,7 @@ class HaluEvalGeneral(Dataset):
                     line=lineno,
                     field="hallucination",
                 )
-            example_id = f"halueval-general/{lineno}"
+            example_id = f"halueval_general/{lineno}"
             response_id = f"{example_id}/chatgpt"
             examples.append(
                 Example(
@@ -87,7 +87,7 @@ class HaluEvalGeneral(Dataset):
             "`human`: hallucination 'yes' -> hallucinated, 'no' -> not; the marked spans are "
             "kept in the response's meta and the label's raw JSON.",
             "Task `open`: no grounding source, the user query is the question.",
-            "Ids are `halueval-general/<line number>`; the file's own ID is in the example "
+            "Ids are `halueval_general/<line number>`; the file's own ID is in the example "
             "meta (it is '' or 'ID' on three lines).",
         ]
         return Bundle(examples=examples, responses=responses, labels=labels, notes=notes)

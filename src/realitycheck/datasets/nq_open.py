@@ -14,7 +14,7 @@ from realitycheck.records import Example
 __all__ = ["NqOpen"]
 
 
-@dataset("nq-open")
+@dataset("nq_open")
 @dataclass(frozen=True, kw_only=True)
 class NqOpen(Dataset):
     """NQ-Open dev split: 3,610 questions and their gold answers; no model outputs."""
@@ -25,7 +25,7 @@ class NqOpen(Dataset):
     )
 
     def load(self, *, progress: Callable[[int], Any] | None = None) -> Bundle:
-        """Read the questions into examples (ids ``nq-open/<line number>``)."""
+        """Read the questions into examples (ids ``nq_open/<line number>``)."""
         path = self.root() / self.files[0]
         examples = []
         for lineno, obj in read_jsonl(path):
@@ -40,7 +40,7 @@ class NqOpen(Dataset):
                 )
             examples.append(
                 Example(
-                    example_id=f"nq-open/{lineno}",
+                    example_id=f"nq_open/{lineno}",
                     dataset=self.name,
                     task="qa",
                     question=question,

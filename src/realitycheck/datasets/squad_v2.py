@@ -41,7 +41,7 @@ def _flatten(obj: dict[str, Any], path: Path, line: int) -> Iterator[dict[str, A
                 }
 
 
-@dataset("squad-v2")
+@dataset("squad_v2")
 @dataclass(frozen=True, kw_only=True)
 class SquadV2(HubDataset):
     """SQuAD v2 questions with their paragraph as context (task ``rag_qa``).
@@ -73,7 +73,7 @@ class SquadV2(HubDataset):
             yield row
 
     def load(self, *, progress: Callable[[int], Any] | None = None) -> Bundle:
-        """Read the questions into examples (ids ``squad-v2/<id>``)."""
+        """Read the questions into examples (ids ``squad_v2/<id>``)."""
         examples = []
         ids = IdMaker()
         unanswerable = 0
@@ -98,7 +98,7 @@ class SquadV2(HubDataset):
             unanswerable += not references
             examples.append(
                 Example(
-                    example_id=ids.make(f"squad-v2/{row_id}"),
+                    example_id=ids.make(f"squad_v2/{row_id}"),
                     dataset=self.name,
                     task="rag_qa",
                     question=question.strip(),
