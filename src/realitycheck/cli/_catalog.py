@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 from typing import Any
 
@@ -32,12 +33,33 @@ def datasets_list() -> None:
 @datasets_group.command("describe")
 @click.argument("name")
 @click.option("--data-dir", type=click.Path(file_okay=False), help="Folder holding the data.")
+@click.option("--docs", is_flag=True, help="Print the documentation instead of the counts.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @click.pass_context
-def datasets_describe(ctx: click.Context, name: str, data_dir: str | None, as_json: bool) -> None:
-    """Load a dataset and print its counts and label mappings."""
-    from realitycheck.datasets._describe import describe
+def datasets_describe(
+    ctx: click.Context, name: str, data_dir: str | None, docs: bool, as_json: bool
+) -> None:
+    """Load a dataset and print its counts and label mappings.
 
+    A dataset that cannot be built without parameters (``files``) prints its
+    documentation instead: what each parameter means, with examples. NAME may
+    be a key with parameters, e.g. 'files[path=my.csv,text=answer]'.
+    """
+    from realitycheck.datasets import datasets
+    from realitycheck.datasets._describe import describe
+    from realitycheck.registry import parse_key
+
+    base, params = parse_key(name)
+    doc = datasets.describe(base)
+    missing = [p.name for p in doc.params if p.required and p.name not in params]
+    if docs or missing:
+        _echo_docs([doc], as_json)
+        if missing and not docs and not as_json:
+            click.echo(
+                f"\n(Give {', '.join(missing)} to load it and print its counts, e.g. "
+                f"'{doc.name}[{missing[0]}=...]'.)"
+            )
+        return
     (ds,) = datasets_from_keys([name], data_dir)
     with progress_for(ctx).task(f"loading {ds.key}", None) as task:
         bundle = ds.load(progress=task.advance)
@@ -79,17 +101,58 @@ def datasets_fetch(name: str, dest: str | None, force: bool) -> None:
 
 # -- components -----------------------------------------------------------------------------
 
+_FAMILIES = ("datasets", "backends", "labelers", "detectors", "studies")
+
+
+def _registries() -> list[tuple[str, Any]]:
+    from realitycheck.registry import registry_of
+
+    return [(family, registry_of(family)) for family in _FAMILIES]
+
+
+def _echo_docs(docs: list[Any], as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps([d.to_dict() for d in docs], indent=2, default=str))
+        return
+    click.echo("\n\n".join(d.to_text() for d in docs))
+
 
 @cli.command("components")
 def components() -> None:
-    """List every registered labeler, detector and study with its summary line."""
-    from realitycheck.detectors import detectors
-    from realitycheck.labelers import labelers
-    from realitycheck.studies import studies
-
-    registries = (("labelers", labelers), ("detectors", detectors), ("studies", studies))
-    for family, registry in registries:
+    """List every registered dataset, backend, labeler, detector and study."""
+    for family, registry in _registries():
         click.echo(f"{family}:")
         for name in registry.names():
-            doc = (registry.get(name).__doc__ or "").strip().splitlines()[0]
-            click.echo(f"  {name:22s} {doc}")
+            click.echo(f"  {name:22s} {registry.describe(name).summary}")
+
+
+@cli.command("describe")
+@click.argument("name")
+@click.option(
+    "--family", type=click.Choice(_FAMILIES), help="Only this family (a name may be in two)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+def describe_cmd(name: str, family: str | None, as_json: bool) -> None:
+    """Print the documentation of a component of any family, without building it.
+
+    NAME is a registered name (``semantic_entropy``, ``label_noise``, ``openai``…)
+    or a key (its parameters are ignored). The text gives each parameter's
+    type, default, constraint and meaning. A name in two families (``length``
+    is a detector and a study) prints both, unless --family picks one.
+    """
+    from realitycheck.errors import UnknownComponentError
+    from realitycheck.registry import parse_key, singular
+
+    base, _ = parse_key(name)
+    registries = [(f, r) for f, r in _registries() if family in (None, f)]
+    docs = [registry.describe(base) for _, registry in registries if base in registry]
+    if not docs:
+        every = sorted({n for _, registry in registries for n in registry.names()})
+        close = difflib.get_close_matches(base.replace("-", "_"), every, n=3, cutoff=0.5)
+        hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        where = singular(family) if family else "component"
+        raise UnknownComponentError(
+            f"There is no {where} named {base!r}.{hint} "
+            "List them all with `realitycheck components`."
+        )
+    _echo_docs(docs, as_json)

@@ -1,4 +1,8 @@
-"""The user's own data: one JSONL, CSV/TSV or Parquet file with a column mapping."""
+"""The user's own data: one JSONL, CSV/TSV or Parquet file with a column mapping.
+
+:class:`Files` (registered as ``files``) documents the column mapping with
+examples; ``realitycheck datasets describe files`` prints the same text.
+"""
 
 from __future__ import annotations
 
@@ -112,6 +116,49 @@ class Files(Dataset):
     ``task``). Rows without ``example_id`` are grouped into examples by
     question and context. Build it from a key such as
     ``files[path=my.csv,text=answer,label=is_wrong,positive=yes+1]``.
+
+    Column mapping (field: what its column holds):
+
+    - ``text``: the response; required (parameter ``text``, else a ``text`` column).
+    - ``label``: the human label (parameter ``label``); a cell in ``positive``
+      is hallucinated, one in ``negative`` is not (case-insensitive), an empty
+      cell is no label (None, with an error), any other value is an error.
+    - ``question``: the question or instruction.
+    - ``context``: the source passages.
+    - ``references``: gold answers, a list or one string split at ``;``.
+    - ``model``: the model that wrote the response (default ``unknown``).
+    - ``example_id``: groups the responses to one input.
+    - ``response_id``: a unique id per row (default: made from example and model).
+    - ``task``: one of qa, rag_qa, summary, data2text, dialogue, mcq, open
+      (default ``open``).
+
+    The last seven read the column of the same name unless ``columns`` maps
+    them to another (``columns=question:prompt+references:gold``). Score
+    columns (``scores``) become recorded detector scores; the columns not
+    used are kept in each response's ``meta["extra"]``.
+
+    Examples:
+        A CSV with the columns ``prompt,answer,is_wrong,hhem``, where
+        ``is_wrong`` is ``yes`` or ``no`` and ``hhem`` is a consistency
+        probability (higher = less likely hallucinated, hence ``flip``), as a
+        key on the command line (``-d KEY`` of ``realitycheck evaluate``)::
+
+            files[path=my.csv,text=answer,label=is_wrong,scores=hhem,flip=hhem]
+
+        The question is in ``prompt``: add ``columns=question:prompt`` (and
+        ``+references:gold`` for a second field). A path with a comma, ``+``
+        or a bracket is quoted: ``files[path="data/a,b.csv"]``. The same
+        in a run config (TOML)::
+
+            [[datasets]]
+            name = "files"
+            [datasets.params]
+            path = "my.csv"
+            text = "answer"
+            label = "is_wrong"
+            scores = ["hhem"]
+            flip = ["hhem"]
+            columns = { question = "prompt", references = "gold" }
 
     Args:
         path: The file; a relative path is read under ``data_dir`` when given.
