@@ -1,0 +1,75 @@
+"""What the checks of every registered component share: minimal parameters and a tiny run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from realitycheck import Example, Label, Response, RunStore, Score
+
+FAMILIES = ("datasets", "backends", "labelers", "detectors", "studies")
+
+MINIMAL: dict[tuple[str, str], dict[str, object]] = {
+    # The least a user must give; every other registered component builds with none.
+    ("datasets", "files"): {"path": "my.csv"},
+    ("detectors", "recorded"): {"source": "hhem"},
+    ("backends", "openai"): {"model": "gpt-4o-mini", "base_url": "http://127.0.0.1:9/v1"},
+    ("backends", "hf"): {"model": "/models/tiny"},  # needs a model; building it loads nothing
+    ("backends", "vllm"): {"model": "/models/tiny"},  # likewise
+}
+
+
+def minimal(family: str, name: str) -> dict[str, object]:
+    """Return the parameters ``name`` of ``family`` is built with in these checks."""
+    return dict(MINIMAL.get((family, name), {}))
+
+
+def tiny_store(path: Path, seed: int = 0) -> RunStore:
+    """Two datasets, two generators, human labels of two annotators, two labelers, two detectors."""
+    rng = np.random.default_rng(seed)
+    store = RunStore(path)
+    examples, responses, labels, scores = [], [], [], []
+    for ds, task in (("alpha", "rag_qa"), ("beta", "qa")):
+        for i in range(24):
+            eid = f"{ds}/{i}"
+            context = "The tower is 330 metres tall. " * int(rng.integers(1, 30))
+            examples.append(
+                Example(
+                    example_id=eid,
+                    dataset=ds,
+                    task=task,
+                    question=f"How tall is tower {i}?",
+                    context=context if task == "rag_qa" else "",
+                    references=("330 metres",),
+                )
+            )
+            for model in ("gen-a", "gen-b"):
+                rid = f"{eid}/{model}"
+                bad = bool(rng.random() < 0.4)
+                text = "It is 120 metres tall, built on Mars." if bad else "It is 330 metres."
+                text += " Really." * int(rng.integers(0, 5))
+                responses.append(Response(response_id=rid, example_id=eid, model=model, text=text))
+                labels.append(Label(response_id=rid, labeler="human", hallucinated=bad))
+                for annotator in ("a", "b"):
+                    flip = bool(rng.random() < 0.1)
+                    labels.append(
+                        Label(
+                            response_id=rid, labeler=f"human:{annotator}", hallucinated=bad != flip
+                        )
+                    )
+                for labeler, noise in (("rouge_l", 0.15), ("token_f1", 0.3)):
+                    flip = bool(rng.random() < noise)
+                    value = float(bad != flip) * 0.5 + 0.5 * float(rng.random())
+                    labels.append(
+                        Label(
+                            response_id=rid, labeler=labeler, hallucinated=value > 0.5, score=value
+                        )
+                    )
+                scores.append(
+                    Score(response_id=rid, detector="noisy", value=float(bad) + float(rng.normal()))
+                )
+                scores.append(Score(response_id=rid, detector="length", value=float(len(text))))
+    for records in (examples, responses, labels, scores):
+        store.append(records)
+    return store
