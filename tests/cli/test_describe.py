@@ -111,3 +111,14 @@ def test_the_readme_pointer_to_the_files_docstring_works():
     assert module is realitycheck.datasets.files
     assert "realitycheck datasets describe files" in module.__doc__
     assert "Column mapping" in pydoc.render_doc(module)
+
+
+def test_comma_lists_of_keys_keep_quotes_and_nested_brackets():
+    from realitycheck.cli._app import split_keys
+
+    values = ['files[path="a,b.csv"],bleu', "semantic_entropy[equivalence=llm,judge=mock[reply=x]]"]
+    assert split_keys(values) == [
+        'files[path="a,b.csv"]',
+        "bleu",
+        "semantic_entropy[equivalence=llm,judge=mock[reply=x]]",
+    ]

@@ -28,22 +28,10 @@ EXIT_INTERRUPTED = 130
 
 
 def split_keys(values: Sequence[str]) -> list[str]:
-    """Split repeated/comma-separated component keys, keeping commas inside ``[...]``."""
-    out: list[str] = []
-    for value in values:
-        depth, current = 0, ""
-        for ch in value:
-            depth += ch == "["
-            depth -= ch == "]"
-            if ch == "," and depth == 0:
-                if current.strip():
-                    out.append(current.strip())
-                current = ""
-            else:
-                current += ch
-        if current.strip():
-            out.append(current.strip())
-    return out
+    """Split repeated/comma-separated component keys, keeping commas inside ``[...]`` and quotes."""
+    from realitycheck.registry import split_keys as split_one
+
+    return [key for value in values for key in split_one(value)]
 
 
 retry_errors_option = click.option(
