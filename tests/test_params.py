@@ -153,6 +153,8 @@ def test_long_values_are_cut_and_objects_named_by_type():
     with pytest.raises(InvalidInputError) as info:
         check_arg("x" * 1000, OneOf("a"), name="p", owner="f")
     assert len(str(info.value)) < 300 and "..." in str(info.value)
+    with pytest.raises(InvalidInputError, match="Got a list of 500 items instead. Item 7 is -1"):
+        check_arg([0] * 7 + [-1] * 493, SequenceOf(Interval(int, 0)), name="p", owner="f")
     with pytest.raises(InvalidInputError, match="Got an object instead"):
         check_arg(object(), InstanceOf(Path, name="a Path"), name="p", owner="f")
 

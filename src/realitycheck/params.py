@@ -32,12 +32,11 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import math
 import numbers
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal, cast, get_args, get_origin
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal, get_args, get_origin
 
 from realitycheck.errors import InvalidInputError
 
@@ -69,6 +68,7 @@ __all__ = [
 
 _META = "realitycheck.param"
 _SHOWN_CHARS = 200
+_SHOWN_ITEMS = 20
 
 
 def _article(text: str) -> str:
@@ -78,11 +78,14 @@ def _article(text: str) -> str:
 def shown(value: Any) -> str:
     """Return how a received value is written in a message: its repr, cut at 200 characters.
 
-    Objects other than plain data are named by their type (``a RunStore``).
+    Objects other than plain data are named by their type (``a RunStore``),
+    and collections of more than 20 items by their size (``a list of 500 items``).
     """
     plain = (str, bytes, int, float, bool, type(None), tuple, list, dict, set, frozenset)
     if not isinstance(value, plain) and not isinstance(value, os.PathLike):
         return _article(type(value).__name__)
+    if isinstance(value, tuple | list | dict | set | frozenset) and len(value) > _SHOWN_ITEMS:
+        return f"{_article(type(value).__name__)} of {len(value)} items"
     text = repr(value)
     return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."
 
@@ -141,22 +144,21 @@ class Interval(Constraint):
                 f"Got {closed!r} instead."
             )
         self.kind, self.low, self.high, self.closed = kind, low, high, closed
+        self._left_closed = closed in ("both", "left")
+        self._right_closed = closed in ("both", "right")
+        # Checked with the builtin types first (fast), then the numeric ABCs (numpy scalars).
+        self._fast: tuple[type, ...] = (int,) if kind is int else (int, float)
+        self._abc = numbers.Integral if kind is int else numbers.Real
 
-    @property
-    def _left_closed(self) -> bool:
-        return self.closed in ("both", "left")
-
-    @property
-    def _right_closed(self) -> bool:
-        return self.closed in ("both", "right")
+    def _is_number(self, value: Any) -> bool:
+        kind = type(value)
+        if kind in self._fast:
+            return True
+        return kind is not bool and not isinstance(value, bool) and isinstance(value, self._abc)
 
     def accepts(self, value: Any) -> bool:
         """Return whether ``value`` is a number of the right kind inside the range."""
-        kind = numbers.Integral if self.kind is int else numbers.Real
-        if isinstance(value, bool) or not isinstance(value, kind):
-            return False
-        value = cast(float, value)
-        if math.isnan(value):
+        if not self._is_number(value) or value != value:  # NaN is never in a range
             return False
         low, high = self.low, self.high
         if low is not None and not (value >= low if self._left_closed else value > low):
@@ -208,9 +210,15 @@ class OneOf(Constraint):
         if not choices:
             raise InvalidInputError("A OneOf constraint needs at least one choice. Got none.")
         self.choices: tuple[Any, ...] = tuple(choices)
+        try:
+            self._strings = frozenset(c for c in self.choices if isinstance(c, str))
+        except TypeError:  # pragma: no cover - a str is always hashable
+            self._strings = frozenset()
 
     def accepts(self, value: Any) -> bool:
         """Return whether ``value`` equals one of the choices (a bool never equals 0 or 1)."""
+        if type(value) is str and value in self._strings:
+            return True
         return any(_same(value, c) for c in self.choices)
 
     def describe(self) -> str:
@@ -345,8 +353,12 @@ class AnyOf(Constraint):
         return next((h for c in self.constraints if (h := c.hint(value))), "")
 
 
+def _is_sequence(value: Any) -> bool:
+    return isinstance(value, Sequence) and not isinstance(value, str | bytes)
+
+
 class SequenceOf(Constraint):
-    """A list or tuple (never a bare string) whose items each satisfy ``item``.
+    """A sequence (a list, a tuple; never a string) whose items each satisfy ``item``.
 
     Args:
         item: What each item must be; ``None`` = anything.
@@ -371,8 +383,8 @@ class SequenceOf(Constraint):
         return next((i for i, x in enumerate(value) if not self.item.accepts(x)), None)
 
     def accepts(self, value: Any) -> bool:
-        """Return whether ``value`` is a list or tuple of the right length and items."""
-        if not isinstance(value, list | tuple):
+        """Return whether ``value`` is a sequence of the right length and items."""
+        if not _is_sequence(value):
             return False
         if self.length is not None and len(value) != self.length:
             return False
@@ -402,7 +414,7 @@ class SequenceOf(Constraint):
 
     def hint(self, value: Any) -> str:
         """Name the first item that is not accepted."""
-        if not isinstance(value, list | tuple) or self.item is None:
+        if not _is_sequence(value) or self.item is None:
             return ""
         i = self._bad_item(value)
         if i is None:

@@ -307,7 +307,9 @@ def test_usage_counts_only_what_this_run_paid_for():
     assert usage.cost == pytest.approx(17 / 1000 * 1.0 + 5 / 1000 * 3.0)
     assert usage.as_dict()["total_tokens"] == 22
     with pytest.raises(
-        InvalidInputError, match="must hold Generation values. Got str at position 0"
+        InvalidInputError,
+        match="'generations' parameter of usage_of must be an iterable of Generation values. "
+        "Got 'x' at position 0",
     ):
         usage_of(["x"])
 
@@ -315,14 +317,15 @@ def test_usage_counts_only_what_this_run_paid_for():
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: cached_generate("openai", [], cache=None), "must be a Backend. Got str"),
+        (lambda: cached_generate("openai", [], cache=None), "must be a Backend. Got 'openai'"),
         (
             lambda: cached_generate(
                 EchoBackend(), [GenerationRequest(prompt="a"), "b"], cache=None
             ),
-            "must hold GenerationRequest values. Got str at position 1",
+            "'requests' parameter of cached_generate must be a list, each item a "
+            "GenerationRequest. .* Item 1 is 'b'.",
         ),
-        (lambda: CallCache(timeout=0), "'timeout' parameter of CallCache must be a number > 0"),
+        (lambda: CallCache(timeout=0), "'timeout' parameter of CallCache must be a float > 0"),
     ],
 )
 def test_bad_arguments_are_refused(call, message):

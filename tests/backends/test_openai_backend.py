@@ -254,20 +254,34 @@ def test_base_url_comes_from_the_environment_and_is_in_the_key(monkeypatch):
 @pytest.mark.parametrize(
     ("params", "message"),
     [
-        ({"model": ""}, "'model' parameter of openai must be a non-empty string"),
+        ({"model": ""}, "'model' parameter of openai must be a non-empty str"),
         ({"mode": "edit"}, r"'mode' parameter of openai must be one of \('chat', 'completions'\)"),
         ({"concurrency": 0}, "'concurrency' parameter of openai must be an int >= 1. Got 0"),
         ({"max_retries": -1}, "'max_retries' parameter of openai must be an int >= 0"),
-        ({"timeout": 0}, "'timeout' parameter of openai must be a number > 0"),
-        ({"backoff": -1.0}, "'backoff' parameter of openai must be a number >= 0"),
+        ({"timeout": 0}, "'timeout' parameter of openai must be a float > 0"),
+        ({"backoff": -1.0}, "'backoff' parameter of openai must be a float >= 0"),
         ({"price_per_1k": (1.0,)}, "'price_per_1k' parameter of openai must be a pair"),
+        ({"price_per_1k": (1.0, True)}, r"each item a float >= 0. Got \(1.0, True\)"),
         ({"base_url": "localhost:8000"}, "'base_url' parameter of openai must be an http"),
-        ({"base_url": "http://u:pw@host/v1"}, "must not carry credentials"),
+        (
+            {"base_url": "http://u:pw@host/v1"},
+            r"without credentials .* Got 'http://\*\*\*@host/v1'",
+        ),
     ],
 )
 def test_bad_parameters_fail_when_the_backend_is_built(params, message):
     with pytest.raises(InvalidInputError, match=message):
         OpenAIBackend(**{"model": "m", "base_url": "http://127.0.0.1:9/v1", **params})
+
+
+def test_credentials_in_base_url_are_refused_without_being_echoed(monkeypatch):
+    with pytest.raises(InvalidInputError, match="without credentials") as info:
+        OpenAIBackend(model="m", base_url="http://user:s3cret@host/v1")
+    assert "s3cret" not in str(info.value) and "user" not in str(info.value)
+    monkeypatch.setenv("OPENAI_BASE_URL", "ftp://me:s3cret@host/v1")
+    with pytest.raises(InvalidInputError, match=r"read from \$OPENAI_BASE_URL") as info:
+        OpenAIBackend(model="m")
+    assert "s3cret" not in str(info.value)
 
 
 def test_a_key_passed_as_api_key_env_is_refused_without_being_echoed():

@@ -15,9 +15,10 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from realitycheck.errors import InvalidInputError
+from realitycheck.params import InstanceOf, Interval, OneOf, SequenceOf, check_params, param
 from realitycheck.registry import Component, Registry
 
 __all__ = [
@@ -45,6 +46,8 @@ CAPABILITIES = frozenset(
     }
 )
 DECODINGS = ("greedy", "beam", "sampling", "top_k", "top_p")
+Dtype = Literal["auto", "float32", "float16", "bfloat16"]
+"""The weight types of the local backends (``hf``, ``vllm``); ``auto`` lets them choose."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,40 +74,26 @@ class GenerationRequest:
 
     prompt: str = ""
     messages: tuple[Mapping[str, str], ...] = ()
-    n: int = 1
-    decoding: str = "greedy"
-    temperature: float = 0.0
+    n: int = param(1, Interval(int, 1))
+    decoding: str = param("greedy", OneOf(DECODINGS))
+    temperature: float = param(0.0, Interval(float, 0))
     top_p: float = 1.0
-    top_k: int = 0
-    num_beams: int = 1
-    max_tokens: int = 64
+    top_k: int = param(0, Interval(int, 0))
+    num_beams: int = param(1, Interval(int, 1))
+    max_tokens: int = param(64, Interval(int, 1))
     stop: tuple[str, ...] = ()
     seed: int | None = None
     logprobs: bool = False
-    top_logprobs: int = 0
+    top_logprobs: int = param(0, Interval(int, 0))
     hidden_layers: tuple[int, ...] = ()
     tag: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
+        check_params(self)
         if bool(self.prompt) == bool(self.messages):
             raise InvalidInputError(
                 "A GenerationRequest needs exactly one of 'prompt' and 'messages'. "
                 f"Got prompt={self.prompt[:40]!r} and {len(self.messages)} messages."
-            )
-        if self.decoding not in DECODINGS:
-            raise InvalidInputError(
-                f"The 'decoding' parameter of GenerationRequest must be one of {DECODINGS}. "
-                f"Got {self.decoding!r} instead."
-            )
-        if not isinstance(self.n, int) or self.n < 1:
-            raise InvalidInputError(
-                "The 'n' parameter of GenerationRequest must be an int >= 1. "
-                f"Got {self.n!r} instead."
-            )
-        if not isinstance(self.max_tokens, int) or self.max_tokens < 1:
-            raise InvalidInputError(
-                "The 'max_tokens' parameter of GenerationRequest must be an int >= 1. "
-                f"Got {self.max_tokens!r} instead."
             )
 
     def payload(self) -> dict[str, Any]:
@@ -120,6 +109,10 @@ class GenerationRequest:
             {"backend": backend_spec, "request": self.payload()}, sort_keys=True, default=str
         )
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+REQUESTS = SequenceOf(InstanceOf(GenerationRequest))
+"""What a backend's ``generate`` takes: a list of :class:`GenerationRequest` values."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -36,9 +36,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from realitycheck._progress import NullProgress, Progress
-from realitycheck.backends._base import Backend, Generation, GenerationRequest
+from realitycheck.backends._base import REQUESTS, Backend, Generation, GenerationRequest
 from realitycheck.errors import InvalidInputError
+from realitycheck.params import InstanceOf, Interval, check_arg, param_error, shown
+from realitycheck.progress import NullProgress, Progress
 
 __all__ = [
     "CHUNK",
@@ -86,11 +87,7 @@ class CallCache:
     """
 
     def __init__(self, path: str | Path | None = None, *, timeout: float = 30.0) -> None:
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-            raise InvalidInputError(
-                "The 'timeout' parameter of CallCache must be a number > 0. "
-                f"Got {timeout!r} instead."
-            )
+        check_arg(timeout, Interval(float, 0, closed="neither"), name="timeout", owner="CallCache")
         self.path = Path(path) if path is not None else default_cache_path()
         self.timeout = float(timeout)
         self._lock = threading.Lock()
@@ -195,8 +192,8 @@ class ReportsEachResult(Protocol):
 def call_identity(backend: Backend) -> dict[str, Any]:
     """Return what addresses a backend's calls: name, version and answer-changing parameters.
 
-    Parameters declared with ``metadata={"in_key": False}`` (how to call, not
-    what to ask) are left out.
+    Parameters declared with ``in_key=False`` (how to call, not what to ask)
+    are left out.
     """
     params = backend.params()
     for f in dataclasses.fields(backend):
@@ -231,17 +228,8 @@ def cached_generate(
     Raises:
         InvalidInputError: If ``backend`` or ``requests`` are not what they should be.
     """
-    if not isinstance(backend, Backend):
-        raise InvalidInputError(
-            "The 'backend' parameter of cached_generate must be a Backend. "
-            f"Got {type(backend).__name__} instead."
-        )
-    for i, request in enumerate(requests):
-        if not isinstance(request, GenerationRequest):
-            raise InvalidInputError(
-                "The 'requests' parameter of cached_generate must hold GenerationRequest "
-                f"values. Got {type(request).__name__} at position {i} instead."
-            )
+    check_arg(backend, InstanceOf(Backend), name="backend", owner="cached_generate")
+    check_arg(requests, REQUESTS, name="requests", owner="cached_generate")
     identity = call_identity(backend)
     keys = [request.cache_key(identity) for request in requests]
     positions: dict[str, list[int]] = {}
@@ -377,8 +365,10 @@ def usage_of(
 def _iter_generations(generations: Iterable[Generation]) -> Iterator[Generation]:
     for i, generation in enumerate(generations):
         if not isinstance(generation, Generation):
-            raise InvalidInputError(
-                "The 'generations' parameter of usage_of must hold Generation values. "
-                f"Got {type(generation).__name__} at position {i} instead."
+            raise param_error(
+                "generations",
+                "usage_of",
+                "an iterable of Generation values",
+                got=f"{shown(generation)} at position {i}",
             )
         yield generation

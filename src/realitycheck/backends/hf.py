@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from realitycheck.backends._base import Backend, Generation, GenerationRequest, backend
+from realitycheck.backends._base import Backend, Dtype, Generation, GenerationRequest, backend
 from realitycheck.backends._chat import chat_text, continuation_start
 from realitycheck.backends._hf_decoding import (
     cut,
@@ -27,10 +27,10 @@ from realitycheck.backends._hf_decoding import (
     stop_on_text,
 )
 from realitycheck.errors import InvalidInputError, MissingDependencyError
+from realitycheck.params import InstanceOf, Interval, NonEmptyStr, OneOf, param, required
 
 __all__ = ["HFBackend", "generate_kwargs", "load", "resolve_device"]
 
-_DTYPES = ("auto", "float32", "float16", "bfloat16")
 _PURPOSE = "The hf backend"
 
 
@@ -127,12 +127,12 @@ class HFBackend(Backend):
             ``role: content`` lines followed by ``assistant:``.
     """
 
-    model: str
-    device: str = "auto"
-    dtype: str = "auto"
-    batch_size: int = field(default=8, metadata={"in_key": False})
-    attn_implementation: str = "eager"
-    chat_template: bool = True
+    model: str = required(NonEmptyStr())
+    device: str = param("auto", NonEmptyStr())
+    dtype: Dtype = param("auto", OneOf(Dtype))
+    batch_size: int = param(8, Interval(int, 1), in_key=False)
+    attn_implementation: str = param("eager", NonEmptyStr())
+    chat_template: bool = param(True, InstanceOf(bool))
 
     capabilities: ClassVar[frozenset[str]] = frozenset(
         {
@@ -147,22 +147,6 @@ class HFBackend(Backend):
             "loglik",
         }
     )
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.model, str) or not self.model:
-            raise InvalidInputError(
-                "The 'model' parameter of hf must be a non-empty string. "
-                f"Got {self.model!r} instead."
-            )
-        if self.dtype not in _DTYPES:
-            raise InvalidInputError(
-                f"The 'dtype' parameter of hf must be one of {_DTYPES}. Got {self.dtype!r} instead."
-            )
-        size = self.batch_size
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise InvalidInputError(
-                f"The 'batch_size' parameter of hf must be an int >= 1. Got {size!r} instead."
-            )
 
     def _loaded(self) -> tuple[Any, Any]:
         return load(self.model, self.device, self.dtype, self.attn_implementation)

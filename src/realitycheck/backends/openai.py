@@ -32,11 +32,18 @@ import random
 import re
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
-from realitycheck.backends._base import Backend, Generation, GenerationRequest, backend, require
+from realitycheck.backends._base import (
+    REQUESTS,
+    Backend,
+    Generation,
+    GenerationRequest,
+    backend,
+    require,
+)
 from realitycheck.backends._cache import Usage, usage_of
 from realitycheck.backends._openai_parse import Choice, assemble, parse_choices
 from realitycheck.backends._retry import Classified, parse_retry_after, retrying
@@ -47,18 +54,85 @@ from realitycheck.errors import (
     MissingDependencyError,
     RetryableBackendError,
 )
+from realitycheck.params import (
+    Constraint,
+    EnvVarName,
+    Interval,
+    NonEmptyStr,
+    OneOf,
+    SequenceOf,
+    as_tuple,
+    check_arg,
+    param,
+    required,
+)
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAIBackend"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-MODES = ("chat", "completions")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+BASE_URL_ENV = "OPENAI_BASE_URL"
+Mode = Literal["chat", "completions"]
 _NO_KEY = "no-key"  # what a server that needs no key receives
 WORKERS_PER_CLIENT = 16
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 _REFUSAL = re.compile(r"logprob.*(not support|unsupported|not allowed|disabled|unavailable)", re.I)
 logger = logging.getLogger(__name__)
-_not_in_key: dict[str, Any] = {"in_key": False}
+
+
+def _resolve_base_url(value: Any) -> Any:
+    """Return the API root: ``""`` means ``$OPENAI_BASE_URL``, else OpenAI's; no trailing ``/``."""
+    if value == "":
+        value = os.environ.get(BASE_URL_ENV, "") or DEFAULT_BASE_URL
+    return value.rstrip("/") if isinstance(value, str) else value
+
+
+def _redacted(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None and parts.username is None:
+        return url
+    return parts._replace(netloc=f"***@{parts.hostname or ''}").geturl()
+
+
+class _HttpUrl(Constraint):
+    """An http(s) URL with a host and without credentials (a rejected one is shown redacted)."""
+
+    def accepts(self, value: Any) -> bool:
+        """Return whether ``value`` is such a URL."""
+        if not isinstance(value, str):
+            return False
+        parts = urlsplit(value)
+        return (
+            parts.scheme in ("http", "https")
+            and bool(parts.hostname)
+            and parts.username is None
+            and parts.password is None
+        )
+
+    def describe(self) -> str:
+        """Return what is accepted, with an example."""
+        return (
+            "an http(s) URL such as 'http://127.0.0.1:8000/v1', without credentials (put the "
+            "key in the environment variable named by 'api_key_env')"
+        )
+
+    def shown(self, value: Any) -> str:
+        """Show the value with any user name and password replaced by ``***``."""
+        return repr(_redacted(value)) if isinstance(value, str) else super().shown(value)
+
+    def hint(self, value: Any) -> str:
+        """Say where the URL came from when it was read from the environment."""
+        from_env = os.environ.get(BASE_URL_ENV, "").rstrip("/")
+        if isinstance(value, str) and from_env and value == from_env:
+            return f"It was read from ${BASE_URL_ENV}: {_redacted(value)!r}."
+        return ""
+
+
+def _prices(value: Any) -> Any:
+    """Return the two prices as floats when they are numbers, else the value unchanged."""
+    items = as_tuple(value)
+    if isinstance(items, tuple) and all(Interval(float).accepts(p) for p in items):
+        return tuple(float(p) for p in items)
+    return value
 
 
 @backend("openai")
@@ -97,59 +171,18 @@ class OpenAIBackend(Backend):
         {"chat", "completion", "n", "logprobs", "top_logprobs"}
     )
 
-    model: str
-    base_url: str = ""
-    mode: str = "chat"
-    api_key_env: str = field(default="OPENAI_API_KEY", metadata=_not_in_key)
-    concurrency: int = field(default=8, metadata=_not_in_key)
-    timeout: float = field(default=60.0, metadata=_not_in_key)
-    max_retries: int = field(default=6, metadata=_not_in_key)
-    backoff: float = field(default=1.0, metadata=_not_in_key)
-    price_per_1k: tuple[float, float] = field(default=(0.0, 0.0), metadata=_not_in_key)
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.model, str) or not self.model:
-            raise InvalidInputError(
-                "The 'model' parameter of openai must be a non-empty string. "
-                f"Got {self.model!r} instead."
-            )
-        if self.mode not in MODES:
-            raise InvalidInputError(
-                f"The 'mode' parameter of openai must be one of {MODES}. Got {self.mode!r} instead."
-            )
-        if not isinstance(self.api_key_env, str) or not _ENV_NAME.match(self.api_key_env):
-            # Never echo the value: a key pasted here by mistake must not reach a log.
-            raise InvalidInputError(
-                "The 'api_key_env' parameter of openai must be the NAME of an environment "
-                "variable (letters, digits, underscores), not the key itself. Got a value "
-                "that is not a variable name instead."
-            )
-        _check_number(self.concurrency, "concurrency", minimum=1, integer=True)
-        _check_number(self.max_retries, "max_retries", minimum=0, integer=True)
-        _check_number(self.timeout, "timeout", minimum=0, strict=True)
-        _check_number(self.backoff, "backoff", minimum=0)
-        prices = self.price_per_1k
-        if not isinstance(prices, tuple | list) or len(prices) != 2:
-            raise InvalidInputError(
-                "The 'price_per_1k' parameter of openai must be a pair (prompt, completion). "
-                f"Got {prices!r} instead."
-            )
-        for price in prices:
-            _check_number(price, "price_per_1k", minimum=0)
-        object.__setattr__(self, "price_per_1k", (float(prices[0]), float(prices[1])))
-        url = self.base_url or os.environ.get("OPENAI_BASE_URL", "") or DEFAULT_BASE_URL
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise InvalidInputError(
-                "The 'base_url' parameter of openai must be an http(s) URL such as "
-                f"'http://127.0.0.1:8000/v1'. Got {url!r} instead."
-            )
-        if parts.password or parts.username:
-            raise InvalidInputError(
-                "The 'base_url' parameter of openai must not carry credentials; put the key "
-                "in the environment variable named by 'api_key_env'."
-            )
-        object.__setattr__(self, "base_url", url.rstrip("/"))
+    model: str = required(NonEmptyStr())
+    base_url: str = param("", _HttpUrl(), convert=_resolve_base_url)
+    mode: Mode = param("chat", OneOf(Mode))
+    # Never a secret's value: EnvVarName refuses one without echoing it.
+    api_key_env: str = param("OPENAI_API_KEY", EnvVarName(), in_key=False)
+    concurrency: int = param(8, Interval(int, 1), in_key=False)
+    timeout: float = param(60.0, Interval(float, 0, closed="neither"), in_key=False)
+    max_retries: int = param(6, Interval(int, 0), in_key=False)
+    backoff: float = param(1.0, Interval(float, 0), in_key=False)
+    price_per_1k: tuple[float, float] = param(
+        (0.0, 0.0), SequenceOf(Interval(float, 0), length=2), convert=_prices, in_key=False
+    )
 
     def usage(self, generations: Sequence[Generation]) -> Usage:
         """Return the tokens and cost of the generations this run paid for, at these prices."""
@@ -196,12 +229,8 @@ class OpenAIBackend(Backend):
 
     def _check(self, requests: list[GenerationRequest]) -> None:
         _sdk()
+        check_arg(requests, REQUESTS, name="requests", owner="openai.generate")
         for i, request in enumerate(requests):
-            if not isinstance(request, GenerationRequest):
-                raise InvalidInputError(
-                    "The 'requests' parameter of openai.generate must hold GenerationRequest "
-                    f"values. Got {type(request).__name__} at position {i} instead."
-                )
             if request.decoding == "beam" or request.num_beams > 1:
                 require({"beam"}, self, who=f"Request {i} (beam search)")
             if request.hidden_layers:
@@ -396,24 +425,3 @@ def _classify(exc: Exception) -> Classified | None:
             f"The connection failed ({type(cause).__name__}: {cause})."
         ), None
     return None
-
-
-def _check_number(
-    value: object,
-    name: str,
-    *,
-    minimum: float,
-    integer: bool = False,
-    strict: bool = False,
-) -> None:
-    kinds: tuple[type, ...] = (int,) if integer else (int, float)
-    ok = isinstance(value, kinds) and not isinstance(value, bool)
-    if ok and isinstance(value, int | float):
-        ok = value > minimum if strict else value >= minimum
-    if not ok:
-        kind = "an int" if integer else "a number"
-        sign = ">" if strict else ">="
-        raise InvalidInputError(
-            f"The {name!r} parameter of openai must be {kind} {sign} {minimum:g}. "
-            f"Got {value!r} instead."
-        )

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from realitycheck.backends._base import Backend, Generation, GenerationRequest, backend
+from realitycheck.backends._base import Backend, Dtype, Generation, GenerationRequest, backend
 from realitycheck.backends._chat import chat_text, continuation_start
 from realitycheck.errors import InvalidInputError, MissingDependencyError
+from realitycheck.params import InstanceOf, Interval, NonEmptyStr, OneOf, OrNone, param, required
 
 __all__ = [
     "VLLMBackend",
@@ -209,23 +210,16 @@ class VLLMBackend(Backend):
             when it has one; otherwise join them as ``role: content`` lines.
     """
 
-    model: str
-    dtype: str = "auto"
-    tensor_parallel_size: int = field(default=1, metadata={"in_key": False})
-    gpu_memory_utilization: float = field(default=0.9, metadata={"in_key": False})
-    max_model_len: int | None = None
-    chat_template: bool = True
+    model: str = required(NonEmptyStr())
+    dtype: Dtype = param("auto", OneOf(Dtype))
+    tensor_parallel_size: int = param(1, Interval(int, 1), in_key=False)
+    gpu_memory_utilization: float = param(0.9, Interval(float, 0, 1, closed="right"), in_key=False)
+    max_model_len: int | None = param(None, OrNone(Interval(int, 1)))
+    chat_template: bool = param(True, InstanceOf(bool))
 
     capabilities: ClassVar[frozenset[str]] = frozenset(
         {"completion", "chat", "n", "beam", "logprobs", "top_logprobs", "loglik"}
     )
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.model, str) or not self.model:
-            raise InvalidInputError(
-                f"The 'model' parameter of vllm must be a non-empty string. Got {self.model!r} "
-                "instead."
-            )
 
     def _llm(self) -> Any:
         return _engine(
