@@ -45,7 +45,6 @@ import json
 import re
 import warnings
 from collections.abc import Callable, Iterator, Mapping
-from importlib.metadata import entry_points
 from types import ModuleType
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -239,6 +238,8 @@ class Registry(Generic[T]):
         package = importlib.import_module(self._builtin_module)
         if hasattr(package, "__path__"):  # a package: every public submodule registers its own
             import_submodules(self._builtin_module, package.__path__)
+        from importlib.metadata import entry_points  # not at import: it costs ~50 ms
+
         for ep in entry_points(group=f"realitycheck.{self.family}"):
             ep.load()
 

@@ -101,7 +101,7 @@ def test_generate_and_run_with_a_plugin_backend(tmp_path):
             [plan]
             n_samples = 3
 
-            [evaluate]
+            [bootstrap]
             n_resamples = 20
             """
         )
@@ -213,7 +213,7 @@ def test_run_with_the_hf_backend_on_a_tiny_model(tmp_path, tiny_lm, capsys, monk
             variants = ["zero_shot", "few_shot"]
             few_shot_k = 3
 
-            [evaluate]
+            [bootstrap]
             n_resamples = 20
             """
         )
@@ -251,7 +251,7 @@ def test_run_without_a_backend_evaluates_the_datasets_own_responses(tmp_path, da
             name = "ragtruth"
             params = {{ tasks = ["qa"] }}
 
-            [evaluate]
+            [bootstrap]
             n_resamples = 20
             """
         )

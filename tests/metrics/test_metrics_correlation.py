@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from realitycheck.metrics import UndefinedMetricWarning, pearson, spearman
+from realitycheck.metrics import UndefinedMetricWarning, pearson, rankdata, spearman
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -41,3 +41,11 @@ def test_perfect_relations():
 def test_constant_input_is_nan_with_warning(func, x, y):
     with pytest.warns(UndefinedMetricWarning, match="constant"):
         assert np.isnan(func(x, y))
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 500])
+@pytest.mark.parametrize("distinct", [1, 3, 50, None])
+def test_rankdata_equals_scipy_to_the_bit(n, distinct):
+    rng = np.random.default_rng(n * 31 + (distinct or 0))
+    x = rng.normal(size=n) if distinct is None else rng.integers(0, distinct, n).astype(float)
+    assert np.array_equal(rankdata(x), scipy.stats.rankdata(x))

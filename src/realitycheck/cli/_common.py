@@ -13,6 +13,8 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "bootstrap_from",
     "bootstrap_options",
+    "cache_from",
+    "cache_options",
     "cli",
     "datasets_from_keys",
     "echo_stage",
@@ -55,6 +57,23 @@ def bootstrap_options(command: Any) -> Any:
     ):
         command = option(command)
     return command
+
+
+def cache_options(command: Any) -> Any:
+    """Add ``--cache-dir`` and ``--no-cache`` (the shared call cache of model calls) to a verb."""
+    command = click.option("--no-cache", is_flag=True, help="Do not read or write the call cache.")(
+        command
+    )
+    return click.option(
+        "--cache-dir", type=click.Path(file_okay=False), help="Folder of the call cache."
+    )(command)
+
+
+def cache_from(no_cache: bool, cache_dir: str | None) -> Any:
+    """The call cache given by :func:`cache_options` (``None`` with ``--no-cache``)."""
+    from realitycheck.runner import make_cache
+
+    return make_cache(not no_cache, cache_dir)
 
 
 def bootstrap_from(n_resamples: int, confidence: float, seed: int) -> Any:

@@ -7,6 +7,8 @@ from typing import Any
 import click
 
 from realitycheck.cli._common import (
+    cache_from,
+    cache_options,
     cli,
     datasets_from_keys,
     listener_for,
@@ -62,8 +64,7 @@ def _make_backend(key: str, model: str | None) -> Any:
 )
 @click.option("--limit", type=click.IntRange(min=1), help="Answer the first N examples only.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=16, show_default=True)
-@click.option("--cache-dir", type=click.Path(file_okay=False), help="Folder of the call cache.")
-@click.option("--no-cache", is_flag=True, help="Do not read or write the call cache.")
+@cache_options
 @click.option(
     "--out",
     "--run",
@@ -93,7 +94,7 @@ def generate_cmd(
     resume, retry failed calls and reuse every cached answer.
     """
     from realitycheck.generation import make_plan
-    from realitycheck.runner import generate_datasets, make_cache
+    from realitycheck.runner import generate_datasets
     from realitycheck.store import RunStore
 
     overrides: dict[str, Any] = {"variants": split_keys(variants)} if variants else {}
@@ -106,7 +107,7 @@ def generate_cmd(
         [(ds, limit) for ds in chosen],
         backend,
         plan,
-        cache=make_cache(not no_cache, cache_dir),
+        cache=cache_from(no_cache, cache_dir),
         batch_size=batch_size,
         progress=progress_for(ctx),
         listener=listener_for(ctx),

@@ -11,6 +11,8 @@ import click
 from realitycheck.cli._common import (
     bootstrap_from,
     bootstrap_options,
+    cache_from,
+    cache_options,
     cli,
     datasets_from_keys,
     echo_stage,
@@ -65,6 +67,7 @@ def _load_run(
 @_data_dir_option
 @click.option("--labelers", "-l", multiple=True, required=True, help="Labeler keys (comma list).")
 @retry_errors_option
+@cache_options
 @_run_option
 @click.pass_context
 def label_cmd(
@@ -73,6 +76,8 @@ def label_cmd(
     data_dir: str | None,
     labelers: tuple[str, ...],
     retry_errors: bool,
+    cache_dir: str | None,
+    no_cache: bool,
     run_dir: str,
 ) -> None:
     """Label a dataset's responses with correctness labelers."""
@@ -82,7 +87,12 @@ def label_cmd(
     comps = [registry.create_from_key(k) for k in split_keys(labelers)]
     store, names = _load_run(ctx, run_dir, dataset_keys, data_dir)
     report = label(
-        store, comps, datasets=names, retry_errors=retry_errors, progress=progress_for(ctx)
+        store,
+        comps,
+        datasets=names,
+        retry_errors=retry_errors,
+        cache=cache_from(no_cache, cache_dir),
+        progress=progress_for(ctx),
     )
     echo_stage(report)
 
@@ -92,6 +102,7 @@ def label_cmd(
 @_data_dir_option
 @click.option("--detectors", "-D", multiple=True, required=True, help="Detector keys (comma list).")
 @retry_errors_option
+@cache_options
 @_run_option
 @click.pass_context
 def detect_cmd(
@@ -100,6 +111,8 @@ def detect_cmd(
     data_dir: str | None,
     detectors: tuple[str, ...],
     retry_errors: bool,
+    cache_dir: str | None,
+    no_cache: bool,
     run_dir: str,
 ) -> None:
     """Score a dataset's responses with hallucination detectors."""
@@ -109,7 +122,12 @@ def detect_cmd(
     comps = [registry.create_from_key(k) for k in split_keys(detectors)]
     store, names = _load_run(ctx, run_dir, dataset_keys, data_dir)
     report = detect(
-        store, comps, datasets=names, retry_errors=retry_errors, progress=progress_for(ctx)
+        store,
+        comps,
+        datasets=names,
+        retry_errors=retry_errors,
+        cache=cache_from(no_cache, cache_dir),
+        progress=progress_for(ctx),
     )
     echo_stage(report)
 
@@ -148,6 +166,7 @@ def detect_cmd(
     help="Also write report.html / report.md / CSV tables into the run folder.",
 )
 @retry_errors_option
+@cache_options
 @_run_option
 @click.pass_context
 def evaluate_cmd(
@@ -164,6 +183,8 @@ def evaluate_cmd(
     thresholds: tuple[str, ...],
     report: bool,
     retry_errors: bool,
+    cache_dir: str | None,
+    no_cache: bool,
     run_dir: str,
 ) -> None:
     """Label, detect and measure detectors and labelers against human labels."""
@@ -193,6 +214,7 @@ def evaluate_cmd(
         out=Path(run_dir),
         report=report,
         retry_errors=retry_errors,
+        cache=cache_from(no_cache, cache_dir),
         progress=progress_for(ctx),
         listener=listener_for(ctx),
     )

@@ -11,9 +11,6 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -100,6 +97,8 @@ def fetch(
             the received digest.
         DataNotFoundError: When a file cannot be downloaded.
     """
+    import urllib.parse  # here, not at import: the CLI starts faster
+
     sources = sources_of(name)
     root = Path(dest) if dest is not None else cache_dir()
     base = base_url or os.environ.get(URL_ENV) or DEFAULT_BASE_URL
@@ -118,6 +117,9 @@ def fetch(
 
 
 def _download(source: Source, url: str, target: Path) -> None:
+    import urllib.error
+    import urllib.request
+
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
     tmp = Path(tmp_name)

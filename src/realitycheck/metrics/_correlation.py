@@ -6,11 +6,10 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy.stats import rankdata
 
 from realitycheck.metrics._validation import check_numbers, check_same_length, warn_undefined
 
-__all__ = ["pearson", "spearman"]
+__all__ = ["pearson", "rankdata", "spearman"]
 
 
 def _check_pair(
@@ -56,6 +55,23 @@ def pearson(x: Any, y: Any) -> float:
     """
     xs, ys = _check_pair(x, y, "pearson")
     return _pearson(xs, ys, "pearson")
+
+
+def rankdata(values: Any) -> npt.NDArray[np.float64]:
+    """Ranks 1..n of ``values``, ties given the average of the ranks they span.
+
+    The same ranks, to the bit, as ``scipy.stats.rankdata(values)`` (method
+    ``average``), without importing scipy.stats (over half a second).
+    """
+    x = np.asarray(values, dtype=np.float64).ravel()
+    order = np.argsort(x, kind="mergesort")
+    ordered = x[order]
+    first = np.r_[True, ordered[1:] != ordered[:-1]]
+    group = np.cumsum(first)  # 1-based tie group of each sorted position
+    bounds = np.r_[np.flatnonzero(first), x.size]
+    ranks = np.empty(x.size, dtype=np.float64)
+    ranks[order] = 0.5 * (bounds[group] + bounds[group - 1] + 1)
+    return ranks
 
 
 def spearman(x: Any, y: Any) -> float:

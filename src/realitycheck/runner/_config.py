@@ -3,7 +3,11 @@
 ::
 
     labelers = ["rouge_l", "exact_match"]     # top-level keys come before any [table]
-    detectors = ["length", "perplexity"]
+    detectors = [                              # a key, or a table {name, params}
+        "length",
+        { name = "semantic_entropy", params = { equivalence = "llm",
+          judge = { name = "openai", params = { model = "gpt-4o-mini" } } } },
+    ]
     studies = ["all"]
 
     [run]
@@ -77,6 +81,7 @@ _TOP_LISTS = ("labelers", "detectors", "studies")
 _RUN = ("out", "batch_size", "cache", "cache_dir", "data_dir", "report")
 _DATASET = ("name", "params", "limit")
 _BACKEND = ("name", "params")
+_COMPONENT = ("name", "params")
 _EVALUATE = tuple(
     f.name
     for f in dataclasses.fields(EvaluationConfig)
@@ -212,14 +217,22 @@ def _kind(value: Any) -> str:
 def _components(
     reader: _Reader, raw: Mapping[str, Any], name: str, registry: Any
 ) -> tuple[list[Component], list[str]]:
-    keys = reader.typed(raw.get(name, []), list, [name])
+    """Build one list of components: each entry a key string or a ``{name, params}`` table."""
+    entries = reader.typed(raw.get(name, []), list, [name])
     built, measured = [], []
-    for i, key in enumerate(keys):
-        reader.typed(key, str, [name, i])
-        if name != "studies" and (key == RECORDED or LabelKey.parse(key).kind != "component"):
-            measured.append(key)
+    for i, entry in enumerate(entries):
+        reader.typed(entry, (str, dict), [name, i])
+        if isinstance(entry, dict):
+            reader.table(entry, [name, i], _COMPONENT)
+            if "name" not in entry:
+                raise reader.fail("A component table needs a name.", [name, i])
+            make = partial(registry.create_from_spec, entry)
+        elif name != "studies" and (entry == RECORDED or LabelKey.parse(entry).kind != "component"):
+            measured.append(entry)
             continue
-        component = reader.build([name, i], partial(registry.create_from_key, key))
+        else:
+            make = partial(registry.create_from_key, entry)
+        component = reader.build([name, i], make)
         built.append(component)
         measured.append(component.key)
     return built, measured
@@ -359,13 +372,11 @@ def load_run_config(path: str | Path) -> RunConfig:
         raise reader.fail("A [plan] needs a [backend] to generate with.", ["plan"])
     labs, label_keys = _components(reader, raw, "labelers", labelers)
     dets, detector_keys = _components(reader, raw, "detectors", detectors)
-    study_keys = [
-        reader.typed(k, str, ["studies", i])
-        for i, k in enumerate(reader.typed(raw.get("studies", []), list, ["studies"]))
-    ]
-    for i, key in enumerate(study_keys):
-        if key != "all":
-            reader.build(["studies", i], partial(study_registry.create_from_key, key))
+    study_entries = reader.typed(raw.get("studies", []), list, ["studies"])
+    if "all" in study_entries:
+        study_keys = ["all"]
+    else:
+        study_keys = _components(reader, raw, "studies", study_registry)[1]
     plan = _plan(reader, raw.get("plan"))
     if backend is not None:
         needs = {d.key: frozenset(getattr(d, "needs", frozenset())) for d in dets}

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from realitycheck.progress import NullProgress, Progress
 from realitycheck.analysis import Bootstrap
 from realitycheck.datasets import datasets
 from realitycheck.detectors import detectors
 from realitycheck.labelers import labelers
 from realitycheck.pipeline import Evaluation, EvaluationConfig, detect, evaluate, ingest, label
+from realitycheck.progress import NullProgress, Progress
 from realitycheck.runner._studies import ALL, run_studies
 from realitycheck.store import RunStore
 
@@ -25,7 +25,7 @@ DEMO_PLAN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # response has what they need (references, context).
     "ragtruth": (("knowledge_f1",), (*_LENGTHS, *_GROUNDING, "embedding_grounding")),
     "faithbench": (("knowledge_f1",), (*_LENGTHS, *_GROUNDING, "embedding_grounding")),
-    "halueval-general": ((), _LENGTHS),
+    "halueval_general": ((), _LENGTHS),
     "truthfulqa": (_REFERENCE_LABELERS, _LENGTHS),
     # BEGIN's 4,836 dialogue turns: the embedding detector is left out to keep the demo short.
     "begin": (("knowledge_f1",), (*_LENGTHS, *_GROUNDING)),

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from realitycheck.progress import NullProgress, Progress
 from realitycheck.backends import Backend, CallCache
 from realitycheck.datasets import Dataset
 from realitycheck.detectors import Detector
@@ -26,6 +25,7 @@ from realitycheck.pipeline import (
     ingest,
     label,
 )
+from realitycheck.progress import NullProgress, Progress
 from realitycheck.report import ReportFiles, write_report
 from realitycheck.runner._config import RunConfig
 from realitycheck.runner._studies import StudyRun, run_studies
@@ -127,10 +127,15 @@ def measure_run(
     out: Path,
     report: bool,
     retry_errors: bool = False,
+    cache: CallCache | None = None,
     progress: Progress | None = None,
     listener: Listener | None = None,
 ) -> RunOutcome:
-    """Label, detect and evaluate a run, write ``metrics.csv`` and, if asked, the report."""
+    """Label, detect and evaluate a run, write ``metrics.csv`` and, if asked, the report.
+
+    Components that call a model (LLM judges, semantic entropy's judge) go
+    through ``cache``, the run's call cache, so a rerun pays for no call twice.
+    """
     progress = progress or NullProgress()
     listener = listener or Listener()
     outcome = RunOutcome()
@@ -140,6 +145,7 @@ def measure_run(
             components,  # type: ignore[arg-type]
             datasets=datasets,
             retry_errors=retry_errors,
+            cache=cache,
             progress=progress,
         )
         outcome.stages.append(done)
@@ -169,6 +175,7 @@ def run_config(
     listener = listener or Listener()
     store = RunStore(config.out)
     store.update_manifest(config={"run_file": str(config.path), "run_config": dict(config.raw)})
+    cache = make_cache(config.cache, config.cache_dir)
     generation: dict[str, Any] = {}
     if config.backend is not None:
         generation = generate_datasets(
@@ -176,7 +183,7 @@ def run_config(
             [(entry.dataset, entry.limit) for entry in config.datasets],
             config.backend,
             config.plan,
-            cache=make_cache(config.cache, config.cache_dir),
+            cache=cache,
             batch_size=config.batch_size,
             progress=progress,
             listener=listener,
@@ -196,6 +203,7 @@ def run_config(
         out=config.out,
         report=False,
         retry_errors=retry_errors,
+        cache=cache,
         progress=progress,
         listener=listener,
     )

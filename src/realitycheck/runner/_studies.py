@@ -6,8 +6,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from realitycheck.progress import NullProgress, Progress
 from realitycheck.analysis import Bootstrap
+from realitycheck.progress import NullProgress, Progress
 from realitycheck.store import RunData, RunStore, StudyResult, save_result
 from realitycheck.studies import studies
 

@@ -3,7 +3,7 @@ import textwrap
 import pytest
 
 from realitycheck.errors import InvalidInputError
-from realitycheck.generation import load_run_config
+from realitycheck.runner import load_run_config
 
 GOOD = """\
 labelers = ["rouge_l[threshold=0.5]", "human"]
@@ -23,8 +23,10 @@ name = "ragtruth"
 params = { tasks = ["qa"] }
 
 [evaluate]
-n_resamples = 50
 thresholds = { length = 30 }
+
+[bootstrap]
+n_resamples = 50
 """
 
 
@@ -37,13 +39,14 @@ def _write(tmp_path, text):
 def test_a_good_config(tmp_path):
     config = load_run_config(_write(tmp_path, GOOD))
     assert config.out == tmp_path / "runs" / "a"
-    assert [e.dataset.key for e in config.datasets] == ["nq-open", "ragtruth[tasks=qa]"]
+    assert [e.dataset.key for e in config.datasets] == ["nq_open", "ragtruth[tasks=qa]"]
     assert config.backend is None and config.cache is False and config.batch_size == 4
     assert [lab.key for lab in config.labelers] == ["rouge_l[threshold=0.5]"]
     assert config.label_keys == ("rouge_l[threshold=0.5]", "human")
     assert config.detector_keys == ("length", "recorded:hhem-2.1")
     assert config.studies == ("length",)
-    assert config.evaluation.n_resamples == 50 and config.evaluation.thresholds == {"length": 30}
+    assert config.bootstrap.n_resamples == 50 and config.evaluation.thresholds == {"length": 30}
+    assert config.evaluation.bootstrap == config.bootstrap
     assert config.evaluation.detectors == ("length", "recorded:hhem-2.1")
 
 
@@ -57,7 +60,7 @@ def _line_of(text, needle):
         (
             ("n_resamples = 50", "n_resamples = 50\nn_resample = 3"),
             "n_resample = 3",
-            "evaluate.n_resample",
+            "bootstrap.n_resample",
             "Unknown key 'n_resample'. Did you mean 'n_resamples'",
         ),
         (
@@ -85,10 +88,10 @@ def _line_of(text, needle):
             "Did you mean 'length'",
         ),
         (
-            ("thresholds = { length = 30 }", "confidence = 2"),
+            ("n_resamples = 50", "confidence = 2"),
             "confidence = 2",
-            "evaluate.confidence",
-            "must be in \\(0, 1\\)",
+            "bootstrap.confidence",
+            "'confidence' parameter of Bootstrap must be a float in \\(0, 1\\)",
         ),
         (
             ('studies = ["length"]', 'studies = ["lenght"]'),
@@ -125,7 +128,46 @@ def test_a_top_level_key_placed_under_a_table_gets_a_hint(tmp_path):
     text = GOOD.replace('studies = ["length"]\n', "") + 'studies = ["length"]\n'
     with pytest.raises(InvalidInputError, match="top-level key: in TOML") as info:
         load_run_config(_write(tmp_path, text))
-    assert info.value.field == "evaluate.studies" and info.value.line == len(text.splitlines())
+    assert info.value.field == "bootstrap.studies" and info.value.line == len(text.splitlines())
+
+
+def test_bootstrap_settings_under_evaluate_say_where_they_belong(tmp_path):
+    text = GOOD.replace("[evaluate]\n", "[evaluate]\nseed = 3\n")
+    with pytest.raises(InvalidInputError, match="'seed' belongs to the \\[bootstrap\\] table"):
+        load_run_config(_write(tmp_path, text))
+
+
+def test_components_may_be_tables_with_nested_components(tmp_path):
+    text = GOOD.replace(
+        'detectors = ["length", "recorded:hhem-2.1"]',
+        'detectors = ["length", { name = "semantic_entropy", params = { equivalence = "llm", '
+        'judge = { name = "mock", params = { reply = "yes" } } } }, "recorded:hhem-2.1"]',
+    )
+    text = text.replace(
+        'studies = ["length"]', 'studies = [{ name = "length", params = { unit = "chars" } }]'
+    )
+    config = load_run_config(_write(tmp_path, text))
+    entropy = config.detectors[1]
+    assert entropy.judge.name == "mock" and entropy.judge.reply == "yes"
+    assert config.detector_keys == ("length", entropy.key, "recorded:hhem-2.1")
+    assert "judge=mock[reply=yes]" in entropy.key
+    assert config.studies == ("length[unit=chars]",)
+
+
+@pytest.mark.parametrize(
+    ("entry", "match"),
+    [
+        ('{ params = { unit = "chars" } }', "A component table needs a name"),
+        ('{ name = "length", unit = "chars" }', "Unknown key 'unit'"),
+        ('{ name = "lenght" }', "Did you mean 'length'"),
+        ("3", "Expected a string or a table"),
+    ],
+)
+def test_bad_component_tables_are_located(tmp_path, entry, match):
+    text = GOOD.replace('"recorded:hhem-2.1"]', f'"recorded:hhem-2.1", {entry}]')
+    with pytest.raises(InvalidInputError, match=match) as info:
+        load_run_config(_write(tmp_path, text))
+    assert info.value.field.startswith("detectors[2]")
 
 
 def test_invalid_toml_names_its_line(tmp_path):
