@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
 
 from realitycheck.labelers._base import Labeler
 from realitycheck.records import Example, Label, Response
 
-__all__ = ["labels_from_similarity", "references_of"]
+if TYPE_CHECKING:
+    from realitycheck.backends import CallCache
+
+__all__ = ["ReferenceSimilarity", "labels_from_similarity", "references_of"]
 
 
 def references_of(
@@ -63,3 +68,51 @@ def labels_from_similarity(
             )
         )
     return labels
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReferenceSimilarity(Labeler):
+    """A labeler that thresholds a similarity of the response to its best reference.
+
+    Subclasses declare ``threshold`` (with their own default and range), set
+    ``similarity_name`` (written in ``raw``) and implement
+    :meth:`similarities`; :meth:`label` finds the references, lets the
+    subclass measure, and turns the similarities into labels with
+    :func:`labels_from_similarity`.
+    """
+
+    threshold: float
+    needs: ClassVar[frozenset[str]] = frozenset({"references"})
+    similarity_name: ClassVar[str] = ""
+
+    def label(
+        self,
+        responses: Sequence[Response],
+        examples: Mapping[str, Example],
+        *,
+        cache: CallCache | None = None,
+    ) -> list[Label]:
+        """Return one label per response, in order."""
+        refs, errors = references_of(responses, examples)
+        similarities = self.similarities(responses, refs, errors)
+        return labels_from_similarity(
+            self,
+            responses,
+            similarities,
+            errors,
+            threshold=self.threshold,
+            name=self.similarity_name,
+        )
+
+    def similarities(
+        self,
+        responses: Sequence[Response],
+        refs: Sequence[tuple[str, ...]],
+        errors: list[str],
+    ) -> list[float | None]:
+        """Return each response's similarity (higher = closer), ``None`` where it has an error.
+
+        ``errors[k]`` is non-empty where response ``k`` has no reference; the
+        method sets it for a response it cannot measure (empty text).
+        """
+        raise NotImplementedError

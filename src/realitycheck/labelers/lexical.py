@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from realitycheck.labelers._base import Labeler, labeler
-from realitycheck.labelers._similarity import labels_from_similarity, references_of
+from realitycheck.labelers._similarity import ReferenceSimilarity, labels_from_similarity
 from realitycheck.params import Interval, param
 from realitycheck.records import Example, Label, Response
 from realitycheck.text import answer_tokens
@@ -71,7 +71,7 @@ class _TokenCounts:
 
 @labeler("token_f1")
 @dataclass(frozen=True, kw_only=True)
-class TokenF1(Labeler):
+class TokenF1(ReferenceSimilarity):
     """SQuAD token F1 against the best reference, thresholded.
 
     ``score`` is ``1 - F1`` in [0, 1], higher = more likely hallucinated. The
@@ -83,17 +83,15 @@ class TokenF1(Labeler):
     """
 
     threshold: float = param(0.5, Interval(float, 0, 1))
-    needs: ClassVar[frozenset[str]] = frozenset({"references"})
+    similarity_name: ClassVar[str] = "token_f1"
 
-    def label(
+    def similarities(
         self,
         responses: Sequence[Response],
-        examples: Mapping[str, Example],
-        *,
-        cache: CallCache | None = None,
-    ) -> list[Label]:
-        """Return one label per response, in order."""
-        refs, errors = references_of(responses, examples)
+        refs: Sequence[tuple[str, ...]],
+        errors: list[str],
+    ) -> list[float | None]:
+        """Return each response's token_f1 to its best reference (``None`` on an error)."""
         counts = _TokenCounts()
         similarities: list[float | None] = []
         for k, response in enumerate(responses):
@@ -106,14 +104,12 @@ class TokenF1(Labeler):
                 similarities.append(None)
                 continue
             similarities.append(max(_f1(prediction, n_prediction, *counts(r)) for r in refs[k]))
-        return labels_from_similarity(
-            self, responses, similarities, errors, threshold=self.threshold, name="token_f1"
-        )
+        return similarities
 
 
 @labeler("exact_match")
 @dataclass(frozen=True, kw_only=True)
-class ExactMatch(Labeler):
+class ExactMatch(ReferenceSimilarity):
     """Whether the response equals a reference after SQuAD normalisation.
 
     The similarity is 1 on a match and 0 otherwise, so ``score`` is 0 (match)
@@ -125,17 +121,15 @@ class ExactMatch(Labeler):
     """
 
     threshold: float = param(1.0, Interval(float, 0, 1))
-    needs: ClassVar[frozenset[str]] = frozenset({"references"})
+    similarity_name: ClassVar[str] = "exact_match"
 
-    def label(
+    def similarities(
         self,
         responses: Sequence[Response],
-        examples: Mapping[str, Example],
-        *,
-        cache: CallCache | None = None,
-    ) -> list[Label]:
-        """Return one label per response, in order."""
-        refs, errors = references_of(responses, examples)
+        refs: Sequence[tuple[str, ...]],
+        errors: list[str],
+    ) -> list[float | None]:
+        """Return each response's exact_match to its best reference (``None`` on an error)."""
         normalized: dict[str, str] = {}
 
         def norm(text: str) -> str:
@@ -152,9 +146,7 @@ class ExactMatch(Labeler):
                 similarities.append(None)
                 continue
             similarities.append(float(any(norm(r) == prediction for r in refs[k])))
-        return labels_from_similarity(
-            self, responses, similarities, errors, threshold=self.threshold, name="exact_match"
-        )
+        return similarities
 
 
 @labeler("knowledge_f1")
@@ -213,7 +205,7 @@ class KnowledgeF1(Labeler):
 
 @labeler("bleu")
 @dataclass(frozen=True, kw_only=True)
-class Bleu(Labeler):
+class Bleu(ReferenceSimilarity):
     """Sentence BLEU of sacrebleu against all the example's references at once.
 
     Uses ``sacrebleu.sentence_bleu(response, references)`` with its defaults
@@ -228,20 +220,18 @@ class Bleu(Labeler):
     """
 
     threshold: float = param(0.1, Interval(float, 0, 1))
-    needs: ClassVar[frozenset[str]] = frozenset({"references"})
+    similarity_name: ClassVar[str] = "bleu"
 
-    def label(
+    def similarities(
         self,
         responses: Sequence[Response],
-        examples: Mapping[str, Example],
-        *,
-        cache: CallCache | None = None,
-    ) -> list[Label]:
-        """Return one label per response, in order."""
+        refs: Sequence[tuple[str, ...]],
+        errors: list[str],
+    ) -> list[float | None]:
+        """Return each response's bleu to its best reference (``None`` on an error)."""
         from sacrebleu.metrics import BLEU
 
         metric = BLEU(effective_order=True)  # the settings of sacrebleu.sentence_bleu
-        refs, errors = references_of(responses, examples)
         similarities: list[float | None] = []
         for k, response in enumerate(responses):
             if not errors[k] and not response.text.strip():
@@ -250,6 +240,4 @@ class Bleu(Labeler):
                 similarities.append(None)
                 continue
             similarities.append(metric.sentence_score(response.text, list(refs[k])).score / 100)
-        return labels_from_similarity(
-            self, responses, similarities, errors, threshold=self.threshold, name="bleu"
-        )
+        return similarities

@@ -18,16 +18,16 @@ much faster on many short texts:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 from realitycheck.errors import InvalidInputError, MissingDependencyError
-from realitycheck.labelers._base import Labeler, labeler
-from realitycheck.labelers._similarity import labels_from_similarity, references_of
+from realitycheck.labelers._base import labeler
+from realitycheck.labelers._similarity import ReferenceSimilarity
 from realitycheck.params import (
     InstanceOf,
     Interval,
@@ -37,10 +37,7 @@ from realitycheck.params import (
     param_error,
     shown,
 )
-from realitycheck.records import Example, Label, Response
-
-if TYPE_CHECKING:
-    from realitycheck.backends import CallCache
+from realitycheck.records import Response
 
 __all__ = ["RougeL", "rouge_l_f1"]
 
@@ -288,7 +285,7 @@ def rouge_l_f1(
 
 @labeler("rouge_l")
 @dataclass(frozen=True, kw_only=True)
-class RougeL(Labeler):
+class RougeL(ReferenceSimilarity):
     """ROUGE-L F1 against the example's references, thresholded.
 
     ``score`` is ``1 - F1`` of the best reference, in [0, 1] (higher = more
@@ -306,17 +303,15 @@ class RougeL(Labeler):
 
     threshold: float = param(0.3, Interval(float, 0, 1))
     use_stemmer: bool = param(False, InstanceOf(bool))
-    needs: ClassVar[frozenset[str]] = frozenset({"references"})
+    similarity_name: ClassVar[str] = "rouge_l_f1"
 
-    def label(
+    def similarities(
         self,
         responses: Sequence[Response],
-        examples: Mapping[str, Example],
-        *,
-        cache: CallCache | None = None,
-    ) -> list[Label]:
-        """Return one label per response, in order."""
-        refs, errors = references_of(responses, examples)
+        refs: Sequence[tuple[str, ...]],
+        errors: list[str],
+    ) -> list[float | None]:
+        """Return each response's rouge_l_f1 to its best reference (``None`` on an error)."""
         f1, n_pred, longest_ref = _rouge_l(
             [r.text for r in responses], refs, use_stemmer=self.use_stemmer
         )
@@ -327,6 +322,4 @@ class RougeL(Labeler):
             elif not errors[k] and longest_ref[k] == 0:
                 errors[k] = "no reference has a word (letters a-z or digits) to compare"
             similarities.append(None if errors[k] else float(f1[k]))
-        return labels_from_similarity(
-            self, responses, similarities, errors, threshold=self.threshold, name="rouge_l_f1"
-        )
+        return similarities

@@ -2,26 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
-from realitycheck.labelers._base import Labeler, labeler
-from realitycheck.labelers._similarity import labels_from_similarity, references_of
+from realitycheck.labelers._base import labeler
+from realitycheck.labelers._similarity import ReferenceSimilarity
 from realitycheck.params import Interval, param
-from realitycheck.records import Example, Label, Response
-
-if TYPE_CHECKING:
-    from realitycheck.backends import CallCache
+from realitycheck.records import Response
 
 __all__ = ["EmbeddingSimilarity"]
 
 
 @labeler("embedding_similarity")
 @dataclass(frozen=True, kw_only=True)
-class EmbeddingSimilarity(Labeler):
+class EmbeddingSimilarity(ReferenceSimilarity):
     """Cosine similarity of all-MiniLM-L6-v2 embeddings to the closest reference.
 
     The similarity ``s`` is the largest cosine between the response and any of
@@ -37,19 +34,17 @@ class EmbeddingSimilarity(Labeler):
     """
 
     threshold: float = param(0.5, Interval(float, -1, 1))
-    needs: ClassVar[frozenset[str]] = frozenset({"references"})
+    similarity_name: ClassVar[str] = "cosine"
 
-    def label(
+    def similarities(
         self,
         responses: Sequence[Response],
-        examples: Mapping[str, Example],
-        *,
-        cache: CallCache | None = None,
-    ) -> list[Label]:
-        """Return one label per response, in order."""
+        refs: Sequence[tuple[str, ...]],
+        errors: list[str],
+    ) -> list[float | None]:
+        """Return each response's cosine to its best reference (``None`` on an error)."""
         from realitycheck.embeddings import embed
 
-        refs, errors = references_of(responses, examples)
         for k, response in enumerate(responses):
             if not errors[k] and not response.text.strip():
                 errors[k] = "the response is empty"
@@ -63,6 +58,4 @@ class EmbeddingSimilarity(Labeler):
             cosines = vectors[ref_rows] @ vectors[row[responses[k].text]]
             # Unit float32 vectors can give a cosine a rounding error past +-1.
             similarities[k] = float(np.clip(cosines.max(), -1.0, 1.0))
-        return labels_from_similarity(
-            self, responses, similarities, errors, threshold=self.threshold, name="cosine"
-        )
+        return similarities
