@@ -62,74 +62,47 @@ def _load_run(
     return store, names
 
 
-@cli.command("label")
-@_dataset_option
-@_data_dir_option
-@click.option("--labelers", "-l", multiple=True, required=True, help="Labeler keys (comma list).")
-@retry_errors_option
-@cache_options
-@_run_option
-@click.pass_context
-def label_cmd(
-    ctx: click.Context,
-    dataset_keys: tuple[str, ...],
-    data_dir: str | None,
-    labelers: tuple[str, ...],
-    retry_errors: bool,
-    cache_dir: str | None,
-    no_cache: bool,
-    run_dir: str,
-) -> None:
-    """Label a dataset's responses with correctness labelers."""
-    from realitycheck.labelers import labelers as registry
-    from realitycheck.pipeline import label
+def _stage_options(command: Any) -> Any:
+    """The options every stage verb shares: datasets, data folder, retries, cache, run."""
+    for option in (_run_option, cache_options, retry_errors_option, _data_dir_option):
+        command = option(command)
+    return _dataset_option(command)
 
-    comps = [registry.create_from_key(k) for k in split_keys(labelers)]
-    store, names = _load_run(ctx, run_dir, dataset_keys, data_dir)
-    report = label(
+
+def _run_stage(ctx: click.Context, stage: str, keys: Sequence[str], **options: Any) -> None:
+    """Build the components of ``keys`` and run the ``label`` or ``detect`` stage with them."""
+    from realitycheck import detectors, labelers, pipeline
+
+    registry = labelers if stage == "label" else detectors
+    components = [registry.create_from_key(k) for k in split_keys(keys)]
+    store, names = _load_run(ctx, options["run_dir"], options["dataset_keys"], options["data_dir"])
+    report = getattr(pipeline, stage)(
         store,
-        comps,
+        components,
         datasets=names,
-        retry_errors=retry_errors,
-        cache=cache_from(no_cache, cache_dir),
+        retry_errors=options["retry_errors"],
+        cache=cache_from(options["no_cache"], options["cache_dir"]),
         progress=progress_for(ctx),
     )
     echo_stage(report)
+
+
+@cli.command("label")
+@_stage_options
+@click.option("--labelers", "-l", multiple=True, required=True, help="Labeler keys (comma list).")
+@click.pass_context
+def label_cmd(ctx: click.Context, labelers: tuple[str, ...], **options: Any) -> None:
+    """Label a dataset's responses with correctness labelers."""
+    _run_stage(ctx, "label", labelers, **options)
 
 
 @cli.command("detect")
-@_dataset_option
-@_data_dir_option
+@_stage_options
 @click.option("--detectors", "-D", multiple=True, required=True, help="Detector keys (comma list).")
-@retry_errors_option
-@cache_options
-@_run_option
 @click.pass_context
-def detect_cmd(
-    ctx: click.Context,
-    dataset_keys: tuple[str, ...],
-    data_dir: str | None,
-    detectors: tuple[str, ...],
-    retry_errors: bool,
-    cache_dir: str | None,
-    no_cache: bool,
-    run_dir: str,
-) -> None:
+def detect_cmd(ctx: click.Context, detectors: tuple[str, ...], **options: Any) -> None:
     """Score a dataset's responses with hallucination detectors."""
-    from realitycheck.detectors import detectors as registry
-    from realitycheck.pipeline import detect
-
-    comps = [registry.create_from_key(k) for k in split_keys(detectors)]
-    store, names = _load_run(ctx, run_dir, dataset_keys, data_dir)
-    report = detect(
-        store,
-        comps,
-        datasets=names,
-        retry_errors=retry_errors,
-        cache=cache_from(no_cache, cache_dir),
-        progress=progress_for(ctx),
-    )
-    echo_stage(report)
+    _run_stage(ctx, "detect", detectors, **options)
 
 
 @cli.command("evaluate")
