@@ -22,12 +22,11 @@ responses to one source fall on the same side.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 
 import numpy as np
 import pandas as pd
 
-from realitycheck.progress import NullProgress, Progress
 from realitycheck.analysis import (
     AGREEMENT_METRICS,
     OBJECTIVES,
@@ -43,10 +42,32 @@ from realitycheck.analysis import (
 )
 from realitycheck.errors import InvalidInputError
 from realitycheck.keys import LabelKey
+from realitycheck.params import (
+    InstanceOf,
+    Interval,
+    NonEmptyStr,
+    OneOf,
+    OrNone,
+    Satisfies,
+    SequenceOf,
+    as_tuple,
+    check_params,
+    param,
+)
+from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import MetricResult
 from realitycheck.store import RunData, RunStore
 
 __all__ = ["Evaluation", "EvaluationConfig", "evaluate"]
+
+_KEYS = OrNone(SequenceOf(NonEmptyStr()))
+
+
+def _is_threshold_map(value: object) -> bool:
+    return isinstance(value, Mapping) and all(
+        isinstance(k, str) and isinstance(v, int | float) and not isinstance(v, bool) and v == v
+        for k, v in value.items()
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,36 +86,20 @@ class EvaluationConfig:
             threshold); these detectors skip the calibration-split choice.
     """
 
-    detectors: tuple[str, ...] | None = None
-    labelers: tuple[str, ...] | None = None
-    references: tuple[str, ...] | None = None
-    bootstrap: Bootstrap = field(default_factory=Bootstrap)
-    threshold_objective: str = "f1_macro"
-    calibration_fraction: float = 0.5
-    thresholds: Mapping[str, float] = field(default_factory=dict)
+    detectors: tuple[str, ...] | None = param(None, _KEYS, convert=as_tuple)
+    labelers: tuple[str, ...] | None = param(None, _KEYS, convert=as_tuple)
+    references: tuple[str, ...] | None = param(None, _KEYS, convert=as_tuple)
+    bootstrap: Bootstrap = param(MISSING, InstanceOf(Bootstrap), default_factory=Bootstrap)
+    threshold_objective: str = param("f1_macro", OneOf(*OBJECTIVES))
+    calibration_fraction: float = param(0.5, Interval(float, 0, 1, closed="neither"))
+    thresholds: Mapping[str, float] = param(
+        MISSING,
+        Satisfies(_is_threshold_map, "a mapping from detector keys to numbers"),
+        default_factory=dict,
+    )
 
     def __post_init__(self) -> None:
-        for key, value in self.thresholds.items():
-            if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
-                raise InvalidInputError(
-                    f"The threshold of {key!r} given to evaluate must be a number. "
-                    f"Got {value!r} instead."
-                )
-        if not isinstance(self.bootstrap, Bootstrap):
-            raise InvalidInputError(
-                "The 'bootstrap' parameter of evaluate must be a Bootstrap. "
-                f"Got {self.bootstrap!r} instead."
-            )
-        if self.threshold_objective not in OBJECTIVES:
-            raise InvalidInputError(
-                f"The 'threshold_objective' parameter of evaluate must be one of {OBJECTIVES}. "
-                f"Got {self.threshold_objective!r} instead."
-            )
-        if not 0 < self.calibration_fraction < 1:
-            raise InvalidInputError(
-                "The 'calibration_fraction' parameter of evaluate must be in (0, 1). "
-                f"Got {self.calibration_fraction!r} instead."
-            )
+        check_params(self, owner="evaluate")
 
     def as_dict(self) -> dict[str, object]:
         """The settings as plain JSON-able values (written to the run manifest)."""
