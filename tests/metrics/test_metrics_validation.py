@@ -13,9 +13,13 @@ PRED_FUNCS += ["f1_weighted", "cohen_kappa"]
 @pytest.mark.parametrize(
     ("y_true", "second", "match"),
     [
-        ([0, 1, 1], [0, 1], r"'y_\w+' parameter of {f} must have one value per item .*Got 2"),
-        ([0, 1, 2], [0, 1, 1], r"'y_true' parameter of {f} must contain only 0/1 .*\[2\]"),
-        ([0, 1, np.nan], [0, 1, 1], r"'y_true' parameter of {f} must contain only 0/1 .*nan"),
+        (
+            [0, 1, 1],
+            [0, 1],
+            r"'y_\w+' parameter of {f} must be an array with one value per item .*Got 2",
+        ),
+        ([0, 1, 2], [0, 1, 1], r"'y_true' parameter of {f} must be an array of 0/1 .*\[2\]"),
+        ([0, 1, np.nan], [0, 1, 1], r"'y_true' parameter of {f} must be an array of 0/1 .*nan"),
         ([], [], r"'y_true' parameter of {f} must be a non-empty array. Got an empty"),
         ([[0, 1]], [[0, 1]], r"'y_true' parameter of {f} must be a 1-D array. Got .*\(1, 2\)"),
         (["a", "b"], [0, 1], r"'y_true' parameter of {f} must be an array-like of real numbers"),
@@ -32,7 +36,10 @@ def test_bad_labels_are_rejected(name, y_true, second, match):
     [
         ([0.1, np.nan, 0.3], r"'y_score' parameter of {f} .*finite.*Got 1 NaN and 0 infinite"),
         ([0.1, np.inf, -np.inf], r"'y_score' parameter of {f} .*Got 0 NaN and 2 infinite"),
-        ([0.1, 0.2, 0.3, 0.4], r"'y_score' parameter of {f} must have one value per item"),
+        (
+            [0.1, 0.2, 0.3, 0.4],
+            r"'y_score' parameter of {f} must be an array with one value per item",
+        ),
     ],
 )
 def test_bad_scores_are_rejected(name, scores, match):
@@ -49,7 +56,9 @@ def test_non_binary_predictions_are_rejected(name):
 @pytest.mark.parametrize("name", ["pearson", "spearman"])
 def test_correlation_inputs_are_checked(name):
     func = getattr(metrics, name)
-    with pytest.raises(InvalidInputError, match=rf"'y' parameter of {name} must have one value"):
+    with pytest.raises(
+        InvalidInputError, match=rf"'y' parameter of {name} must be an array with one value"
+    ):
         func([1, 2, 3], [1, 2])
     with pytest.raises(InvalidInputError, match=rf"'x' parameter of {name} .*1 NaN"):
         func([1, np.nan, 3], [1, 2, 3])

@@ -12,8 +12,6 @@ stays near 100 MB whatever B, n and the number of detectors.
 
 from __future__ import annotations
 
-import difflib
-import numbers
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -22,7 +20,6 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from realitycheck.errors import InvalidInputError
 from realitycheck.metrics._classification import CLASSIFICATION_METRICS, from_counts
 from realitycheck.metrics._ranking import RankIndex, WeightedItems, weighted_rank_metric
 from realitycheck.metrics._validation import (
@@ -31,6 +28,16 @@ from realitycheck.metrics._validation import (
     check_numbers,
     check_same_length,
     warn_undefined,
+)
+from realitycheck.params import (
+    AnyOf,
+    Interval,
+    OneOf,
+    OrNone,
+    Satisfies,
+    check_arg,
+    param_error,
+    shown,
 )
 
 __all__ = ["BootstrapResult", "bootstrap_ci", "bootstrap_distribution", "resample_indices"]
@@ -97,67 +104,50 @@ def _multiplicities(indices: npt.NDArray[np.int64], n: int) -> npt.NDArray[np.in
     return np.bincount((indices + offsets).ravel(), minlength=rows * n).reshape(rows, n)
 
 
-def _check_metric(metric: Any) -> Metric:
-    if callable(metric):
-        return metric
-    if isinstance(metric, str) and metric in BOOTSTRAP_METRICS:
-        return metric
-    close = difflib.get_close_matches(str(metric), BOOTSTRAP_METRICS, n=1)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
-    raise InvalidInputError(
-        f"The 'metric' parameter of bootstrap_ci must be one of {list(BOOTSTRAP_METRICS)} "
-        f"or a callable(y_true, y_score) -> float. Got {metric!r} instead.{hint}"
-    )
+# The arguments of bootstrap_ci and bootstrap_distribution, declared once.
+_METRIC = AnyOf(
+    OneOf(BOOTSTRAP_METRICS), Satisfies(callable, "a callable(y_true, y_score) -> float")
+)
+_N_RESAMPLES = Interval(int, 1)
+_CONFIDENCE = Interval(float, 0, 1, closed="neither")
+_SEED = OrNone(Interval(int, 0))
 
 
-def _check_options(n_resamples: Any, confidence: Any, seed: Any) -> None:
-    if (
-        not isinstance(n_resamples, numbers.Integral)
-        or isinstance(n_resamples, bool)
-        or (n_resamples < 1)
-    ):
-        raise InvalidInputError(
-            f"The 'n_resamples' parameter of bootstrap_ci must be an int >= 1. "
-            f"Got {n_resamples!r} instead."
-        )
-    if not isinstance(confidence, numbers.Real) or not 0 < float(confidence) < 1:
-        raise InvalidInputError(
-            f"The 'confidence' parameter of bootstrap_ci must be a float in (0, 1). "
-            f"Got {confidence!r} instead."
-        )
-    if seed is not None and (
-        not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0
-    ):
-        raise InvalidInputError(
-            f"The 'seed' parameter of bootstrap_ci must be an int >= 0 or None. "
-            f"Got {seed!r} instead."
-        )
+def _check_options(n_resamples: Any, confidence: Any, seed: Any, owner: str) -> None:
+    check_arg(n_resamples, _N_RESAMPLES, name="n_resamples", owner=owner)
+    check_arg(confidence, _CONFIDENCE, name="confidence", owner=owner)
+    check_arg(seed, _SEED, name="seed", owner=owner)
 
 
-def _check_threshold(threshold: Any, metric: Metric, scores: FloatArray) -> FloatArray | None:
+def _check_threshold(
+    threshold: Any, metric: Metric, scores: FloatArray, owner: str
+) -> FloatArray | None:
     """Return one threshold per row of ``scores``, or None to use them as predictions."""
     if isinstance(metric, str) and metric in RANKING_METRICS:
         if threshold is not None:
-            raise InvalidInputError(
-                f"The 'threshold' parameter of bootstrap_ci must be None for the ranking "
-                f"metric {metric!r}. Got {threshold!r} instead."
+            raise param_error(
+                "threshold", owner, f"None for the ranking metric {metric!r}", threshold
             )
         return None
     if threshold is None:
         if isinstance(metric, str) and not np.isin(scores, (0.0, 1.0)).all():
-            raise InvalidInputError(
-                f"The 'threshold' parameter of bootstrap_ci must be a number when 'y_score' "
-                f"holds scores rather than 0/1 predictions ({metric!r} needs predictions). "
-                "Got None instead."
+            raise param_error(
+                "threshold",
+                owner,
+                "a number when 'y_score' holds scores rather than 0/1 predictions "
+                f"({metric!r} needs predictions)",
+                None,
             )
         return None
-    values = check_numbers(threshold, "threshold", "bootstrap_ci", ndim=(0, 1))
+    values = check_numbers(threshold, "threshold", owner, ndim=(0, 1))
     if values.ndim == 0:
         return np.full(scores.shape[0], float(values))
     if values.shape != (scores.shape[0],):
-        raise InvalidInputError(
-            f"The 'threshold' parameter of bootstrap_ci must be a number or one number per "
-            f"row of 'y_score' ({scores.shape[0]}). Got shape {values.shape} instead."
+        raise param_error(
+            "threshold",
+            owner,
+            f"a number or one number per row of 'y_score' ({scores.shape[0]})",
+            got=f"shape {values.shape}",
         )
     return values
 
@@ -222,22 +212,24 @@ def _call(metric: Callable[[Any, Any], float], labels: Any, inputs: Any) -> floa
     try:
         return float(result)
     except (TypeError, ValueError):
-        raise InvalidInputError(
-            "The 'metric' parameter of bootstrap_ci must return a number. "
-            f"Got {type(result).__name__} instead."
+        raise param_error(
+            "metric",
+            "bootstrap_ci",
+            "a callable that returns a number",
+            got=f"a callable that returned {shown(result)}",
         ) from None
 
 
 def _prepare(
-    metric: Any, y_true: Any, y_score: Any, threshold: Any
+    metric: Any, y_true: Any, y_score: Any, threshold: Any, owner: str
 ) -> tuple[Metric, npt.NDArray[np.bool_], FloatArray, npt.NDArray[Any]]:
     """Validate; return the metric, labels, 2-D scores and 2-D metric inputs."""
-    resolved = _check_metric(metric)
-    labels = check_binary(y_true, "y_true", "bootstrap_ci")
-    scores = check_numbers(y_score, "y_score", "bootstrap_ci", ndim=(1, 2))
-    check_same_length(labels, "y_true", scores, "y_score", "bootstrap_ci")
+    resolved: Metric = check_arg(metric, _METRIC, name="metric", owner=owner)
+    labels = check_binary(y_true, "y_true", owner)
+    scores = check_numbers(y_score, "y_score", owner, ndim=(1, 2))
+    check_same_length(labels, "y_true", scores, "y_score", owner)
     scores = np.atleast_2d(scores)
-    thresholds = _check_threshold(threshold, resolved, scores)
+    thresholds = _check_threshold(threshold, resolved, scores, owner)
     if thresholds is not None:
         inputs: npt.NDArray[Any] = scores >= thresholds[:, None]
     elif isinstance(resolved, str) and resolved in CLASSIFICATION_METRICS:
@@ -290,8 +282,10 @@ def bootstrap_distribution(
         Shape (k, n_resamples) (k = 1 for a 1-D ``y_score``); NaN where the
         metric is undefined on a resample.
     """
-    _check_options(n_resamples, 0.5, seed)
-    resolved, labels, _, inputs = _prepare(metric, y_true, y_score, threshold)
+    _check_options(n_resamples, 0.5, seed, "bootstrap_distribution")
+    resolved, labels, _, inputs = _prepare(
+        metric, y_true, y_score, threshold, "bootstrap_distribution"
+    )
     return _values(resolved, labels, inputs, resample_indices(labels.size, n_resamples, seed))
 
 
@@ -343,8 +337,8 @@ def bootstrap_ci(
     Raises:
         InvalidInputError: An unknown metric, bad shapes, labels or options.
     """
-    _check_options(n_resamples, confidence, seed)
-    resolved, labels, scores, inputs = _prepare(metric, y_true, y_score, threshold)
+    _check_options(n_resamples, confidence, seed, "bootstrap_ci")
+    resolved, labels, scores, inputs = _prepare(metric, y_true, y_score, threshold, "bootstrap_ci")
     n = labels.size
     name = resolved if isinstance(resolved, str) else getattr(resolved, "__name__", "metric")
     with warnings.catch_warnings():

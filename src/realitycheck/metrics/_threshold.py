@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from realitycheck.errors import InvalidInputError
 from realitycheck.metrics._classification import from_counts
 from realitycheck.metrics._ranking import check_labels_scores, counts_at_thresholds
 from realitycheck.metrics._validation import warn_undefined
+from realitycheck.params import OneOf, check_arg
 
 __all__ = ["THRESHOLD_OBJECTIVES", "choose_threshold"]
 
@@ -54,11 +54,7 @@ def choose_threshold(y_true: Any, y_score: Any, *, objective: str = "f1_macro") 
         InvalidInputError: Bad shapes, lengths, labels, non-finite scores, or an
             unknown objective.
     """
-    if objective not in THRESHOLD_OBJECTIVES:
-        raise InvalidInputError(
-            "The 'objective' parameter of choose_threshold must be one of "
-            f"{list(THRESHOLD_OBJECTIVES)}. Got {objective!r} instead."
-        )
+    check_arg(objective, OneOf(THRESHOLD_OBJECTIVES), name="objective", owner="choose_threshold")
     labels, scores = check_labels_scores(y_true, y_score, "choose_threshold")
     fps, tps, thresholds = counts_at_thresholds(labels, scores)
     n_pos = float(labels.sum())

@@ -1,7 +1,9 @@
 """Argument checks shared by every metric, and the warning for undefined values.
 
 Every check runs before any work and raises :class:`~realitycheck.errors.InvalidInputError`
-with a message of one shape: "The 'y_true' parameter of auroc must be ... Got ... instead."
+with the one message shape of :func:`realitycheck.params.param_error`: "The 'y_true'
+parameter of auroc must be ... Got ... instead." Scalar options are checked with
+:func:`realitycheck.params.check_arg` and its constraints.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from realitycheck.errors import InvalidInputError
+from realitycheck.params import param_error
 
 __all__ = [
     "UndefinedMetricWarning",
@@ -40,16 +42,14 @@ def _as_array(value: Any, name: str, func: str) -> npt.NDArray[Any]:
     try:
         array = np.asarray(value)
     except (TypeError, ValueError) as error:
-        raise InvalidInputError(
-            f"The {name!r} parameter of {func} must be an array-like of numbers. "
-            f"Got {type(value).__name__} ({error}) instead."
+        raise param_error(
+            name, func, "an array-like of numbers", got=f"{type(value).__name__} ({error})"
         ) from None
     if array.dtype == np.bool_:
         return array
     if not np.issubdtype(array.dtype, np.number) or np.issubdtype(array.dtype, np.complexfloating):
-        raise InvalidInputError(
-            f"The {name!r} parameter of {func} must be an array-like of real numbers. "
-            f"Got an array of dtype {array.dtype} instead."
+        raise param_error(
+            name, func, "an array-like of real numbers", got=f"an array of dtype {array.dtype}"
         )
     return array
 
@@ -57,14 +57,10 @@ def _as_array(value: Any, name: str, func: str) -> npt.NDArray[Any]:
 def _check_shape(array: npt.NDArray[Any], name: str, func: str, ndim: tuple[int, ...]) -> None:
     if array.ndim not in ndim:
         wanted = " or ".join(f"{d}-D" for d in ndim)
-        raise InvalidInputError(
-            f"The {name!r} parameter of {func} must be a {wanted} array. "
-            f"Got an array of shape {array.shape} instead."
-        )
+        raise param_error(name, func, f"a {wanted} array", got=f"an array of shape {array.shape}")
     if array.size == 0:
-        raise InvalidInputError(
-            f"The {name!r} parameter of {func} must be a non-empty array. "
-            f"Got an empty array of shape {array.shape} instead."
+        raise param_error(
+            name, func, "a non-empty array", got=f"an empty array of shape {array.shape}"
         )
 
 
@@ -92,9 +88,8 @@ def check_numbers(
     if not finite.all():
         n_nan = int(np.isnan(floats).sum())
         n_inf = int((~finite).sum()) - n_nan
-        raise InvalidInputError(
-            f"The {name!r} parameter of {func} must contain finite numbers only. "
-            f"Got {n_nan} NaN and {n_inf} infinite values instead."
+        raise param_error(
+            name, func, "an array of finite numbers", got=f"{n_nan} NaN and {n_inf} infinite values"
         )
     return floats
 
@@ -121,9 +116,11 @@ def check_binary(value: Any, name: str, func: str) -> npt.NDArray[np.bool_]:
         bad = (array != 0) & (array != 1)
     if bad.any():
         shown = np.unique(array[bad])[:5].tolist()
-        raise InvalidInputError(
-            f"The {name!r} parameter of {func} must contain only 0/1 or bool labels "
-            f"(1 = hallucinated). Got other values {shown} instead."
+        raise param_error(
+            name,
+            func,
+            "an array of 0/1 or bool labels (1 = hallucinated)",
+            got=f"other values {shown}",
         )
     return array == 1
 
@@ -148,7 +145,9 @@ def check_same_length(
         InvalidInputError: The lengths differ.
     """
     if other.shape[-1] != reference.shape[0]:
-        raise InvalidInputError(
-            f"The {other_name!r} parameter of {func} must have one value per item of "
-            f"{reference_name!r} ({reference.shape[0]}). Got {other.shape[-1]} instead."
+        raise param_error(
+            other_name,
+            func,
+            f"an array with one value per item of {reference_name!r} ({reference.shape[0]})",
+            got=str(other.shape[-1]),
         )
