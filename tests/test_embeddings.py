@@ -51,9 +51,9 @@ def test_embed_cache_is_bounded(fake_model, monkeypatch):
 @pytest.mark.parametrize(
     ("texts", "kwargs", "match"),
     [
-        ("one text", {}, "'texts' parameter of embed must be a sequence of strings. Got str"),
-        (["a", None], {}, "must contain strings only. Got NoneType"),
-        (["a", 3], {}, "must contain strings only. Got int"),
+        ("one text", {}, "'texts' parameter of embed must be a list, each item a str. Got 'one"),
+        (["a", None], {}, r"must be a list, each item a str. Got \['a', None\] .* Item 1 is None"),
+        (["a", 3], {}, "Item 1 is 3"),
         (["a"], {"batch_size": 0}, "'batch_size' parameter of embed must be an int >= 1"),
     ],
 )

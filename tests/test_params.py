@@ -57,6 +57,7 @@ SHAPE = re.compile(r"^The '(\w+)' parameter of ([\w.\-]+) must be (.+)\. Got (.+
         (InstanceOf(bool), [True, False], [0, 1, "true", None]),
         (InstanceOf(str, Path, name="a path"), ["x", Path("x")], [1]),
         (NonEmptyStr(), ["a", " a "], ["", "   ", 1, None, b"a"]),
+        (NonEmptyStr(blank=True), ["a", "\n", " "], ["", None]),
         (PathLike(), ["x.csv", Path("x.csv")], ["", " ", None, 3]),
         (EnvVarName(), ["OPENAI_API_KEY", "_X1"], ["", "1X", "sk-abc", "A B", None]),
         (OrNone(Interval(int, 0)), [None, 0, 5], [-1, True]),

@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from realitycheck.errors import InvalidInputError, MissingDependencyError
+from realitycheck.errors import MissingDependencyError
+from realitycheck.params import InstanceOf, Interval, SequenceOf, check_arg
 
 __all__ = [
     "CACHE_SIZE",
@@ -38,6 +39,8 @@ MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSION = 384
 CACHE_SIZE = 50_000
 _PURPOSE = "Embedding with all-MiniLM-L6-v2"
+_TEXTS = SequenceOf(InstanceOf(str))
+_BATCH_SIZE = Interval(int, 1)
 
 _cache: OrderedDict[str, np.ndarray] = OrderedDict()
 _lock = threading.Lock()
@@ -110,21 +113,8 @@ def embed(texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
             ``batch_size`` is not a positive int.
         MissingDependencyError: If the ``embed`` extra is not installed.
     """
-    if isinstance(texts, str) or not isinstance(texts, Sequence):
-        raise InvalidInputError(
-            "The 'texts' parameter of embed must be a sequence of strings. "
-            f"Got {type(texts).__name__} instead."
-        )
-    for text in texts:
-        if not isinstance(text, str):
-            raise InvalidInputError(
-                "The 'texts' parameter of embed must contain strings only. "
-                f"Got {type(text).__name__} instead."
-            )
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise InvalidInputError(
-            f"The 'batch_size' parameter of embed must be an int >= 1. Got {batch_size!r} instead."
-        )
+    check_arg(texts, _TEXTS, name="texts", owner="embed")
+    check_arg(batch_size, _BATCH_SIZE, name="batch_size", owner="embed")
     out = np.empty((len(texts), DIMENSION), dtype=np.float32)
     if not texts:
         return out

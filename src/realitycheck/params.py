@@ -258,15 +258,22 @@ class InstanceOf(Constraint):
 
 
 class NonEmptyStr(Constraint):
-    """A string with at least one character that is not whitespace."""
+    """A string with at least one character that is not whitespace.
+
+    Args:
+        blank: Accept a string of whitespace only too (a newline as a stop string).
+    """
+
+    def __init__(self, *, blank: bool = False) -> None:
+        self.blank = blank
 
     def accepts(self, value: Any) -> bool:
-        """Return whether ``value`` is a str with a non-space character."""
-        return isinstance(value, str) and bool(value.strip())
+        """Return whether ``value`` is a str with a (non-space) character."""
+        return isinstance(value, str) and bool(value if self.blank else value.strip())
 
     def describe(self) -> str:
-        """Return ``a non-empty str``."""
-        return "a non-empty str"
+        """Return ``a non-empty str`` (``a str of at least one character`` with ``blank``)."""
+        return "a str of at least one character" if self.blank else "a non-empty str"
 
 
 class PathLike(Constraint):

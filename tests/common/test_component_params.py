@@ -25,9 +25,7 @@ FAMILIES = ("labelers", "detectors", "datasets", "backends")
 # Parameters without a declared constraint, on purpose: (component, field) -> why.
 UNCONSTRAINED: dict[tuple[str, str], str] = {}
 # Components whose parameters are not declared yet: name -> why.
-PENDING = {
-    "semantic_entropy": "being rebuilt on nested backends; its fields are converted then",
-}
+PENDING: dict[str, str] = {}
 SHAPE = re.compile(r"^The '(\w+)' parameter of (\S+) must be (.+)\. Got (.+) instead\.( .+)?$")
 
 COMPONENTS = [

@@ -103,7 +103,7 @@ def test_presets_and_overrides():
     [
         ("defualt", "Did you mean 'default'"),
         ("default[temprature=0.5]", "Did you mean 'temperature'"),
-        ("default[n_samples=-1]", "'n_samples' parameter of SamplingPlan must be an int >= 0"),
+        ("default[n_samples=-1]", "'n_samples' parameter of plan must be an int >= 0. Got -1"),
         ("default[temperature=0]", "must be > 0 when n_samples > 0"),
         ("default[decoding=nucleus]", "'decoding' parameter .* must be one of"),
         ("default[sample_decoding=greedy]", "'sample_decoding' parameter"),
@@ -112,7 +112,9 @@ def test_presets_and_overrides():
         ("default[top_k=0]", "'top_k' parameter"),
         ("default[format=xml]", "'format' parameter"),
         ("default[variants=zero_shot+zero_shot]", "without repeats"),
-        ("default[variants=two_shot]", "prompt variant must be one of"),
+        ("default[variants=two_shot]", r"'variants' .* each item one of \('zero_shot'"),
+        ("default[stop=]", r"'stop' .* each item a str of at least one character"),
+        ("default[hidden_layers=1.5]", r"'hidden_layers' parameter of plan must be a list"),
         ("default[seed=1.5]", "'seed' parameter"),
     ],
 )

@@ -203,8 +203,9 @@ def test_notes_list_manifest_notes_and_failures(report):
     ("kwargs", "match"),
     [
         ({"store": "runs/x"}, "'store' parameter of write_report must be a RunStore"),
-        ({"title": ""}, "'title' parameter of write_report must be a non-empty str"),
+        ({"title": ""}, "'title' parameter of write_report must be a non-empty str. Got ''"),
         ({"reference": 3}, "'reference' parameter of write_report must be a non-empty str"),
+        ({"out_dir": ""}, "'out_dir' parameter of write_report must be a non-empty path"),
         ({"out_dir": 5}, "'out_dir' parameter of write_report must be a non-empty path"),
     ],
 )

@@ -18,6 +18,7 @@ from typing import Any
 from realitycheck.datasets._base import cache_dir, datasets
 from realitycheck.datasets._source_table import COMMITS, DEFAULT_BASE_URL, SOURCES, Source
 from realitycheck.errors import DataNotFoundError, InvalidInputError
+from realitycheck.params import Satisfies, check_arg
 
 __all__ = [
     "COMMITS",
@@ -66,6 +67,15 @@ def sources_of(name: str) -> list[Source]:
     return [_BY_LOCAL[f] for f in files]
 
 
+def _is_http(url: object) -> bool:
+    import urllib.parse  # here, not at import: the CLI starts faster
+
+    return isinstance(url, str) and urllib.parse.urlparse(url).scheme in ("http", "https")
+
+
+_HTTP = Satisfies(_is_http, "an http(s) address")
+
+
 def fetch(
     name: str,
     *,
@@ -97,16 +107,10 @@ def fetch(
             the received digest.
         DataNotFoundError: When a file cannot be downloaded.
     """
-    import urllib.parse  # here, not at import: the CLI starts faster
-
     sources = sources_of(name)
     root = Path(dest) if dest is not None else cache_dir()
     base = base_url or os.environ.get(URL_ENV) or DEFAULT_BASE_URL
-    scheme = urllib.parse.urlparse(base).scheme
-    if scheme not in ("http", "https"):
-        raise InvalidInputError(
-            f"The 'base_url' parameter of fetch must be an http(s) address. Got {base!r} instead."
-        )
+    check_arg(base, _HTTP, name="base_url", owner="fetch")
     for source in sources:
         target = root / source.local
         if force or not target.is_file() or sha256(target) != source.sha256:

@@ -14,12 +14,23 @@ import dataclasses
 import difflib
 import hashlib
 from collections.abc import Mapping, Set
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from realitycheck.backends import DECODINGS, Backend, GenerationRequest, require
 from realitycheck.errors import InvalidInputError
-from realitycheck.generation._prompts import Prompt, parse_variant
+from realitycheck.generation._prompts import VARIANT, Prompt
+from realitycheck.params import (
+    InstanceOf,
+    Interval,
+    NonEmptyStr,
+    OneOf,
+    OrNone,
+    SequenceOf,
+    as_tuple,
+    param,
+    param_error,
+)
 from realitycheck.registry import Component, parse_key
 
 __all__ = [
@@ -42,20 +53,6 @@ PLANS: dict[str, dict[str, Any]] = {
     "greedy": {"n_samples": 0, "decoding": "greedy"},
     "beam": {"n_samples": 0, "decoding": "beam"},
 }
-
-
-def _bad(name: str, wanted: str, value: Any) -> InvalidInputError:
-    return InvalidInputError(
-        f"The {name!r} parameter of SamplingPlan must be {wanted}. Got {value!r} instead."
-    )
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and value == value
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,79 +86,46 @@ class SamplingPlan(Component):
             distinct seeds ``1 + i``.
     """
 
-    n_samples: int = 10
-    temperature: float = 1.0
-    best_temperature: float = 0.1
-    decoding: str = "sampling"
-    sample_decoding: str = "sampling"
-    top_k: int = 40
-    top_p: float = 0.95
-    num_beams: int = 3
-    max_tokens: int | None = None
-    stop: tuple[str, ...] | None = None
-    format: str = "auto"
-    logprobs: bool | None = None
-    top_logprobs: int = 0
-    hidden_layers: tuple[int, ...] = ()
-    variants: tuple[str, ...] = field(default=("zero_shot",), metadata={"in_key": False})
-    few_shot_k: int = 5
-    seed: int | None = 0
+    n_samples: int = param(10, Interval(int, 0))
+    temperature: float = param(1.0, Interval(float, 0))
+    best_temperature: float = param(0.1, Interval(float, 0))
+    decoding: str = param("sampling", OneOf(DECODINGS))
+    sample_decoding: str = param("sampling", OneOf(SAMPLE_DECODINGS))
+    top_k: int = param(40, Interval(int, 1))
+    top_p: float = param(0.95, Interval(float, 0, 1, closed="right"))
+    num_beams: int = param(3, Interval(int, 1))
+    max_tokens: int | None = param(None, OrNone(Interval(int, 1)))
+    stop: tuple[str, ...] | None = param(
+        None, OrNone(SequenceOf(NonEmptyStr(blank=True))), convert=as_tuple
+    )
+    format: str = param("auto", OneOf(FORMATS))
+    logprobs: bool | None = param(None, OrNone(InstanceOf(bool)))
+    top_logprobs: int = param(0, Interval(int, 0))
+    hidden_layers: tuple[int, ...] = param((), SequenceOf(Interval(int)), convert=as_tuple)
+    variants: tuple[str, ...] = param(
+        ("zero_shot",),
+        SequenceOf(VARIANT, min_length=1, unique=True),
+        convert=as_tuple,
+        in_key=False,
+    )
+    few_shot_k: int = param(5, Interval(int, 1))
+    seed: int | None = param(0, OrNone(Interval(int)))
 
     name: ClassVar[str] = "plan"
     family: ClassVar[str] = "plans"
 
     def __post_init__(self) -> None:
-        for name in ("stop", "hidden_layers", "variants"):
-            value = getattr(self, name)
-            if isinstance(value, str | int) and not isinstance(value, bool):
-                object.__setattr__(self, name, (value,))
-            elif isinstance(value, list):
-                object.__setattr__(self, name, tuple(value))
-        if not _is_int(self.n_samples) or self.n_samples < 0:
-            raise _bad("n_samples", "an int >= 0", self.n_samples)
-        for name in ("temperature", "best_temperature"):
-            value = getattr(self, name)
-            if not _is_number(value) or value < 0:
-                raise _bad(name, "a number >= 0", value)
+        super().__post_init__()
         if self.n_samples and self.temperature <= 0:
-            raise _bad("temperature", "> 0 when n_samples > 0", self.temperature)
-        if self.decoding not in DECODINGS:
-            raise _bad("decoding", f"one of {DECODINGS}", self.decoding)
-        if self.sample_decoding not in SAMPLE_DECODINGS:
-            raise _bad("sample_decoding", f"one of {SAMPLE_DECODINGS}", self.sample_decoding)
+            raise param_error("temperature", self.name, "> 0 when n_samples > 0", self.temperature)
         if self.decoding in SAMPLE_DECODINGS and self.best_temperature <= 0:
-            raise _bad(
+            raise param_error(
                 "best_temperature",
-                f"> 0 with {self.decoding} decoding; use "
-                "decoding='greedy' for a deterministic answer",
+                self.name,
+                f"> 0 with {self.decoding} decoding; use decoding='greedy' for a "
+                "deterministic answer",
                 self.best_temperature,
             )
-        if not _is_int(self.top_k) or self.top_k < 1:
-            raise _bad("top_k", "an int >= 1", self.top_k)
-        if not _is_number(self.top_p) or not 0 < self.top_p <= 1:
-            raise _bad("top_p", "a number in (0, 1]", self.top_p)
-        if not _is_int(self.num_beams) or self.num_beams < 1:
-            raise _bad("num_beams", "an int >= 1", self.num_beams)
-        if self.max_tokens is not None and (not _is_int(self.max_tokens) or self.max_tokens < 1):
-            raise _bad("max_tokens", "an int >= 1 or None", self.max_tokens)
-        if self.stop is not None and not all(isinstance(s, str) and s for s in self.stop):
-            raise _bad("stop", "a list of non-empty strings or None", self.stop)
-        if self.format not in FORMATS:
-            raise _bad("format", f"one of {FORMATS}", self.format)
-        if self.logprobs is not None and not isinstance(self.logprobs, bool):
-            raise _bad("logprobs", "true, false or None", self.logprobs)
-        if not _is_int(self.top_logprobs) or self.top_logprobs < 0:
-            raise _bad("top_logprobs", "an int >= 0", self.top_logprobs)
-        if not all(_is_int(layer) for layer in self.hidden_layers):
-            raise _bad("hidden_layers", "a list of ints", self.hidden_layers)
-        if not self.variants or len(set(self.variants)) != len(self.variants):
-            raise _bad("variants", "a non-empty list without repeats", self.variants)
-        for variant in self.variants:
-            parse_variant(variant)
-        if not _is_int(self.few_shot_k) or self.few_shot_k < 1:
-            raise _bad("few_shot_k", "an int >= 1", self.few_shot_k)
-        if self.seed is not None and not _is_int(self.seed):
-            raise _bad("seed", "an int or None", self.seed)
 
     def check(self, backend: Backend, *, needs: Mapping[str, Set[str]] | None = None) -> None:
         """Fail before any call if ``backend`` cannot do what this plan asks.

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from realitycheck.errors import InvalidInputError
+from realitycheck.params import Constraint, Interval, OneOf, check_arg
 from realitycheck.records import Example
 from realitycheck.text import normalize_answer
 
@@ -94,10 +95,39 @@ def delimit(tag: str, text: str) -> str:
     Any of the prompt tags occurring in ``text`` has its angle brackets written
     as ``&lt;`` and ``&gt;``, so user text can never end the quote early.
     """
-    if tag not in _TAGS:
-        raise InvalidInputError(f"The 'tag' parameter of delimit must be one of {_TAGS}.")
+    check_arg(tag, OneOf(_TAGS), name="tag", owner="delimit")
     safe = _TAG_IN_TEXT.sub(lambda m: f"&lt;{m.group(1)}&gt;", text)
     return f"<{tag}>\n{safe}\n</{tag}>"
+
+
+def _split_variant(variant: object) -> tuple[str, int] | None:
+    if not isinstance(variant, str):
+        return None
+    style, _, wording = variant.partition("@")
+    n_wordings = len(_INSTRUCTIONS["qa"])
+    valid = wording == "" or (wording.isdigit() and 1 <= int(wording) <= n_wordings)
+    if style not in STYLES or not valid:
+        return None
+    return style, int(wording) - 1 if wording else 0
+
+
+class _Variant(Constraint):
+    """A prompt variant name: a style, optionally with ``@k`` for another wording."""
+
+    def accepts(self, value: object) -> bool:
+        """Return whether ``value`` names a known style and wording."""
+        return _split_variant(value) is not None
+
+    def describe(self) -> str:
+        """Return the styles and wordings accepted."""
+        return (
+            f"one of {STYLES}, optionally followed by @2 .. @{len(_INSTRUCTIONS['qa'])} "
+            "for another wording"
+        )
+
+
+VARIANT = _Variant()
+"""What a prompt variant name must be (a constraint of :mod:`realitycheck.params`)."""
 
 
 def parse_variant(variant: str) -> tuple[str, int]:
@@ -106,15 +136,12 @@ def parse_variant(variant: str) -> tuple[str, int]:
     Raises:
         InvalidInputError: When the style or the wording is unknown.
     """
-    style, _, wording = variant.partition("@")
-    n_wordings = len(_INSTRUCTIONS["qa"])
-    valid = wording == "" or (wording.isdigit() and 1 <= int(wording) <= n_wordings)
-    if style not in STYLES or not valid:
+    split = _split_variant(variant)
+    if split is None:
         raise InvalidInputError(
-            f"A prompt variant must be one of {STYLES}, optionally followed by @2 .. "
-            f"@{n_wordings} for another wording. Got {variant!r} instead."
+            f"A prompt variant must be {VARIANT.describe()}. Got {variant!r} instead."
         )
-    return style, int(wording) - 1 if wording else 0
+    return split
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -247,10 +274,7 @@ def choose_demos(
     Raises:
         InvalidInputError: When the pool holds fewer than ``k`` usable examples.
     """
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise InvalidInputError(
-            f"The 'k' parameter of choose_demos must be an int >= 1. Got {k!r} instead."
-        )
+    check_arg(k, Interval(int, 1), name="k", owner="choose_demos")
     own_answers = {normalize_answer(r) for r in example.references}
     own_question = normalize_answer(example.question)
     chosen: list[Example] = []

@@ -28,13 +28,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from realitycheck.progress import NullProgress, Progress, ProgressTask
 from realitycheck.backends import Backend, CallCache, Generation, Usage, cached_generate, usage_of
 from realitycheck.datasets import Dataset
 from realitycheck.errors import InvalidInputError
 from realitycheck.generation._errors import update_generation_errors
 from realitycheck.generation._plans import PlanRequests, SamplingPlan, usable_capabilities
 from realitycheck.generation._prompts import Prompt, build_prompt, choose_demos, parse_variant
+from realitycheck.params import InstanceOf, Interval, check_arg
+from realitycheck.progress import NullProgress, Progress, ProgressTask
 from realitycheck.records import Example, Response
 from realitycheck.store import RunStore
 
@@ -255,16 +256,9 @@ def generate(
     Returns:
         Counts of responses written, reused and failed, and the usage of the calls.
     """
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-        raise InvalidInputError(
-            f"The 'batch_size' parameter of generate must be an int >= 1. Got {batch_size!r} "
-            "instead."
-        )
-    if not isinstance(backend, Backend) or not isinstance(plan, SamplingPlan):
-        raise InvalidInputError(
-            "generate needs a Backend and a SamplingPlan. Got "
-            f"{type(backend).__name__} and {type(plan).__name__} instead."
-        )
+    check_arg(batch_size, Interval(int, 1), name="batch_size", owner="generate")
+    check_arg(backend, InstanceOf(Backend), name="backend", owner="generate")
+    check_arg(plan, InstanceOf(SamplingPlan), name="plan", owner="generate")
     seen: set[str] = set()
     for example in examples:
         if example.example_id in seen:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from realitycheck.errors import InvalidInputError
+from realitycheck.params import InstanceOf, NonEmptyStr, PathLike, check_arg, param_error
 from realitycheck.report._data import coverage, human_keys, load, overview
 from realitycheck.report._document import Block, Figure
 from realitycheck.report._html import render_html
@@ -64,28 +64,12 @@ def _thresholds(metrics: pd.DataFrame) -> pd.DataFrame:
 
 
 def _check(store: object, out_dir: object, title: object, reference: object) -> Path:
-    if not isinstance(store, RunStore):
-        raise InvalidInputError(
-            "The 'store' parameter of write_report must be a RunStore. "
-            f"Got {type(store).__name__} instead."
-        )
-    if not isinstance(out_dir, str | os.PathLike) or not str(out_dir):
-        raise InvalidInputError(
-            "The 'out_dir' parameter of write_report must be a non-empty path. "
-            f"Got {out_dir!r} instead."
-        )
-    for name, value in (("title", title), ("reference", reference)):
-        if not isinstance(value, str) or not value.strip():
-            raise InvalidInputError(
-                f"The '{name}' parameter of write_report must be a non-empty str. "
-                f"Got {value!r} instead."
-            )
-    path = Path(out_dir)
+    check_arg(store, InstanceOf(RunStore), name="store", owner="write_report")
+    path = Path(check_arg(out_dir, PathLike(), name="out_dir", owner="write_report"))
+    check_arg(title, NonEmptyStr(), name="title", owner="write_report")
+    check_arg(reference, NonEmptyStr(), name="reference", owner="write_report")
     if path.exists() and not path.is_dir():
-        raise InvalidInputError(
-            "The 'out_dir' parameter of write_report must be a folder. "
-            f"Got the file {path} instead."
-        )
+        raise param_error("out_dir", "write_report", "a folder", got=f"the file {path}")
     return path
 
 
