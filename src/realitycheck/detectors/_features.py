@@ -29,10 +29,6 @@ _CAPABILITY = {
 }
 
 
-# The old name, kept until detectors/semantic_entropy.py imports the new one.
-MissingFeature = MissingFeatureError
-
-
 def providers(need: str) -> list[str]:
     """Return the registered backends whose capabilities supply ``need``."""
     from realitycheck.backends import backends
