@@ -19,8 +19,9 @@ one scikit-learn's ``validate_params`` uses::
 Plain functions (the metrics) check their arguments with :func:`check_arg`
 and the same constraint objects; a check that spans several parameters builds
 its message with :func:`param_error`, so the shape lives here only. Each
-constraint describes itself in words (:meth:`Constraint.describe`), which is
-also what :func:`describe_params` prints for a component's documentation.
+constraint describes itself in words (:meth:`Constraint.describe`);
+:func:`constraint_text` and :func:`param_doc` give a field's, for a
+component's documentation (``Registry.describe``).
 
 Why not pydantic or attrs: the checks needed are a handful of ranges, choice
 lists and sequences; this module costs nothing to import (the command line
@@ -58,8 +59,8 @@ __all__ = [
     "check_params",
     "constraint_text",
     "constraints_of",
-    "describe_params",
     "param",
+    "param_doc",
     "param_error",
     "required",
     "shown",
@@ -503,7 +504,7 @@ def param(
             refuse it.
         in_key: Whether the parameter appears in the component's key (settings
             that do not change results, such as concurrency, do not).
-        doc: A one-line description, for :func:`describe_params`.
+        doc: A one-line description (:func:`param_doc`), for documentation.
 
     Returns:
         A :func:`dataclasses.field`.
@@ -665,23 +666,7 @@ def constraint_text(field: dataclasses.Field[Any]) -> str:
     return "; ".join(c.describe() for c in constraints) if constraints else "any value"
 
 
-def describe_params(cls: Any) -> dict[str, str]:
-    """Return, for each parameter of a dataclass, what it accepts and its default.
-
-    E.g. ``{"threshold": "a float in [0, 1], default 0.3"}``; a parameter
-    without a default reads ``..., required``.
-    """
-    out = {}
-    for f in dataclasses.fields(cls):
-        if not f.init:
-            continue
-        if f.default is not dataclasses.MISSING:
-            default = f"default {f.default!r}"
-        elif f.default_factory is not dataclasses.MISSING:
-            default = f"default {f.default_factory()!r}"
-        else:
-            default = "required"
-        declared = f.metadata.get(_META)
-        doc = f" ({declared.doc})" if declared is not None and declared.doc else ""
-        out[f.name] = f"{constraint_text(f)}, {default}{doc}"
-    return out
+def param_doc(field: dataclasses.Field[Any]) -> str:
+    """Return the one-line ``doc`` given to :func:`param` for a field (``""`` if none)."""
+    declared = field.metadata.get(_META)
+    return "" if declared is None else declared.doc
