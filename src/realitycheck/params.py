@@ -24,9 +24,10 @@ constraint describes itself in words (:meth:`Constraint.describe`);
 component's documentation (``Registry.describe``).
 
 Why not pydantic or attrs: the checks needed are a handful of ranges, choice
-lists and sequences; this module costs nothing to import (the command line
-starts in well under half a second), adds no dependency, and gives exactly
-the message shape above.
+lists and sequences; this module imports in a few milliseconds with the
+standard library only (pydantic's dataclasses take over 100 ms, against a
+command-line start-up target of half a second), adds no dependency, and
+gives exactly the message shape above.
 """
 
 from __future__ import annotations
@@ -477,11 +478,18 @@ def as_unique_tuple(value: Any) -> Any:
         return value
 
 
-@dataclasses.dataclass(frozen=True)
 class _Param:
-    constraints: tuple[Constraint, ...]
-    convert: Callable[[Any], Any] | None
-    doc: str
+    """What :func:`param` stores in a field's metadata (a plain class: no import cost)."""
+
+    __slots__ = ("constraints", "convert", "doc")
+
+    def __init__(
+        self,
+        constraints: tuple[Constraint, ...],
+        convert: Callable[[Any], Any] | None,
+        doc: str,
+    ) -> None:
+        self.constraints, self.convert, self.doc = constraints, convert, doc
 
 
 def param(
