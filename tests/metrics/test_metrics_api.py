@@ -20,6 +20,15 @@ BUILDING_BLOCKS = {
 }
 EXPECTED = BUILDING_BLOCKS | {
     "BootstrapResult",
+    "DeLong",
+    "PairedBootstrap",
+    "auroc_many",
+    "correlation_pvalue",
+    "delong",
+    "discordant_pairs",
+    "kendall_tau_b",
+    "paired_auroc_bootstrap",
+    "wilson_interval",
     "UndefinedMetricWarning",
     "accuracy",
     "auroc",
@@ -42,6 +51,7 @@ RANGED = sorted(
     EXPECTED
     - BUILDING_BLOCKS
     - {"BootstrapResult", "UndefinedMetricWarning", "bootstrap_ci", "choose_threshold"}
+    - {"DeLong", "PairedBootstrap", "discordant_pairs"}
 )
 
 

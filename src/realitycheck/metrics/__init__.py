@@ -7,6 +7,14 @@ work; an undefined value (one class only, a zero division) is NaN plus an
 :class:`UndefinedMetricWarning`.
 """
 
+from realitycheck.metrics._association import correlation_pvalue, discordant_pairs, kendall_tau_b
+from realitycheck.metrics._auroc_comparison import (
+    DeLong,
+    PairedBootstrap,
+    auroc_many,
+    delong,
+    paired_auroc_bootstrap,
+)
 from realitycheck.metrics._bootstrap import (
     RANKING_METRICS,
     BootstrapResult,
@@ -27,6 +35,7 @@ from realitycheck.metrics._classification import (
     recall,
 )
 from realitycheck.metrics._correlation import pearson, spearman
+from realitycheck.metrics._proportion import wilson_interval
 from realitycheck.metrics._ranking import auroc, pr_auc, precision_recall_curve, roc_curve
 from realitycheck.metrics._threshold import THRESHOLD_OBJECTIVES, choose_threshold
 from realitycheck.metrics._validation import UndefinedMetricWarning
@@ -34,20 +43,28 @@ from realitycheck.metrics._validation import UndefinedMetricWarning
 __all__ = [
     "BootstrapResult",
     "CLASSIFICATION_METRICS",
+    "DeLong",
+    "PairedBootstrap",
     "RANKING_METRICS",
     "THRESHOLD_OBJECTIVES",
     "UndefinedMetricWarning",
     "accuracy",
     "auroc",
+    "auroc_many",
     "balanced_accuracy",
     "bootstrap_ci",
     "bootstrap_distribution",
     "choose_threshold",
     "cohen_kappa",
+    "correlation_pvalue",
+    "delong",
+    "discordant_pairs",
     "f1",
     "f1_macro",
     "f1_weighted",
     "from_counts",
+    "kendall_tau_b",
+    "paired_auroc_bootstrap",
     "pearson",
     "pr_auc",
     "precision",
@@ -56,4 +73,5 @@ __all__ = [
     "resample_indices",
     "roc_curve",
     "spearman",
+    "wilson_interval",
 ]
