@@ -6,9 +6,20 @@ set of bootstrap settings (:class:`Bootstrap`), the measurement of many
 detectors on the same items (:class:`Measure`), threshold choice on the
 calibration split, and the metric and objective lists in table order. The
 label-key grammar it reads keys with is :class:`realitycheck.keys.LabelKey`.
+
+It also holds the statistics the studies share beyond single metrics: bootstrap
+tables of many confusion metrics or many detectors at once
+(:func:`confusion_ci`, :func:`ranking_ci`), agreement between raters
+(:func:`majority_vote`, :func:`dawid_skene`, :func:`pairwise_kappa`,
+:func:`fleiss_by_count`, :func:`krippendorff_alpha`), factor analysis of
+mixed data (:func:`fit_famd`) and the refusal rule (:func:`refusal_mask`).
+Optional packages (crowd-kit, statsmodels, krippendorff, prince) and pandas
+are imported inside the functions that use them.
 """
 
 from realitycheck.analysis._bootstrap import Bootstrap
+from realitycheck.analysis._famd import FamdFit, famd_scores, fit_famd
+from realitycheck.analysis._intervals import RANKING_CI_COLUMNS, confusion_ci, ranking_ci
 from realitycheck.analysis._measure import Measure, Where, choose_or_fix_threshold, group_by_mask
 from realitycheck.analysis._names import (
     AGREEMENT_METRICS,
@@ -16,19 +27,43 @@ from realitycheck.analysis._names import (
     RANKING_METRICS,
     THRESHOLD_METRICS,
 )
+from realitycheck.analysis._raters import (
+    DawidSkeneFit,
+    dawid_skene,
+    fleiss_by_count,
+    krippendorff_alpha,
+    leave_one_out_majority,
+    majority_vote,
+    pairwise_kappa,
+)
+from realitycheck.analysis._refusal import refusal_mask
 from realitycheck.analysis._split import CALIBRATION, TEST, split_of
 
 __all__ = [
     "AGREEMENT_METRICS",
     "CALIBRATION",
     "OBJECTIVES",
+    "RANKING_CI_COLUMNS",
     "RANKING_METRICS",
     "TEST",
     "THRESHOLD_METRICS",
     "Bootstrap",
+    "DawidSkeneFit",
+    "FamdFit",
     "Measure",
     "Where",
     "choose_or_fix_threshold",
+    "confusion_ci",
+    "dawid_skene",
+    "famd_scores",
+    "fit_famd",
+    "fleiss_by_count",
     "group_by_mask",
+    "krippendorff_alpha",
+    "leave_one_out_majority",
+    "majority_vote",
+    "pairwise_kappa",
+    "ranking_ci",
+    "refusal_mask",
     "split_of",
 ]
