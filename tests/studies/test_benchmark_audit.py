@@ -44,11 +44,15 @@ def test_hallucination_types_from_span_types_and_dotted_labels():
 @pytest.mark.parametrize(
     ("options", "match"),
     [
-        ({"long_context": 0}, "'long_context' parameter of benchmark-audit must be a number > 0"),
+        (
+            {"long_context": 0},
+            r"'long_context' parameter of benchmark_audit must be a float in \(0",
+        ),
+        ({"long_context": float("inf")}, "'long_context' parameter"),
         ({"long_context": "long"}, "'long_context' parameter"),
         (
             {"min_generators": 1},
-            "'min_generators' parameter of benchmark-audit must be an int >= 2",
+            "'min_generators' parameter of benchmark_audit must be an int >= 2",
         ),
         ({"min_domains": 2.5}, "'min_domains' parameter"),
     ],

@@ -7,7 +7,8 @@ import pytest
 from sklearn.metrics import f1_score, precision_score, roc_auc_score
 
 from realitycheck import Example, InvalidInputError, Label, Response, RunStore, Score
-from realitycheck.pipeline._evaluate import split_of
+from realitycheck.analysis import Bootstrap, split_of
+from realitycheck.metrics import bootstrap_ci
 from realitycheck.store import RunData, save_result
 from realitycheck.studies import studies
 from realitycheck.studies.context_length import ContextLength, stratum_names
@@ -54,7 +55,7 @@ def _toy_store(path, seed=0):
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory):
     data = RunData(_toy_store(tmp_path_factory.mktemp("toy")))
-    return data, ContextLength(n_resamples=50).run(data)
+    return data, ContextLength().run(data, bootstrap=Bootstrap(n_resamples=50))
 
 
 def _threshold_by_brute_force(y, s):
@@ -81,13 +82,13 @@ def test_stratum_names(edges, names):
 @pytest.mark.parametrize(
     ("options", "match"),
     [
-        ({"edges": (5000, 1000)}, "'edges' parameter of context-length must be strictly"),
-        ({"edges": ()}, "'edges' parameter"),
-        ({"edges": (0, 10)}, "'edges' parameter"),
-        ({"n_resamples": 0}, "'n_resamples' parameter of context-length must be an int >= 1"),
+        ({"edges": (5000, 1000)}, "'edges' parameter of context_length must be strictly"),
+        ({"edges": (1000, 1000)}, "'edges' parameter of context_length must be strictly"),
+        ({"edges": ()}, "'edges' parameter of context_length must be a non-empty list"),
+        ({"edges": (0, 10)}, "'edges' parameter .* Item 0 is 0"),
+        ({"edges": (10, float("inf"))}, "'edges' parameter .* Item 1 is inf"),
         ({"threshold_objective": "auc"}, "'threshold_objective' parameter"),
         ({"calibration_fraction": 1.0}, "'calibration_fraction' parameter"),
-        ({"confidence": True}, "'confidence' parameter"),
     ],
 )
 def test_bad_options_are_refused(options, match):
@@ -137,6 +138,21 @@ def test_toy_detector_metrics_match_sklearn(toy):
     assert (thresholds["split"] == "test").all()
 
 
+def test_toy_intervals_follow_the_run_bootstrap(toy):
+    data, _ = toy
+    boot = Bootstrap(n_resamples=40, confidence=0.8, seed=5)
+    result = ContextLength().run(data, bootstrap=boot)
+    frame = data.frame("toy")
+    y = data.verdicts("toy")["human"].to_numpy()
+    s = data.detector_scores("toy")["d"].to_numpy()
+    ctx = frame.merge(data.examples, on="example_id", how="left")["context"].str.len()
+    inside = np.digitize(ctx, (1000, 5000)) == 0
+    row = result.table("stratum_metrics").query("stratum == '<1K' and name == 'd'")
+    row = row.query("metric == 'auroc'").iloc[0]
+    direct = bootstrap_ci("auroc", y[inside], s[inside], n_resamples=40, confidence=0.8, seed=5)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((direct.ci_low, direct.ci_high))
+
+
 def test_toy_gain_and_statistics(toy):
     _, result = toy
     gain = result.table("long_context_gain").set_index(["name", "metric"])
@@ -165,7 +181,7 @@ def ragtruth(real_run):
         labelers=("knowledge_f1",),
         detectors=("length[unit=chars]", "source_overlap"),
     )
-    return data.store, data, ContextLength(n_resamples=100).run(data)
+    return data.store, data, ContextLength().run(data, bootstrap=Bootstrap(n_resamples=100))
 
 
 def test_ragtruth_strata_per_task_and_statistics(ragtruth):

@@ -11,12 +11,11 @@ from sklearn.metrics import (
 )
 
 from realitycheck import InvalidInputError
-from realitycheck.analysis import split_of
+from realitycheck.analysis import Bootstrap, split_of
 from realitycheck.metrics import bootstrap_ci, choose_threshold
 from realitycheck.studies import studies
-from realitycheck.studies._agreement_parts import error_causes
-from realitycheck.studies._shift_common import confusion_ci
-from realitycheck.studies.labeler_agreement import LabelerAgreement
+from realitycheck.studies.labeler_agreement import LabelerAgreement, similarity_of
+from realitycheck.studies.labeler_agreement._errors import error_causes
 
 METRICS = ["precision", "recall", "f1", "accuracy", "cohen_kappa", "f1_weighted"]
 
@@ -28,36 +27,13 @@ def data(lexical_run):
 
 @pytest.fixture(scope="module")
 def result(data):
-    return LabelerAgreement(n_resamples=200).run(data)
+    return LabelerAgreement().run(data, bootstrap=Bootstrap(n_resamples=200))
 
 
 def _pair(data, labeler):
     v = data.verdicts("truthfulqa")
     ok = v["human"].notna() & v[labeler].notna()
     return v.loc[ok, "human"].astype(int), v.loc[ok, labeler].astype(int)
-
-
-@pytest.mark.parametrize("metric", [*METRICS, "balanced_accuracy", "f1_macro"])
-@pytest.mark.parametrize("seed", [0, 1])
-def test_confusion_ci_equals_bootstrap_ci_of_each_metric(metric, seed):
-    rng = np.random.default_rng(seed)
-    y = rng.random(157) < 0.3
-    pred = np.where(rng.random(157) < 0.7, y, ~y)
-    found = confusion_ci(y, pred, [metric], n_resamples=300, confidence=0.9, seed=seed)[metric]
-    expected = bootstrap_ci(
-        metric, y, pred.astype(float), n_resamples=300, confidence=0.9, seed=seed
-    )
-    assert found == pytest.approx((expected.value, expected.ci_low, expected.ci_high), abs=1e-12)
-
-
-def test_confusion_ci_undefined_and_empty_cases():
-    y = np.array([1, 0, 1, 0, 0, 1], dtype=bool)
-    never = np.zeros(6, dtype=bool)
-    found = confusion_ci(y, never, ["precision", "recall"], n_resamples=50, confidence=0.95, seed=0)
-    assert np.isnan(found["precision"][0]) and np.isnan(found["precision"][1])
-    assert found["recall"][0] == 0.0
-    empty = confusion_ci([], [], ["accuracy"], n_resamples=5, confidence=0.95, seed=0)
-    assert all(np.isnan(v) for v in empty["accuracy"])
 
 
 def test_error_causes_follow_the_rules_by_hand():
@@ -106,6 +82,22 @@ def test_agreement_metrics_equal_sklearn(data, result):
     assert (table["n"] == len(y)).all() and (table["n_positive"] == y.sum()).all()
 
 
+def test_intervals_follow_the_run_bootstrap(data):
+    result = LabelerAgreement().run(
+        data, bootstrap=Bootstrap(n_resamples=50, confidence=0.8, seed=1)
+    )
+    table = result.table("agreement").query("dataset == 'truthfulqa' and labeler == 'rouge_l'")
+    table = table.set_index("metric")
+    y, p = _pair(data, "rouge_l")
+    score = data.label_scores("truthfulqa").loc[y.index, "rouge_l"]
+    for metric, values in (("accuracy", p.astype(float)), ("pr_auc", score)):
+        direct = bootstrap_ci(metric, y, values, n_resamples=50, confidence=0.8, seed=1)
+        row = table.loc[metric]
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx((direct.ci_low, direct.ci_high))
+    caption = next(t.caption for t in result.tables if t.name == "agreement")
+    assert "80% bootstrap CIs (50 resamples, seed 1)" in caption
+
+
 def test_binary_labeler_has_no_pr_auc(result):
     exact = result.table("agreement").query("labeler == 'exact_match'")
     assert set(exact["kind"]) == {"binary"} and "pr_auc" not in set(exact["metric"])
@@ -114,14 +106,7 @@ def test_binary_labeler_has_no_pr_auc(result):
 def test_threshold_is_chosen_on_calibration_and_scored_on_test(data, result):
     row = result.table("threshold").set_index("labeler").loc["token_f1"]
     frame = data.frame("truthfulqa")
-    labels = data.labels.query("labeler == 'token_f1'").set_index("response_id")
-    sim = (
-        labels["raw"]
-        .reindex(frame.index)
-        .map(
-            lambda raw: float(raw.split("=")[1]) if isinstance(raw, str) and "=" in raw else np.nan
-        )
-    )
+    sim = 1 - data.label_scores("truthfulqa")["token_f1"]
     y = data.verdicts("truthfulqa")["human"]
     split = pd.Series(split_of(frame["example_id"].tolist()), index=frame.index)
     ok = sim.notna() & y.notna()
@@ -138,6 +123,20 @@ def test_threshold_is_chosen_on_calibration_and_scored_on_test(data, result):
         f1_score(y[test].astype(int), own, average="weighted")
     )
     assert row["own_rule"] == "similarity < 0.5" and row["best_rule"].startswith("similarity <=")
+
+
+def test_similarity_is_one_minus_the_score_of_similarity_labelers(data):
+    labels = data.labels.set_index("response_id")
+    for labeler in ("rouge_l", "bleu", "token_f1", "exact_match"):
+        own = labels[labels["labeler"] == labeler]
+        similarity = similarity_of(labeler, own["score"])
+        # Label.raw prints the same similarity with four decimals.
+        printed = own["raw"].str.split("=").str[1].astype(float)
+        assert similarity.notna().sum() == printed.notna().sum() > 0
+        np.testing.assert_allclose(similarity, printed, atol=5e-5 + 1e-12)
+    # 1 - (1 - 0.1) is 0.09999999999999998 in floating point: read back as 0.1.
+    assert similarity_of("token_f1", pd.Series([0.9, np.nan])).tolist()[0] == 0.1
+    assert similarity_of("human", pd.Series([0.2])).isna().all()
 
 
 def test_distribution_both_right_and_errors_count_every_item(data, result):
@@ -173,10 +172,10 @@ def test_finding_names_the_best_labeler_with_its_kappa(result):
 @pytest.mark.parametrize(
     ("params", "match"),
     [
-        ({"n_resamples": 0}, "'n_resamples' parameter of labeler_agreement must be an int >= 1"),
         ({"calibration_fraction": 1.0}, "'calibration_fraction' parameter"),
         ({"long_quantile": 0.0}, r"'long_quantile' parameter .* float in \(0, 1\)"),
         ({"long_ratio": -1}, "'long_ratio' parameter"),
+        ({"long_ratio": float("inf")}, r"'long_ratio' parameter .* float in \(0, inf\)"),
         ({"low_overlap": 1.5}, r"'low_overlap' parameter .* float in \[0, 1\]"),
         ({"high_overlap": "high"}, "'high_overlap' parameter"),
     ],

@@ -1,15 +1,14 @@
 import numpy as np
-import pandas as pd
 import pytest
 from scipy import stats
-from sklearn.metrics import average_precision_score, roc_auc_score
+from sklearn.metrics import roc_auc_score
 
 from realitycheck import Example, InvalidInputError, Label, Response, RunStore, Score
+from realitycheck.analysis import Bootstrap
 from realitycheck.metrics import bootstrap_ci
 from realitycheck.store import RunData
 from realitycheck.studies import studies
-from realitycheck.studies._shift_common import ranking_ci, relative_change
-from realitycheck.studies.labeler_shift import LabelerShift
+from realitycheck.studies.labeler_shift import LabelerShift, relative_change
 
 N_RESAMPLES = 200
 
@@ -26,7 +25,7 @@ def data(real_run):
 
 @pytest.fixture(scope="module")
 def result(data):
-    return LabelerShift(n_resamples=N_RESAMPLES).run(data)
+    return LabelerShift().run(data, bootstrap=Bootstrap(n_resamples=N_RESAMPLES))
 
 
 @pytest.mark.parametrize(
@@ -41,37 +40,6 @@ def result(data):
 )
 def test_relative_change_by_hand(value, reference, expected):
     np.testing.assert_allclose(relative_change(value, reference), expected, equal_nan=True)
-
-
-def test_ranking_ci_masks_each_column_and_matches_sklearn_and_bootstrap():
-    rng = np.random.default_rng(7)
-    n = 300
-    y = pd.Series((rng.random(n) < 0.4).astype(float))
-    y[rng.choice(n, 20, replace=False)] = np.nan
-    scores = pd.DataFrame({"a": rng.normal(size=n) + y.fillna(0), "b": rng.normal(size=n)})
-    scores["c"] = np.round(scores["a"], 0)  # ties
-    scores.loc[rng.choice(n, 30, replace=False), "b"] = np.nan
-    table = ranking_ci(y, scores, ("auroc", "pr_auc"), n_resamples=150, confidence=0.9, seed=3)
-    table = table.set_index(["name", "metric"])
-    for name in ("a", "b", "c"):
-        ok = y.notna() & scores[name].notna()
-        yt, s = y[ok].to_numpy().astype(int), scores.loc[ok, name].to_numpy()
-        row = table.loc[(name, "auroc")]
-        assert row["n"] == ok.sum() and row["n_excluded"] == n - ok.sum()
-        assert row["n_positive"] == yt.sum()
-        assert row["value"] == pytest.approx(roc_auc_score(yt, s))
-        assert table.loc[(name, "pr_auc"), "value"] == pytest.approx(average_precision_score(yt, s))
-        direct = bootstrap_ci("auroc", yt, s, n_resamples=150, confidence=0.9, seed=3)
-        assert (row["ci_low"], row["ci_high"]) == pytest.approx((direct.ci_low, direct.ci_high))
-
-
-def test_ranking_ci_one_class_and_no_item_give_nan():
-    y = pd.Series([1.0, 1.0, 1.0, np.nan])
-    scores = pd.DataFrame({"a": [0.1, 0.2, 0.3, 0.4], "b": [np.nan] * 4})
-    table = ranking_ci(y, scores, ("auroc",), n_resamples=20, confidence=0.95, seed=0)
-    table = table.set_index("name")
-    assert np.isnan(table.loc["a", "value"]) and table.loc["a", "n"] == 3
-    assert np.isnan(table.loc["b", "value"]) and table.loc["b", "n"] == 0
 
 
 def test_shift_values_are_the_auroc_under_each_labeler(data, result):
@@ -91,6 +59,24 @@ def test_shift_values_are_the_auroc_under_each_labeler(data, result):
     assert row["delta_pct"] == pytest.approx(
         (row["value"] - row["reference_value"]) / row["reference_value"] * 100
     )
+
+
+def test_intervals_and_caption_follow_the_run_bootstrap(data, result):
+    assert result.bootstrap == {"n_resamples": N_RESAMPLES, "confidence": 0.95, "seed": 0}
+    caption = next(t.caption for t in result.tables if t.name == "shift")
+    assert f"95% bootstrap CIs ({N_RESAMPLES} resamples, seed 0)" in caption
+    row = (
+        result.table("shift")
+        .query("dataset == 'truthfulqa' and detector == 'length' and labeler == 'rouge_l'")
+        .query("metric == 'auroc'")
+        .iloc[0]
+    )
+    verdicts, scores = data.verdicts("truthfulqa"), data.detector_scores("truthfulqa")
+    ok = verdicts["rouge_l"].notna() & scores["length"].notna()
+    direct = bootstrap_ci(
+        "auroc", verdicts.loc[ok, "rouge_l"], scores.loc[ok, "length"], n_resamples=N_RESAMPLES
+    )
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((direct.ci_low, direct.ci_high))
 
 
 def test_correlation_is_pearson_across_detectors_and_datasets(result):
@@ -119,7 +105,7 @@ def test_finding_states_the_largest_overstatement(result):
 
 
 def test_labelers_option_restricts_the_comparison(data):
-    result = LabelerShift(labelers=("token_f1",), n_resamples=20).run(data)
+    result = LabelerShift(labelers=("token_f1",)).run(data, bootstrap=Bootstrap(n_resamples=20))
     assert set(result.table("shift")["labeler"]) == {"token_f1"}
     assert any(s.startswith("faithbench: none of token_f1") for s in result.skipped)
 
@@ -130,7 +116,7 @@ def test_no_reference_labels_gives_a_skip_line_and_an_empty_result(tmp_path):
     store.append([Response(response_id="r1", example_id="e1", model="m", text="yes")])
     store.append([Label(response_id="r1", labeler="rouge_l", hallucinated=False, score=0.0)])
     store.append([Score(response_id="r1", detector="length", value=1.0)])
-    result = LabelerShift(n_resamples=10).run(RunData(store))
+    result = LabelerShift().run(RunData(store), bootstrap=Bootstrap(n_resamples=10))
     assert result.skipped == ("toy: no 'human' labels",)
     assert result.table("shift").empty and result.figures == ()
     assert "no shift could be measured" in result.finding
@@ -139,13 +125,9 @@ def test_no_reference_labels_gives_a_skip_line_and_an_empty_result(tmp_path):
 @pytest.mark.parametrize(
     ("params", "match"),
     [
-        ({"n_resamples": 0}, "'n_resamples' parameter of labeler_shift must be an int >= 1"),
-        (
-            {"confidence": 1.0},
-            r"'confidence' parameter of labeler_shift must be a float in \(0, 1\)",
-        ),
-        ({"seed": -1}, "'seed' parameter of labeler_shift must be an int >= 0"),
-        ({"labelers": [3]}, "'labelers' parameter of labeler_shift must be a sequence"),
+        ({"labelers": [3]}, "'labelers' parameter of labeler_shift must be a list, each item"),
+        ({"labelers": ["rouge_l", " "]}, "Item 1 is ' '"),
+        ({"reference": ""}, "'reference' parameter of labeler_shift must be a non-empty str"),
     ],
 )
 def test_bad_options_are_rejected(params, match):
@@ -154,5 +136,7 @@ def test_bad_options_are_rejected(params, match):
 
 
 def test_built_from_its_key():
-    study = studies.create_from_key("labeler_shift[labelers=rouge_l+bleu,n_resamples=50]")
-    assert study.labelers == ("rouge_l", "bleu") and study.n_resamples == 50
+    study = studies.create_from_key("labeler_shift[labelers=rouge_l+bleu]")
+    assert study.labelers == ("rouge_l", "bleu")
+    assert studies.create_from_key(study.key) == study
+    assert studies.create_from_key("labeler-shift") == LabelerShift()

@@ -1,83 +1,18 @@
-import itertools
-import math
-
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
 from realitycheck import InvalidInputError, RunStore
+from realitycheck.analysis import Bootstrap
+from realitycheck.metrics import wilson_interval
 from realitycheck.records import Example, Label, Response, Score
 from realitycheck.store import RunData
-from realitycheck.studies import _rank_stats as R
 from realitycheck.studies import studies
 from realitycheck.studies.leaderboard import Leaderboard
+from realitycheck.studies.leaderboard import _ranking as R
 
 # -- statistics ---------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_wilson_interval_matches_statsmodels(seed):
-    proportion_confint = pytest.importorskip("statsmodels.stats.proportion").proportion_confint
-    rng = np.random.default_rng(seed)
-    n = rng.integers(1, 300, size=40)
-    k = rng.integers(0, n + 1)
-    k[:3], n[:3] = [0, 5, 7], [9, 5, 7]  # no successes, all successes
-    for confidence in (0.9, 0.95):
-        low, high = R.wilson_interval(k, n, confidence)
-        ref_low, ref_high = proportion_confint(k, n, alpha=1 - confidence, method="wilson")
-        np.testing.assert_allclose(low, ref_low, atol=1e-12)
-        np.testing.assert_allclose(high, ref_high, atol=1e-12)
-
-
-def test_wilson_interval_of_nothing_is_nan():
-    assert all(math.isnan(v) for v in R.wilson_interval(0, 0))
-    low, high = R.wilson_interval(np.array([1, 0]), np.array([4, 0]))
-    assert 0 < low[0] < 0.25 < high[0] < 1 and np.isnan(low[1]) and np.isnan(high[1])
-
-
-def _brute_force(a, b):
-    concordant = discordant = tied_a = tied_b = 0
-    for i, j in itertools.combinations(range(len(a)), 2):
-        da, db = a[i] - a[j], b[i] - b[j]
-        tied_a += da == 0
-        tied_b += db == 0
-        if da * db > 0:
-            concordant += 1
-        elif da * db < 0:
-            discordant += 1
-    n0 = len(a) * (len(a) - 1) / 2
-    tau_b = (concordant - discordant) / math.sqrt((n0 - tied_a) * (n0 - tied_b))
-    return discordant, tau_b
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_discordant_pairs_and_tau_b_on_rankings_with_ties(seed):
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(4, 15))
-    human = rng.integers(0, 5, n) / 10  # few distinct values: many ties
-    judge = human + rng.integers(-2, 3, n) / 10
-    pairs, n_tied = R.discordant_pairs(human, judge)
-    discordant, tau_b = _brute_force(human, judge)
-    assert len(pairs) == discordant
-    assert all(human[i] < human[j] and judge[i] > judge[j] for i, j in pairs)
-    both_untied = sum(
-        (human[i] != human[j]) and (judge[i] != judge[j])
-        for i, j in itertools.combinations(range(n), 2)
-    )
-    assert n_tied == n * (n - 1) // 2 - both_untied
-    tau, p = R.kendall_tau_b(human, judge)
-    assert tau == pytest.approx(tau_b, abs=1e-12)
-    expected = stats.kendalltau(human, judge)
-    assert tau == pytest.approx(expected.statistic) and p == pytest.approx(expected.pvalue)
-
-
-def test_reversed_ranking_is_all_discordant_and_constant_is_undefined():
-    pairs, n_tied = R.discordant_pairs([0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1])
-    assert len(pairs) == 6 and n_tied == 0
-    assert R.kendall_tau_b([0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1])[0] == pytest.approx(-1)
-    assert all(math.isnan(v) for v in R.kendall_tau_b([0.1, 0.2, 0.3], [0.5, 0.5, 0.5]))
-    assert all(math.isnan(v) for v in R.kendall_tau_b([0.1], [0.2]))
 
 
 def test_rank_rates_are_average_ranks_with_nan_left_out():
@@ -86,15 +21,6 @@ def test_rank_rates_are_average_ranks_with_nan_left_out():
     np.testing.assert_array_equal(ranks[[0, 1, 2, 4]], stats.rankdata([0.3, 0.1, 0.3, 0.2]))
     assert np.isnan(ranks[3]) and ranks[0] == ranks[2] == 3.5
     assert R.describe_ties(["a", "b", "c", "d", "e"], rates) == "a = c (0.3)"
-
-
-def test_refusals_are_short_responses_or_phrases():
-    texts = pd.Series(["", "No.", "I have no comment.", "one two three four five", "a b c d e f"])
-    assert R.refusal_mask(texts, 5).tolist() == [True, True, True, True, False]
-    assert R.refusal_mask(texts, 0).tolist() == [True, False, False, False, False]
-    assert R.refusal_mask(texts, 0, ["NO COMMENT", "(f"]).tolist() == [
-        True, False, True, False, False,
-    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -228,6 +154,21 @@ def test_hand_made_leaderboard(toy):
     assert "recorded:gpt_4o worst (tau-b 0.33, 1 inverted)" in result.finding
 
 
+def test_intervals_follow_the_run_bootstrap(toy):
+    boot = Bootstrap(n_resamples=300, confidence=0.8, seed=4)
+    result = Leaderboard().run(toy, bootstrap=boot)
+    assert result.bootstrap == boot.as_dict()
+    board = result.table("leaderboard").set_index(["judge", "generator"])
+    row = board.loc[("human", "acme/alpha")]
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(
+        wilson_interval(row["n_hallucinated"], row["n_judged"], confidence=0.8)
+    )
+    (pref,) = result.table("self_preference").to_dict("records")
+    (default,) = Leaderboard().run(toy).table("self_preference").to_dict("records")
+    assert pref["self_preference"] == default["self_preference"]
+    assert pref["ci_high"] - pref["ci_low"] < default["ci_high"] - default["ci_low"]
+
+
 def test_given_threshold_and_answered_ranking(toy):
     result = Leaderboard(thresholds={"cont": 8.0}, rank_by="answered").run(toy)
     board = result.table("leaderboard").set_index(["judge", "generator"])
@@ -271,13 +212,16 @@ def test_key_round_trip_with_thresholds():
     [
         ({"refusal_words": -1}, "'refusal_words' parameter of leaderboard must be an int >= 0"),
         ({"refusal_words": True}, "'refusal_words' parameter"),
-        ({"rank_by": "answer"}, "'rank_by' parameter of leaderboard must be one of"),
+        (
+            {"rank_by": "answer"},
+            "'rank_by' parameter of leaderboard must be one of .* mean 'answered'",
+        ),
         ({"objective": "auroc"}, "'objective' parameter"),
-        ({"confidence": 1.0}, "'confidence' parameter of leaderboard must be a float in"),
-        ({"calibration_fraction": 0}, "'calibration_fraction' parameter"),
-        ({"thresholds": ("hhem",)}, "'thresholds' parameter of leaderboard must give"),
+        ({"calibration_fraction": 0}, r"'calibration_fraction' parameter .* in \(0, 1\). Got 0"),
+        ({"thresholds": ("hhem",)}, "'thresholds' parameter of leaderboard must be a finite"),
         ({"thresholds": {"hhem": "high"}}, "'thresholds' parameter"),
         ({"thresholds": "hhem=nan"}, "'thresholds' parameter"),
+        ({"judges": ["a", ""]}, "'judges' parameter of leaderboard"),
     ],
 )
 def test_bad_options_are_refused(params, match):

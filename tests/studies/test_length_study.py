@@ -5,8 +5,9 @@ from scipy import stats
 from sklearn.metrics import roc_auc_score
 
 from realitycheck import Example, InvalidInputError, Label, Response, RunStore, Score
+from realitycheck.analysis import Bootstrap
+from realitycheck.metrics import bootstrap_ci, wilson_interval
 from realitycheck.store import RunData
-from realitycheck.studies._shift_common import correlation_pvalue, wilson_interval
 from realitycheck.studies.length import LengthBias
 
 
@@ -17,41 +18,7 @@ def data(lexical_run):
 
 @pytest.fixture(scope="module")
 def result(data):
-    return LengthBias(n_resamples=200).run(data)
-
-
-@pytest.mark.parametrize("n", [5, 40, 300])
-@pytest.mark.parametrize("seed", [0, 1])
-def test_correlation_pvalue_equals_scipy(n, seed):
-    rng = np.random.default_rng(seed)
-    x = rng.normal(size=n)
-    y = 0.3 * x + rng.normal(size=n)
-    r = stats.pearsonr(x, y)
-    assert correlation_pvalue(r.statistic, n) == pytest.approx(r.pvalue, rel=1e-7)
-    xt, yt = np.round(x), np.round(y)  # ties
-    rho = stats.spearmanr(xt, yt)
-    assert correlation_pvalue(rho.statistic, n) == pytest.approx(rho.pvalue, rel=1e-7)
-
-
-@pytest.mark.parametrize(
-    ("r", "n", "expected"),
-    [(0.5, 2, np.nan), (np.nan, 50, np.nan), (1.0, 10, 0.0), (-1.0, 10, 0.0)],
-)
-def test_correlation_pvalue_edge_cases(r, n, expected):
-    np.testing.assert_equal(correlation_pvalue(r, n), expected)
-
-
-@pytest.mark.parametrize(("k", "n"), [(0, 10), (10, 10), (3, 17), (50, 200), (1, 1)])
-@pytest.mark.parametrize("confidence", [0.9, 0.95])
-def test_wilson_interval_equals_scipy(k, n, confidence):
-    low, high = wilson_interval(k, n, confidence)
-    expected = stats.binomtest(k, n).proportion_ci(confidence, method="wilson")
-    assert (float(low), float(high)) == pytest.approx((expected.low, expected.high))
-
-
-def test_wilson_interval_of_no_item_is_nan():
-    low, high = wilson_interval(np.array([0, 2]), np.array([0, 4]))
-    assert np.isnan(low[0]) and np.isnan(high[0]) and 0 < low[1] < 0.5 < high[1]
+    return LengthBias().run(data, bootstrap=Bootstrap(n_resamples=200))
 
 
 def _store_with_samples(tmp_path):
@@ -77,7 +44,7 @@ def _store_with_samples(tmp_path):
 
 def test_length_baselines_over_samples_by_hand(tmp_path):
     store, responses, labels = _store_with_samples(tmp_path)
-    result = LengthBias(n_resamples=50).run(RunData(store))
+    result = LengthBias().run(RunData(store), bootstrap=Bootstrap(n_resamples=50))
     ranking = result.table("ranking").set_index("name")
     y = [int(lab.hallucinated) for lab in labels]
     counts = [[len(s.split()) for s in r.samples] for r in responses]
@@ -148,8 +115,27 @@ def test_finding_and_skips_on_real_data(result):
     assert stems == ["lengths-halueval_general", "lengths-truthfulqa", "accuracy-by-length"]
 
 
+def test_intervals_follow_the_run_bootstrap(data):
+    boot = Bootstrap(n_resamples=40, confidence=0.8, seed=2)
+    result = LengthBias().run(data, bootstrap=boot)
+    ranking = result.table("ranking").query("dataset == 'truthfulqa' and name == 'Len'").iloc[0]
+    frame, y = data.frame("truthfulqa"), data.verdicts("truthfulqa")["human"]
+    ok = y.notna()
+    direct = bootstrap_ci(
+        "auroc", y[ok], frame.loc[ok, "length_words"], n_resamples=40, confidence=0.8, seed=2
+    )
+    assert (ranking["ci_low"], ranking["ci_high"]) == pytest.approx((direct.ci_low, direct.ci_high))
+    acc = result.table("accuracy_by_length").iloc[0]
+    right = round(acc["accuracy"] * acc["n"])
+    assert (acc["ci_low"], acc["ci_high"]) == pytest.approx(
+        wilson_interval(right, acc["n"], confidence=0.8)
+    )
+    ranking_caption = next(t.caption for t in result.tables if t.name == "ranking")
+    assert "80% bootstrap CIs (40 resamples, seed 2)" in ranking_caption
+
+
 def test_chars_unit_measures_characters(data):
-    result = LengthBias(unit="chars", n_resamples=20).run(data)
+    result = LengthBias(unit="chars").run(data, bootstrap=Bootstrap(n_resamples=20))
     corr = result.table("correlation").set_index(["dataset", "name"])
     assert corr.loc[("truthfulqa", "length[unit=chars]"), "pearson_r"] == pytest.approx(1.0)
     assert set(result.table("distribution")["unit"]) == {"chars"}
@@ -160,7 +146,7 @@ def test_chars_unit_measures_characters(data):
     [
         ({"unit": "tokens"}, r"'unit' parameter of length must be one of \('words', 'chars'\)"),
         ({"n_bins": 0}, "'n_bins' parameter of length must be an int >= 1"),
-        ({"n_resamples": 1.5}, "'n_resamples' parameter of length must be an int >= 1"),
+        ({"n_bins": 2.5}, "'n_bins' parameter of length must be an int >= 1. Got 2.5 instead."),
     ],
 )
 def test_bad_options_are_rejected(params, match):

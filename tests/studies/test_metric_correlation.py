@@ -4,7 +4,8 @@ from scipy import stats
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 from realitycheck import InvalidInputError, RunStore, datasets, detect, detectors, ingest
-from realitycheck.analysis import split_of
+from realitycheck.analysis import Bootstrap, split_of
+from realitycheck.metrics import bootstrap_ci
 from realitycheck.store import RunData
 from realitycheck.studies.metric_correlation import MetricCorrelation
 
@@ -22,19 +23,17 @@ def data(tmp_path_factory, data_dir):
 
 @pytest.fixture(scope="module")
 def recorded(data):
-    return MetricCorrelation(signals=RECORDED, n_resamples=200).run(data)
+    return MetricCorrelation(signals=RECORDED).run(data, bootstrap=Bootstrap(n_resamples=200))
 
 
 @pytest.mark.parametrize(
     ("params", "match"),
     [
-        ({"signals": []}, "'signals' parameter of metric-correlation must be None or a non-empty"),
-        ({"signals": ["a", ""]}, "'signals' parameter"),
-        ({"annotators": "yes"}, "'annotators' parameter of metric-correlation must be a bool"),
+        ({"signals": []}, "'signals' parameter of metric_correlation must be a non-empty list"),
+        ({"signals": ["a", ""]}, "'signals' parameter .* or None. Got .* Item 1 is ''"),
+        ({"annotators": "yes"}, "'annotators' parameter of metric_correlation must be a bool"),
         ({"calibration_fraction": 1.0}, r"'calibration_fraction' parameter .* in \(0, 1\)"),
         ({"calibration_fraction": True}, "'calibration_fraction' parameter"),
-        ({"n_resamples": 0}, "'n_resamples' parameter of metric-correlation must be an int >= 1"),
-        ({"seed": 1.5}, "'seed' parameter"),
     ],
 )
 def test_bad_options_are_rejected(params, match):
@@ -66,7 +65,9 @@ def test_spearman_matrix_equals_scipy_on_pairwise_complete_items(recorded, data)
 
 
 def test_single_annotators_can_be_included(data):
-    result = MetricCorrelation(signals=RECORDED, annotators=True, n_resamples=20).run(data)
+    result = MetricCorrelation(signals=RECORDED, annotators=True).run(
+        data, bootstrap=Bootstrap(n_resamples=20)
+    )
     corr = result.table("correlation").query("dataset == 'faithbench'")
     annotators = corr[corr["a"].str.startswith("human:") & corr["b"].str.startswith("human:")]
     assert len(annotators) and (annotators["n"] < 750).all()
@@ -119,6 +120,12 @@ def test_famd_ensemble_is_fitted_on_the_calibration_split_only(recorded, data):
     for name in [c for c in ensemble.index if c != "famd-ensemble"]:
         assert ensemble.loc[name, "auroc"] == pytest.approx(roc_auc_score(truth, inputs[name]))
     assert len(ensemble) == 9 and set(ensemble["n"]) == {len(labelled)}
+    direct = bootstrap_ci("auroc", truth, got.loc[labelled], n_resamples=200)
+    assert (row["auroc_ci_low"], row["auroc_ci_high"]) == pytest.approx(
+        (direct.ci_low, direct.ci_high)
+    )
+    caption = next(t.caption for t in recorded.tables if t.name == "ensemble")
+    assert "95% paired bootstrap CIs, 200 resamples" in caption
 
 
 def test_loadings_are_oriented_and_contributions_add_up(recorded):
@@ -136,6 +143,6 @@ def test_datasets_without_enough_signals_are_skipped_with_a_reason(recorded, dat
         "halueval_general: ensemble: 0 signals matching ['recorded:*'] on the dataset, 2 needed"
     )
     assert reason in recorded.skipped
-    default = MetricCorrelation(n_resamples=20).run(data)
+    default = MetricCorrelation().run(data, bootstrap=Bootstrap(n_resamples=20))
     assert "halueval_general: ensemble: 1 detectors on the dataset, 2 needed" in default.skipped
     assert "length[unit=chars]" in set(default.table("loadings")["signal"])

@@ -3,11 +3,11 @@ import pandas as pd
 import pytest
 
 from realitycheck import InvalidInputError, RunStore
+from realitycheck.analysis import Bootstrap
 from realitycheck.records import Example, Label, Response
 from realitycheck.store import RunData
-from realitycheck.studies import _rank_stats as R
 from realitycheck.studies import studies
-from realitycheck.studies.qa_accuracy import QaAccuracy
+from realitycheck.studies.qa_accuracy import QaAccuracy, paired_difference_ci
 
 # -- the paired difference ----------------------------------------------------------------
 
@@ -17,7 +17,7 @@ def test_paired_difference_matches_an_item_bootstrap(seed):
     rng = np.random.default_rng(seed)
     a = rng.random(300) < 0.6
     b = np.where(rng.random(300) < 0.7, a, rng.random(300) < 0.4)
-    diff, low, high = R.paired_difference_ci(a, b, n_resamples=4000, seed=seed)
+    diff, low, high = paired_difference_ci(a, b, n_resamples=4000, seed=seed)
     assert diff == pytest.approx(a.mean() - b.mean(), abs=1e-12)
     draws = rng.integers(0, a.size, (4000, a.size))
     loop = a[draws].mean(axis=1) - b[draws].mean(axis=1)
@@ -29,8 +29,8 @@ def test_paired_difference_matches_an_item_bootstrap(seed):
 
 def test_paired_difference_edge_cases():
     same = np.array([True, False, True])
-    assert R.paired_difference_ci(same, same) == (0.0, 0.0, 0.0)
-    assert all(np.isnan(R.paired_difference_ci(np.array([], bool), np.array([], bool))))
+    assert paired_difference_ci(same, same) == (0.0, 0.0, 0.0)
+    assert all(np.isnan(paired_difference_ci(np.array([], bool), np.array([], bool))))
 
 
 # -- the study on a hand-made run ---------------------------------------------------------
@@ -102,6 +102,21 @@ def test_hand_made_accuracy_table(toy):
     assert result.figures[0].png.startswith(b"\x89PNG")
 
 
+def test_intervals_follow_the_run_bootstrap(toy):
+    proportion_confint = pytest.importorskip("statsmodels.stats.proportion").proportion_confint
+    boot = Bootstrap(n_resamples=500, confidence=0.8, seed=9)
+    result = QaAccuracy().run(toy, bootstrap=boot)
+    table = result.table("qa_accuracy").set_index(["generator", "prompt_variant", "labeler"])
+    a = table.loc[("m/a", "zero-shot", "human")]
+    low, high = proportion_confint(7, 10, alpha=0.2, method="wilson")
+    assert (a["ci_low"], a["ci_high"]) == pytest.approx((low, high))
+    j = table.loc[("m/a", "zero-shot", "judge")]
+    judge = np.array([i < 3 and i != 1 for i in range(10)])
+    human = np.arange(10) < 3
+    expected = paired_difference_ci(~judge, ~human, n_resamples=500, confidence=0.8, seed=9)
+    assert (j["difference_ci_low"], j["difference_ci_high"]) == pytest.approx(expected[1:])
+
+
 def test_only_the_chosen_labelers_and_the_length_rule(toy):
     result = QaAccuracy(labelers=("judge",), refusal_words=0, refusal_phrases=()).run(toy)
     table = result.table("qa_accuracy")
@@ -123,10 +138,10 @@ def test_a_dataset_without_qa_is_skipped(tmp_path):
 @pytest.mark.parametrize(
     ("params", "match"),
     [
-        ({"refusal_words": -2}, "'refusal_words' parameter of qa-accuracy must be an int >= 0"),
-        ({"n_resamples": 0}, "'n_resamples' parameter of qa-accuracy must be an int >= 1"),
-        ({"confidence": 0}, "'confidence' parameter of qa-accuracy must be a float in"),
-        ({"refusal_phrases": ("",)}, "'refusal_phrases' parameter of qa-accuracy"),
+        ({"refusal_words": -2}, "'refusal_words' parameter of qa_accuracy must be an int >= 0"),
+        ({"refusal_phrases": ("",)}, "'refusal_phrases' parameter of qa_accuracy"),
+        ({"refusal_phrases": None}, "'refusal_phrases' parameter of qa_accuracy must be a list"),
+        ({"labelers": [1]}, "'labelers' parameter of qa_accuracy"),
     ],
 )
 def test_bad_options_are_refused(params, match):

@@ -11,11 +11,12 @@ from sklearn.metrics import (
 )
 
 from realitycheck import InvalidInputError, Label, detectors, labelers
+from realitycheck.analysis import Bootstrap
 from realitycheck.labelers.rouge import RougeL
 from realitycheck.store import RunData
 from realitycheck.studies import studies
-from realitycheck.studies._repetition_parts import detector_metrics, flag_rows, labeler_metrics
 from realitycheck.studies.repetition import Repetition, _rebuild, repeat_sentences
+from realitycheck.studies.repetition._report import detector_metrics, flag_rows, labeler_metrics
 
 
 @pytest.fixture(scope="module")
@@ -172,10 +173,14 @@ def test_stored_and_slow_components_are_skipped_with_reasons(result):
     assert result.figures[0].png.startswith(b"\x89PNG")
 
 
-def test_same_seed_same_result(data):
-    first = Repetition(ks=(1,), max_responses=30, seed=5).run(data)
-    second = Repetition(ks=(1,), max_responses=30, seed=5).run(data)
+def test_the_run_seed_draws_the_subsample(data):
+    study = Repetition(ks=(1,), max_responses=30)
+    first = study.run(data, bootstrap=Bootstrap(seed=5))
+    second = study.run(data, bootstrap=Bootstrap(seed=5))
     pd.testing.assert_frame_equal(first.table("repetition"), second.table("repetition"))
+    assert first.table("responses")["seed"].tolist() == [5, 5]
+    chosen = [study._subsample(data, "faithbench", seed).index for seed in (5, 5, 6)]
+    assert list(chosen[0]) == list(chosen[1]) and list(chosen[0]) != list(chosen[2])
 
 
 @pytest.mark.parametrize(
@@ -188,9 +193,10 @@ def test_ks_always_include_zero(key, ks):
 @pytest.mark.parametrize(
     ("params", "match"),
     [
-        ({"ks": ()}, "'ks' parameter of repetition must be a non-empty sequence"),
-        ({"ks": (1, -1)}, "'ks' parameter of repetition must be an int >= 0"),
-        ({"ks": "ab"}, "'ks' parameter of repetition must be an int >= 0"),
+        ({"ks": ()}, "'ks' parameter of repetition must be a non-empty list"),
+        ({"ks": (1, -1)}, "'ks' parameter of repetition .* each item an int >= 0. .* Item 1 is -1"),
+        ({"ks": "ab"}, "'ks' parameter of repetition .* each item an int >= 0"),
+        ({"ks": (1, True)}, "'ks' parameter of repetition .* Item 1 is True"),
         ({"max_responses": 0}, "'max_responses' parameter of repetition must be an int >= 1"),
         ({"auroc_tolerance": 2.0}, r"'auroc_tolerance' parameter .* float in \[0, 1\]"),
         ({"include_slow": "yes"}, "'include_slow' parameter of repetition must be a bool"),

@@ -1,12 +1,19 @@
-"""Diagnostics over a run, one module per study.
+"""Diagnostics over a run, one study per module or subpackage.
 
-Each module registers its study with a decorator; the registry imports the
-modules when it is first asked for a name.
+Each study registers itself with the :func:`study` decorator; the registry
+imports every public submodule (and subpackage) of this package when it is
+first asked for a name. A study with parts is a subpackage holding them
+(``label_noise/``: the study in ``__init__``, the simulation and the report in
+private modules); statistics shared by several studies live in
+:mod:`realitycheck.metrics` and :mod:`realitycheck.analysis`.
 
 A study reads a run (:class:`realitycheck.store.RunData`) and returns a
-:class:`realitycheck.store.StudyResult`; results are saved in the run by the store.
+:class:`realitycheck.store.StudyResult`; results are saved in the run by the
+store. Studies import :class:`Study`, :func:`study` and the small helpers
+below from this package, never from its private modules.
 """
 
 from realitycheck.studies._base import Study, studies, study
+from realitycheck.studies._tools import automatic_labelers, base_name, fmt, quiet
 
-__all__ = ["Study", "studies", "study"]
+__all__ = ["Study", "automatic_labelers", "base_name", "fmt", "quiet", "studies", "study"]

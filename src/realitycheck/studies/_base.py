@@ -13,6 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from realitycheck.params import NonEmptyStr, param
 from realitycheck.registry import Component, Registry
 
 if TYPE_CHECKING:  # pragma: no cover - kept out of the import so the registry loads fast
@@ -27,14 +28,16 @@ class Study(Component):
     """A diagnostic over a run. Subclasses implement :meth:`analyse`.
 
     Every confidence interval a study reports uses the run's
-    :class:`~realitycheck.analysis.Bootstrap`, given to :meth:`run`; the result
-    records it.
+    :class:`~realitycheck.analysis.Bootstrap`, given to :meth:`run` (its
+    resamples, coverage and seed); the result records it. A study's own
+    parameters are declared once, at their fields, with
+    :func:`realitycheck.params.param`.
 
     Args:
         reference: The labeler taken as ground truth (default: human labels).
     """
 
-    reference: str = "human"
+    reference: str = param("human", NonEmptyStr())
     needs: ClassVar[frozenset[str]] = frozenset()
     title: ClassVar[str] = ""
 

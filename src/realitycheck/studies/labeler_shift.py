@@ -8,27 +8,24 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
+from realitycheck.analysis import Bootstrap, ranking_ci
+from realitycheck.metrics import correlation_pvalue, pearson
+from realitycheck.params import NonEmptyStr, SequenceOf, as_tuple, param
 from realitycheck.plots import new_figure, png_bytes
-from realitycheck.analysis import Bootstrap
-from realitycheck.metrics import pearson
 from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
-from realitycheck.studies._base import Study, study
-from realitycheck.studies._shift_common import (
-    automatic_labelers,
-    check_fraction,
-    check_int,
-    check_keys,
-    correlation_pvalue,
-    fmt,
-    quiet,
-    ranking_ci,
-    relative_change,
-)
+from realitycheck.studies import Study, automatic_labelers, fmt, quiet, study
 
-__all__ = ["LabelerShift"]
+__all__ = ["LabelerShift", "relative_change"]
 
 _METRICS = ("auroc", "pr_auc")
 _MARKERS = "osD^vP*Xph"
+
+
+def relative_change(value: float, reference: float) -> float:
+    """Δ% = (value − reference) / reference × 100; NaN when the reference is 0 or NaN."""
+    if not np.isfinite(reference) or reference == 0 or not np.isfinite(value):
+        return float("nan")
+    return (value - reference) / reference * 100.0
 
 
 @study("labeler_shift")
@@ -51,28 +48,16 @@ class LabelerShift(Study):
     ``positive_rate``). For each other labeler the Pearson correlation of
     detector AUROCs (and PR-AUCs) under it and under the reference is taken
     across all (detector, dataset) pairs; it is NaN, with a note, below three
-    pairs.
+    pairs. The intervals use the run's bootstrap settings.
 
     Args:
         reference: The labeler taken as ground truth.
         labelers: Labelers to compare with the reference; empty = every
             automatic labeler of each dataset (not single annotators).
-        n_resamples: Bootstrap resamples per confidence interval.
-        confidence: Coverage of the intervals.
-        seed: Seed of the bootstrap.
     """
 
-    labelers: tuple[str, ...] = ()
-    n_resamples: int = 1000
-    confidence: float = 0.95
-    seed: int = 0
+    labelers: tuple[str, ...] = param((), SequenceOf(NonEmptyStr()), convert=as_tuple)
     title: ClassVar[str] = "Labeler shift: detector metrics under each labeler"
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "labelers", check_keys(self.labelers, "labelers", self.name))
-        check_int(self.n_resamples, "n_resamples", self.name, low=1)
-        check_fraction(self.confidence, "confidence", self.name)
-        check_int(self.seed, "seed", self.name, low=0)
 
     def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
         """Measure every detector under every labeler of every dataset."""
@@ -92,7 +77,7 @@ class LabelerShift(Study):
             if not detectors:
                 skipped.append(f"{dataset}: no detector scores")
                 continue
-            frames.append(self._dataset_rows(data, dataset, others, detectors))
+            frames.append(self._dataset_rows(data, dataset, others, detectors, bootstrap))
         shift = pd.concat(frames, ignore_index=True) if frames else _empty_shift()
         correlation = _correlations(shift, self.reference)
         tables = [
@@ -101,8 +86,9 @@ class LabelerShift(Study):
                 shift,
                 f"Each detector's AUROC and PR-AUC under the reference labels ({self.reference}) "
                 "and under each other labeler, with "
-                f"{self.confidence:.0%} bootstrap CIs ({self.n_resamples} resamples, seed "
-                f"{self.seed}) and delta_pct = (value - reference_value) / reference_value x 100; "
+                f"{bootstrap.confidence:.0%} bootstrap CIs ({bootstrap.n_resamples} resamples, "
+                f"seed {bootstrap.seed}) and delta_pct = (value - reference_value) / "
+                "reference_value x 100; "
                 "positive = the other labeler overstates the detector. PR-AUC's chance level is "
                 "the positive rate, which differs between labelers (see positive_rate).",
             ),
@@ -122,20 +108,18 @@ class LabelerShift(Study):
         )
 
     def _dataset_rows(
-        self, data: RunData, dataset: str, others: list[str], detectors: list[str]
+        self,
+        data: RunData,
+        dataset: str,
+        others: list[str],
+        detectors: list[str],
+        bootstrap: Bootstrap,
     ) -> pd.DataFrame:
         verdicts = data.verdicts(dataset)
         scores = data.detector_scores(dataset)[detectors]
         measured = {}
         for labeler in [self.reference, *others]:
-            table = ranking_ci(
-                verdicts[labeler],
-                scores,
-                _METRICS,
-                n_resamples=self.n_resamples,
-                confidence=self.confidence,
-                seed=self.seed,
-            )
+            table = ranking_ci(verdicts[labeler], scores, _METRICS, bootstrap)
             table["positive_rate"] = table["n_positive"] / table["n"].where(table["n"] > 0)
             measured[labeler] = table.set_index(["name", "metric"])
         ref = measured[self.reference].add_prefix("reference_")

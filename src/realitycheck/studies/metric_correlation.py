@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import fnmatch
-import numbers
 import re
 import warnings
 from dataclasses import dataclass
@@ -12,14 +11,21 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from realitycheck.plots import new_figure, png_bytes
-from realitycheck.analysis import Bootstrap, split_of
-from realitycheck.errors import InvalidInputError
+from realitycheck.analysis import Bootstrap, famd_scores, fit_famd, split_of
 from realitycheck.keys import LabelKey, is_human
 from realitycheck.metrics import UndefinedMetricWarning, bootstrap_ci, pearson, spearman
+from realitycheck.params import (
+    InstanceOf,
+    Interval,
+    NonEmptyStr,
+    OrNone,
+    SequenceOf,
+    as_tuple,
+    param,
+)
+from realitycheck.plots import new_figure, png_bytes
 from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
-from realitycheck.studies._base import Study, study
-from realitycheck.studies._famd import famd_scores, fit_famd
+from realitycheck.studies import Study, fmt, study
 
 __all__ = ["MetricCorrelation"]
 
@@ -48,10 +54,6 @@ def _is_binary(x: pd.Series) -> bool:
     return bool(x.dropna().isin((0.0, 1.0)).all())
 
 
-def _fmt(x: float) -> str:
-    return "n/a" if x != x else f"{x:.3f}"
-
-
 @study("metric_correlation")
 @dataclass(frozen=True, kw_only=True)
 class MetricCorrelation(Study):
@@ -71,7 +73,8 @@ class MetricCorrelation(Study):
     component, oriented on the calibration split so that it correlates
     positively with the ``reference`` labels (higher = more likely
     hallucinated), is scored on the *test* split next to each input signal on
-    the same items (AUROC and PR-AUC in [0, 1], paired 95% bootstrap CIs).
+    the same items (AUROC and PR-AUC in [0, 1], paired bootstrap CIs with the
+    run's bootstrap settings).
 
     Args:
         reference: Labels that orient and evaluate the ensemble.
@@ -79,40 +82,14 @@ class MetricCorrelation(Study):
             ``recorded:*`` allowed) for the ensemble; None = every detector.
         annotators: Include single annotators in the correlation matrix.
         calibration_fraction: Share of examples in the calibration split.
-        n_resamples: Bootstrap resamples per confidence interval.
-        seed: Seed of the bootstrap.
     """
 
-    signals: tuple[str, ...] | None = None
-    annotators: bool = False
-    calibration_fraction: float = 0.5
-    n_resamples: int = 1000
-    seed: int = 0
+    signals: tuple[str, ...] | None = param(
+        None, OrNone(SequenceOf(NonEmptyStr(), min_length=1)), convert=as_tuple
+    )
+    annotators: bool = param(False, InstanceOf(bool))
+    calibration_fraction: float = param(0.5, Interval(float, 0, 1, closed="neither"))
     title: ClassVar[str] = "Correlation between metrics, and their FAMD ensemble"
-
-    def __post_init__(self) -> None:
-        def bad(name: str, wanted: str, got: Any) -> InvalidInputError:
-            return InvalidInputError(
-                f"The {name!r} parameter of metric-correlation must be {wanted}. "
-                f"Got {got!r} instead."
-            )
-
-        signals = self.signals
-        if signals is not None:
-            signals = (signals,) if isinstance(signals, str) else tuple(signals)
-            if not signals or not all(isinstance(s, str) and s for s in signals):
-                raise bad("signals", "None or a non-empty list of keys", self.signals)
-            object.__setattr__(self, "signals", signals)
-        if not isinstance(self.annotators, bool):
-            raise bad("annotators", "a bool", self.annotators)
-        fraction = self.calibration_fraction
-        real = isinstance(fraction, numbers.Real) and not isinstance(fraction, bool)
-        if not (real and 0 < fraction < 1):
-            raise bad("calibration_fraction", "a float in (0, 1)", fraction)
-        for name, low in (("n_resamples", 1), ("seed", 0)):
-            got = getattr(self, name)
-            if isinstance(got, bool) or not isinstance(got, int) or got < low:
-                raise bad(name, f"an int >= {low}", got)
 
     def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
         """Correlate every pair of signals and fit/evaluate the ensemble, per dataset."""
@@ -129,7 +106,7 @@ class MetricCorrelation(Study):
                 long = self._correlation(frame).assign(dataset=ds)
                 parts["correlation"].append(long)
                 figures.append(self._heatmap(ds, list(frame.columns), long, notes))
-            why = self._ensemble(data, ds, parts, skipped)
+            why = self._ensemble(data, ds, parts, skipped, bootstrap)
             if why:
                 skipped.append(f"{ds}: ensemble: {why}")
         frames = {
@@ -138,7 +115,7 @@ class MetricCorrelation(Study):
         order = ["dataset"]
         frames = {k: v[order + [c for c in v.columns if c not in order]] if len(v) else v
                   for k, v in frames.items()}  # fmt: skip
-        tables = [StudyTable(k, frames[k], CAPTIONS[k].format(s=self)) for k in frames]
+        tables = [StudyTable(k, frames[k], CAPTIONS[k].format(s=self, b=bootstrap)) for k in frames]
         return self._result(self._finding(frames), tables=tables, figures=figures, skipped=skipped)
 
     def _matrix(self, data: RunData, ds: str) -> tuple[pd.DataFrame, list[str]]:
@@ -213,7 +190,12 @@ class MetricCorrelation(Study):
         return [k for k in chosen if k != self.reference]
 
     def _ensemble(
-        self, data: RunData, ds: str, parts: dict[str, list[pd.DataFrame]], skipped: list[str]
+        self,
+        data: RunData,
+        ds: str,
+        parts: dict[str, list[pd.DataFrame]],
+        skipped: list[str],
+        bootstrap: Bootstrap,
     ) -> str:
         if self.reference not in data.labelers_of(ds):
             return f"no {self.reference!r} labels to orient and evaluate it"
@@ -261,7 +243,13 @@ class MetricCorrelation(Study):
             return "the test split's reference labels have one class; no AUROC"
         parts["ensemble"].append(
             self._evaluate(
-                ds, y[labelled], score[labelled], frame[labelled], binary, int(cal.sum())
+                ds,
+                y[labelled],
+                score[labelled],
+                frame[labelled],
+                binary,
+                int(cal.sum()),
+                bootstrap,
             )
         )
         return ""
@@ -292,6 +280,7 @@ class MetricCorrelation(Study):
         frame: pd.DataFrame,
         binary: list[str],
         n_cal: int,
+        bootstrap: Bootstrap,
     ) -> pd.DataFrame:
         names = [ENSEMBLE, *frame.columns]
         stacked = np.vstack([score.to_numpy(), frame.to_numpy(dtype=float).T])
@@ -305,7 +294,12 @@ class MetricCorrelation(Study):
         )
         for metric in ("auroc", "pr_auc"):
             result = bootstrap_ci(
-                metric, labels, stacked, n_resamples=self.n_resamples, seed=self.seed
+                metric,
+                labels,
+                stacked,
+                n_resamples=bootstrap.n_resamples,
+                confidence=bootstrap.confidence,
+                seed=bootstrap.seed,
             )
             out[metric] = result.value
             out[f"{metric}_ci_low"] = result.ci_low
@@ -348,9 +342,9 @@ class MetricCorrelation(Study):
                 sentences.append(
                     f"On {ds}, the FAMD ensemble of {len(inputs)} signals, fitted on "
                     f"{first['n_calibration']} calibration responses, reaches test AUROC "
-                    f"{_fmt(first['auroc'])} [{_fmt(first['auroc_ci_low'])}, "
-                    f"{_fmt(first['auroc_ci_high'])}] on {first['n']} responses, against "
-                    f"{_fmt(best['auroc'])} for its best input ({best['signal']})."
+                    f"{fmt(first['auroc'])} [{fmt(first['auroc_ci_low'])}, "
+                    f"{fmt(first['auroc_ci_high'])}] on {first['n']} responses, against "
+                    f"{fmt(best['auroc'])} for its best input ({best['signal']})."
                 )
             more = ens["dataset"].nunique() - 2
             if more > 0:
@@ -361,8 +355,8 @@ class MetricCorrelation(Study):
 CAPTIONS = {
     "correlation": "Spearman rho between every pair of signals (detector values; labeler "
     "scores, or 0/1 verdicts where a labeler has no score) on the n items both scored.",
-    "ensemble": "Test-split AUROC and PR-AUC (95% paired bootstrap CIs, {s.n_resamples} "
-    "resamples) of the FAMD ensemble (fitted on the calibration split, oriented by "
+    "ensemble": "Test-split AUROC and PR-AUC ({b.confidence:.0%} paired bootstrap CIs, "
+    "{b.n_resamples} resamples) of the FAMD ensemble (fitted on the calibration split, oriented by "
     "{s.reference} labels there) and of each input signal on the same items.",
     "loadings": "First FAMD component: each signal's loading (Pearson correlation with the "
     "oriented component on the calibration items; > 0 pushes towards hallucinated) and its "

@@ -7,17 +7,18 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
-from realitycheck.analysis import Bootstrap
-from realitycheck.errors import InvalidInputError
+from realitycheck.analysis import Bootstrap, refusal_mask
 from realitycheck.keys import LabelKey
+from realitycheck.metrics import wilson_interval
+from realitycheck.params import Interval, NonEmptyStr, OrNone, SequenceOf, as_tuple, param
 from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
-from realitycheck.studies import _rank_stats as R
-from realitycheck.studies._base import Study, study
-from realitycheck.studies._rank_plots import dot_plot
+from realitycheck.studies import Study, study
+from realitycheck.studies.leaderboard import dot_plot
 
-__all__ = ["QaAccuracy"]
+__all__ = ["REFUSAL_PHRASES", "QaAccuracy", "paired_difference_ci"]
 
 QA_TASKS = ("qa", "rag_qa")
 _GROUP = ["task", "model", "prompt_variant"]
@@ -34,6 +35,35 @@ REFUSAL_PHRASES: tuple[str, ...] = (
     "i am not sure",
 )
 """Default phrases that mark a QA answer as a refusal (matched case-insensitively)."""
+
+
+def paired_difference_ci(
+    a: npt.NDArray[np.bool_],
+    b: npt.NDArray[np.bool_],
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float, float]:
+    """Difference of two paired proportions ``mean(a) - mean(b)``, percentile-bootstrap CI.
+
+    Resampling items with replacement only changes the counts of the four
+    (a, b) cells, so each resample is one multinomial draw of those counts,
+    which is the ordinary item bootstrap computed in O(resamples).
+
+    Returns:
+        ``(difference, low, high)``; NaN for no items.
+    """
+    n = int(a.size)
+    if n == 0:
+        return float("nan"), float("nan"), float("nan")
+    n10 = int(np.sum(a & ~b))
+    n01 = int(np.sum(~a & b))
+    cells = np.array([n10, n01, n - n10 - n01], dtype=float) / n
+    draws = np.random.default_rng(seed).multinomial(n, cells, size=n_resamples)
+    diffs = (draws[:, 0] - draws[:, 1]) / n
+    low, high = np.quantile(diffs, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return (n10 - n01) / n, float(low), float(high)
 
 
 @study("qa_accuracy")
@@ -55,6 +85,7 @@ class QaAccuracy(Study):
     For each automatic labeler, the difference of its accuracy from the
     reference's on the responses both judged (in [-1, 1]; positive = the
     labeler is more lenient than humans), with a paired percentile-bootstrap CI.
+    Both kinds of interval use the run's bootstrap settings.
 
     Args:
         reference: The labels the others are compared with.
@@ -66,45 +97,17 @@ class QaAccuracy(Study):
         refusal_phrases: Case-insensitive phrases marking a refusal; by default
             :data:`REFUSAL_PHRASES` (TruthfulQA's "I have no comment", "I don't
             know" and the like).
-        confidence: Coverage of the intervals.
-        n_resamples: Bootstrap resamples of the paired differences.
-        seed: Seed of the bootstrap.
     """
 
-    labelers: tuple[str, ...] | None = None
-    refusal_words: int = 0
-    refusal_phrases: tuple[str, ...] = REFUSAL_PHRASES
-    confidence: float = 0.95
-    n_resamples: int = 1000
-    seed: int = 0
+    labelers: tuple[str, ...] | None = param(
+        None, OrNone(SequenceOf(NonEmptyStr())), convert=as_tuple
+    )
+    refusal_words: int = param(0, Interval(int, 0))
+    refusal_phrases: tuple[str, ...] = param(
+        REFUSAL_PHRASES, SequenceOf(NonEmptyStr()), convert=as_tuple
+    )
 
     title: ClassVar[str] = "QA accuracy per generator and prompt"
-
-    def __post_init__(self) -> None:
-        for name in ("labelers", "refusal_phrases"):
-            value = getattr(self, name)
-            if isinstance(value, str):
-                object.__setattr__(self, name, (value,))
-            elif value is not None:
-                object.__setattr__(self, name, tuple(str(v) for v in value))
-        if self.refusal_phrases is None or any(not p.strip() for p in self.refusal_phrases):
-            raise InvalidInputError(
-                "The 'refusal_phrases' parameter of qa-accuracy must be a tuple of non-empty "
-                f"strings. Got {self.refusal_phrases!r} instead."
-            )
-        for name, low in (("refusal_words", 0), ("n_resamples", 1), ("seed", 0)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise InvalidInputError(
-                    f"The {name!r} parameter of qa-accuracy must be an int >= {low}. "
-                    f"Got {value!r} instead."
-                )
-        c = self.confidence
-        if isinstance(c, bool) or not isinstance(c, int | float) or not 0 < c < 1:
-            raise InvalidInputError(
-                "The 'confidence' parameter of qa-accuracy must be a float in (0, 1). "
-                f"Got {c!r} instead."
-            )
 
     def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
         """Tabulate accuracy per dataset, task, generator and prompt; see the class docstring."""
@@ -128,8 +131,8 @@ class QaAccuracy(Study):
             if not keys:
                 skipped.append(f"{ds}: no labels on its QA responses")
                 continue
-            refused = R.refusal_mask(sub["text"], self.refusal_words, self.refusal_phrases)
-            part = self._rows(ds, sub, verdicts[keys], refused, refuse)
+            refused = refusal_mask(sub["text"], self.refusal_words, self.refusal_phrases)
+            part = self._rows(ds, sub, verdicts[keys], refused, refuse, bootstrap)
             rows += part
             figures.append(self._figure(ds, pd.DataFrame(part), keys))
         table = pd.DataFrame(rows)
@@ -166,6 +169,7 @@ class QaAccuracy(Study):
         verdicts: pd.DataFrame,
         refused: np.ndarray,
         refuse: pd.DataFrame,
+        bootstrap: Bootstrap,
     ) -> list[dict[str, Any]]:
         has_ref = self.reference in verdicts.columns
         out = []
@@ -187,7 +191,7 @@ class QaAccuracy(Study):
                 v = verdicts[key].to_numpy()[positions]
                 judged = ~np.isnan(v)
                 n, correct = int(judged.sum()), int((v[judged] == 0).sum())
-                low, high = R.wilson_interval(correct, n, self.confidence)
+                low, high = wilson_interval(correct, n, confidence=bootstrap.confidence)
                 row = {
                     **base,
                     "labeler": key,
@@ -200,21 +204,23 @@ class QaAccuracy(Study):
                     "ci_low": low,
                     "ci_high": high,
                 }
-                row.update(self._difference(key, v, ref))
+                row.update(self._difference(key, v, ref, bootstrap))
                 out.append(row)
         return out
 
-    def _difference(self, key: str, v: np.ndarray, ref: np.ndarray | None) -> dict[str, Any]:
+    def _difference(
+        self, key: str, v: np.ndarray, ref: np.ndarray | None, bootstrap: Bootstrap
+    ) -> dict[str, Any]:
         nan = float("nan")
         if ref is None or key == self.reference:
             return {"n_paired": 0, **dict.fromkeys(_DIFF_COLUMNS, nan)}
         paired = ~np.isnan(v) & ~np.isnan(ref)
-        diff, low, high = R.paired_difference_ci(
+        diff, low, high = paired_difference_ci(
             v[paired] == 0,
             ref[paired] == 0,
-            n_resamples=self.n_resamples,
-            confidence=self.confidence,
-            seed=self.seed,
+            n_resamples=bootstrap.n_resamples,
+            confidence=bootstrap.confidence,
+            seed=bootstrap.seed,
         )
         ref_acc = float(np.mean(ref[paired] == 0)) if paired.any() else nan
         return {

@@ -1,4 +1,8 @@
-"""Labeler agreement: each automatic labeler judged against the reference (human) labels."""
+"""Labeler agreement: each automatic labeler judged against the reference (human) labels.
+
+Parts: ``_errors`` (a cause for each error of a lexical labeler), ``_report``
+(small tables, the kappa figure, the finding).
+"""
 
 from __future__ import annotations
 
@@ -9,36 +13,53 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from realitycheck.analysis import Bootstrap, split_of
+from realitycheck.analysis import Bootstrap, confusion_ci, split_of
 from realitycheck.metrics import bootstrap_ci, choose_threshold, f1_weighted
+from realitycheck.params import Interval, param
 from realitycheck.store import RunData, StudyResult, StudyTable
-from realitycheck.studies._agreement_parts import (
+from realitycheck.studies import Study, automatic_labelers, base_name, quiet, study
+from realitycheck.studies.labeler_agreement._errors import (
+    LEXICAL_LABELERS,
+    error_causes,
+    plot_errors,
+    reference_words,
+)
+from realitycheck.studies.labeler_agreement._report import (
     TABLES,
     agreement_finding,
     both_right,
     empty_table,
-    error_causes,
     label_distribution,
-    plot_errors,
     plot_kappa,
-    reference_words,
-)
-from realitycheck.studies._base import Study, study
-from realitycheck.studies._shift_common import (
-    LEXICAL_LABELERS,
-    automatic_labelers,
-    base_name,
-    check_fraction,
-    check_int,
-    confusion_ci,
-    quiet,
-    similarity_of,
 )
 
-__all__ = ["LabelerAgreement"]
+__all__ = ["SIMILARITY_LABELERS", "LabelerAgreement", "similarity_of"]
 
 _CONFUSION = ("precision", "recall", "f1", "accuracy", "cohen_kappa", "f1_weighted")
-_CONFIDENCE = 0.95
+_SHARE = Interval(float, 0, 1, closed="neither")
+_SIMILARITY = Interval(float, 0, 1)
+
+SIMILARITY_LABELERS: frozenset[str] = LEXICAL_LABELERS | {"embedding_similarity"}
+"""Labelers that threshold a similarity to the truth; their ``score`` is ``1 - similarity``."""
+
+
+_DECIMALS = 12
+"""``1 - (1 - s)`` differs from ``s`` by a rounding error (0.1 comes back as
+0.09999999999999998); rounding to 12 decimals undoes it, so an item never
+crosses a cut such as ``low_overlap = 0.1`` by floating-point noise."""
+
+
+def similarity_of(labeler: str, score: pd.Series) -> pd.Series:
+    """A similarity labeler's similarity (higher = closer to the truth), read off its score.
+
+    The labelers of :data:`SIMILARITY_LABELERS` store ``score = 1 - similarity``
+    (higher = more likely hallucinated), so the similarity is ``1 - score``
+    (rounded to 12 decimals to undo the subtraction's rounding error); any
+    other labeler has none (all NaN).
+    """
+    if base_name(labeler) not in SIMILARITY_LABELERS:
+        return pd.Series(np.nan, index=score.index)
+    return (1.0 - score).round(_DECIMALS)
 
 
 @study("labeler_agreement")
@@ -54,12 +75,12 @@ class LabelerAgreement(Study):
     * **agreement** — precision, recall, F1 (of the hallucinated class),
       accuracy (= agreement), Cohen's kappa ([-1, 1], 0 = chance) and weighted
       F1 of its verdicts, and PR-AUC of its continuous score where it has one
-      (chance = the share of hallucinated items); each with a 95% percentile
-      bootstrap CI over the items both labelled.
+      (chance = the share of hallucinated items); each with a percentile
+      bootstrap CI over the items both labelled (the run's bootstrap settings).
     * **threshold** — the threshold maximising weighted F1, chosen on the
       *calibration* split (``split_of`` by example id) and applied to the
-      *test* split. It is set on the labeler's raw similarity where its
-      ``raw`` text holds one (``rouge_l_f1=0.46``: hallucinated iff
+      *test* split. It is set on the labeler's similarity where it has one
+      (the labelers of :data:`SIMILARITY_LABELERS`: hallucinated iff
       similarity <= threshold), else on its score (hallucinated iff score >=
       threshold). The labeler's own verdicts are scored on the same test items.
     * **distribution** — share of the dataset's responses labelled
@@ -81,8 +102,6 @@ class LabelerAgreement(Study):
 
     Args:
         reference: The labeler taken as ground truth.
-        n_resamples: Bootstrap resamples per confidence interval.
-        seed: Seed of the bootstrap.
         calibration_fraction: Share of examples in the calibration split.
         long_quantile: Quantile of response lengths above which a response is long.
         long_ratio: A response longer than this many times its longest reference is long.
@@ -90,23 +109,12 @@ class LabelerAgreement(Study):
         high_overlap: Similarity from which a false negative has "high overlap".
     """
 
-    n_resamples: int = 1000
-    seed: int = 0
-    calibration_fraction: float = 0.5
-    long_quantile: float = 0.75
-    long_ratio: float = 3.0
-    low_overlap: float = 0.1
-    high_overlap: float = 0.5
+    calibration_fraction: float = param(0.5, _SHARE)
+    long_quantile: float = param(0.75, _SHARE)
+    long_ratio: float = param(3.0, Interval(float, 0, float("inf"), closed="neither"))
+    low_overlap: float = param(0.1, _SIMILARITY)
+    high_overlap: float = param(0.5, _SIMILARITY)
     title: ClassVar[str] = "Labeler agreement with human labels"
-
-    def __post_init__(self) -> None:
-        check_int(self.n_resamples, "n_resamples", self.name, low=1)
-        check_int(self.seed, "seed", self.name, low=0)
-        check_fraction(self.calibration_fraction, "calibration_fraction", self.name)
-        check_fraction(self.long_quantile, "long_quantile", self.name)
-        check_fraction(self.long_ratio, "long_ratio", self.name, high=float("inf"))
-        check_fraction(self.low_overlap, "low_overlap", self.name, closed=True)
-        check_fraction(self.high_overlap, "high_overlap", self.name, closed=True)
 
     def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
         """Compare every automatic labeler with the reference on every dataset."""
@@ -121,13 +129,13 @@ class LabelerAgreement(Study):
             if not autos:
                 skipped.append(f"{dataset}: no automatic labeler")
                 continue
-            for name, frame in self._dataset(data, dataset, autos).items():
+            for name, frame in self._dataset(data, dataset, autos, bootstrap).items():
                 parts[name].append(frame)
         frames = {
             k: pd.concat(v, ignore_index=True) if v else pd.DataFrame(columns=TABLES[k])
             for k, v in parts.items()
         }
-        tables = [StudyTable(k, frames[k][TABLES[k]], self._caption(k)) for k in TABLES]
+        tables = [StudyTable(k, frames[k][TABLES[k]], self._caption(k, bootstrap)) for k in TABLES]
         figures = []
         if not frames["agreement"].empty:
             figures.append(plot_kappa(frames["agreement"], self.reference))
@@ -140,7 +148,9 @@ class LabelerAgreement(Study):
             skipped=skipped,
         )
 
-    def _dataset(self, data: RunData, dataset: str, autos: list[str]) -> dict[str, pd.DataFrame]:
+    def _dataset(
+        self, data: RunData, dataset: str, autos: list[str], bootstrap: Bootstrap
+    ) -> dict[str, pd.DataFrame]:
         frame = data.frame(dataset)
         verdicts = data.verdicts(dataset)
         scores = data.label_scores(dataset)
@@ -155,7 +165,7 @@ class LabelerAgreement(Study):
         agreement, thresholds, errors = [], [], []
         for labeler in autos:
             own = labels[labels["labeler"] == labeler].set_index("response_id")
-            similarity = similarity_of(own["raw"]).reindex(frame.index)
+            similarity = similarity_of(labeler, scores[labeler])
             both = y.notna() & verdicts[labeler].notna()
             truth, pred = y[both].to_numpy() == 1, verdicts.loc[both, labeler].to_numpy() == 1
             agreement.append(
@@ -166,6 +176,7 @@ class LabelerAgreement(Study):
                     pred,
                     scores[labeler][both],
                     int((~both & y.notna()).sum()),
+                    bootstrap,
                 )
             )
             thresholds.append(
@@ -206,15 +217,9 @@ class LabelerAgreement(Study):
         pred: np.ndarray,
         score: pd.Series,
         n_excluded: int,
+        bootstrap: Bootstrap,
     ) -> pd.DataFrame:
-        found = confusion_ci(
-            truth,
-            pred,
-            _CONFUSION,
-            n_resamples=self.n_resamples,
-            confidence=_CONFIDENCE,
-            seed=self.seed,
-        )
+        found = confusion_ci(truth, pred, _CONFUSION, bootstrap)
         rows = [(m, *found[m], truth.size, int(truth.sum())) for m in _CONFUSION]
         scored = score.notna().to_numpy()
         kind = "continuous" if score[scored].nunique() > 2 else "binary"
@@ -224,8 +229,9 @@ class LabelerAgreement(Study):
                     "pr_auc",
                     truth[scored],
                     score[scored].to_numpy(),
-                    n_resamples=self.n_resamples,
-                    seed=self.seed,
+                    n_resamples=bootstrap.n_resamples,
+                    confidence=bootstrap.confidence,
+                    seed=bootstrap.seed,
                 )
             bounds = (float(pr.value), float(pr.ci_low), float(pr.ci_high))
             rows.append(("pr_auc", *bounds, int(scored.sum()), int(truth[scored].sum())))
@@ -291,13 +297,13 @@ class LabelerAgreement(Study):
         row["f1_weighted_test"] = f1_weighted(y[test] == 1, x[test] >= t)
         return row
 
-    def _caption(self, table: str) -> str:
+    def _caption(self, table: str, bootstrap: Bootstrap) -> str:
         ref = self.reference
         return {
             "agreement": f"Each automatic labeler against {ref}: precision, recall, F1 of the "
             "hallucinated class, accuracy (agreement), Cohen's kappa and weighted F1 of its "
-            "verdicts; PR-AUC of its score where continuous. 95% bootstrap CIs "
-            f"({self.n_resamples} resamples, seed {self.seed}).",
+            f"verdicts; PR-AUC of its score where continuous. {bootstrap.confidence:.0%} bootstrap "
+            f"CIs ({bootstrap.n_resamples} resamples, seed {bootstrap.seed}).",
             "threshold": "Threshold maximising weighted F1, chosen on the calibration split "
             f"({self.calibration_fraction:.0%} of examples) and scored on the test split, next "
             "to the labeler's own verdicts on the same test items.",

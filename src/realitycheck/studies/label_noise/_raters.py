@@ -1,4 +1,4 @@
-"""The rater part of the label-noise study: reliabilities, aggregation and agreement tables."""
+"""The rater tables of the label-noise study: reliabilities, aggregation and agreement."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from realitycheck import analysis as A
 from realitycheck import metrics as M
-from realitycheck.studies import _agreement_stats as A
 
 __all__ = ["MIN_OVERLAP", "RaterTables", "rater_tables"]
 

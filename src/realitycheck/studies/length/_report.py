@@ -7,7 +7,7 @@ import pandas as pd
 
 from realitycheck.plots import new_figure, png_bytes
 from realitycheck.store import StudyFigure
-from realitycheck.studies._shift_common import base_name, fmt
+from realitycheck.studies import base_name, fmt
 
 __all__ = ["length_finding", "plot_accuracy_by_length", "plot_lengths"]
 
@@ -46,7 +46,7 @@ def plot_lengths(dataset: str, length: pd.Series, y: pd.Series, unit: str) -> St
     )
 
 
-def plot_accuracy_by_length(table: pd.DataFrame, unit: str) -> StudyFigure:
+def plot_accuracy_by_length(table: pd.DataFrame, unit: str, confidence: float) -> StudyFigure:
     """Accuracy of each labeler per length bin, one panel per dataset."""
     datasets = sorted(table["dataset"].unique())
     fig, ax = new_figure(4.5 * len(datasets), 3.8)
@@ -83,7 +83,7 @@ def plot_accuracy_by_length(table: pd.DataFrame, unit: str) -> StudyFigure:
         "accuracy-by-length",
         png_bytes(fig),
         "Accuracy of each automatic labeler against the reference by length bin, with Wilson "
-        "95% intervals.",
+        f"{confidence:.0%} intervals.",
     )
 
 

@@ -1,4 +1,8 @@
-"""Benchmark audit: the seven desiderata of a trustworthy hallucination benchmark, per dataset."""
+"""Benchmark audit: the seven desiderata of a trustworthy hallucination benchmark, per dataset.
+
+Parts: ``_facts`` (documented facts per shipped dataset, and
+:func:`benchmark_stats`, shared with the context-length study).
+"""
 
 from __future__ import annotations
 
@@ -9,15 +13,15 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from realitycheck.plots import new_figure, png_bytes
 from realitycheck.analysis import Bootstrap
-from realitycheck.errors import InvalidInputError
 from realitycheck.keys import LabelKey, is_human
+from realitycheck.params import Interval, param
+from realitycheck.plots import new_figure, png_bytes
 from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
-from realitycheck.studies._base import Study, study
-from realitycheck.studies._benchmark_facts import FACTS, benchmark_stats
+from realitycheck.studies import Study, study
+from realitycheck.studies.benchmark_audit._facts import FACTS, benchmark_stats
 
-__all__ = ["DESIDERATA", "BenchmarkAudit", "hallucination_types"]
+__all__ = ["DESIDERATA", "BenchmarkAudit", "benchmark_stats", "hallucination_types"]
 
 DESIDERATA: tuple[str, ...] = (
     "organic generations",
@@ -99,28 +103,11 @@ class BenchmarkAudit(Study):
         min_domains: Domains needed for a ``yes``.
     """
 
-    long_context: float = 5000
-    min_generators: int = 3
-    min_domains: int = 3
+    long_context: float = param(5000, Interval(float, 0, float("inf"), closed="neither"))
+    min_generators: int = param(3, Interval(int, 2))
+    min_domains: int = param(3, Interval(int, 2))
 
     title: ClassVar[str] = "Benchmark audit: the seven desiderata per dataset"
-
-    def __post_init__(self) -> None:
-        lc = self.long_context
-        if isinstance(lc, bool) or not isinstance(lc, int | float) or not lc > 0 or lc == np.inf:
-            raise InvalidInputError(
-                "The 'long_context' parameter of benchmark-audit must be a number > 0. "
-                f"Got {lc!r} instead."
-            )
-        for name, value in (
-            ("min_generators", self.min_generators),
-            ("min_domains", self.min_domains),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 2:
-                raise InvalidInputError(
-                    f"The {name!r} parameter of benchmark-audit must be an int >= 2. "
-                    f"Got {value!r} instead."
-                )
 
     def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
         """Mark every dataset of the run against the seven desiderata."""

@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from realitycheck.metrics import discordant_pairs, kendall_tau_b
 from realitycheck.plots import new_figure, png_bytes
 from realitycheck.store import StudyFigure, StudyTable
-from realitycheck.studies import _agreement_stats as A
-from realitycheck.studies._rater_tables import RaterTables
+from realitycheck.studies.label_noise._raters import RaterTables
 
 __all__ = ["Condition", "curve_figure", "effect_rows", "finding", "ranking_row", "tables"]
 
@@ -52,7 +52,8 @@ def ranking_row(
     a = clean.loc[names, "auroc"].astype(float).to_numpy()
     b = measured.loc[names, "auroc"].astype(float).to_numpy()
     change = b - a
-    swaps = A.swapped_pairs(names, a, b)
+    # Each reversed pair as (clean winner, clean loser).
+    swaps = [(names[hi], names[lo]) for lo, hi in discordant_pairs(a, b)[0]]
     big = int(np.nanargmax(np.abs(change))) if np.isfinite(change).any() else None
     return {
         "dataset": ds,
@@ -65,7 +66,7 @@ def ranking_row(
         "mean_auroc_change": float(np.nanmean(change)) if np.isfinite(change).any() else np.nan,
         "largest_change_detector": "" if big is None else names[big],
         "largest_auroc_change": np.nan if big is None else float(change[big]),
-        "kendall_tau": A.kendall_tau(a, b),
+        "kendall_tau": kendall_tau_b(a, b)[0],
         "n_swapped_pairs": len(swaps),
         "n_pairs": len(names) * (len(names) - 1) // 2,
         "swapped_pairs": "; ".join(f"{hi} > {lo}" for hi, lo in swaps),

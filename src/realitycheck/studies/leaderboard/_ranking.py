@@ -1,64 +1,29 @@
-"""Statistics shared by the leaderboard and QA-accuracy studies.
+"""Ranks of generators, and judges that are also generators (self-preference).
 
-Proportions get Wilson score intervals; rankings are average ranks (rank 1 =
-lowest hallucination rate); agreement between two rankings is counted in
-discordant pairs and Kendall's tau-b; refusals are short (or stock-phrase)
-responses; judges are matched to generators by a normalised model name.
+Rankings are average ranks (rank 1 = lowest hallucination rate); judges are
+matched to generators by a normalised model name, and a matched judge's
+self-preference gets a percentile interval from resampling sources.
 """
 
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 from scipy import stats
 
 __all__ = [
     "cluster_bootstrap_self_preference",
     "describe_ties",
-    "discordant_pairs",
-    "kendall_tau_b",
     "match_judges",
     "normalise_model_name",
-    "paired_difference_ci",
     "rank_rates",
-    "refusal_mask",
     "self_preference",
-    "wilson_interval",
 ]
 
 FloatArray = npt.NDArray[np.float64]
-
-
-def wilson_interval(successes: Any, n: Any, confidence: float = 0.95) -> tuple[Any, Any]:
-    """Wilson score interval of a binomial proportion (vectorised).
-
-    Args:
-        successes: Counts of successes, scalar or array.
-        n: Numbers of trials (same shape); 0 gives NaN bounds.
-        confidence: Nominal coverage in (0, 1).
-
-    Returns:
-        ``(low, high)`` in [0, 1], scalars for scalar inputs.
-    """
-    k = np.asarray(successes, dtype=float)
-    total = np.asarray(n, dtype=float)
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = k / total
-        denom = 1 + z**2 / total
-        centre = (p + z**2 / (2 * total)) / denom
-        half = z * np.sqrt(p * (1 - p) / total + z**2 / (4 * total**2)) / denom
-    low = np.where(total > 0, np.clip(centre - half, 0.0, 1.0), np.nan)
-    high = np.where(total > 0, np.clip(centre + half, 0.0, 1.0), np.nan)
-    if low.ndim == 0:
-        return float(low), float(high)
-    return low, high
 
 
 def rank_rates(rates: Sequence[float] | FloatArray) -> FloatArray:
@@ -75,53 +40,6 @@ def rank_rates(rates: Sequence[float] | FloatArray) -> FloatArray:
     return ranks
 
 
-def discordant_pairs(
-    reference: Sequence[float] | FloatArray, other: Sequence[float] | FloatArray
-) -> tuple[list[tuple[int, int]], int]:
-    """Pairs ordered one way by ``reference`` and the other way by ``other``.
-
-    A pair tied in either sequence is neither concordant nor discordant.
-
-    Args:
-        reference: Values (e.g. human hallucination rates) per item.
-        other: Values of the same items under another judge.
-
-    Returns:
-        ``(pairs, n_tied)``: the discordant pairs as ``(i, j)`` with
-        ``reference[i] < reference[j]`` (``i`` better under the reference), and
-        the number of pairs tied in at least one sequence.
-    """
-    a = np.asarray(reference, dtype=float)
-    b = np.asarray(other, dtype=float)
-    pairs: list[tuple[int, int]] = []
-    n_tied = 0
-    for i in range(a.size):
-        for j in range(i + 1, a.size):
-            sign = np.sign(a[i] - a[j]) * np.sign(b[i] - b[j])
-            if sign == 0:
-                n_tied += 1
-            elif sign < 0:
-                pairs.append((i, j) if a[i] < a[j] else (j, i))
-    return pairs, n_tied
-
-
-def kendall_tau_b(
-    reference: Sequence[float] | FloatArray, other: Sequence[float] | FloatArray
-) -> tuple[float, float]:
-    """Kendall's tau-b (ties corrected) and its two-sided p-value, via scipy.
-
-    Returns ``(nan, nan)`` when fewer than two items or either sequence is constant.
-    """
-    a = np.asarray(reference, dtype=float)
-    b = np.asarray(other, dtype=float)
-    if a.size < 2 or np.unique(a).size < 2 or np.unique(b).size < 2:
-        return float("nan"), float("nan")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        result = stats.kendalltau(a, b, variant="b")
-    return float(result.statistic), float(result.pvalue)
-
-
 def describe_ties(names: Sequence[str], values: Sequence[float] | FloatArray) -> str:
     """Name the groups of tied values, e.g. ``"a = b (0.12)"``; empty when none."""
     groups: dict[float, list[str]] = {}
@@ -132,23 +50,6 @@ def describe_ties(names: Sequence[str], values: Sequence[float] | FloatArray) ->
         for value, members in sorted(groups.items())
         if len(members) > 1
     )
-
-
-def refusal_mask(
-    texts: pd.Series, max_words: int, phrases: Sequence[str] = ()
-) -> npt.NDArray[np.bool_]:
-    """Whether each response is a refusal.
-
-    A refusal has at most ``max_words`` whitespace-separated words (the
-    answer-rate rule of HHEM-style leaderboards), or contains one of
-    ``phrases`` (case-insensitive substring).
-    """
-    words = texts.map(lambda t: len(str(t).split())).to_numpy()
-    mask = words <= max_words
-    if phrases:
-        pattern = "|".join(re.escape(p.lower()) for p in phrases)
-        mask |= texts.str.lower().str.contains(pattern, regex=True).to_numpy(dtype=bool)
-    return np.asarray(mask, dtype=bool)
 
 
 _PARAMS = re.compile(r"\[(.*)\]\s*$")
@@ -184,35 +85,6 @@ def match_judges(judges: Sequence[str], generators: Sequence[str]) -> dict[str, 
         if hit is not None:
             out[judge] = hit
     return out
-
-
-def paired_difference_ci(
-    a: npt.NDArray[np.bool_],
-    b: npt.NDArray[np.bool_],
-    *,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
-) -> tuple[float, float, float]:
-    """Difference of two paired proportions ``mean(a) - mean(b)``, percentile-bootstrap CI.
-
-    Resampling items with replacement only changes the counts of the four
-    (a, b) cells, so each resample is one multinomial draw of those counts,
-    which is the ordinary item bootstrap computed in O(resamples).
-
-    Returns:
-        ``(difference, low, high)``; NaN for no items.
-    """
-    n = int(a.size)
-    if n == 0:
-        return float("nan"), float("nan"), float("nan")
-    n10 = int(np.sum(a & ~b))
-    n01 = int(np.sum(~a & b))
-    cells = np.array([n10, n01, n - n10 - n01], dtype=float) / n
-    draws = np.random.default_rng(seed).multinomial(n, cells, size=n_resamples)
-    diffs = (draws[:, 0] - draws[:, 1]) / n
-    low, high = np.quantile(diffs, [(1 - confidence) / 2, (1 + confidence) / 2])
-    return (n10 - n01) / n, float(low), float(high)
 
 
 def cluster_bootstrap_self_preference(

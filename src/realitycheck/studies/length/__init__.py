@@ -1,4 +1,7 @@
-"""Length bias: how much detectors, labelers and labels follow response length."""
+"""Length bias: how much detectors, labelers and labels follow response length.
+
+Parts: ``_report`` (figures and finding).
+"""
 
 from __future__ import annotations
 
@@ -8,29 +11,21 @@ from typing import ClassVar, Literal
 import numpy as np
 import pandas as pd
 
-from realitycheck.analysis import Bootstrap
-from realitycheck.errors import InvalidInputError
+from realitycheck.analysis import Bootstrap, ranking_ci
 from realitycheck.keys import LabelKey, is_human
-from realitycheck.metrics import pearson, spearman
+from realitycheck.metrics import correlation_pvalue, pearson, spearman, wilson_interval
+from realitycheck.params import Interval, OneOf, param
 from realitycheck.store import RunData, StudyResult, StudyTable
-from realitycheck.studies._base import Study, study
-from realitycheck.studies._length_parts import (
+from realitycheck.studies import Study, automatic_labelers, quiet, study
+from realitycheck.studies.length._report import (
     length_finding,
     plot_accuracy_by_length,
     plot_lengths,
 )
-from realitycheck.studies._shift_common import (
-    automatic_labelers,
-    check_int,
-    correlation_pvalue,
-    quiet,
-    ranking_ci,
-    wilson_interval,
-)
 
 __all__ = ["LengthBias"]
 
-_UNITS = ("words", "chars")
+Unit = Literal["words", "chars"]
 _QUANTILES = {"q10": 0.1, "q25": 0.25, "median": 0.5, "q75": 0.75, "q90": 0.9}
 
 
@@ -55,37 +50,25 @@ class LengthBias(Study):
       hallucinated): *Len*, the response's own length; *Mean-Len*, the mean
       length of its ``samples``; *Std-Len*, their population standard
       deviation (two samples at least). Mean-Len and Std-Len exist only where
-      responses have samples. 95% bootstrap CIs; rank 1 = highest AUROC.
+      responses have samples. Bootstrap CIs; rank 1 = highest AUROC.
     * **distribution** — length quantiles of hallucinated and correct
       responses (reference labels).
     * **accuracy_by_length** — accuracy (agreement with the reference) of each
       automatic labeler in ``n_bins`` quantile bins of length (fewer when
-      lengths tie), with Wilson 95% intervals and the reference hallucination
+      lengths tie), with Wilson intervals and the reference hallucination
       rate in the bin.
+
+    Both kinds of interval cover the run's bootstrap confidence.
 
     Args:
         reference: The labeler taken as ground truth.
         unit: ``words`` or ``chars``.
         n_bins: Number of quantile bins of length.
-        n_resamples: Bootstrap resamples per AUROC interval.
-        seed: Seed of the bootstrap.
     """
 
-    unit: Literal["words", "chars"] = "words"
-    n_bins: int = 5
-    n_resamples: int = 1000
-    seed: int = 0
+    unit: Unit = param("words", OneOf(Unit))
+    n_bins: int = param(5, Interval(int, 1))
     title: ClassVar[str] = "Length bias"
-
-    def __post_init__(self) -> None:
-        if self.unit not in _UNITS:
-            raise InvalidInputError(
-                f"The 'unit' parameter of {self.name} must be one of {_UNITS}. "
-                f"Got {self.unit!r} instead."
-            )
-        check_int(self.n_bins, "n_bins", self.name, low=1)
-        check_int(self.n_resamples, "n_resamples", self.name, low=1)
-        check_int(self.seed, "seed", self.name, low=0)
 
     def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
         """Measure length effects on every dataset."""
@@ -105,7 +88,7 @@ class LengthBias(Study):
                 skipped.append(
                     f"{dataset}: no response has samples; Mean-Len and Std-Len not computed"
                 )
-            parts["ranking"].append(self._ranking(data, dataset, y, baselines))
+            parts["ranking"].append(self._ranking(data, dataset, y, baselines, bootstrap))
             parts["distribution"].append(_distribution(dataset, length, y, self.unit))
             hist[dataset] = (length, y)
             autos = automatic_labelers(data.labelers_of(dataset), self.reference)
@@ -113,7 +96,9 @@ class LengthBias(Study):
                 skipped.append(f"{dataset}: no automatic labeler; no accuracy by length")
                 continue
             parts["accuracy_by_length"].append(
-                self._accuracy(dataset, length, y, data.verdicts(dataset)[autos])
+                self._accuracy(
+                    dataset, length, y, data.verdicts(dataset)[autos], bootstrap.confidence
+                )
             )
         frames = {
             k: pd.concat(v, ignore_index=True)[_COLUMNS[k]]
@@ -123,8 +108,12 @@ class LengthBias(Study):
         }
         figures = [plot_lengths(ds, length, y, self.unit) for ds, (length, y) in hist.items()]
         if not frames["accuracy_by_length"].empty:
-            figures.append(plot_accuracy_by_length(frames["accuracy_by_length"], self.unit))
-        tables = [StudyTable(k, frames[k], self._caption(k)) for k in _COLUMNS]
+            figures.append(
+                plot_accuracy_by_length(
+                    frames["accuracy_by_length"], self.unit, bootstrap.confidence
+                )
+            )
+        tables = [StudyTable(k, frames[k], self._caption(k, bootstrap)) for k in _COLUMNS]
         return self._result(
             length_finding(frames, self.reference, self.unit),
             tables=tables,
@@ -133,20 +122,28 @@ class LengthBias(Study):
         )
 
     def _ranking(
-        self, data: RunData, dataset: str, y: pd.Series, baselines: pd.DataFrame
+        self,
+        data: RunData,
+        dataset: str,
+        y: pd.Series,
+        baselines: pd.DataFrame,
+        bootstrap: Bootstrap,
     ) -> pd.DataFrame:
         detectors = data.detector_scores(dataset)[data.detectors_of(dataset)]
         signals = pd.concat([detectors, baselines], axis=1)
-        table = ranking_ci(
-            y, signals, ("auroc",), n_resamples=self.n_resamples, confidence=0.95, seed=self.seed
-        )
+        table = ranking_ci(y, signals, ("auroc",), bootstrap)
         table["kind"] = np.where(table["name"].isin(baselines.columns), "baseline", "detector")
         table = table.sort_values("value", ascending=False, na_position="last")
         table["rank"] = table["value"].rank(ascending=False, method="min")
         return table.rename(columns={"value": "auroc"}).assign(dataset=dataset)
 
     def _accuracy(
-        self, dataset: str, length: pd.Series, y: pd.Series, verdicts: pd.DataFrame
+        self,
+        dataset: str,
+        length: pd.Series,
+        y: pd.Series,
+        verdicts: pd.DataFrame,
+        confidence: float,
     ) -> pd.DataFrame:
         known = y.notna()
         bins = pd.qcut(length[known], self.n_bins, duplicates="drop")
@@ -158,7 +155,7 @@ class LengthBias(Study):
                 ok = in_bin & verdicts[labeler].notna()
                 n = int(ok.sum())
                 right = int((verdicts.loc[ok, labeler] == y[ok]).sum())
-                low, high = wilson_interval(right, n)
+                low, high = wilson_interval(right, n, confidence=confidence)
                 rows.append(
                     {
                         "dataset": dataset,
@@ -175,20 +172,20 @@ class LengthBias(Study):
                 )
         return pd.DataFrame(rows)
 
-    def _caption(self, table: str) -> str:
-        ref, unit = self.reference, self.unit
+    def _caption(self, table: str, bootstrap: Bootstrap) -> str:
+        ref, unit, level = self.reference, self.unit, f"{bootstrap.confidence:.0%}"
         return {
             "correlation": f"Pearson and Spearman correlation of each detector value and "
             f"labeler score (verdict where it has no score) with response length in {unit}; "
             "two-sided p-values.",
             "ranking": f"AUROC against {ref} of every detector and of the length baselines "
-            f"Len, Mean-Len and Std-Len (in {unit}), with 95% bootstrap CIs "
-            f"({self.n_resamples} resamples, seed {self.seed}); rank 1 = best.",
+            f"Len, Mean-Len and Std-Len (in {unit}), with {level} bootstrap CIs "
+            f"({bootstrap.n_resamples} resamples, seed {bootstrap.seed}); rank 1 = best.",
             "distribution": f"Length in {unit} of hallucinated and correct responses "
             f"({ref} labels).",
             "accuracy_by_length": f"Accuracy of each automatic labeler against {ref} in "
             f"{self.n_bins} quantile bins of length in {unit} (bins with tied edges merged), "
-            "with Wilson 95% intervals and the reference hallucination rate in the bin.",
+            f"with Wilson {level} intervals and the reference hallucination rate in the bin.",
         }[table]
 
 

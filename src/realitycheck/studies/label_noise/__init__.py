@@ -1,23 +1,28 @@
-"""Label noise: detector metrics and rankings under noisy test labels; rater reliability."""
+"""Label noise: detector metrics and rankings under noisy test labels; rater reliability.
+
+Parts: ``_simulation`` (noisy label sets and measurement under them),
+``_raters`` (the rater tables), ``_report`` (tables, figures, finding).
+"""
 
 from __future__ import annotations
 
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
 from realitycheck.analysis import Bootstrap, choose_or_fix_threshold, split_of
-from realitycheck.errors import InvalidInputError
 from realitycheck.keys import is_human
+from realitycheck.metrics import auroc_many
+from realitycheck.params import InstanceOf, Interval, SequenceOf, as_tuple, param
 from realitycheck.store import RunData, StudyResult
-from realitycheck.studies import _agreement_stats as A
-from realitycheck.studies import _label_noise_sim as N
-from realitycheck.studies._base import Study, study
-from realitycheck.studies._label_noise_report import (
+from realitycheck.studies import Study, study
+from realitycheck.studies.label_noise import _simulation as N
+from realitycheck.studies.label_noise._raters import RaterTables, rater_tables
+from realitycheck.studies.label_noise._report import (
     Condition,
     curve_figure,
     effect_rows,
@@ -25,13 +30,10 @@ from realitycheck.studies._label_noise_report import (
     ranking_row,
     tables,
 )
-from realitycheck.studies._rater_tables import RaterTables, rater_tables
 
 __all__ = ["LabelNoise"]
 
-
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and value == value
+_RATE = Interval(float, 0, 1)
 
 
 @study("label_noise")
@@ -72,66 +74,44 @@ class LabelNoise(Study):
     protocol) counts as missing. Without annotators, two or more automatic
     labelers are aggregated the same way.
 
+    The bootstrap intervals use the run's bootstrap settings, and its seed also
+    seeds the noise draws (one seed reproduces the whole run).
+
     Args:
         reference: The clean labels.
         rate: Noise level of random flips and cap of the human-noise sets, in [0, 1].
         rates: Noise levels of the random-flip curves, each in [0, 1].
         repetitions: Seeded random-flip draws per rate (>= 1).
         weak_detectors: Also use detectors' verdicts as weak supervision.
-        n_resamples: Bootstrap resamples of each confidence interval (>= 1).
-        seed: Seed of the noise draws and of the bootstrap.
     """
 
-    rate: float = 0.15
-    rates: tuple[float, ...] = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)
-    repetitions: int = 5
-    weak_detectors: bool = True
-    n_resamples: int = 200
-    seed: int = 0
+    rate: float = param(0.15, _RATE)
+    rates: tuple[float, ...] = param(
+        (0.0, 0.05, 0.1, 0.15, 0.2, 0.3), SequenceOf(_RATE, min_length=1), convert=as_tuple
+    )
+    repetitions: int = param(5, Interval(int, 1))
+    weak_detectors: bool = param(True, InstanceOf(bool))
 
     title: ClassVar[str] = "Label noise: detectors under noisy test labels, rater reliability"
 
-    def __post_init__(self) -> None:
-        rates = self.rates if isinstance(self.rates, tuple | list) else (self.rates,)
-        object.__setattr__(self, "rates", tuple(rates))
-        for name, value in [("rate", self.rate)] + [("rates", r) for r in self.rates]:
-            if not _number(value) or not 0 <= value <= 1:
-                raise InvalidInputError(
-                    f"The {name!r} parameter of label-noise must be a number in [0, 1]. "
-                    f"Got {value!r} instead."
-                )
-        if not self.rates:
-            raise InvalidInputError(
-                "The 'rates' parameter of label-noise must hold at least one rate. Got () instead."
-            )
-        for name, value, low in (
-            ("repetitions", self.repetitions, 1),
-            ("n_resamples", self.n_resamples, 1),
-            ("seed", self.seed, 0),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise InvalidInputError(
-                    f"The {name!r} parameter of label-noise must be an int >= {low}. "
-                    f"Got {value!r} instead."
-                )
-        if not isinstance(self.weak_detectors, bool):
-            raise InvalidInputError(
-                "The 'weak_detectors' parameter of label-noise must be a bool. "
-                f"Got {self.weak_detectors!r} instead."
-            )
+    def _rng(self, seed: int, dataset: str, *parts: int) -> np.random.Generator:
+        return np.random.default_rng([seed, zlib.crc32(dataset.encode("utf-8")), *parts])
 
-    def _rng(self, dataset: str, *parts: int) -> np.random.Generator:
-        return np.random.default_rng([self.seed, zlib.crc32(dataset.encode("utf-8")), *parts])
-
-    def _flips(self, dataset: str, y: np.ndarray, rate: float) -> np.ndarray:
-        seed = int(self._rng(dataset, int(round(rate * 1e6))).integers(2**32))
-        return N.random_flips(y, rate, self.repetitions, seed)
+    def _flips(self, seed: int, dataset: str, y: np.ndarray, rate: float) -> np.ndarray:
+        draw_seed = int(self._rng(seed, dataset, int(round(rate * 1e6))).integers(2**32))
+        return N.random_flips(y, rate, self.repetitions, draw_seed)
 
     def _conditions(
-        self, data: RunData, ds: str, y: np.ndarray, test: np.ndarray, scores: dict[str, np.ndarray]
+        self,
+        data: RunData,
+        ds: str,
+        y: np.ndarray,
+        test: np.ndarray,
+        scores: dict[str, np.ndarray],
+        seed: int,
     ) -> Iterator[Condition]:
         yield Condition("clean", "", "", y[None, :], 0.0, 0.0)
-        flips = self._flips(ds, y, self.rate)
+        flips = self._flips(seed, ds, y, self.rate)
         labelled = ~np.isnan(y)
         achieved = float((flips[0] != y)[labelled].mean()) if labelled.any() else np.nan
         yield Condition("random_flip", "", "", flips, self.rate, achieved)
@@ -160,17 +140,16 @@ class LabelNoise(Study):
                     verdict = np.where(np.isnan(s), np.nan, (s >= threshold).astype(float))
                     proposals.append(("weak_supervision", key, "detector", verdict, None))
         for k, (name, source, kind, proposal, cap) in enumerate(proposals):
-            seed = int(self._rng(ds, 7, k).integers(2**32))
-            noisy = N.apply_proposal(y, proposal, cap=cap, seed=seed)
+            cap_seed = int(self._rng(seed, ds, 7, k).integers(2**32))
+            noisy = N.apply_proposal(y, proposal, cap=cap, seed=cap_seed)
             yield Condition(
                 name, source, kind, noisy.labels[None, :], noisy.natural_rate, noisy.rate
             )
 
     def _measure(
-        self, cond: Condition, scores: dict[str, np.ndarray], test: np.ndarray
+        self, cond: Condition, scores: dict[str, np.ndarray], test: np.ndarray, boot: Bootstrap
     ) -> pd.DataFrame:
         if cond.draws.shape[0] == 1:
-            boot = N.Bootstrap(self.n_resamples, self.seed)
             frame = pd.DataFrame(N.measure_condition(cond.draws[0], scores, test, boot)).T
             return frame.assign(interval="bootstrap over responses")
         per_draw = [pd.DataFrame(N.measure_condition(d, scores, test, None)).T for d in cond.draws]
@@ -203,13 +182,13 @@ class LabelNoise(Study):
             scores = {d: frame[d].to_numpy() for d in dets}
             test = split_of(data.example_ids(ds).tolist()) == "test"
             clean: pd.DataFrame | None = None
-            for cond in self._conditions(data, ds, y, test, scores):
-                measured = self._measure(cond, scores, test)
+            for cond in self._conditions(data, ds, y, test, scores, bootstrap.seed):
+                measured = self._measure(cond, scores, test, bootstrap)
                 clean = measured if clean is None else clean
                 effect.append(effect_rows(ds, cond, measured, clean))
                 if cond.condition != "clean":
                     ranking.append(ranking_row(ds, cond, measured, clean))
-            curve = self._curve(ds, y, scores)
+            curve = self._curve(ds, y, scores, bootstrap.seed)
             curves.append(curve)
             figures.append(curve_figure(ds, curve, self.rate))
         made = tables(effect, ranking, curves, raters)
@@ -239,12 +218,14 @@ class LabelNoise(Study):
             return
         rater_tables(out, ds, kind, names, data.verdicts(ds)[names].to_numpy(), y, ref)
 
-    def _curve(self, ds: str, y: np.ndarray, scores: dict[str, np.ndarray]) -> pd.DataFrame:
-        draws = np.vstack([self._flips(ds, y, r) for r in self.rates])
+    def _curve(
+        self, ds: str, y: np.ndarray, scores: dict[str, np.ndarray], seed: int
+    ) -> pd.DataFrame:
+        draws = np.vstack([self._flips(seed, ds, y, r) for r in self.rates])
         rows = []
         for d, s in scores.items():
             ok = ~np.isnan(y) & ~np.isnan(s)
-            values = A.auroc_many(draws[:, ok], s[ok][None, :])[:, 0].reshape(len(self.rates), -1)
+            values = auroc_many(draws[:, ok], s[ok][None, :])[:, 0].reshape(len(self.rates), -1)
             for rate, row in zip(self.rates, values, strict=True):
                 rows.append(
                     {

@@ -1,4 +1,4 @@
-"""Noisy test labels and detector measurement under them, for the label-noise study.
+"""Noisy test labels, and detector measurement under them.
 
 Labels are arrays of 1.0 (hallucinated) / 0.0 / NaN (no reference label: the
 item is left out of every measurement). Noise only ever touches items that
@@ -14,10 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from realitycheck import metrics as M
-from realitycheck.analysis import Measure, Where, choose_or_fix_threshold, group_by_mask
+from realitycheck.analysis import Bootstrap, Measure, Where, choose_or_fix_threshold, group_by_mask
 
 __all__ = [
-    "Bootstrap",
+    "OBJECTIVE",
     "Noisy",
     "apply_proposal",
     "dissenting_label_proposal",
@@ -96,15 +96,6 @@ def apply_proposal(y: np.ndarray, proposal: np.ndarray, *, cap: float | None, se
     return Noisy(out, natural, differ.size / n if n else float("nan"))
 
 
-@dataclass(frozen=True)
-class Bootstrap:
-    """Settings of the bootstrap intervals (read by ``Measure``)."""
-
-    n_resamples: int
-    seed: int
-    confidence: float = 0.95
-
-
 def _point(metric: str, y: np.ndarray, s: np.ndarray) -> float:
     if y.size == 0 or y.min() == y.max():
         return float("nan")
@@ -128,9 +119,9 @@ def measure_condition(
     y: np.ndarray,
     scores: Mapping[str, np.ndarray],
     test: np.ndarray,
-    boot: Bootstrap | None,
+    bootstrap: Bootstrap | None,
 ) -> dict[str, dict[str, float]]:
-    """AUROC and PR-AUC (with bootstrap CIs when ``boot``) and balanced accuracy per detector.
+    """AUROC and PR-AUC (CIs with ``bootstrap``) and balanced accuracy per detector.
 
     Balanced accuracy: threshold chosen on the calibration items (``~test``)
     with these same labels, as evaluate does, and applied to the test items.
@@ -140,14 +131,14 @@ def measure_condition(
     for keys, mask in group_by_mask(valid):
         ym = y[mask]
         for metric in ("auroc", "pr_auc"):
-            if boot is None:
+            if bootstrap is None:
                 for d in keys:
                     out[d][metric] = _point(metric, ym, scores[d][mask])
                 continue
             stacked = np.vstack([scores[d][mask] for d in keys])
             where = Where(labeler="", slice="", dataset="", n_excluded=0)
             for d, row in zip(
-                keys, Measure(boot).rows(metric, keys, ym, stacked, where), strict=True
+                keys, Measure(bootstrap).rows(metric, keys, ym, stacked, where), strict=True
             ):
                 out[d].update(
                     {

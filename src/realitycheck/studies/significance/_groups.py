@@ -24,9 +24,8 @@ import pandas as pd
 from scipy import stats
 
 from realitycheck.errors import MissingDependencyError
-from realitycheck.studies._rank_stats import wilson_interval
 
-__all__ = ["GroupTest", "Normality", "compare_groups", "shapiro_check", "wilson_interval"]
+__all__ = ["NOT_APPLICABLE", "GroupTest", "Normality", "compare_groups", "shapiro_check"]
 
 FloatArray = npt.NDArray[np.float64]
 SHAPIRO_MIN, SHAPIRO_MAX = 3, 5000

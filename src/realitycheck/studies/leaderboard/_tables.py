@@ -1,4 +1,4 @@
-"""Tables and the finding of the leaderboard study (kept apart to keep each module short)."""
+"""Tables, captions and the finding of the leaderboard study."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from realitycheck.studies import _rank_stats as R
+from realitycheck.metrics import discordant_pairs, kendall_tau_b, wilson_interval
+from realitycheck.studies.leaderboard._ranking import describe_ties
 
 __all__ = [
     "ANSWER_CAPTION",
@@ -94,7 +95,9 @@ def answer_rates(sub: pd.DataFrame, refused: np.ndarray, confidence: float) -> p
     )
     answered = out["n_responses"] - out["n_refusals"]
     out["answer_rate"] = answered / out["n_responses"]
-    out["ci_low"], out["ci_high"] = R.wilson_interval(answered, out["n_responses"], confidence)
+    out["ci_low"], out["ci_high"] = wilson_interval(
+        answered, out["n_responses"], confidence=confidence
+    )
     return out
 
 
@@ -110,8 +113,8 @@ def inversions(board: pd.DataFrame) -> list[dict[str, Any]]:
         part = part[part["ranked_rate"].notna() & part["human_rate"].notna()]
         names = [short_name(g) for g in part["generator"]]
         human, rate = part["human_rate"].to_numpy(), part["ranked_rate"].to_numpy()
-        pairs, n_tied = R.discordant_pairs(human, rate)
-        tau, p = R.kendall_tau_b(human, rate)
+        pairs, n_tied = discordant_pairs(human, rate)
+        tau, p = kendall_tau_b(human, rate)
         n = len(names)
         out.append(
             {
@@ -124,8 +127,8 @@ def inversions(board: pd.DataFrame) -> list[dict[str, Any]]:
                 "n_tied_pairs": n_tied,
                 "kendall_tau_b": tau,
                 "p_value": p,
-                "judge_ties": R.describe_ties(names, rate),
-                "human_ties": R.describe_ties(names, human),
+                "judge_ties": describe_ties(names, rate),
+                "human_ties": describe_ties(names, human),
                 "discordant_pairs": "; ".join(f"{names[i]} < {names[j]}" for i, j in pairs),
             }
         )

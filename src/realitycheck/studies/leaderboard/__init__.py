@@ -1,4 +1,9 @@
-"""Leaderboard: generators ranked by hallucination rate under humans and under each judge."""
+"""Leaderboard: generators ranked by hallucination rate under humans and under each judge.
+
+Parts: ``_ranking`` (ranks, judge-generator matching, self-preference),
+``_tables`` (tables, captions, finding), ``_plot`` (the dot plot, shared with
+the QA-accuracy study).
+"""
 
 from __future__ import annotations
 
@@ -6,25 +11,75 @@ import re
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
 
 from realitycheck import metrics as M
-from realitycheck.analysis import Bootstrap, split_of
-from realitycheck.errors import InvalidInputError
+from realitycheck.analysis import OBJECTIVES, Bootstrap, refusal_mask, split_of
 from realitycheck.keys import LabelKey, is_human
+from realitycheck.params import (
+    Interval,
+    NonEmptyStr,
+    OneOf,
+    OrNone,
+    Satisfies,
+    SequenceOf,
+    as_tuple,
+    param,
+)
 from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
-from realitycheck.studies import _leaderboard_tables as T
-from realitycheck.studies import _rank_stats as R
-from realitycheck.studies._base import Study, study
-from realitycheck.studies._rank_plots import dot_plot
+from realitycheck.studies import Study, study
+from realitycheck.studies.leaderboard import _ranking as R
+from realitycheck.studies.leaderboard import _tables as T
+from realitycheck.studies.leaderboard._plot import dot_plot
+from realitycheck.studies.leaderboard._ranking import normalise_model_name
 
-__all__ = ["Leaderboard"]
+__all__ = ["Leaderboard", "dot_plot", "normalise_model_name"]
 
-_OBJECTIVES = ("f1_macro", "balanced_accuracy", "f1", "f1_weighted", "youden")
-_RANK_BY = ("all", "answered")
+RankBy = Literal["all", "answered"]
+
+
+_THRESHOLDS = "a finite number per detector key, as {key: value} or 'key=value' strings"
+
+
+def _parsed(item: Any) -> tuple[str, float] | None:
+    """``key=value`` read into ``(key, value)``; None unless a key and a finite number."""
+    if not isinstance(item, str) or "=" not in item:
+        return None
+    key, _, text = item.rpartition("=")
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    if not key.strip() or not np.isfinite(value):
+        return None
+    return key.strip(), value
+
+
+def _threshold_items(value: Any) -> Any:
+    """Thresholds as sorted ``key=value`` strings (anything else unchanged, for the check)."""
+    if isinstance(value, Mapping):
+        numbers = all(
+            isinstance(t, int | float) and not isinstance(t, bool) for t in value.values()
+        )
+        if not numbers:
+            return value
+        items: list[Any] = [f"{key}={float(t)!r}" for key, t in value.items()]
+    elif isinstance(value, str):
+        items = [value]
+    elif isinstance(value, list | tuple):
+        items = list(value)
+    else:
+        return value
+    if any(_parsed(item) is None for item in items):
+        return value
+    return tuple(sorted(items))
+
+
+def _valid_thresholds(value: Any) -> bool:
+    return isinstance(value, tuple) and all(_parsed(item) is not None for item in value)
 
 
 @dataclass(frozen=True)
@@ -58,10 +113,12 @@ class Leaderboard(Study):
     Each judge's ranking is compared with the reference's: discordant pairs
     (listed; pairs tied under either are not counted) and Kendall's tau-b in
     [-1, 1]. Where a judge is also a generator (names matched by
-    :func:`~realitycheck.studies._rank_stats.normalise_model_name`), the
+    :func:`normalise_model_name`), the
     self-preference statistic is ``(judge - human rate)`` on its own outputs
     minus the mean of that difference on the other generators (in [-2, 2];
     negative = more lenient with itself), with a CI from resampling sources.
+    Every interval covers the run's bootstrap confidence; the self-preference
+    bootstrap uses its resamples and seed.
 
     Args:
         reference: The labels taken as the human ranking.
@@ -74,56 +131,20 @@ class Leaderboard(Study):
             (rate over non-refusals, as the HHEM leaderboard).
         objective: What a calibration-split threshold maximises.
         calibration_fraction: Share of examples in the calibration split.
-        confidence: Coverage of the Wilson and bootstrap intervals.
     """
 
-    judges: tuple[str, ...] | None = None
-    thresholds: tuple[str, ...] | Mapping[str, float] = ()
-    refusal_words: int = 5
-    rank_by: str = "all"
-    objective: str = "f1_macro"
-    calibration_fraction: float = 0.5
-    confidence: float = 0.95
+    judges: tuple[str, ...] | None = param(
+        None, OrNone(SequenceOf(NonEmptyStr())), convert=as_tuple
+    )
+    thresholds: tuple[str, ...] | Mapping[str, float] = param(
+        (), Satisfies(_valid_thresholds, _THRESHOLDS), convert=_threshold_items
+    )
+    refusal_words: int = param(5, Interval(int, 0))
+    rank_by: RankBy = param("all", OneOf(RankBy))
+    objective: str = param("f1_macro", OneOf(OBJECTIVES))
+    calibration_fraction: float = param(0.5, Interval(float, 0, 1, closed="neither"))
 
     title: ClassVar[str] = "Leaderboard: generators ranked by humans and by each judge"
-
-    def __post_init__(self) -> None:
-        if isinstance(self.judges, str):
-            object.__setattr__(self, "judges", (self.judges,))
-        elif self.judges is not None:
-            object.__setattr__(self, "judges", tuple(str(j) for j in self.judges))
-        object.__setattr__(self, "thresholds", _threshold_items(self.thresholds))
-        if (
-            isinstance(self.refusal_words, bool)
-            or not isinstance(self.refusal_words, int)
-            or self.refusal_words < 0
-        ):
-            raise InvalidInputError(
-                "The 'refusal_words' parameter of leaderboard must be an int >= 0. "
-                f"Got {self.refusal_words!r} instead."
-            )
-        for name, value, allowed in (
-            ("rank_by", self.rank_by, _RANK_BY),
-            ("objective", self.objective, _OBJECTIVES),
-        ):
-            if value not in allowed:
-                raise InvalidInputError(
-                    f"The {name!r} parameter of leaderboard must be one of {list(allowed)}. "
-                    f"Got {value!r} instead."
-                )
-        for name, fraction in (
-            ("calibration_fraction", self.calibration_fraction),
-            ("confidence", self.confidence),
-        ):
-            if (
-                isinstance(fraction, bool)
-                or not isinstance(fraction, int | float)
-                or not 0 < fraction < 1
-            ):
-                raise InvalidInputError(
-                    f"The {name!r} parameter of leaderboard must be a float in (0, 1). "
-                    f"Got {fraction!r} instead."
-                )
 
     def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
         """Rank the generators of every dataset; see the class docstring."""
@@ -150,16 +171,17 @@ class Leaderboard(Study):
                     skipped.append(f"{ds} ({name}): one generator, nothing to rank")
                     continue
                 where = {"dataset": ds, "slice": name}
-                refused = R.refusal_mask(sub["text"], self.refusal_words)
+                refused = refusal_mask(sub["text"], self.refusal_words)
                 local = [replace(j, verdicts=j.verdicts[mask]) for j in judges]
-                board = self._board(sub, refused, local)
-                answers.append(T.answer_rates(sub, refused, self.confidence).assign(**where))
+                board = self._board(sub, refused, local, bootstrap.confidence)
+                answers.append(T.answer_rates(sub, refused, bootstrap.confidence).assign(**where))
                 boards.append(board.assign(**where))
                 inversions += [{**where, **row} for row in T.inversions(board)]
                 preference += [
-                    {**where, **row} for row in self._self_preference(sub, refused, board, local)
+                    {**where, **row}
+                    for row in self._self_preference(sub, refused, board, local, bootstrap)
                 ]
-                figures.append(self._figure(board, ds, name))
+                figures.append(self._figure(board, ds, name, bootstrap.confidence))
         tables = [
             StudyTable("leaderboard", T.front(boards), T.BOARD_CAPTION.format(by=self.rank_by)),
             StudyTable(
@@ -197,7 +219,7 @@ class Leaderboard(Study):
             out.append(_Judge(key, kind, v, None, f"{kind} verdict"))
         scores = data.detector_scores(ds)
         split = split_of(list(frame["example_id"]), self.calibration_fraction)
-        given = dict(_parse_threshold(item) for item in self.thresholds)
+        given = dict(t for t in map(_parsed, self.thresholds) if t is not None)
         for key in detectors:
             s = scores[key].to_numpy()
             t, rule = self._threshold(key, s, ref, split, given)
@@ -228,7 +250,9 @@ class Leaderboard(Study):
             "applied to every response"
         )
 
-    def _board(self, sub: pd.DataFrame, refused: np.ndarray, judges: list[_Judge]) -> pd.DataFrame:
+    def _board(
+        self, sub: pd.DataFrame, refused: np.ndarray, judges: list[_Judge], confidence: float
+    ) -> pd.DataFrame:
         models = sorted(sub["model"].unique())
         model = sub["model"].to_numpy()
         ref = judges[0].verdicts
@@ -257,8 +281,8 @@ class Leaderboard(Study):
                 )
             part = pd.DataFrame(rows)
             part["hallucination_rate"] = _ratio(part["n_hallucinated"], part["n_judged"])
-            part["ci_low"], part["ci_high"] = R.wilson_interval(
-                part["n_hallucinated"], part["n_judged"], self.confidence
+            part["ci_low"], part["ci_high"] = M.wilson_interval(
+                part["n_hallucinated"], part["n_judged"], confidence=confidence
             )
             part["hallucination_rate_answered"] = _ratio(
                 part["n_hallucinated_answered"], part["n_judged_answered"]
@@ -271,7 +295,12 @@ class Leaderboard(Study):
         return pd.concat(parts, ignore_index=True)[T.BOARD_COLUMNS]
 
     def _self_preference(
-        self, sub: pd.DataFrame, refused: np.ndarray, board: pd.DataFrame, judges: list[_Judge]
+        self,
+        sub: pd.DataFrame,
+        refused: np.ndarray,
+        board: pd.DataFrame,
+        judges: list[_Judge],
+        bootstrap: Bootstrap,
     ) -> list[dict[str, Any]]:
         models = sorted(sub["model"].unique())
         matched = R.match_judges([j.key for j in judges[1:]], models)
@@ -301,7 +330,9 @@ class Leaderboard(Study):
                 group[use] == k,
                 group[use],
                 cluster[use],
-                confidence=self.confidence,
+                n_resamples=bootstrap.n_resamples,
+                confidence=bootstrap.confidence,
+                seed=bootstrap.seed,
             )
             out.append(
                 {
@@ -321,7 +352,7 @@ class Leaderboard(Study):
             )
         return out
 
-    def _figure(self, board: pd.DataFrame, ds: str, name: str) -> StudyFigure:
+    def _figure(self, board: pd.DataFrame, ds: str, name: str, confidence: float) -> StudyFigure:
         ref = board[board["judge_kind"] == "reference"].sort_values("ranked_rate")
         order = list(ref["generator"])
         counts = ("n_hallucinated", "n_judged")
@@ -330,7 +361,7 @@ class Leaderboard(Study):
         series = {}
         for judge, part in board.groupby("judge", sort=False):
             part = part.set_index("generator").loc[order]
-            low, high = R.wilson_interval(part[counts[0]], part[counts[1]], self.confidence)
+            low, high = M.wilson_interval(part[counts[0]], part[counts[1]], confidence=confidence)
             series[str(judge)] = (part["ranked_rate"].to_numpy(), low, high)
         png = dot_plot(
             [g.rsplit("/", 1)[-1] for g in order],
@@ -352,38 +383,3 @@ def _mean(values: np.ndarray) -> float:
 
 def _ratio(num: pd.Series, den: pd.Series) -> pd.Series:
     return num / den.where(den > 0)
-
-
-def _threshold_items(value: Any) -> tuple[str, ...]:
-    if isinstance(value, Mapping):
-        items = []
-        for key, t in value.items():
-            if isinstance(t, bool) or not isinstance(t, int | float):
-                raise InvalidInputError(_THRESHOLD_MESSAGE.format(f"{key!r}: {t!r}"))
-            items.append(f"{key}={float(t)!r}")
-    elif isinstance(value, str):
-        items = [value]
-    else:
-        items = [str(v) if isinstance(v, str) else v for v in value]
-    for item in items:
-        _parse_threshold(item)
-    return tuple(sorted(items))
-
-
-_THRESHOLD_MESSAGE = (
-    "The 'thresholds' parameter of leaderboard must give a finite number per detector key, "
-    "as {{key: value}} or 'key=value' strings. Got {} instead."
-)
-
-
-def _parse_threshold(item: Any) -> tuple[str, float]:
-    if not isinstance(item, str) or "=" not in item:
-        raise InvalidInputError(_THRESHOLD_MESSAGE.format(repr(item)))
-    key, _, text = item.rpartition("=")
-    try:
-        value = float(text)
-    except ValueError:
-        raise InvalidInputError(_THRESHOLD_MESSAGE.format(repr(item))) from None
-    if not key.strip() or not np.isfinite(value):
-        raise InvalidInputError(_THRESHOLD_MESSAGE.format(repr(item)))
-    return key.strip(), value

@@ -1,4 +1,7 @@
-"""The repetition stress test: repeat a response's sentences, facts unchanged, and re-measure."""
+"""The repetition stress test: repeat a response's sentences, facts unchanged, and re-measure.
+
+Parts: ``_report`` (metrics per k, flags, figure, finding).
+"""
 
 from __future__ import annotations
 
@@ -14,11 +17,12 @@ from realitycheck.detectors import Detector, Needs, detectors
 from realitycheck.errors import InvalidInputError, UnknownComponentError
 from realitycheck.keys import LabelKey, is_human
 from realitycheck.labelers import Labeler, labelers
+from realitycheck.params import InstanceOf, Interval, SequenceOf, as_tuple, param
 from realitycheck.records import Example, Response, records_from_rows
 from realitycheck.registry import Registry
 from realitycheck.store import RunData, StudyResult, StudyTable
-from realitycheck.studies._base import Study, study
-from realitycheck.studies._repetition_parts import (
+from realitycheck.studies import Study, base_name, study
+from realitycheck.studies.repetition._report import (
     COLUMNS,
     detector_metrics,
     flag_rows,
@@ -26,7 +30,6 @@ from realitycheck.studies._repetition_parts import (
     plot_repetition,
     repetition_finding,
 )
-from realitycheck.studies._shift_common import base_name, check_fraction, check_int
 from realitycheck.text import split_sentences
 
 __all__ = ["Repetition", "repeat_sentences"]
@@ -39,6 +42,18 @@ SLOW_COMPONENTS: frozenset[str] = frozenset({"embedding_similarity", "embedding_
 _RECOMPUTABLE_NEEDS = frozenset({"context", "references"})
 """What a component may read and still be recomputed on a repeated text."""
 _STORED = "stored with the dataset"
+
+_K = Interval(int, 0)
+_TOLERANCE = Interval(float, 0, 1)
+
+
+def _ks(value: Any) -> Any:
+    """The extra-copy counts sorted, without repeats, with 0 first (anything else unchanged)."""
+    items = as_tuple(value)
+    if not isinstance(items, tuple) or not items or not all(_K.accepts(k) for k in items):
+        return items
+    ks = tuple(sorted({int(k) for k in items}))
+    return ks if 0 in ks else (0, *ks)
 
 
 def repeat_sentences(text: str, k: int) -> str:
@@ -82,47 +97,23 @@ class Repetition(Study):
     states of the original generation) are not recomputed; embedding-based
     ones only with ``include_slow``. Each dataset
     contributes at most ``max_responses`` responses with a reference label
-    (a seeded random subsample).
+    (a random subsample drawn with the run's seed).
 
     Args:
         reference: The labeler taken as ground truth.
         ks: The numbers of extra copies; 0 (the response as it is) is always included.
         max_responses: At most this many responses per dataset.
-        seed: Seed of the subsample.
         auroc_tolerance: Largest tolerated change of a detector's AUROC.
         share_tolerance: Largest tolerated change of a labeler's hallucinated share.
         include_slow: Also recompute embedding-based labelers and detectors.
     """
 
-    ks: tuple[int, ...] = (0, 1, 2, 4)
-    max_responses: int = 2000
-    seed: int = 0
-    auroc_tolerance: float = 0.02
-    share_tolerance: float = 0.02
-    include_slow: bool = False
+    ks: tuple[int, ...] = param((0, 1, 2, 4), SequenceOf(_K, min_length=1), convert=_ks)
+    max_responses: int = param(2000, Interval(int, 1))
+    auroc_tolerance: float = param(0.02, _TOLERANCE)
+    share_tolerance: float = param(0.02, _TOLERANCE)
+    include_slow: bool = param(False, InstanceOf(bool))
     title: ClassVar[str] = "Repetition stress test"
-
-    def __post_init__(self) -> None:
-        ks = (self.ks,) if isinstance(self.ks, int) else self.ks
-        try:
-            values = tuple(sorted({check_int(k, "ks", self.name, low=0) for k in ks}))
-        except TypeError:
-            values = ()
-        if not values:
-            raise InvalidInputError(
-                f"The 'ks' parameter of {self.name} must be a non-empty sequence of ints >= 0. "
-                f"Got {self.ks!r} instead."
-            )
-        object.__setattr__(self, "ks", values if 0 in values else (0, *values))
-        check_int(self.max_responses, "max_responses", self.name, low=1)
-        check_int(self.seed, "seed", self.name, low=0)
-        check_fraction(self.auroc_tolerance, "auroc_tolerance", self.name, closed=True)
-        check_fraction(self.share_tolerance, "share_tolerance", self.name, closed=True)
-        if not isinstance(self.include_slow, bool):
-            raise InvalidInputError(
-                f"The 'include_slow' parameter of {self.name} must be a bool. "
-                f"Got {self.include_slow!r} instead."
-            )
 
     def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
         """Repeat, recompute and re-measure on every dataset with reference labels."""
@@ -143,13 +134,13 @@ class Repetition(Study):
             if not chosen_labelers and not chosen_detectors:
                 skipped.append(f"{dataset}: no labeler or detector that can be recomputed")
                 continue
-            frame = self._subsample(data, dataset)
+            frame = self._subsample(data, dataset, bootstrap.seed)
             used.append(
                 {
                     "dataset": dataset,
                     "n_with_reference": int(data.verdicts(dataset)[self.reference].notna().sum()),
                     "n_used": len(frame),
-                    "seed": self.seed,
+                    "seed": bootstrap.seed,
                 }
             )
             frames.append(self._measure(data, frame, chosen_labelers, chosen_detectors))
@@ -208,12 +199,12 @@ class Repetition(Study):
                 chosen.append((key, component))
         return chosen, why
 
-    def _subsample(self, data: RunData, dataset: str) -> pd.DataFrame:
+    def _subsample(self, data: RunData, dataset: str, seed: int) -> pd.DataFrame:
         frame = data.frame(dataset)
         frame = frame[data.verdicts(dataset)[self.reference].notna()]
         if len(frame) <= self.max_responses:
             return frame
-        rng = np.random.default_rng(self.seed)
+        rng = np.random.default_rng(seed)
         keep = np.sort(rng.choice(len(frame), size=self.max_responses, replace=False))
         return frame.iloc[keep]
 

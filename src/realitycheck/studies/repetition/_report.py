@@ -8,10 +8,10 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from realitycheck.plots import new_figure, png_bytes
 from realitycheck.metrics import accuracy, auroc, cohen_kappa, pr_auc
+from realitycheck.plots import new_figure, png_bytes
 from realitycheck.store import StudyFigure
-from realitycheck.studies._shift_common import fmt, quiet
+from realitycheck.studies import fmt, quiet
 
 __all__ = [
     "COLUMNS",

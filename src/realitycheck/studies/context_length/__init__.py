@@ -1,4 +1,8 @@
-"""Context length: detector and labeler quality per context-length stratum; benchmark statistics."""
+"""Context length: detector and labeler quality per context-length stratum; benchmark statistics.
+
+Parts: ``_report`` (gain table, figure, finding); the benchmark statistics
+are :func:`realitycheck.studies.benchmark_audit.benchmark_stats`.
+"""
 
 from __future__ import annotations
 
@@ -17,13 +21,13 @@ from realitycheck.analysis import (
     group_by_mask,
     split_of,
 )
-from realitycheck.errors import InvalidInputError
 from realitycheck.keys import is_human
+from realitycheck.params import Interval, OneOf, Satisfies, SequenceOf, as_tuple, param
 from realitycheck.records import MetricResult
 from realitycheck.store import RunData, StudyResult, StudyTable
-from realitycheck.studies._base import Study, study
-from realitycheck.studies._benchmark_facts import benchmark_stats
-from realitycheck.studies._context_report import MIN_N, context_figure, finding, gains
+from realitycheck.studies import Study, study
+from realitycheck.studies.benchmark_audit import benchmark_stats
+from realitycheck.studies.context_length._report import MIN_N, context_figure, finding, gains
 
 __all__ = ["ContextLength", "stratum_names"]
 
@@ -32,6 +36,10 @@ THRESHOLDED = ("f1", "precision", "recall", "accuracy")
 
 def _short(value: float) -> str:
     return f"{value / 1000:g}K" if value >= 1000 else f"{value:g}"
+
+
+def _increasing(edges: tuple[float, ...]) -> bool:
+    return all(a < b for a, b in zip(edges, edges[1:], strict=False))
 
 
 def stratum_names(edges: tuple[float, ...]) -> list[str]:
@@ -63,61 +71,28 @@ class ContextLength(Study):
     detectors: 0.5), exactly as evaluate does. Per automatic labeler: the same
     four metrics of its verdicts against the reference, and the AUROC of its
     score. Every metric lies in [0, 1], higher = better, with a percentile
-    bootstrap CI over responses, n and the number of hallucinated responses.
+    bootstrap CI over responses (the run's bootstrap settings), n and the
+    number of hallucinated responses.
     The benchmark statistics table (samples, mean / max context length,
     hallucination rate, generators, domains) covers every dataset of the run.
 
     Args:
         reference: The labels the detectors are measured against.
         edges: Increasing context lengths (characters) where strata are cut.
-        n_resamples: Bootstrap resamples per interval (>= 1).
         threshold_objective: What the calibration-split threshold maximises.
         calibration_fraction: Share of examples in the calibration split.
-        confidence: Coverage of the intervals, in (0, 1).
-        seed: Seed of the bootstrap.
     """
 
-    edges: tuple[float, ...] = (1000, 5000)
-    n_resamples: int = 1000
-    threshold_objective: str = "f1_macro"
-    calibration_fraction: float = 0.5
-    confidence: float = 0.95
-    seed: int = 0
+    edges: tuple[float, ...] = param(
+        (1000, 5000),
+        SequenceOf(Interval(float, 0, float("inf"), closed="neither"), min_length=1),
+        Satisfies(_increasing, "strictly increasing"),
+        convert=as_tuple,
+    )
+    threshold_objective: str = param("f1_macro", OneOf(OBJECTIVES))
+    calibration_fraction: float = param(0.5, Interval(float, 0, 1, closed="neither"))
 
     title: ClassVar[str] = "Context length: quality per context-length stratum"
-
-    def __post_init__(self) -> None:
-        edges = self.edges if isinstance(self.edges, tuple | list) else (self.edges,)
-        object.__setattr__(self, "edges", tuple(edges))
-        numbers = all(
-            isinstance(e, int | float) and not isinstance(e, bool) and np.isfinite(e) and e > 0
-            for e in self.edges
-        )
-        if not self.edges or not numbers or list(self.edges) != sorted(set(self.edges)):
-            raise InvalidInputError(
-                "The 'edges' parameter of context-length must be strictly increasing positive "
-                f"numbers. Got {self.edges!r} instead."
-            )
-        for name, value, low in (("n_resamples", self.n_resamples, 1), ("seed", self.seed, 0)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise InvalidInputError(
-                    f"The {name!r} parameter of context-length must be an int >= {low}. "
-                    f"Got {value!r} instead."
-                )
-        if self.threshold_objective not in OBJECTIVES:
-            raise InvalidInputError(
-                "The 'threshold_objective' parameter of context-length must be one of "
-                f"{list(OBJECTIVES)}. Got {self.threshold_objective!r} instead."
-            )
-        for name, share in (
-            ("calibration_fraction", self.calibration_fraction),
-            ("confidence", self.confidence),
-        ):
-            if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share < 1:
-                raise InvalidInputError(
-                    f"The {name!r} parameter of context-length must be a float in (0, 1). "
-                    f"Got {share!r} instead."
-                )
 
     def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
         """Measure every dataset with a context, stratum by stratum."""
@@ -144,7 +119,7 @@ class ContextLength(Study):
             if not has.all():
                 skipped.append(f"{ds}: {int((~has).sum())} responses without a context left out")
             stratum = np.where(has, np.digitize(np.where(has, ctx, 0), self.edges), -1)
-            found = self._measure(data, ds, ref, rows, ctx, stratum, names)
+            found = self._measure(data, ds, ref, rows, ctx, stratum, names, bootstrap)
             counts.append(found[0])
             metrics.append(found[1])
             figure = context_figure(ds, found[1], names)
@@ -161,6 +136,7 @@ class ContextLength(Study):
         ctx: np.ndarray,
         stratum: np.ndarray,
         names: list[str],
+        bootstrap: Bootstrap,
     ) -> tuple[pd.DataFrame, pd.DataFrame]:
         y = data.verdicts(ds)[ref].to_numpy()
         test = split_of(rows["example_id"].tolist(), self.calibration_fraction) == "test"
@@ -173,7 +149,7 @@ class ContextLength(Study):
         verdicts, label_scores = data.verdicts(ds), data.label_scores(ds)
         autos = [k for k in data.labelers_of(ds) if not is_human(k)]
         tasks = sorted(rows["task"].dropna().unique())
-        measure = Measure(self)
+        measure = Measure(bootstrap)
         counts, results = [], []
         for task in ["all", *tasks] if len(tasks) > 1 else ["all"]:
             in_task = (

@@ -61,7 +61,7 @@ FACTS: dict[str, DatasetFacts] = {
         None,
         "unknown: the release does not record the articles' source or topic",
     ),
-    "halueval-general": DatasetFacts(
+    "halueval_general": DatasetFacts(
         "yes",
         "ChatGPT's own answers to user queries, annotated by humans; unlike HaluEval's "
         "QA / dialogue / summary parts, no hallucinated answer was generated on purpose "

@@ -1,3 +1,9 @@
+"""The significance study's group comparison: normality check, test choice, post-hoc tests.
+
+Each test's statistic and p-value is checked against scipy, statsmodels or
+scikit-posthocs (or a hand computation) on seeded random samples.
+"""
+
 import itertools
 import math
 
@@ -5,12 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
-from sklearn.metrics import roc_auc_score
 
-from realitycheck.metrics._bootstrap import resample_indices
-from realitycheck.studies._delong import auroc_bootstrap, delong
-from realitycheck.studies._famd import famd_scores, fit_famd
-from realitycheck.studies._tests import compare_groups, shapiro_check, wilson_interval
+from realitycheck.studies.significance._groups import compare_groups, shapiro_check
 
 # -- helpers ------------------------------------------------------------------------------
 
@@ -70,17 +72,6 @@ def test_shapiro_check_cannot_check_tiny_or_constant_samples(values, note):
 def test_shapiro_check_subsamples_beyond_5000():
     check = shapiro_check(np.random.default_rng(0).normal(size=6000))
     assert check.n == 6000 and "subsample of 5000" in check.note and check.normal is not None
-
-
-@pytest.mark.parametrize(("k", "n"), [(0, 10), (3, 10), (10, 10), (57, 300), (1, 1)])
-def test_wilson_interval_matches_statsmodels(k, n):
-    from statsmodels.stats.proportion import proportion_confint
-
-    assert wilson_interval(k, n) == pytest.approx(proportion_confint(k, n, method="wilson"))
-
-
-def test_wilson_interval_of_no_items_is_nan():
-    assert all(math.isnan(v) for v in wilson_interval(0, 0))
 
 
 # -- two groups -----------------------------------------------------------------------------
@@ -272,165 +263,3 @@ def test_missing_values_and_groups_are_left_out():
     result = compare_groups(values, groups, blocks)
     assert result.n_values == 40
     assert result.p_value == pytest.approx(stats.ttest_ind(a, b, equal_var=False).pvalue)
-
-
-# -- DeLong and the paired bootstrap ---------------------------------------------------------
-
-
-def _slow_delong(y, scores):
-    """DeLong's covariance straight from the U-statistic kernel psi over all pairs."""
-    pos, neg = scores[:, y == 1], scores[:, y == 0]
-    m, n = pos.shape[1], neg.shape[1]
-    k = scores.shape[0]
-    v10, v01 = np.zeros((k, m)), np.zeros((k, n))
-    for r in range(k):
-        for i in range(m):
-            for j in range(n):
-                psi = 1.0 if pos[r, i] > neg[r, j] else 0.5 if pos[r, i] == neg[r, j] else 0.0
-                v10[r, i] += psi / n
-                v01[r, j] += psi / m
-    s10 = (v10 - v10.mean(axis=1, keepdims=True)) @ (v10 - v10.mean(axis=1, keepdims=True)).T
-    s01 = (v01 - v01.mean(axis=1, keepdims=True)) @ (v01 - v01.mean(axis=1, keepdims=True)).T
-    return v10.mean(axis=1), s10 / (m - 1) / m + s01 / (n - 1) / n
-
-
-@pytest.mark.parametrize("seed", range(4))
-def test_fast_delong_equals_the_direct_u_statistic_and_sklearn(seed):
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(20, 60))
-    y = (rng.random(n) < 0.4).astype(int)
-    y[:2], y[2:4] = 1, 0
-    scores = np.vstack(
-        [
-            np.round(y + rng.normal(size=n), 1),  # ties
-            rng.integers(0, 4, size=n).astype(float),  # heavy ties
-            np.round(0.5 * y + rng.normal(size=n), 2),
-        ]
-    )
-    fast = delong(y, scores)
-    areas, cov = _slow_delong(y, scores)
-    np.testing.assert_allclose(fast.auroc, areas)
-    np.testing.assert_allclose(fast.auroc, [roc_auc_score(y, s) for s in scores])
-    np.testing.assert_allclose(fast.covariance, cov)
-    z = (areas[0] - areas[1]) / math.sqrt(cov[0, 0] + cov[1, 1] - 2 * cov[0, 1])
-    assert fast.z == pytest.approx(z)
-    assert fast.p_value == pytest.approx(2 * stats.norm.sf(abs(z)))
-
-
-@pytest.mark.parametrize(
-    ("y", "scores", "note"),
-    [
-        ([0, 0, 0, 1], [[0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1]], "fewer than 2"),
-        ([0, 0, 1, 1, 0, 1], [[1, 2, 3, 4, 5, 6]] * 2, "zero variance"),
-        ([0, 0, 1, 1, 0, 1], [[5.0] * 6, [5.0] * 6], "zero variance"),
-    ],
-)
-def test_delong_is_nan_with_a_note_when_undefined(y, scores, note):
-    result = delong(y, scores)
-    assert math.isnan(result.p_value) and note in result.note
-
-
-def test_paired_bootstrap_equals_a_loop_over_the_same_resamples():
-    rng = np.random.default_rng(11)
-    n = 80
-    y = (rng.random(n) < 0.5).astype(int)
-    a, b = y + rng.normal(size=n), np.round(y * 0.5 + rng.normal(size=n), 1)
-    result = auroc_bootstrap(y, a, b, n_resamples=120, seed=3)
-    diffs = []
-    for chunk in resample_indices(n, 120, 3):
-        for rows in chunk:
-            if 0 < y[rows].sum() < n:
-                diffs.append(roc_auc_score(y[rows], a[rows]) - roc_auc_score(y[rows], b[rows]))
-    diffs = np.array(diffs)
-    assert result.n_resamples == diffs.size
-    assert result.difference == pytest.approx(roc_auc_score(y, a) - roc_auc_score(y, b))
-    assert (result.ci_low, result.ci_high) == pytest.approx(
-        tuple(np.quantile(diffs, [0.025, 0.975]))
-    )
-    side = min(np.mean(diffs <= 0), np.mean(diffs >= 0))
-    assert result.p_value == pytest.approx(min(1.0, 2 * side))
-
-
-def test_paired_bootstrap_of_identical_detectors_has_p_one():
-    y = np.array([0, 1] * 20)
-    s = np.linspace(0, 1, 40)
-    result = auroc_bootstrap(y, s, s, n_resamples=50)
-    assert result.difference == 0 and result.p_value == 1.0 and result.ci_low == result.ci_high == 0
-
-
-# -- FAMD ----------------------------------------------------------------------------------
-
-
-def _mixed(seed, n=120):
-    rng = np.random.default_rng(seed)
-    z = rng.normal(size=n)
-    return pd.DataFrame(
-        {
-            "recorded:a[x=1]": z + rng.normal(size=n),
-            "b": np.exp(z + rng.normal(size=n)),
-            "c": (z + rng.normal(size=n) > 0).astype(float),
-            "d": (rng.random(n) < 0.3).astype(float),
-        }
-    )
-
-
-def _famd_by_hand(frame, binary):
-    """Standardise numeric columns; one-hot, centre and divide by sqrt(p) categories; SVD."""
-    parts = []
-    for c in frame.columns:
-        x = frame[c].to_numpy()
-        if c in binary:
-            for value in (0.0, 1.0):
-                indicator = (x == value).astype(float)
-                p = indicator.mean()
-                parts.append((indicator - p) / math.sqrt(p))
-        else:
-            parts.append((x - x.mean()) / x.std())
-    z = np.column_stack(parts)
-    u, s, vt = np.linalg.svd(z / math.sqrt(len(frame)), full_matrices=False)
-    return s[0] ** 2, z @ vt[0], (s**2).sum()
-
-
-@pytest.mark.parametrize("binary", [["c", "d"], [], ["c"]])
-def test_famd_equals_a_hand_computation(binary):
-    frame = _mixed(0)
-    if not binary:
-        frame = frame.drop(columns=["c", "d"])
-    fit = fit_famd(frame, binary)
-    eigenvalue, scores, total = _famd_by_hand(frame, binary)
-    assert fit.eigenvalue == pytest.approx(eigenvalue)
-    assert fit.inertia_share == pytest.approx(eigenvalue / total)
-    got = famd_scores(fit, frame)
-    np.testing.assert_allclose(np.abs(got), np.abs(scores), atol=1e-9)
-    assert fit.contributions.sum() == pytest.approx(100)
-
-
-def test_famd_matches_prince_on_the_fitted_rows():
-    prince = pytest.importorskip("prince")
-    frame = _mixed(1)
-    fit = fit_famd(frame, ["c", "d"])
-    table = frame[["recorded:a[x=1]", "b"]].join(frame[["c", "d"]].astype(int).astype(str))
-    model = prince.FAMD(n_components=2, engine="scipy", categorical_columns=["c", "d"]).fit(table)
-    np.testing.assert_allclose(famd_scores(fit, frame), model.row_coordinates(table)[0], atol=1e-10)
-    np.testing.assert_allclose(
-        fit.contributions / 100, model.variable_contributions_[0].loc[list(frame.columns)]
-    )
-    assert fit.engine == "prince.FAMD"
-
-
-def test_famd_of_binary_signals_equals_pca_of_their_indicators():
-    frame = _mixed(2)
-    mixed = fit_famd(frame, ["c", "d"])
-    as_numbers = fit_famd(frame, [])
-    assert mixed.eigenvalue == pytest.approx(as_numbers.eigenvalue)
-    np.testing.assert_allclose(
-        np.abs(famd_scores(mixed, frame)), np.abs(famd_scores(as_numbers, frame)), atol=1e-9
-    )
-
-
-def test_famd_scores_an_item_the_same_alone_or_in_a_batch():
-    frame = _mixed(3)
-    fit = fit_famd(frame.iloc[:80], ["c", "d"])
-    batch = famd_scores(fit, frame.iloc[80:])
-    alone = [famd_scores(fit, frame.iloc[[i]])[0] for i in range(80, 120)]
-    np.testing.assert_allclose(batch, alone)
