@@ -46,7 +46,7 @@ def datasets_describe(
     be a key with parameters, e.g. 'files[path=my.csv,text=answer]'.
     """
     from realitycheck.datasets import datasets
-    from realitycheck.datasets._describe import describe
+    from realitycheck.datasets import describe
     from realitycheck.registry import parse_key
 
     base, params = parse_key(name)
@@ -92,7 +92,7 @@ def _format_summary(key: str, summary: dict[str, Any], indent: int = 0) -> str:
 def datasets_fetch(name: str, dest: str | None, force: bool) -> None:
     """Download a dataset from its canonical source and verify its checksums."""
     from realitycheck.datasets import datasets
-    from realitycheck.datasets._sources import fetch
+    from realitycheck.datasets import fetch
 
     datasets.get(name)
     root = fetch(name, dest=dest, force=force)

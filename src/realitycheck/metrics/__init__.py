@@ -34,7 +34,7 @@ from realitycheck.metrics._classification import (
     precision,
     recall,
 )
-from realitycheck.metrics._correlation import pearson, spearman
+from realitycheck.metrics._correlation import pearson, rankdata, spearman
 from realitycheck.metrics._proportion import wilson_interval
 from realitycheck.metrics._ranking import auroc, pr_auc, precision_recall_curve, roc_curve
 from realitycheck.metrics._threshold import THRESHOLD_OBJECTIVES, choose_threshold
@@ -69,6 +69,7 @@ __all__ = [
     "pr_auc",
     "precision",
     "precision_recall_curve",
+    "rankdata",
     "recall",
     "resample_indices",
     "roc_curve",
