@@ -151,6 +151,9 @@ def test_a_given_threshold_is_used_as_is(run):
 def test_a_threshold_must_be_a_number():
     with pytest.raises(
         InvalidInputError,
-        match=r"The 'thresholds' parameter of evaluate must be a mapping from detector keys to numbers\. Got \{'x': 'high'\}",
+        match=(
+            r"The 'thresholds' parameter of evaluate must be a mapping from detector keys "
+            r"to numbers\. Got \{'x': 'high'\}"
+        ),
     ):
         EvaluationConfig(thresholds={"x": "high"})

@@ -45,8 +45,7 @@ def datasets_describe(
     documentation instead: what each parameter means, with examples. NAME may
     be a key with parameters, e.g. 'files[path=my.csv,text=answer]'.
     """
-    from realitycheck.datasets import datasets
-    from realitycheck.datasets import describe
+    from realitycheck.datasets import datasets, describe
     from realitycheck.registry import parse_key
 
     base, params = parse_key(name)
@@ -91,8 +90,7 @@ def _format_summary(key: str, summary: dict[str, Any], indent: int = 0) -> str:
 @click.option("--force", is_flag=True, help="Download again even if present.")
 def datasets_fetch(name: str, dest: str | None, force: bool) -> None:
     """Download a dataset from its canonical source and verify its checksums."""
-    from realitycheck.datasets import datasets
-    from realitycheck.datasets import fetch
+    from realitycheck.datasets import datasets, fetch
 
     datasets.get(name)
     root = fetch(name, dest=dest, force=force)

@@ -17,12 +17,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from realitycheck.progress import NullProgress, Progress
 from realitycheck.backends import CallCache
 from realitycheck.datasets import Dataset
 from realitycheck.detectors import Detector, Needs
 from realitycheck.errors import InvalidInputError
 from realitycheck.labelers import Labeler
+from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import Example, Label, Response, Score
 from realitycheck.store import RunStore
 
