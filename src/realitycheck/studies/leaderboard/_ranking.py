@@ -12,7 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
+
+from realitycheck.metrics import rankdata
 
 __all__ = [
     "cluster_bootstrap_self_preference",
@@ -36,7 +37,7 @@ def rank_rates(rates: Sequence[float] | FloatArray) -> FloatArray:
     ranks = np.full(values.shape, np.nan)
     finite = np.isfinite(values)
     if finite.any():
-        ranks[finite] = stats.rankdata(values[finite], method="average")
+        ranks[finite] = rankdata(values[finite])
     return ranks
 
 

@@ -16,7 +16,6 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from realitycheck.analysis import Bootstrap
 from realitycheck.metrics import (
@@ -265,6 +264,8 @@ class Significance(Study):
         }
 
     def _describe(self, values: pd.Series, groups: pd.Series, confidence: float) -> pd.DataFrame:
+        from scipy import stats
+
         rows = []
         for name, part in values.groupby(groups.to_numpy()):
             x = part.dropna().to_numpy(dtype=float)

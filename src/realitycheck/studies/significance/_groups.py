@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from scipy import stats
 
 from realitycheck.errors import MissingDependencyError
 
@@ -51,6 +50,8 @@ def shapiro_check(values: Any, *, alpha: float = 0.05, seed: int = 0) -> Normali
     (scipy's p-value is not accurate beyond that); fewer than 3, or constant
     values, cannot be checked and give ``normal=None`` with the reason.
     """
+    from scipy import stats
+
     x = np.asarray(values, dtype=float)
     n = x.size
     if n < SHAPIRO_MIN:
@@ -222,6 +223,8 @@ def _not_applicable(why: str, n_groups: int, n_values: int, design: str = "-") -
 def _run(
     samples: list[FloatArray], names: list[str], matched: bool, normal: bool, binary: bool
 ) -> tuple[str, float, float, pd.DataFrame | None]:
+    from scipy import stats
+
     if len(samples) == 2:
         a, b = samples
         if matched:
@@ -283,6 +286,8 @@ def _posthoc(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def _pairwise_paired_t(samples: list[FloatArray], names: list[str]) -> pd.DataFrame:
+    from scipy import stats
+
     pairs = _pairs(names)
     rows = []
     for i, j in pairs:
@@ -300,6 +305,8 @@ def _pairwise_paired_t(samples: list[FloatArray], names: list[str]) -> pd.DataFr
 
 
 def _pairwise_mwu(samples: list[FloatArray], names: list[str]) -> pd.DataFrame:
+    from scipy import stats
+
     pairs = _pairs(names)
     rows = []
     for i, j in pairs:
@@ -329,6 +336,8 @@ def _nemenyi(matrix: FloatArray, names: list[str]) -> pd.DataFrame:
 
 
 def _tukey(samples: list[FloatArray], names: list[str]) -> pd.DataFrame:
+    from scipy import stats
+
     result = stats.tukey_hsd(*samples)
     return _posthoc(
         [
