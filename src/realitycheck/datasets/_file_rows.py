@@ -1,0 +1,218 @@
+"""Rows of a user's file turned into records, for the ``files`` dataset."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from realitycheck.datasets._io import IdMaker, spec_json
+from realitycheck.datasets._tables import cell_text
+from realitycheck.errors import InvalidInputError
+from realitycheck.records import TASKS, Example, Label, Response, Score
+
+if TYPE_CHECKING:
+    from realitycheck.datasets._base import Bundle
+    from realitycheck.datasets.files import Files
+
+__all__ = ["RowReader"]
+
+
+class RowReader:
+    """Turns rows into records, remembering ids already seen."""
+
+    def __init__(self, owner: Files, mapping: dict[str, str], path: Path) -> None:
+        self.owner = owner
+        self.mapping = mapping
+        self.path = path
+        self.examples: dict[str, tuple[int, Example]] = {}
+        self.groups: dict[tuple[str, str], str] = {}
+        self.response_lines: dict[str, int] = {}
+        self.ids = IdMaker()
+        self.spec = owner.spec_json
+
+    def cell(self, row: dict[str, Any], field: str, line: int) -> Any:
+        column = self.mapping.get(field)
+        if column is None:
+            return None
+        if column not in row:
+            raise InvalidInputError(
+                "The row has no such column.", path=self.path, line=line, field=column
+            )
+        return row[column]
+
+    def text_cell(self, row: dict[str, Any], field: str, line: int) -> str:
+        value = self.cell(row, field, line)
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return ""
+        if not isinstance(value, str | int | float):
+            raise InvalidInputError(
+                f"The cell must be text. Got {type(value).__name__} instead.",
+                path=self.path,
+                line=line,
+                field=self.mapping[field],
+            )
+        return str(value)
+
+    def read(self, line: int, row: dict[str, Any], out: Bundle) -> None:
+        text = self.text_cell(row, "text", line)
+        if not text.strip():
+            raise InvalidInputError(
+                "The response text is empty.", path=self.path, line=line, field=self.mapping["text"]
+            )
+        example_id = self.example(line, row, out)
+        model = self.text_cell(row, "model", line) or "unknown"
+        given = self.text_cell(row, "response_id", line)
+        if "response_id" in self.mapping:
+            if not given:
+                raise InvalidInputError(
+                    "The response id is empty.",
+                    path=self.path,
+                    line=line,
+                    field=self.mapping["response_id"],
+                )
+            if given in self.response_lines:
+                raise InvalidInputError(
+                    f"The response id {given!r} repeats the one on line "
+                    f"{self.response_lines[given]}.",
+                    path=self.path,
+                    line=line,
+                    field=self.mapping["response_id"],
+                )
+        response_id = given or self.ids.make(f"{example_id}/{model}")
+        self.response_lines[response_id] = line
+        used = set(self.mapping.values())
+        out.responses.append(
+            Response(
+                response_id=response_id,
+                example_id=example_id,
+                model=model,
+                text=text,
+                meta={"line": line, "extra": {k: v for k, v in row.items() if k not in used}},
+            )
+        )
+        if "label" in self.mapping:
+            out.labels.append(self.label(row, line, response_id))
+        for column in self.owner.scores:
+            out.scores.append(self.score(row[column], column, line, response_id))
+
+    def example(self, line: int, row: dict[str, Any], out: Bundle) -> str:
+        question = self.text_cell(row, "question", line)
+        context = self.text_cell(row, "context", line)
+        example_id = self.text_cell(row, "example_id", line)
+        if "example_id" in self.mapping and not example_id:
+            raise InvalidInputError(
+                "The example id is empty.",
+                path=self.path,
+                line=line,
+                field=self.mapping["example_id"],
+            )
+        if not example_id:
+            key = (
+                (question, context)
+                if {"question", "context"} & set(self.mapping)
+                else (str(line), "")
+            )
+            stem = self.path.stem
+            example_id = self.groups.setdefault(key, f"files/{stem}/{len(self.groups)}")
+        if example_id in self.examples:
+            first, seen = self.examples[example_id]
+            if (seen.question, seen.context) != (question, context):
+                raise InvalidInputError(
+                    f"The example {example_id!r} has another question or context on line {first}.",
+                    path=self.path,
+                    line=line,
+                    field=self.mapping.get("example_id"),
+                )
+            return example_id
+        task = self.text_cell(row, "task", line) or "open"
+        if task not in TASKS:
+            raise InvalidInputError(
+                f"The task must be one of {TASKS}. Got {task!r} instead.",
+                path=self.path,
+                line=line,
+                field=self.mapping.get("task"),
+            )
+        example = Example(
+            example_id=example_id,
+            dataset=self.owner.name,
+            task=task,
+            question=question,
+            context=context,
+            references=self.references(row, line),
+            meta={"file": self.path.name, "line": line},
+        )
+        self.examples[example_id] = (line, example)
+        out.examples.append(example)
+        return example_id
+
+    def references(self, row: dict[str, Any], line: int) -> tuple[str, ...]:
+        value = self.cell(row, "references", line)
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return ()
+        if isinstance(value, str):
+            return tuple(p.strip() for p in value.split(";") if p.strip())
+        if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+            return tuple(value)
+        raise InvalidInputError(
+            f"The references must be a list of strings or a ';'-separated string. "
+            f"Got {type(value).__name__} instead.",
+            path=self.path,
+            line=line,
+            field=self.mapping["references"],
+        )
+
+    def label(self, row: dict[str, Any], line: int, response_id: str) -> Label:
+        raw = self.cell(row, "label", line)
+        value = cell_text(raw)
+        if value is None:
+            return Label(
+                response_id=response_id,
+                labeler="human",
+                hallucinated=None,
+                raw="" if raw is None else str(raw),
+                error="empty label cell",
+                spec=self.spec,
+            )
+        if value not in self.owner.positive and value not in self.owner.negative:
+            raise InvalidInputError(
+                f"The label {raw!r} is neither positive {self.owner.positive} nor negative "
+                f"{self.owner.negative}; set the 'positive' and 'negative' parameters.",
+                path=self.path,
+                line=line,
+                field=self.mapping["label"],
+            )
+        hallucinated = value in self.owner.positive
+        return Label(
+            response_id=response_id,
+            labeler="human",
+            hallucinated=hallucinated,
+            raw=str(raw),
+            spec=self.spec,
+        )
+
+    def score(self, raw: Any, column: str, line: int, response_id: str) -> Score:
+        spec = spec_json("recorded", {"source": column}, source=self.owner.spec)
+        detector = f"recorded:{column}"
+        if cell_text(raw) is None:
+            return Score(
+                response_id=response_id,
+                detector=detector,
+                value=None,
+                error="empty score cell",
+                spec=spec,
+            )
+        try:
+            value = float(raw)
+        except (TypeError, ValueError):
+            value = math.nan
+        if isinstance(raw, bool) or not math.isfinite(value):
+            raise InvalidInputError(
+                f"The score must be a finite number. Got {raw!r} instead.",
+                path=self.path,
+                line=line,
+                field=column,
+            )
+        if column in self.owner.flip:
+            value = 1.0 - value
+        return Score(response_id=response_id, detector=detector, value=value, spec=spec)
