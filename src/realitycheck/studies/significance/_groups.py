@@ -240,7 +240,7 @@ def _run(
         matrix = np.column_stack(samples)
         if normal:
             stat, p = _anova_rm(matrix)
-            return "repeated-measures ANOVA", stat, p, _pairwise_paired_t(samples, names)
+            return "repeated-measures ANOVA", stat, p, _pairwise(samples, names, paired=True)
         r = stats.friedmanchisquare(*samples)
         name = "Friedman (= Cochran's Q on 0/1 values)" if binary else "Friedman"
         return name, float(r.statistic), float(r.pvalue), _nemenyi(matrix, names)
@@ -248,7 +248,8 @@ def _run(
         r = stats.f_oneway(*samples)
         return "one-way ANOVA", float(r.statistic), float(r.pvalue), _tukey(samples, names)
     r = stats.kruskal(*samples)
-    return "Kruskal-Wallis", float(r.statistic), float(r.pvalue), _pairwise_mwu(samples, names)
+    posthoc = _pairwise(samples, names, paired=False)
+    return "Kruskal-Wallis", float(r.statistic), float(r.pvalue), posthoc
 
 
 def _require(module: str, package: str, purpose: str) -> Any:
@@ -285,35 +286,21 @@ def _posthoc(rows: list[dict[str, Any]]) -> pd.DataFrame:
     )
 
 
-def _pairwise_paired_t(samples: list[FloatArray], names: list[str]) -> pd.DataFrame:
+def _pairwise(samples: list[FloatArray], names: list[str], *, paired: bool) -> pd.DataFrame:
+    """Every pair of groups by a paired t-test (matched) or Mann-Whitney U, Bonferroni-adjusted."""
     from scipy import stats
 
     pairs = _pairs(names)
+    method = "paired t-test, Bonferroni" if paired else "Mann-Whitney U, Bonferroni"
     rows = []
     for i, j in pairs:
-        r = stats.ttest_rel(samples[i], samples[j])
+        if paired:
+            r = stats.ttest_rel(samples[i], samples[j])
+        else:
+            r = stats.mannwhitneyu(samples[i], samples[j], alternative="two-sided")
         p = float(r.pvalue)
         rows.append(
-            {"group_a": names[i], "group_b": names[j], "method": "paired t-test, Bonferroni"}
-            | {
-                "statistic": float(r.statistic),
-                "p_value": p,
-                "p_adjusted": min(1.0, p * len(pairs)),
-            }
-        )
-    return _posthoc(rows)
-
-
-def _pairwise_mwu(samples: list[FloatArray], names: list[str]) -> pd.DataFrame:
-    from scipy import stats
-
-    pairs = _pairs(names)
-    rows = []
-    for i, j in pairs:
-        r = stats.mannwhitneyu(samples[i], samples[j], alternative="two-sided")
-        p = float(r.pvalue)
-        rows.append(
-            {"group_a": names[i], "group_b": names[j], "method": "Mann-Whitney U, Bonferroni"}
+            {"group_a": names[i], "group_b": names[j], "method": method}
             | {
                 "statistic": float(r.statistic),
                 "p_value": p,
