@@ -18,8 +18,9 @@ command::
     report         HTML / Markdown / CSV from stored results
     studies        one diagnostic each; read a run, return tables, figures, a finding
     pipeline       stages: ingest, label, detect, evaluate   | generation
-    analysis       splits, thresholds, Bootstrap settings, Measure
-    components     labelers, detectors  >  datasets, backends
+    components     labelers, detectors (a panel fits Dawid-Skene with analysis)
+    analysis       splits, thresholds, Bootstrap settings, Measure, rater agreement
+    components     datasets, backends
     store          run folder, Parquet parts, manifest, study results
     metrics · records · keys · registry · errors · text   (depend on nothing above)
 

@@ -1,7 +1,9 @@
 """The analysis core: what evaluate and every study measure with.
 
-It sits below the pipeline's evaluate stage and the studies, and above the
-components and the store: the calibration/test split (:func:`split_of`), one
+It sits below the pipeline's evaluate stage, the studies and the labelers
+and detectors (a ``panel`` labeler fits Dawid-Skene on the calibration split),
+and above the datasets, backends and the store; it imports no component. It
+holds the calibration/test split (:func:`split_of`), one
 set of bootstrap settings (:class:`Bootstrap`), the measurement of many
 detectors on the same items (:class:`Measure`), threshold choice on the
 calibration split, and the metric and objective lists in table order. The
