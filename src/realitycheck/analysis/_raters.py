@@ -71,6 +71,17 @@ class DawidSkeneFit:
     specificity: np.ndarray
     prior: float
 
+    def predict(self, matrix: np.ndarray) -> np.ndarray:
+        """Return P(hallucinated | votes) for the items of ``matrix`` under this fit.
+
+        ``matrix`` has the fitted raters as columns, in the same order; its items
+        need not be those fitted on (the fit on one split labels another). A
+        rater the fit never saw (NaN reliabilities) counts as uninformative; an
+        item without votes gets NaN.
+        """
+        matrix = np.asarray(matrix, dtype=float)
+        return _posterior(matrix, self.prior, self.sensitivity, self.specificity)
+
 
 def dawid_skene(matrix: np.ndarray, *, n_iter: int = 100, tol: float = 1e-5) -> DawidSkeneFit:
     """Fit Dawid–Skene (1979) by EM with crowd-kit's ``DawidSkene`` (majority-vote start).
