@@ -17,6 +17,22 @@ MINIMAL: dict[tuple[str, str], dict[str, object]] = {
     ("backends", "openai"): {"model": "gpt-4o-mini", "base_url": "http://127.0.0.1:9/v1"},
     ("backends", "hf"): {"model": "/models/tiny"},  # needs a model; building it loads nothing
     ("backends", "vllm"): {"model": "/models/tiny"},  # likewise
+    # A judge needs a backend: the mock, scripted to grade the invented answer as wrong.
+    ("labelers", "qa_judge"): {
+        "judge": {
+            "name": "mock",
+            "params": {
+                "reply": '{"verdict": "correct"}',
+                "replies": ['Zorblax=>{{"verdict": "incorrect"}}'],
+            },
+        }
+    },
+    ("labelers", "factuality_judge"): {
+        "judge": {
+            "name": "mock",
+            "params": {"reply": '{"choice": "C"}', "replies": ['Zorblax=>{{"choice": "D"}}']},
+        }
+    },
 }
 
 

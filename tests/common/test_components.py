@@ -7,6 +7,7 @@ The checks every family shares (documented, exported, rebuilt) are in
 from __future__ import annotations
 
 import pytest
+from _component_fixtures import minimal
 
 from realitycheck import Example, Needs, Response, detectors, labelers
 
@@ -44,7 +45,7 @@ COMPUTED_DETECTORS = [n for n in detectors.names() if "recorded" not in detector
 
 
 def _build(registry, name):
-    return registry.create(name)
+    return registry.create(name, **minimal(registry.family, name))
 
 
 def test_read_from_the_dataset_is_one_need_for_labelers_and_detectors():

@@ -1,0 +1,371 @@
+"""What every LLM judge shares: a nested backend, a versioned prompt, tolerant parsing, repeats.
+
+A judge is a :class:`~realitycheck.labelers.Labeler` that asks a backend (its
+``judge`` field, a nested component) to grade each response and maps the
+answer to a label. The pieces live here once:
+
+* **Prompts** are versioned templates shipped as package data
+  (``realitycheck/labelers/prompts/<name>.v<N>.txt``, placeholders
+  ``$name``). Every piece of user text (question, references, context, the
+  response) is inserted as a JSON string between data markers, so it reads as
+  quoted material and cannot close the quote or pose as an instruction.
+  The SHA-256 of a judge's templates is its ``prompt_sha256`` parameter: it is
+  written in the spec of every label (not in the key), and a spec recorded with
+  another template is refused when rebuilt.
+* **Calls** go through :func:`realitycheck.backends.cached_generate` with the
+  run's call cache: a rerun pays for nothing already answered, and the
+  backend bounds concurrency and retries.
+* **Parsing** is tolerant (:func:`parse_verdict`): a JSON object, a JSON object
+  inside prose or a code fence, a truncated JSON object whose verdict field is
+  complete, a ``verdict: x`` line, or a bare word or letter. A reply that is
+  none of these is ``invalid``.
+* **Repeats**: ``repeats=n`` asks n times at the judge's ``temperature`` with
+  seeds ``seed, seed + 1, …``; the most frequent parsed verdict decides (ties go
+  to the verdict listed first in the judge's ``verdicts``, where hallucinated
+  verdicts come first), and the agreement rate (share of the n replies that
+  gave the deciding verdict) is kept in ``raw``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import re
+import string
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from realitycheck.errors import InvalidInputError
+from realitycheck.labelers._base import Labeler
+from realitycheck.params import Interval, OneOf, Satisfies, param
+from realitycheck.records import Example, Label, Response
+from realitycheck.registry import nested
+
+if TYPE_CHECKING:
+    from realitycheck.backends import Backend, CallCache, Generation, GenerationRequest
+
+__all__ = [
+    "INVALID",
+    "Judge",
+    "Unjudgeable",
+    "load_template",
+    "parse_verdict",
+    "prompt_sha256_param",
+    "quote",
+    "substitute",
+    "templates_sha256",
+]
+
+INVALID = "invalid"
+"""The category of a label whose judge replies could not be parsed."""
+POLICIES = ("hallucinated", "excluded")
+"""What an invalid reply (or a refusal, for ``qa_judge``) becomes."""
+
+
+class Unjudgeable(InvalidInputError):
+    """A response the judge cannot be asked about (no reference, empty text)."""
+
+
+@functools.cache
+def load_template(name: str) -> str:
+    """Return the text of the prompt template ``name`` (``qa_judge.v1.txt``) from package data."""
+    path = resources.files("realitycheck.labelers").joinpath("prompts", name)
+    return path.read_text(encoding="utf-8")
+
+
+def templates_sha256(names: Sequence[str]) -> str:
+    """Return the SHA-256 of the templates ``names``: each name, NUL, its text, NUL, in order."""
+    digest = hashlib.sha256()
+    for name in names:
+        digest.update(
+            name.encode("utf-8") + b"\x00" + load_template(name).encode("utf-8") + b"\x00"
+        )
+    return digest.hexdigest()
+
+
+def prompt_sha256_param(names: Sequence[str]) -> Any:
+    """Declare the ``prompt_sha256`` field of a judge that uses the templates ``names``.
+
+    Its default is the hash of the installed templates and it accepts nothing
+    else, so a spec recorded with another prompt is refused when rebuilt. It
+    is left out of the key (the prompt text already addresses the call cache).
+    """
+    sha = templates_sha256(names)
+    return param(
+        sha,
+        Satisfies(
+            lambda value: value == sha,
+            f"the SHA-256 of the installed templates {', '.join(names)} ({sha[:12]}…); "
+            "a spec recorded with another prompt version cannot be rebuilt",
+        ),
+        in_key=False,
+        doc="SHA-256 of the prompt templates (written in the spec)",
+    )
+
+
+def quote(value: str | Sequence[str]) -> str:
+    """Return user text as a JSON string (a list as a JSON list), so it reads as quoted data."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    return json.dumps(list(value), ensure_ascii=False)
+
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+_WORD = re.compile(r"[A-Za-z]+")
+
+
+def _json_objects(text: str) -> list[Mapping[str, Any]]:
+    """Return every JSON object found in ``text`` (whole, in code fences, or inside prose)."""
+    found: list[Mapping[str, Any]] = []
+    decoder = json.JSONDecoder()
+    for chunk in [text, *_FENCE.findall(text)]:
+        start = chunk.find("{")
+        while start != -1:
+            try:
+                value, end = decoder.raw_decode(chunk, start)
+            except json.JSONDecodeError:
+                start = chunk.find("{", start + 1)
+                continue
+            if isinstance(value, dict):
+                found.append(value)
+            start = chunk.find("{", end)
+    return found
+
+
+def _normalise(value: Any, choices: Sequence[str], letters: bool) -> str | None:
+    """Return the choice ``value`` names (``"(B)"`` → ``B``, ``" Correct."`` → ``correct``)."""
+    if not isinstance(value, str):
+        return None
+    words = _WORD.findall(value)
+    if len(words) != 1:
+        return None
+    word = words[0].upper() if letters else words[0].lower()
+    return word if word in choices else None
+
+
+def parse_verdict(
+    text: str, *, field: str, choices: Sequence[str], letters: bool = False
+) -> str | None:
+    """Return the verdict a judge's reply gives, or ``None`` when it gives none.
+
+    Tried in order, the first that yields one of ``choices`` wins:
+
+    1. the ``field`` of the last JSON object in the reply that has it (the
+       whole reply, a code fence, or an object inside prose);
+    2. a ``"field": "value"`` pair in a JSON object cut short;
+    3. a line ``field: value`` (also ``verdict``, ``answer``, ``choice``,
+       ``correctness``, ``label``), case-insensitive;
+    4. the whole reply being one word or letter, punctuation and brackets
+       aside (``"B"``, ``"(B)."``, ``"Correct"``);
+    5. for words only (not letters): exactly one of ``choices`` occurring as a
+       whole word in the reply.
+
+    Args:
+        text: The reply.
+        field: The JSON field asked for (``verdict``, ``choice``).
+        choices: The accepted values (lower-case words, or upper-case letters).
+        letters: Whether the choices are letters (then matched case-insensitively
+            but never picked out of prose, where "A" is also a word).
+    """
+    for obj in reversed(_json_objects(text)):
+        if field in obj:
+            got = _normalise(obj[field], choices, letters)
+            if got is not None:
+                return got
+    names = "|".join(
+        dict.fromkeys([re.escape(field), "verdict", "answer", "choice", "correctness"])
+    )
+    pair = re.findall(rf'"(?:{names})"\s*:\s*"([^"]*)"', text, re.IGNORECASE)
+    line = re.findall(
+        rf"^\W*(?:{names}|label)\W*\s*[:=]\s*(.+?)\s*$", text, re.IGNORECASE | re.MULTILINE
+    )
+    for value in [*reversed(pair), *reversed(line), text]:
+        got = _normalise(value, choices, letters)
+        if got is not None:
+            return got
+    if not letters:
+        present = {w.lower() for w in _WORD.findall(text)} & set(choices)
+        if len(present) == 1:
+            return present.pop()
+    return None
+
+
+def _usage(generations: Sequence[Generation], price: Sequence[float] | None) -> dict[str, Any]:
+    prompt = sum(int(g.usage.get("prompt_tokens", 0)) for g in generations)
+    completion = sum(int(g.usage.get("completion_tokens", 0)) for g in generations)
+    out: dict[str, Any] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "cached": sum(g.cached for g in generations),
+    }
+    if price is not None and any(price):
+        out["cost"] = prompt / 1000 * price[0] + completion / 1000 * price[1]
+    return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class Judge(Labeler):
+    """Base of the LLM judges: see the module documentation.
+
+    A subclass adds a ``prompt_sha256`` field (:func:`prompt_sha256_param`
+    of its templates), implements :meth:`prompt`, and sets ``verdicts`` (tie
+    order: hallucinated verdicts first), ``hallucinated_verdicts``, ``field``
+    (the JSON field the prompt asks for) and ``letters``. ``judge`` has no
+    default: a mock judge by default would give meaningless labels without a
+    word, and a paid model would spend money nobody asked to spend.
+
+    The label of a response: ``category`` is the deciding verdict (or
+    ``invalid``); ``hallucinated`` is :meth:`outcome` of it; ``score`` is the
+    share of the replies whose verdict counts as hallucinated among those that
+    count either way (higher = more likely hallucinated; ``None`` when none
+    does); ``raw`` is a JSON object with the ``replies``, their ``verdicts``,
+    the ``agreement`` rate, the ``usage`` (prompt and completion tokens of the
+    calls behind the label, how many came from the cache, and the ``cost`` at
+    the backend's ``price_per_1k`` when it has one) and, where a policy left
+    the verdict out, a ``note``. A backend failure on any of the calls gives
+    ``hallucinated=None`` with the error, ``retryable`` when every failure may
+    pass (the answered calls are cached, so the rerun pays only for those).
+    """
+
+    judge: Backend = nested("backends", default=dataclasses.MISSING, doc="the backend asked")
+    invalid_as: Literal["hallucinated", "excluded"] = param("hallucinated", OneOf(POLICIES))
+    repeats: int = param(1, Interval(int, 1, 100))
+    temperature: float = param(0.0, Interval(float, 0, 2))
+    seed: int = param(0, Interval(int, 0))
+    max_tokens: int = param(256, Interval(int, 1))
+
+    verdicts: ClassVar[tuple[str, ...]] = ()
+    hallucinated_verdicts: ClassVar[frozenset[str]] = frozenset()
+    field: ClassVar[str] = "verdict"
+    letters: ClassVar[bool] = False
+
+    def prompt(self, response: Response, example: Example | None) -> str:
+        """Return the prompt that asks about ``response``.
+
+        Raises:
+            Unjudgeable: If the response or its example lacks what the judge needs.
+        """
+        raise NotImplementedError
+
+    def outcome(self, verdict: str) -> bool | None:
+        """Return whether ``verdict`` (one of ``verdicts``, or ``invalid``) means hallucinated.
+
+        ``invalid`` follows ``invalid_as``; ``None`` means the label leaves it out.
+        """
+        if verdict == INVALID:
+            return True if self.invalid_as == "hallucinated" else None
+        return verdict in self.hallucinated_verdicts
+
+    def note(self, verdict: str) -> str:
+        """Return why ``verdict`` was left out (``hallucinated=None``), or ``""``."""
+        if verdict == INVALID and self.invalid_as == "excluded":
+            return "no reply could be parsed; excluded by invalid_as='excluded'"
+        return ""
+
+    def parse(self, text: str) -> str | None:
+        """Return the verdict of one reply, or ``None`` if it cannot be parsed."""
+        return parse_verdict(text, field=self.field, choices=self.verdicts, letters=self.letters)
+
+    def requests(self, prompt: str) -> list[GenerationRequest]:
+        """Return the ``repeats`` requests that ask ``prompt`` (seeds ``seed``, ``seed + 1``…)."""
+        from realitycheck.backends import GenerationRequest
+
+        sampled = self.temperature > 0
+        chat = "chat" in self.judge.capabilities
+        out = []
+        for k in range(self.repeats):
+            text: dict[str, Any] = (
+                {"messages": ({"role": "user", "content": prompt},)} if chat else {"prompt": prompt}
+            )
+            out.append(
+                GenerationRequest(
+                    **text,
+                    decoding="sampling" if sampled else "greedy",
+                    temperature=self.temperature,
+                    max_tokens=self.max_tokens,
+                    seed=self.seed + k,
+                )
+            )
+        return out
+
+    def label(
+        self,
+        responses: Sequence[Response],
+        examples: Mapping[str, Example],
+        *,
+        cache: CallCache | None = None,
+    ) -> list[Label]:
+        """Return one label per response, in order (see the class documentation).
+
+        Args:
+            responses: The responses to judge.
+            examples: Their examples, by ``example_id``.
+            cache: The run's call cache; every call goes through it.
+        """
+        from realitycheck.backends import cached_generate
+
+        out: list[Label | None] = [None] * len(responses)
+        requests: list[GenerationRequest] = []
+        for i, response in enumerate(responses):
+            try:
+                prompt = self.prompt(response, examples.get(response.example_id))
+            except Unjudgeable as exc:
+                out[i] = self._label(response, None, error=str(exc))
+                continue
+            requests.extend(self.requests(prompt))
+        generations = cached_generate(self.judge, requests, cache=cache) if requests else []
+        position = 0
+        for i, response in enumerate(responses):
+            if out[i] is None:
+                out[i] = self._decide(response, generations[position : position + self.repeats])
+                position += self.repeats
+        return [label for label in out if label is not None]
+
+    def _decide(self, response: Response, generations: Sequence[Generation]) -> Label:
+        price = getattr(self.judge, "price_per_1k", None)
+        replies = [g.texts[0] if g.texts else "" for g in generations]
+        raw: dict[str, Any] = {"replies": replies, "usage": _usage(generations, price)}
+        failed = [g for g in generations if g.error]
+        if failed:
+            raw["errors"] = [g.error for g in generations]
+            return self._label(
+                response,
+                None,
+                raw=json.dumps(raw, ensure_ascii=False),
+                error=(
+                    f"the judge {self.judge.key!r} failed on {len(failed)} of "
+                    f"{len(generations)} calls: {failed[0].error}"
+                ),
+                retryable=all(g.retryable for g in failed),
+            )
+        parsed = [self.parse(text) for text in replies]
+        counts = Counter(v for v in parsed if v is not None)
+        if counts:
+            top = max(counts.values())
+            verdict = next(v for v in self.verdicts if counts[v] == top)
+        else:
+            verdict = INVALID
+        outcomes = [self.outcome(v if v is not None else INVALID) for v in parsed]
+        counted = [o for o in outcomes if o is not None]
+        raw["verdicts"] = [v if v is not None else INVALID for v in parsed]
+        raw["agreement"] = sum(v == verdict for v in raw["verdicts"]) / len(parsed)
+        note = self.note(verdict)
+        if note:
+            raw["note"] = note
+        return self._label(
+            response,
+            self.outcome(verdict),
+            score=sum(counted) / len(counted) if counted else None,
+            category=verdict,
+            raw=json.dumps(raw, ensure_ascii=False),
+        )
+
+
+def substitute(template: str, **fields: str) -> str:
+    """Fill ``$name`` placeholders of ``template``; every field must be given."""
+    return string.Template(load_template(template)).substitute(fields)

@@ -1,0 +1,105 @@
+"""``factuality_judge``: the five-way A–E comparison of a response with a reference.
+
+From the appendix of "Evaluating Evaluation Metrics – The Mirage of
+Hallucination Detection" (Kulkarni et al.; seed paper 001), after the
+factuality template of the Autoevals library: an LLM compares the facts of a
+response with a reference and picks one option.
+
+* **A** — a subset of the reference, consistent with it: not hallucinated.
+* **B** — a superset of the reference (it adds facts), consistent with it:
+  **hallucinated** (the added facts are unsupported).
+* **C** — the same details as the reference: not hallucinated.
+* **D** — disagrees with the reference (or with the dialogue history):
+  **hallucinated**.
+* **E** — differs, but not in a way that matters for factuality: not
+  hallucinated.
+
+The paper counts B and D as hallucinated and the others as benign. The
+reference is the example's ``references`` with its ``question``
+(``prompts/factuality_answers.v1.txt``, TruthfulQA style); a dialogue example
+(``task="dialogue"``), or any example with a ``context`` and no references,
+is compared with its knowledge passage (``context``) and dialogue history
+(``question``) instead (``prompts/factuality_knowledge.v1.txt``, BEGIN and
+FaithDial style). The prompts are this project's own wording.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from realitycheck.labelers._base import labeler
+from realitycheck.labelers._judge import (
+    Judge,
+    Unjudgeable,
+    prompt_sha256_param,
+    quote,
+    substitute,
+)
+from realitycheck.params import with_default
+from realitycheck.records import Example, Response
+
+__all__ = ["FactualityJudge"]
+
+ANSWERS = "factuality_answers.v1.txt"
+KNOWLEDGE = "factuality_knowledge.v1.txt"
+
+
+@labeler("factuality_judge")
+@dataclass(frozen=True, kw_only=True)
+class FactualityJudge(Judge):
+    """An LLM picks A–E comparing a response's facts with a reference; B and D are hallucinated.
+
+    ``category`` is the letter (``A``…``E``) or ``invalid`` (no reply could be
+    parsed). B (adds facts beyond the reference) and D (disagrees with it) are
+    hallucinated; A (a consistent subset), C (the same facts) and E
+    (differences that do not matter) are not. ``score`` in ``[0, 1]`` is the
+    share of the replies that chose B or D among those that count (higher =
+    more likely hallucinated). The reference is the question with its
+    references, or, for a dialogue example or one with a context and no
+    references, the knowledge passage with the dialogue history; a response
+    with neither, or with empty text, gets an error. See
+    :class:`~realitycheck.labelers._judge.Judge` for ``raw``, repeats and failures.
+
+    Args:
+        judge: The backend that compares (required), e.g. ``openai[model=gpt-4o-mini]``.
+        invalid_as: What an unparseable reply becomes: ``hallucinated`` or ``excluded``.
+        repeats: How many times each response is judged; the majority decides.
+        temperature: The judge's sampling temperature (0: greedy).
+        seed: Seed of the first repeat; repeat k uses ``seed + k``.
+        max_tokens: Most tokens of a reply (the prompt asks for brief reasoning first).
+        prompt_sha256: SHA-256 of the two prompt templates (set; written in the spec).
+    """
+
+    max_tokens: int = with_default(Judge, "max_tokens", 512)
+    prompt_sha256: str = prompt_sha256_param((ANSWERS, KNOWLEDGE))
+
+    verdicts: ClassVar[tuple[str, ...]] = ("D", "B", "A", "C", "E")
+    hallucinated_verdicts: ClassVar[frozenset[str]] = frozenset({"B", "D"})
+    field: ClassVar[str] = "choice"
+    letters: ClassVar[bool] = True
+
+    def prompt(self, response: Response, example: Example | None) -> str:
+        """Return the comparison prompt for ``response``.
+
+        Raises:
+            Unjudgeable: If the example has neither references nor a context, or
+                the response is empty.
+        """
+        if example is None or not (example.references or example.context):
+            raise Unjudgeable("no reference answers or knowledge passage to compare with")
+        if not response.text.strip():
+            raise Unjudgeable("the response is empty")
+        if (example.task == "dialogue" and example.context) or not example.references:
+            return substitute(
+                KNOWLEDGE,
+                knowledge=quote(example.context),
+                history=quote(example.question),
+                response=quote(response.text),
+            )
+        return substitute(
+            ANSWERS,
+            question=quote(example.question),
+            references=quote(example.references),
+            response=quote(response.text),
+        )
