@@ -276,7 +276,11 @@ class Judge(Labeler):
         from realitycheck.backends import GenerationRequest
 
         sampled = self.temperature > 0
-        chat = "chat" in self.judge.capabilities
+        # Chat messages where the backend takes them (an openai backend can be
+        # set to the completions endpoint, which takes a prompt only).
+        chat = "chat" in self.judge.capabilities and (
+            getattr(self.judge, "mode", "chat") != "completions"
+        )
         out = []
         for k in range(self.repeats):
             text: dict[str, Any] = (
