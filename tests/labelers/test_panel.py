@@ -341,3 +341,52 @@ def test_a_real_run_lexical_panel_on_truthfulqa_through_label_and_evaluate(tmp_p
     )
     assert int(rows["n"].iloc[0]) == int(voted.sum())
     assert 0.5 < value < 1.0  # better than chance against the human labels
+
+
+def test_a_panel_of_judges_round_trips_its_key_and_shares_the_call_cache(tmp_path, monkeypatch):
+    from realitycheck.backends import CallCache
+    from realitycheck.backends.mock import MockBackend
+    from realitycheck.labelers.qa_judge import QAJudge
+
+    sent: list[int] = []
+    original = MockBackend.generate
+
+    def counting(self, requests):
+        sent.append(len(requests))
+        return original(self, requests)
+
+    monkeypatch.setattr(MockBackend, "generate", counting)
+    strict = MockBackend(model="strict", reply='{"verdict": "incorrect"}')
+    lenient = MockBackend(
+        model="lenient",
+        reply='{"verdict": "incorrect"}',
+        replies=('answer to grade: "Paris"=>{{"verdict": "correct"}}',),
+    )
+    panel = Panel(
+        members=(QAJudge(judge=strict), QAJudge(judge=lenient), labelers.create("exact_match"))
+    )
+    again = labelers.create_from_key(panel.key)
+    assert again == panel and again.key == panel.key
+    assert panel.key.startswith("panel[members=qa_judge[judge=mock[model=strict")
+    spec = json.loads(panel.spec_json)
+    assert spec["params"]["members"][1]["params"]["judge"]["params"]["model"] == "lenient"
+
+    example = Example(
+        example_id="q1",
+        dataset="t",
+        task="qa",
+        question="Capital of France?",
+        references=("Paris",),
+    )
+    responses = [
+        Response(response_id=rid, example_id="q1", model="m", text=text)
+        for rid, text in (("a", "Paris"), ("b", "Lyon"))
+    ]
+    with CallCache(tmp_path / "calls.sqlite") as cache:
+        first = panel.label(responses, {"q1": example}, cache=cache)
+        assert sum(sent) == 4  # two judges, two responses
+        rerun = panel.label(responses, {"q1": example}, cache=cache)
+    assert sum(sent) == 4  # the judges' calls came back from the run's cache
+    assert first == rerun
+    # Paris: strict says hallucinated, lenient and exact_match say not: 1/3. Lyon: 3/3.
+    assert [(x.hallucinated, x.category) for x in first] == [(False, "1/3"), (True, "3/3")]
