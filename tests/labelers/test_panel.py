@@ -114,7 +114,8 @@ def test_each_rule_matches_a_hand_computation_on_random_votes(voters, rule, seed
         assert lab.labeler == panel.key
         assert lab.hallucinated is _by_hand(rule, row), (row, lab)
         if n == 0:
-            assert lab.score is None and lab.error == "no member gave a verdict"
+            assert lab.score is None and lab.error.startswith("no member gave a verdict (")
+            assert "test_voter: no reference" in lab.error
             assert lab.category == "" and not lab.retryable
         else:
             assert lab.score == pytest.approx(ones / n) and lab.category == f"{ones}/{n}"
@@ -148,7 +149,11 @@ def test_majority_counts_a_tie_as_hallucinated(voters, row, hallucinated, catego
 def test_a_member_without_a_verdict_is_left_out_and_none_at_all_gives_an_error(voters):
     rows = [[None, None, None], [None, 1, None], [0, None, None]]
     got = Panel(members=voters(3), rule="unanimous").label(_responses(rows), EXAMPLES)
-    assert got[0].hallucinated is None and got[0].error == "no member gave a verdict"
+    assert got[0].hallucinated is None
+    assert got[0].error == (
+        "no member gave a verdict (test_voter: no reference; "
+        "test_voter[seat=1]: no reference; test_voter[seat=2]: no reference)"
+    )
     assert json.loads(got[0].raw)["votes"][0]["error"] == "no reference"
     assert (got[1].hallucinated, got[1].category) == (True, "1/1")
     assert (got[2].hallucinated, got[2].category) == (False, "0/1")

@@ -76,8 +76,9 @@ class Panel(Labeler):
 
     ``hallucinated`` follows ``rule`` (ties count as hallucinated); ``score`` is
     the share of voting members that say hallucinated, in [0, 1], or with
-    ``dawid_skene`` the posterior P(hallucinated | votes), in [0, 1]: higher =
-    more likely hallucinated either way. ``category`` is the vote, e.g. ``3/4``
+    ``dawid_skene`` the posterior P(hallucinated | votes), in [0, 1] (the share
+    again where it falls back to majority): higher = more likely hallucinated
+    either way. ``category`` is the vote, e.g. ``3/4``
     (three of the four members that gave a verdict say hallucinated); ``raw``
     is JSON with each member's key, verdict and error, and the fit or the
     fallback with ``dawid_skene``. See the module docstring for how members
@@ -264,7 +265,13 @@ class Panel(Labeler):
             return self._label(response, None, raw=raw, error=error, retryable=True)
         n_votes = int((~np.isnan(votes)).sum())
         if n_votes == 0:
-            return self._label(response, None, raw=raw, error="no member gave a verdict")
+            why = "; ".join(
+                f"{m.key}: {lab.error}"
+                for m, lab in zip(self.members, mine, strict=True)
+                if lab.error
+            )
+            error = f"no member gave a verdict ({why})" if why else "no member gave a verdict"
+            return self._label(response, None, raw=raw, error=error)
         category = f"{int((votes == 1).sum())}/{n_votes}"
         return self._label(
             response, bool(verdict == 1), score=float(score), category=category, raw=raw
