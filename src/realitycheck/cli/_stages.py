@@ -90,9 +90,30 @@ def _run_stage(ctx: click.Context, stage: str, keys: Sequence[str], **options: A
 @cli.command("label")
 @_stage_options
 @click.option("--labelers", "-l", multiple=True, required=True, help="Labeler keys (comma list).")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print each judge's first prompts and the estimated tokens and cost of all its calls; "
+    "call nothing, write nothing.",
+)
+@click.option(
+    "--show",
+    default=2,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Prompts to print with --dry-run.",
+)
 @click.pass_context
-def label_cmd(ctx: click.Context, labelers: tuple[str, ...], **options: Any) -> None:
+def label_cmd(
+    ctx: click.Context, labelers: tuple[str, ...], dry_run: bool, show: int, **options: Any
+) -> None:
     """Label a dataset's responses with correctness labelers."""
+    if dry_run:
+        from realitycheck.cli._dry_run import echo_dry_run
+
+        cache = cache_from(options["no_cache"], options["cache_dir"])
+        echo_dry_run(labelers, options["dataset_keys"], options["data_dir"], cache=cache, show=show)
+        return
     _run_stage(ctx, "label", labelers, **options)
 
 

@@ -1,0 +1,123 @@
+"""What a judge would send and cost, worked out without calling anything (``label --dry-run``).
+
+Tokens are estimated, not counted: no tokenizer of the judge's model is at
+hand before a call, so a prompt is taken to be ``ceil(characters / 4)``
+tokens, the usual rule of thumb for English text under the BPE tokenizers of
+current chat models (expect ±25%; more for code and non-Latin scripts). A
+reply is taken at its ``max_tokens``, so the cost is an upper bound on the
+completion side.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from realitycheck.labelers._judge import Judge, Unjudgeable
+from realitycheck.records import Example, Response
+
+if TYPE_CHECKING:
+    from realitycheck.backends import CallCache
+
+__all__ = ["CHARS_PER_TOKEN", "CallPlan", "estimate_tokens", "plan_calls"]
+
+CHARS_PER_TOKEN = 4
+"""Characters per token assumed by :func:`estimate_tokens`."""
+
+
+def estimate_tokens(text: str) -> int:
+    """Return the estimated token count of ``text``: ``ceil(len(text) / 4)``."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CallPlan:
+    """The calls a judge would make for some responses, and their estimated size and cost.
+
+    Attributes:
+        labeler: The judge's key.
+        responses: Responses it would judge.
+        unjudgeable: Responses it cannot be asked about (no reference, empty text).
+        requests: Calls it would make (``repeats`` per judged response).
+        cached: Of those, calls answered for free: by the call cache, or by an
+            identical call of the same run.
+        prompt_tokens: Estimated prompt tokens of the calls to pay for.
+        completion_tokens: Most completion tokens of those calls (``max_tokens`` each).
+        price_per_1k: The backend's prices per 1,000 prompt and completion
+            tokens, or ``None`` when it has none.
+        cost: At most this much at those prices, or ``None`` without prices.
+        prompts: The exact prompts of the first few judged responses.
+    """
+
+    labeler: str
+    responses: int
+    unjudgeable: int
+    requests: int
+    cached: int
+    prompt_tokens: int
+    completion_tokens: int
+    price_per_1k: tuple[float, float] | None
+    cost: float | None
+    prompts: tuple[str, ...]
+
+
+def plan_calls(
+    judge: Judge,
+    responses: Sequence[Response],
+    examples: Mapping[str, Example],
+    *,
+    cache: CallCache | None = None,
+    show: int = 3,
+) -> CallPlan:
+    """Work out what ``judge.label(responses, examples, cache=cache)`` would send, calling nothing.
+
+    Args:
+        judge: The judge.
+        responses: The responses it would judge.
+        examples: Their examples, by ``example_id``.
+        cache: The call cache to look the requests up in (read only).
+        show: How many prompts to keep, from the first judged responses.
+    """
+    from realitycheck.backends import call_identity
+
+    identity = call_identity(judge.judge)
+    prompts: list[str] = []
+    keys: dict[str, int] = {}  # distinct requests, with the estimated prompt tokens of each
+    requests = unjudgeable = 0
+    for response in responses:
+        try:
+            prompt = judge.prompt(response, examples.get(response.example_id))
+        except Unjudgeable:
+            unjudgeable += 1
+            continue
+        if len(prompts) < show:
+            prompts.append(prompt)
+        tokens = estimate_tokens(prompt)
+        for request in judge.requests(prompt):
+            requests += 1
+            keys[request.cache_key(identity)] = tokens
+    hits = set(cache.get_many(keys)) if cache is not None else set()
+    to_pay = [tokens for key, tokens in keys.items() if key not in hits]
+    prompt_tokens = sum(to_pay)
+    completion_tokens = len(to_pay) * judge.max_tokens
+    price = getattr(judge.judge, "price_per_1k", None)
+    price = (float(price[0]), float(price[1])) if price is not None and any(price) else None
+    cost = (
+        prompt_tokens / 1000 * price[0] + completion_tokens / 1000 * price[1]
+        if price is not None
+        else None
+    )
+    return CallPlan(
+        labeler=judge.key,
+        responses=len(responses) - unjudgeable,
+        unjudgeable=unjudgeable,
+        requests=requests,
+        cached=requests - len(to_pay),
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        price_per_1k=price,
+        cost=cost,
+        prompts=tuple(prompts),
+    )
