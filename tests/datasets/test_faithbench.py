@@ -7,6 +7,7 @@ import pytest
 
 from realitycheck.datasets import datasets
 from realitycheck.datasets.faithbench import (
+    JUDGES,
     RECORDED,
     FaithBench,
     annotation_severity,
@@ -80,7 +81,7 @@ def test_recorded_scores_are_flipped(load):
     scores = {s.detector: s for s in bundle.scores if s.response_id == first.response_id}
     assert scores["recorded:hhem-2.1"].value == pytest.approx(1 - 0.52694)
     assert scores["recorded:hhemv1"].value == pytest.approx(1 - 0.9995)
-    assert scores["recorded:gpt_4o"].value == 0.0
+    assert _labels(bundle, "recorded:gpt_4o")[first.response_id].hallucinated is False
     missing = [s for s in bundle.scores if s.value is None]
     assert len(missing) == 2
     assert {s.detector for s in missing} == {"recorded:true_nli"}
@@ -204,7 +205,7 @@ def test_recorded_conversion_on_a_tiny_batch(tiny_root):
     first = bundle.responses[0].response_id
     scores = {s.detector: s for s in bundle.scores if s.response_id == first}
     assert scores["recorded:hhem-2.1"].value == pytest.approx(0.2)
-    assert scores["recorded:gpt_4o"].value == 1.0
+    assert _labels(bundle, "recorded:gpt_4o")[first].hallucinated is True
     for name in ("true_nli", "trueteacher", "hhemv1"):  # None, text, absent
         assert scores[f"recorded:{name}"].value is None
         assert name in scores[f"recorded:{name}"].error
@@ -261,3 +262,19 @@ def test_majority_of_nobody_is_an_error():
 def test_bad_protocol():
     with pytest.raises(InvalidInputError, match="The 'protocol' parameter of faithbench"):
         datasets.create("faithbench", protocol="mean")
+
+
+def test_recorded_judges_are_labels_too(load, data_dir):
+    """Each GPT judge's 1/0 verdict is a label of every summary: 0 (inconsistent) = hallucinated."""
+    bundle = load("faithbench")
+    expected = {"gpt-3.5-turbo": 188, "gpt-4-turbo": 138, "gpt_4o": 98}  # verdicts of 0
+    for name in JUDGES:
+        labels = _labels(bundle, f"recorded:{name}")
+        assert len(labels) == 750
+        assert sum(lab.hallucinated is True for lab in labels.values()) == expected[name]
+        assert all(lab.hallucinated is not None and not lab.error for lab in labels.values())
+        assert {lab.category for lab in labels.values()} == {"consistent", "inconsistent"}
+        assert all(lab.score == float(lab.hallucinated) for lab in labels.values())
+        assert not [s for s in bundle.scores if s.detector == f"recorded:{name}"]
+    humans = {k for lab in bundle.labels if not (k := lab.labeler).startswith("recorded:")}
+    assert {"human[protocol=majority]", "human[protocol=worst]"} <= humans

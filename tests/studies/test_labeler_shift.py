@@ -44,7 +44,12 @@ def test_relative_change_by_hand(value, reference, expected):
 
 def test_shift_values_are_the_auroc_under_each_labeler(data, result):
     shift = result.table("shift")
-    assert set(shift["labeler"]) == {"rouge_l", "token_f1", "knowledge_f1"}
+    assert set(shift["labeler"]) == {
+        "rouge_l", "token_f1", "knowledge_f1",
+        "recorded:gpt-3.5-turbo", "recorded:gpt-4-turbo", "recorded:gpt_4o",
+    }  # fmt: skip
+    judges = shift[shift["labeler"].str.startswith("recorded:")]
+    assert set(judges["dataset"]) == {"faithbench"}
     row = shift.query(
         "dataset == 'truthfulqa' and detector == 'length' and labeler == 'rouge_l' "
         "and metric == 'auroc'"

@@ -4,7 +4,7 @@ import pytest
 from scipy import stats
 
 from realitycheck import InvalidInputError, RunStore
-from realitycheck.analysis import Bootstrap
+from realitycheck.analysis import CALIBRATION, Bootstrap, choose_or_fix_threshold, split_of
 from realitycheck.metrics import wilson_interval
 from realitycheck.records import Example, Label, Response, Score
 from realitycheck.store import RunData
@@ -107,8 +107,11 @@ def toy(tmp_path_factory):
     return _toy_store(tmp_path_factory.mktemp("toy"))
 
 
+NAMED = ("recorded:gpt_4o", "cont")
+
+
 def test_hand_made_leaderboard(toy):
-    result = Leaderboard().run(toy)
+    result = Leaderboard(detectors=NAMED).run(toy)
     board = result.table("leaderboard").set_index(["judge", "generator"])
     human = board.loc["human"]
     assert human["hallucination_rate"].to_dict() == pytest.approx(
@@ -156,7 +159,7 @@ def test_hand_made_leaderboard(toy):
 
 def test_intervals_follow_the_run_bootstrap(toy):
     boot = Bootstrap(n_resamples=300, confidence=0.8, seed=4)
-    result = Leaderboard().run(toy, bootstrap=boot)
+    result = Leaderboard(detectors=NAMED).run(toy, bootstrap=boot)
     assert result.bootstrap == boot.as_dict()
     board = result.table("leaderboard").set_index(["judge", "generator"])
     row = board.loc[("human", "acme/alpha")]
@@ -164,13 +167,13 @@ def test_intervals_follow_the_run_bootstrap(toy):
         wilson_interval(row["n_hallucinated"], row["n_judged"], confidence=0.8)
     )
     (pref,) = result.table("self_preference").to_dict("records")
-    (default,) = Leaderboard().run(toy).table("self_preference").to_dict("records")
+    (default,) = Leaderboard(detectors=NAMED).run(toy).table("self_preference").to_dict("records")
     assert pref["self_preference"] == default["self_preference"]
     assert pref["ci_high"] - pref["ci_low"] < default["ci_high"] - default["ci_low"]
 
 
 def test_given_threshold_and_answered_ranking(toy):
-    result = Leaderboard(thresholds={"cont": 8.0}, rank_by="answered").run(toy)
+    result = Leaderboard(detectors=NAMED, thresholds={"cont": 8.0}, rank_by="answered").run(toy)
     board = result.table("leaderboard").set_index(["judge", "generator"])
     # cont >= 8 only for sources 8 and 9 (every generator): rate 0.2 each.
     assert board.loc["cont", "threshold"].tolist() == [8.0, 8.0, 8.0]
@@ -178,6 +181,45 @@ def test_given_threshold_and_answered_ranking(toy):
     assert set(board.loc["cont", "threshold_rule"]) == {"given threshold"}
     # Ranked among answered: alpha's human rate is 0 / 7.
     assert board.loc[("human", "acme/alpha"), "ranked_rate"] == 0.0
+
+
+def test_detectors_rank_only_when_named(toy):
+    result = Leaderboard().run(toy)
+    board = result.table("leaderboard")
+    assert set(board["judge"]) == {"human", "lex", "flat"}
+    assert "detector" not in set(board["judge_kind"])
+    assert set(result.table("inversions")["judge"]) == {"lex", "flat"}
+    assert result.table("self_preference").empty
+    assert "cont" not in result.finding and "recorded:" not in result.finding
+
+
+def test_named_detector_uses_a_calibration_split_threshold(toy):
+    result = Leaderboard(detectors=("cont",)).run(toy)
+    board = result.table("leaderboard").set_index(["judge", "generator"])
+    frame = toy.frame("toy")
+    split = split_of(list(frame["example_id"]), 0.5)
+    cal = split == CALIBRATION
+    y = toy.verdicts("toy")["human"].to_numpy()[cal].astype(int)
+    s = toy.detector_scores("toy")["cont"].to_numpy()[cal]
+    expected, _ = choose_or_fix_threshold(y, s, "f1_macro")
+    assert set(board.loc["cont", "threshold"]) == {expected}
+    assert set(board.loc["cont", "judge_kind"]) == {"detector"}
+    assert "calibration split" in board.loc["cont", "threshold_rule"].iloc[0]
+
+
+def test_a_labeler_as_reference_names_its_columns(toy):
+    result = Leaderboard(reference="lex", detectors=NAMED).run(toy)
+    for table in result.tables:
+        assert not [c for c in table.frame.columns if "human" in c], table.name
+        assert "human rate" not in table.caption
+    board = result.table("leaderboard")
+    assert {"lex_rate", "lex_rank"} <= set(board.columns)
+    assert set(board.loc[board["judge_kind"] == "reference", "judge"]) == {"lex"}
+    assert "lex_ties" in result.table("inversions").columns
+    assert "lex_rank_self" in result.table("self_preference").columns
+    assert result.finding.startswith("On toy, lex labels rank")
+    assert "judge minus lex rate" in result.finding
+    assert "under lex" in result.figures[0].caption
 
 
 def test_one_generator_or_no_reference_is_skipped(tmp_path):
@@ -235,10 +277,11 @@ def test_bad_options_are_refused(params, match):
 @pytest.fixture(scope="module")
 def real(real_run):
     data = real_run(ingested=("faithbench", "ragtruth"), detectors=("source_overlap",))
-    return data, Leaderboard().run(data)
+    hhem = ("recorded:hhem-2.1", "recorded:trueteacher")
+    return data, Leaderboard(detectors=hhem).run(data)
 
 
-def test_faithbench_summarizers_by_humans_and_recorded_detectors(real):
+def test_faithbench_summarizers_by_humans_recorded_judges_and_named_detectors(real):
     data, result = real
     board = result.table("leaderboard").query("dataset == 'faithbench' and slice == 'all'")
     human = board[board["judge"] == "human"].set_index("generator")["hallucination_rate"]
@@ -247,7 +290,16 @@ def test_faithbench_summarizers_by_humans_and_recorded_detectors(real):
     pd.testing.assert_series_equal(human.sort_index(), expected.sort_index(), check_names=False)
     inv = result.table("inversions").query("dataset == 'faithbench' and slice == 'all'")
     recorded = inv[inv["judge"].str.startswith("recorded:")].set_index("judge")
-    assert len(recorded) == 8 and set(recorded["n_pairs"]) == {45}
+    assert len(recorded) == 5 and set(recorded["n_pairs"]) == {45}
+    kinds = recorded["judge_kind"].to_dict()
+    assert kinds == {
+        "recorded:gpt-3.5-turbo": "labeler",
+        "recorded:gpt-4-turbo": "labeler",
+        "recorded:gpt_4o": "labeler",
+        "recorded:hhem-2.1": "detector",
+        "recorded:trueteacher": "detector",
+    }
+    assert "calibration split" in recorded.loc["recorded:hhem-2.1", "threshold_rule"]
     for judge, row in recorded.iterrows():
         part = board[board["judge"] == judge]
         tau = stats.kendalltau(part["human_rate"], part["ranked_rate"]).statistic

@@ -1,4 +1,5 @@
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 from sklearn.metrics import average_precision_score, roc_auc_score
@@ -76,8 +77,8 @@ def test_single_annotators_can_be_included(data):
 
 
 def _ensemble_by_hand(data):
-    """FAMD of the recorded detectors, fitted on the calibration split, by plain numpy."""
-    frame = data.detector_scores("faithbench")
+    """FAMD of the recorded detectors and judges, fitted on the calibration split, by numpy."""
+    frame = pd.concat([data.detector_scores("faithbench"), data.label_scores("faithbench")], axis=1)
     frame = frame[[c for c in frame.columns if c.startswith("recorded:")]].dropna()
     y = data.verdicts("faithbench")["human"].reindex(frame.index)
     split = split_of(list(data.frame("faithbench").loc[frame.index, "example_id"]))
@@ -116,7 +117,9 @@ def test_famd_ensemble_is_fitted_on_the_calibration_split_only(recorded, data):
     assert row["pr_auc"] == pytest.approx(average_precision_score(truth, got.loc[labelled]))
     assert row["auroc_ci_low"] <= row["auroc"] <= row["auroc_ci_high"]
     assert row["n"] == len(labelled) and row["n_positive"] == truth.sum()
-    inputs = data.detector_scores("faithbench").loc[labelled]
+    inputs = pd.concat(
+        [data.detector_scores("faithbench"), data.label_scores("faithbench")], axis=1
+    ).loc[labelled]
     for name in [c for c in ensemble.index if c != "famd-ensemble"]:
         assert ensemble.loc[name, "auroc"] == pytest.approx(roc_auc_score(truth, inputs[name]))
     assert len(ensemble) == 9 and set(ensemble["n"]) == {len(labelled)}

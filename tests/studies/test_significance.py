@@ -122,12 +122,12 @@ def test_detector_comparison_pits_the_best_against_each_other(data, default):
 
 
 def test_requested_pairs_and_derived_groups(data):
-    pair = "recorded:hhem-2.1 vs recorded:gpt_4o"
+    pair = "recorded:hhem-2.1 vs recorded:trueteacher"
     study = Significance(group="size_bin", compare=[pair])
     result = study.run(data, bootstrap=Bootstrap(n_resamples=100))
     det = result.table("detectors")
     assert det[["detector_a", "detector_b"]].values.tolist() == [
-        ["recorded:hhem-2.1", "recorded:gpt_4o"]
+        ["recorded:hhem-2.1", "recorded:trueteacher"]
     ]
     assert "ragtruth: detector comparison: 1 detector(s), 2 needed" in result.skipped
     tests = result.table("tests").set_index("dataset")

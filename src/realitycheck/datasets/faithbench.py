@@ -26,6 +26,7 @@ from realitycheck.params import OneOf, param
 from realitycheck.records import Example, Label, Response, Score
 
 __all__ = [
+    "JUDGES",
     "PROTOCOLS",
     "RECORDED",
     "SEVERITY",
@@ -44,11 +45,12 @@ RECORDED: tuple[str, ...] = (
     "hhem-2.1-english",
     "trueteacher",
     "true_nli",
-    "gpt-3.5-turbo",
-    "gpt-4-turbo",
-    "gpt_4o",
 )
 """Detector outputs in each sample's metadata (all oriented high = consistent)."""
+
+JUDGES: tuple[str, ...] = ("gpt-3.5-turbo", "gpt-4-turbo", "gpt_4o")
+"""LLM judges' 1/0 verdicts in each sample's metadata (1 = consistent); stored as
+labels ``recorded:<name>``, not as scores, so they are measured as labelers."""
 
 PROTOCOLS: dict[str, dict[int, bool | None]] = {
     # Benign and Questionable majorities are excluded (None), their category kept.
@@ -102,8 +104,13 @@ class FaithBench(Dataset):
     Labels: ``human:<annotator>`` (each annotator's most severe label; a summary
     an annotator of the batch did not mark is Consistent), ``human[protocol=majority]``,
     ``human[protocol=worst]`` and ``human`` (= the chosen protocol). Scores:
-    ``recorded:<detector>`` for the eight detectors FaithBench ships, flipped to
-    ``1 - value`` so that higher = more likely hallucinated.
+    ``recorded:<detector>`` for the five detectors FaithBench ships (HHEM x3,
+    TrueTeacher, TRUE NLI), flipped to ``1 - value`` so that higher = more likely
+    hallucinated. The three GPT judges' verdicts are labels, not scores
+    (``recorded:gpt-3.5-turbo``, ``recorded:gpt-4-turbo``, ``recorded:gpt_4o``:
+    hallucinated when the judge said inconsistent, category ``consistent`` /
+    ``inconsistent``), so they are measured as labelers against the human
+    protocols and any of them can be the reference.
 
     Args:
         protocol: Which aggregation is also stored as plain ``human``:
@@ -117,7 +124,8 @@ class FaithBench(Dataset):
     files: ClassVar[tuple[str, ...]] = tuple(f"faithbench/release/batch_{b}.json" for b in BATCHES)
     description: ClassVar[str] = (
         "FaithBench: 750 summaries of 10 LLMs with per-annotator labels (Unwanted / "
-        "Questionable / Benign) and 8 recorded detectors (HHEM, TrueTeacher, GPT judges)."
+        "Questionable / Benign), 5 recorded detectors (HHEM, TrueTeacher, TRUE) and 3 recorded "
+        "GPT judges (as labels)."
     )
 
     def load(self, *, progress: Callable[[int], Any] | None = None) -> Bundle:
@@ -195,6 +203,7 @@ class FaithBench(Dataset):
             )
             unlabelled += self._labels(sample, response_id, annotators, path, prefix, out)
             out.scores.extend(self._scores(meta, response_id))
+            out.labels.extend(self._judge_labels(meta, response_id))
         return unlabelled
 
     def _labels(
@@ -285,6 +294,31 @@ class FaithBench(Dataset):
             )
         return scores
 
+    def _judge_labels(self, meta: dict[str, Any], response_id: str) -> list[Label]:
+        """The GPT judges' recorded 1/0 verdicts (1 = consistent) as labels."""
+        labels = []
+        for name in JUDGES:
+            value = meta.get(name)
+            if value in (0, 1) and not isinstance(value, bool):
+                hallucinated: bool | None = value == 0
+                category, error = ("inconsistent" if hallucinated else "consistent"), ""
+            else:
+                hallucinated, category = None, ""
+                error = f"FaithBench records no 1/0 {name} verdict for this summary (got {value!r})"
+            labels.append(
+                Label(
+                    response_id=response_id,
+                    labeler=f"recorded:{name}",
+                    hallucinated=hallucinated,
+                    score=None if hallucinated is None else float(hallucinated),
+                    category=category,
+                    raw=json.dumps({name: value}),
+                    error=error,
+                    spec=spec_json("recorded", {"source": name}, source=self.spec),
+                )
+            )
+        return labels
+
     def _notes(self, unlabelled: int) -> list[str]:
         return [
             "Annotators of a batch = everyone with at least one annotation in that batch; a "
@@ -304,9 +338,13 @@ class FaithBench(Dataset):
             f"`human` is `human[protocol={self.protocol}]`.",
             f"{unlabelled} annotation(s) carry no label tag; they mark a span but add no severity.",
             "Recorded detectors (recorded:<name>, from each sample's metadata) are 'high = "
-            "consistent' (HHEM probabilities; 1/0 verdicts for TrueTeacher, TRUE NLI and the "
-            "GPT judges); each is stored as 1 - value so that higher = more likely "
-            "hallucinated. A missing or non-numeric value is None with an error.",
+            "consistent' (HHEM probabilities; 1/0 verdicts for TrueTeacher and TRUE NLI); "
+            "each is stored as 1 - value so that higher = more likely hallucinated. A "
+            "missing or non-numeric value is None with an error.",
+            "The GPT judges' verdicts (" + ", ".join(f"recorded:{n}" for n in JUDGES) + ") are "
+            "labels, not detector scores (0 -> hallucinated, category 'inconsistent'; 1 -> "
+            "not, 'consistent'; score = 1 - verdict), so labeler agreement measures them "
+            "against both human protocols and any of them can be the reference.",
         ]
 
 

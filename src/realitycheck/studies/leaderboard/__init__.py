@@ -1,4 +1,4 @@
-"""Leaderboard: generators ranked by hallucination rate under humans and under each judge.
+"""Leaderboard: generators ranked by hallucination rate under the reference and each labeler.
 
 Parts: ``_ranking`` (ranks, judge-generator matching, self-preference),
 ``_tables`` (tables, captions, finding), ``_plot`` (the dot plot, shared with
@@ -8,7 +8,6 @@ the QA-accuracy study).
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
@@ -17,7 +16,14 @@ import numpy as np
 import pandas as pd
 
 from realitycheck import metrics as M
-from realitycheck.analysis import OBJECTIVES, Bootstrap, refusal_mask, split_of
+from realitycheck.analysis import (
+    CALIBRATION,
+    OBJECTIVES,
+    Bootstrap,
+    choose_or_fix_threshold,
+    refusal_mask,
+    split_of,
+)
 from realitycheck.keys import LabelKey, is_human
 from realitycheck.params import (
     Interval,
@@ -94,36 +100,41 @@ class _Judge:
 @study("leaderboard")
 @dataclass(frozen=True, kw_only=True)
 class Leaderboard(Study):
-    """Rank generators by hallucination rate under the reference labels and each judge.
+    """Rank generators by hallucination rate under the reference labels and each labeler.
 
     Follows the HHEM / FaithJudge leaderboards of Tamber et al. (2025,
     "Benchmarking LLM Faithfulness in RAG with Evolving Leaderboards"): per
     dataset with at least two generators (and per task where a dataset has
     several), each generator's hallucination rate (share of its responses
     judged hallucinated, in [0, 1], lower = better, with a Wilson score
-    interval) under the reference labels and under every automatic labeler and
-    detector; rank 1 = lowest rate, tied rates share their average rank. Only
-    responses that the reference labels enter the rates, so every judge is
-    compared with humans on the same responses. Detectors are thresholded
-    (hallucinated iff value >= threshold): binary ones at 0.5, continuous ones
-    at a given threshold or at the one maximising ``objective`` against the
-    reference on the calibration split (applied to every response). The answer
+    interval) under the reference labels and under every other labeler (human
+    protocols, automatic labelers, LLM judges, recorded judges); rank 1 = lowest
+    rate, tied rates share their average rank. Only responses that the reference
+    labels enter the rates, so every judge is compared with the reference on the
+    same responses. Detectors are not judges: one is ranked only when named in
+    ``detectors``, hallucinated iff value >= threshold, at a given threshold or at
+    the one :func:`~realitycheck.analysis.choose_or_fix_threshold` picks on the
+    calibration split against the reference (0.5 for a binary detector; the
+    objective maximised elsewhere), applied to every response. The answer
     rate is the share of responses with more than ``refusal_words`` words (the
     HHEM rule for refusals); the rate among answered responses is also shown.
     Each judge's ranking is compared with the reference's: discordant pairs
     (listed; pairs tied under either are not counted) and Kendall's tau-b in
     [-1, 1]. Where a judge is also a generator (names matched by
     :func:`normalise_model_name`), the
-    self-preference statistic is ``(judge - human rate)`` on its own outputs
+    self-preference statistic is ``(judge - reference rate)`` on its own outputs
     minus the mean of that difference on the other generators (in [-2, 2];
     negative = more lenient with itself), with a CI from resampling sources.
     Every interval covers the run's bootstrap confidence; the self-preference
     bootstrap uses its resamples and seed.
 
     Args:
-        reference: The labels taken as the human ranking.
-        judges: Labeler / detector keys to rank by; ``None`` = every stored one
-            except single annotators (``human:<name>``).
+        reference: The labels whose ranking the others are compared with; any
+            labeler key (``human``, a judge, a panel, ``recorded:<name>``). Columns
+            that hold its rates are named after it (``<reference>_rate``).
+        judges: Labeler keys to rank by; ``None`` = every stored labeler except
+            single annotators (``human:<name>``).
+        detectors: Detector keys to rank by as well (none by default).
         thresholds: Fixed detector thresholds, ``{key: value}`` or
             ``("key=value", ...)``.
         refusal_words: Responses with at most this many words are refusals.
@@ -136,6 +147,7 @@ class Leaderboard(Study):
     judges: tuple[str, ...] | None = param(
         None, OrNone(SequenceOf(NonEmptyStr())), convert=as_tuple
     )
+    detectors: tuple[str, ...] = param((), SequenceOf(NonEmptyStr()), convert=as_tuple)
     thresholds: tuple[str, ...] | Mapping[str, float] = param(
         (), Satisfies(_valid_thresholds, _THRESHOLDS), convert=_threshold_items
     )
@@ -144,7 +156,7 @@ class Leaderboard(Study):
     objective: str = param("f1_macro", OneOf(OBJECTIVES))
     calibration_fraction: float = param(0.5, Interval(float, 0, 1, closed="neither"))
 
-    title: ClassVar[str] = "Leaderboard: generators ranked by humans and by each judge"
+    title: ClassVar[str] = "Leaderboard: generators ranked by the reference and by each labeler"
 
     def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
         """Rank the generators of every dataset; see the class docstring."""
@@ -164,7 +176,9 @@ class Leaderboard(Study):
                 continue
             judges = self._judges(data, ds, frame, skipped)
             if len(judges) == 1:
-                skipped.append(f"{ds}: no automatic labeler or detector; only the reference ranks")
+                skipped.append(
+                    f"{ds}: no other labeler or named detector; only the reference ranks"
+                )
             for name, mask in T.slices(frame):
                 sub = frame[mask]
                 if sub["model"].nunique() < 2:
@@ -182,15 +196,31 @@ class Leaderboard(Study):
                     for row in self._self_preference(sub, refused, board, local, bootstrap)
                 ]
                 figures.append(self._figure(board, ds, name, bootstrap.confidence))
+        ref = self.reference
+        board_frame, inv_frame, pref_frame = (
+            T.front(boards),
+            pd.DataFrame(inversions),
+            pd.DataFrame(preference),
+        )
+        finding = T.finding(board_frame, inv_frame, pref_frame, ref)
         tables = [
-            StudyTable("leaderboard", T.front(boards), T.BOARD_CAPTION.format(by=self.rank_by)),
+            StudyTable(
+                "leaderboard",
+                T.name_reference(board_frame, ref),
+                T.BOARD_CAPTION.format(by=self.rank_by, ref=ref),
+            ),
             StudyTable(
                 "answer_rate", T.front(answers), T.ANSWER_CAPTION.format(self.refusal_words)
             ),
-            StudyTable("inversions", pd.DataFrame(inversions), T.INVERSION_CAPTION),
-            StudyTable("self_preference", pd.DataFrame(preference), T.SELF_CAPTION),
+            StudyTable(
+                "inversions", T.name_reference(inv_frame, ref), T.INVERSION_CAPTION.format(ref=ref)
+            ),
+            StudyTable(
+                "self_preference",
+                T.name_reference(pref_frame, ref),
+                T.SELF_CAPTION.format(ref=ref),
+            ),
         ]
-        finding = T.finding(tables[0].frame, tables[2].frame, tables[3].frame, self.reference)
         return self._result(finding, tables=tables, figures=figures, skipped=skipped)
 
     def _judges(
@@ -200,15 +230,14 @@ class Leaderboard(Study):
         ref = verdicts[self.reference].to_numpy()
         out = [_Judge(self.reference, "reference", ref, None, "reference labels")]
         labelers = [k for k in data.labelers_of(ds) if k != self.reference]
-        detectors = data.detectors_of(ds)
+        stored = data.detectors_of(ds)
         if self.judges is None:
             labelers = [k for k in labelers if not LabelKey.parse(k).is_annotator]
         else:
-            missing = [j for j in self.judges if j not in labelers and j not in detectors]
+            missing = [j for j in self.judges if j not in labelers and j != self.reference]
             if missing:
-                skipped.append(f"{ds}: no judge {', '.join(missing)} here")
+                skipped.append(f"{ds}: no labeler {', '.join(missing)} here")
             labelers = [k for k in labelers if k in self.judges]
-            detectors = [k for k in detectors if k in self.judges]
         for key in labelers:
             v = verdicts[key].to_numpy()
             same = [j.key for j in out if np.array_equal(v, j.verdicts, equal_nan=True)]
@@ -217,10 +246,16 @@ class Leaderboard(Study):
                 continue
             kind = "human" if is_human(key) else "labeler"
             out.append(_Judge(key, kind, v, None, f"{kind} verdict"))
+        missing = [d for d in self.detectors if d not in stored]
+        if missing:
+            skipped.append(f"{ds}: no detector {', '.join(missing)} here")
         scores = data.detector_scores(ds)
         split = split_of(list(frame["example_id"]), self.calibration_fraction)
         given = dict(t for t in map(_parsed, self.thresholds) if t is not None)
-        for key in detectors:
+        for key in (d for d in self.detectors if d in stored):
+            if any(j.key == key for j in out):
+                skipped.append(f"{ds}: detector {key} left out, {key} is ranked as a labeler")
+                continue
             s = scores[key].to_numpy()
             t, rule = self._threshold(key, s, ref, split, given)
             if not np.isfinite(t):
@@ -235,20 +270,14 @@ class Leaderboard(Study):
     ) -> tuple[float, str]:
         if key in given:
             return given[key], "given threshold"
-        finite = s[~np.isnan(s)]
-        if np.isin(finite, (0.0, 1.0)).all():
-            return 0.5, "binary detector: hallucinated iff value >= 0.5"
-        cal = (split == "calibration") & ~np.isnan(s) & ~np.isnan(ref)
-        y = ref[cal].astype(int)
-        if y.size == 0 or y.min() == y.max():
-            return float("nan"), "not thresholded: one reference class on the calibration split"
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", M.UndefinedMetricWarning)
-            t = float(M.choose_threshold(y, s[cal], objective=self.objective))
-        return t, (
-            f"chosen on the calibration split (max {self.objective} vs {self.reference}), "
-            "applied to every response"
-        )
+        cal = (split == CALIBRATION) & ~np.isnan(s) & ~np.isnan(ref)
+        t, rule = choose_or_fix_threshold(ref[cal].astype(int), s[cal], self.objective)
+        if rule.startswith("threshold maximising"):
+            rule = (
+                f"chosen on the calibration split (max {self.objective} vs {self.reference}), "
+                "applied to every response"
+            )
+        return t, rule
 
     def _board(
         self, sub: pd.DataFrame, refused: np.ndarray, judges: list[_Judge], confidence: float

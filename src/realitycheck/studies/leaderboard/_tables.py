@@ -21,6 +21,7 @@ __all__ = [
     "finding",
     "front",
     "inversions",
+    "name_reference",
     "short_name",
     "slices",
 ]
@@ -49,7 +50,8 @@ BOARD_CAPTION = (
     "Generators under each judge, on responses that both the judge and the reference labelled. "
     "hallucination_rate: share judged hallucinated (Wilson CI); *_answered: among non-refusals. "
     "ranked_rate is the rate ranked (over {by} responses); rank 1 = lowest, ties share the "
-    "average rank (tied = True); human_rate / human_rank: the reference on the same responses."
+    "average rank (tied = True); {ref}_rate / {ref}_rank: the reference ({ref}) on the same "
+    "responses."
 )
 ANSWER_CAPTION = (
     "Answer rate: share of responses with more than {} words (shorter ones count as "
@@ -62,9 +64,28 @@ INVERSION_CAPTION = (
 )
 SELF_CAPTION = (
     "Judges that are also generators (names matched after lower-casing, dropping org / family "
-    "prefixes and treating - _ . alike). bias = judge rate - human rate; self_preference = "
+    "prefixes and treating - _ . alike). bias = judge rate - {ref} rate; self_preference = "
     "bias_self - bias_others (negative = more lenient with itself), CI from resampling sources."
 )
+
+
+_REFERENCE_COLUMNS = (
+    "human_rate",
+    "human_rank",
+    "human_ties",
+    "human_rate_self",
+    "human_rank_self",
+)
+
+
+def name_reference(frame: pd.DataFrame, reference: str) -> pd.DataFrame:
+    """Name the reference's columns after its key: ``human_rate`` -> ``<reference>_rate``.
+
+    The tables are built with ``human_*`` column names; with the default
+    reference (``human``) nothing changes.
+    """
+    names = {c: f"{reference}_{c.removeprefix('human_')}" for c in _REFERENCE_COLUMNS}
+    return frame.rename(columns={c: n for c, n in names.items() if c in frame.columns})
 
 
 def slices(frame: pd.DataFrame) -> list[tuple[str, np.ndarray]]:
@@ -157,7 +178,7 @@ def finding(board: pd.DataFrame, inv: pd.DataFrame, pref: pd.DataFrame, referenc
         rows = inv[(inv["dataset"] == ds) & (inv["slice"] == "all")] if not inv.empty else inv
         for _, r in rows[rows["judge_kind"] == "human"].iterrows() if not rows.empty else ():
             sentences.append(
-                f"Under the other human labels {r['judge']}, {r['n_discordant']} of "
+                f"Under the human labels {r['judge']}, {r['n_discordant']} of "
                 f"{r['n_pairs']} pairs of that ranking are inverted (tau-b "
                 f"{r['kendall_tau_b']:.2f})."
             )
@@ -197,7 +218,7 @@ def finding(board: pd.DataFrame, inv: pd.DataFrame, pref: pd.DataFrame, referenc
         if items:
             sentences.append(
                 "Self-preference of judges that are also generators (bias on own outputs minus "
-                "mean bias on others, bias = judge minus human rate; negative = lenient with "
-                "itself): " + "; ".join(items) + "."
+                f"mean bias on others, bias = judge minus {reference} rate; negative = "
+                "lenient with itself): " + "; ".join(items) + "."
             )
     return " ".join(sentences)
