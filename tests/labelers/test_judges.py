@@ -103,6 +103,8 @@ def test_repeats_ask_with_distinct_seeds_and_the_majority_decides():
     )
     judge = QAJudge(judge=mock, repeats=3, temperature=1.0, seed=0)
     assert [r.seed for r in judge.requests("p")] == [0, 1, 2]
+    schema = json.loads(judge.requests("p")[0].json_schema)  # the mock takes (and ignores) it
+    assert schema["required"] == ["reason", "verdict"] and not schema["additionalProperties"]
     assert {r.decoding for r in judge.requests("p")} == {"sampling"}
     (label,) = judge.label([response("r", "Paris")], EXAMPLES)
     raw = json.loads(label.raw)
@@ -283,3 +285,12 @@ def test_factuality_judge_picks_its_reference_and_reads_bare_letters():
     garbage = FactualityJudge(judge=MockBackend(reply="A fine answer."), invalid_as="excluded")
     (label,) = garbage.label([response("r", "Paris")], EXAMPLES)
     assert (label.category, label.hallucinated) == ("invalid", None)
+
+
+def test_an_empty_json_schema_leaves_the_cache_key_of_older_requests_unchanged():
+    from realitycheck.backends import GenerationRequest
+
+    request = GenerationRequest(prompt="p")
+    assert "json_schema" not in request.payload()
+    constrained = GenerationRequest(prompt="p", json_schema='{"type": "object"}')
+    assert constrained.cache_key({"name": "x"}) != request.cache_key({"name": "x"})

@@ -116,6 +116,20 @@ def test_qa_judge_over_http_parses_each_reply_and_records_tokens_and_cost(backen
     assert usage["cost"] == pytest.approx(expected)
     body = server.bodies[0]
     assert body["temperature"] == 0.0 and body["messages"][0]["role"] == "user"
+    schema = body["response_format"]["json_schema"]["schema"]
+    assert body["response_format"]["type"] == "json_schema"
+    assert schema["properties"]["verdict"]["enum"] == ["incorrect", "refuse", "correct"]
+
+
+def test_structured_false_or_completions_mode_sends_no_response_format(backend, server):
+    QAJudge(judge=backend, structured=False).label(_responses("Paris"), EXAMPLES)
+    completions = OpenAIBackend(**{**backend.params(), "mode": "completions"})
+    (label,) = QAJudge(judge=completions).label(_responses("Paris"), EXAMPLES)
+    assert label.category == "correct"
+    assert [("response_format" in b, "prompt" in b) for b in server.bodies] == [
+        (False, False),
+        (False, True),
+    ]
 
 
 def test_factuality_judge_over_http(backend):

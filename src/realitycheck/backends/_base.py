@@ -43,6 +43,7 @@ CAPABILITIES = frozenset(
         "hidden",  # hidden-state features of chosen layers
         "loglik",  # log-likelihood of a fixed continuation
         "beam",  # beam search
+        "json_schema",  # constrains a reply to a JSON Schema (structured output)
     }
 )
 DECODINGS = ("greedy", "beam", "sampling", "top_k", "top_p")
@@ -69,6 +70,9 @@ class GenerationRequest:
         logprobs: Whether to return token log-probabilities.
         top_logprobs: How many alternatives per token to return (0 = none).
         hidden_layers: Layers whose hidden-state features to return (white-box only).
+        json_schema: A JSON Schema (as JSON text) the reply must follow, for
+            backends with the ``json_schema`` capability; others ignore it.
+            Left out of the payload, and so of the cache key, when empty.
         tag: Free text the caller uses to find the answer again (not sent to the model).
     """
 
@@ -86,6 +90,7 @@ class GenerationRequest:
     logprobs: bool = False
     top_logprobs: int = param(0, Interval(int, 0))
     hidden_layers: tuple[int, ...] = ()
+    json_schema: str = ""
     tag: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -100,6 +105,8 @@ class GenerationRequest:
         """Return the request as plain JSON-able data (without ``tag``)."""
         data = asdict(self)
         data.pop("tag")
+        if not data["json_schema"]:
+            data.pop("json_schema")  # requests made before it existed keep their cache keys
         data["messages"] = [dict(m) for m in self.messages]
         return data
 

@@ -150,7 +150,9 @@ class OpenAIBackend(Backend):
     ``completions`` mode requests must carry a ``prompt``. When a server
     returns fewer sequences than ``n`` (Ollama and llama.cpp ignore ``n``),
     the rest is asked for in further calls (with ``seed + k`` for the k-th
-    extra call when a seed is set). When a server refuses token log-probs as
+    extra call when a seed is set). A request's ``json_schema`` is sent as a
+    ``response_format`` of type ``json_schema`` (chat mode; OpenAI, vLLM and
+    llama.cpp servers constrain the reply to it). When a server refuses token log-probs as
     unsupported, the request is answered without them and a warning is logged;
     detectors that need them then report the missing feature.
 
@@ -168,7 +170,7 @@ class OpenAIBackend(Backend):
     """
 
     capabilities: ClassVar[frozenset[str]] = frozenset(
-        {"chat", "completion", "n", "logprobs", "top_logprobs"}
+        {"chat", "completion", "n", "logprobs", "top_logprobs", "json_schema"}
     )
 
     model: str = required(NonEmptyStr())
@@ -368,6 +370,12 @@ class OpenAIBackend(Backend):
                 args["top_k"] = request.top_k
         if request.stop:
             args["stop"] = list(request.stop)
+        if request.json_schema and self.mode == "chat":
+            schema = json.loads(request.json_schema)
+            args["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "reply", "schema": schema, "strict": True},
+            }
         if request.seed is not None:
             args["seed"] = request.seed + call
         if with_logprobs:

@@ -15,6 +15,11 @@ answer to a label. The pieces live here once:
 * **Calls** go through :func:`realitycheck.backends.cached_generate` with the
   run's call cache: a rerun pays for nothing already answered, and the
   backend bounds concurrency and retries.
+* **Structured output**: with ``structured=True`` (the default) a judge
+  whose backend takes chat messages and has the ``json_schema`` capability
+  (``openai`` in chat mode) asks for a reply that follows a JSON Schema
+  (:meth:`Judge.schema`); set ``structured=False`` for a server that refuses
+  ``response_format``. Every reply is parsed the same way either way.
 * **Parsing** is tolerant (:func:`parse_verdict`): a JSON object, a JSON object
   inside prose or a code fence, a truncated JSON object whose verdict field is
   complete, a ``verdict: x`` line, or a bare word or letter. A reply that is
@@ -42,7 +47,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from realitycheck.errors import InvalidInputError
 from realitycheck.labelers._base import Labeler
-from realitycheck.params import Interval, OneOf, Satisfies, param
+from realitycheck.params import InstanceOf, Interval, OneOf, Satisfies, param
 from realitycheck.records import Example, Label, Response
 from realitycheck.registry import nested
 
@@ -238,11 +243,13 @@ class Judge(Labeler):
     temperature: float = param(0.0, Interval(float, 0, 2))
     seed: int = param(0, Interval(int, 0))
     max_tokens: int = param(256, Interval(int, 1))
+    structured: bool = param(True, InstanceOf(bool))
 
     verdicts: ClassVar[tuple[str, ...]] = ()
     hallucinated_verdicts: ClassVar[frozenset[str]] = frozenset()
     field: ClassVar[str] = "verdict"
     letters: ClassVar[bool] = False
+    reason_field: ClassVar[str] = "reason"
 
     def prompt(self, response: Response, example: Example | None) -> str:
         """Return the prompt that asks about ``response``.
@@ -271,6 +278,18 @@ class Judge(Labeler):
         """Return the verdict of one reply, or ``None`` if it cannot be parsed."""
         return parse_verdict(text, field=self.field, choices=self.verdicts, letters=self.letters)
 
+    def schema(self) -> dict[str, Any]:
+        """Return the JSON Schema of a reply: a short reason, then one of ``verdicts``."""
+        return {
+            "type": "object",
+            "properties": {
+                self.reason_field: {"type": "string"},
+                self.field: {"type": "string", "enum": list(self.verdicts)},
+            },
+            "required": [self.reason_field, self.field],
+            "additionalProperties": False,
+        }
+
     def requests(self, prompt: str) -> list[GenerationRequest]:
         """Return the ``repeats`` requests that ask ``prompt`` (seeds ``seed``, ``seed + 1``…)."""
         from realitycheck.backends import GenerationRequest
@@ -281,11 +300,13 @@ class Judge(Labeler):
         chat = "chat" in self.judge.capabilities and (
             getattr(self.judge, "mode", "chat") != "completions"
         )
+        text: dict[str, Any] = (
+            {"messages": ({"role": "user", "content": prompt},)} if chat else {"prompt": prompt}
+        )
+        if self.structured and chat and "json_schema" in self.judge.capabilities:
+            text["json_schema"] = json.dumps(self.schema(), sort_keys=True)
         out = []
         for k in range(self.repeats):
-            text: dict[str, Any] = (
-                {"messages": ({"role": "user", "content": prompt},)} if chat else {"prompt": prompt}
-            )
             out.append(
                 GenerationRequest(
                     **text,

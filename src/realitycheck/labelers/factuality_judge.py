@@ -68,6 +68,8 @@ class FactualityJudge(Judge):
         temperature: The judge's sampling temperature (0: greedy).
         seed: Seed of the first repeat; repeat k uses ``seed + k``.
         max_tokens: Most tokens of a reply (the prompt asks for brief reasoning first).
+        structured: Ask for a reply that follows a JSON Schema where the backend
+            can constrain it (``openai`` in chat mode); ``False`` for servers that cannot.
         prompt_sha256: SHA-256 of the two prompt templates (set; written in the spec).
     """
 
@@ -77,6 +79,7 @@ class FactualityJudge(Judge):
     verdicts: ClassVar[tuple[str, ...]] = ("D", "B", "A", "C", "E")
     hallucinated_verdicts: ClassVar[frozenset[str]] = frozenset({"B", "D"})
     field: ClassVar[str] = "choice"
+    reason_field: ClassVar[str] = "reasoning"
     letters: ClassVar[bool] = True
 
     def prompt(self, response: Response, example: Example | None) -> str:

@@ -53,6 +53,8 @@ class QAJudge(Judge):
         temperature: The judge's sampling temperature (0: greedy).
         seed: Seed of the first repeat; repeat k uses ``seed + k``.
         max_tokens: Most tokens of a reply.
+        structured: Ask for a reply that follows a JSON Schema where the backend
+            can constrain it (``openai`` in chat mode); ``False`` for servers that cannot.
         prompt_sha256: SHA-256 of the prompt template (set; written in the spec).
     """
 
