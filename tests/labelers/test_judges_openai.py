@@ -169,3 +169,15 @@ def test_rate_limits_are_retried_and_server_errors_become_retryable_error_labels
 def test_a_refused_request_is_a_permanent_error(backend):
     (label,) = QAJudge(judge=backend).label(_responses("Paris [fault=400]"), EXAMPLES)
     assert label.hallucinated is None and label.retryable is False and "400" in label.error
+
+
+def test_a_reply_slower_than_the_timeout_is_a_retryable_error(server, monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server.slow_seconds = 1.0
+    impatient = OpenAIBackend(
+        model="judge-model", base_url=server.url, backoff=0.01, timeout=0.2, max_retries=1
+    )
+    (label,) = QAJudge(judge=impatient).label(_responses("Paris [fault=slow*2]"), EXAMPLES)
+    assert label.hallucinated is None and label.retryable is True
+    assert "timed out" in label.error

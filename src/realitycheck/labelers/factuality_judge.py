@@ -59,7 +59,7 @@ class FactualityJudge(Judge):
     references, or, for a dialogue example or one with a context and no
     references, the knowledge passage with the dialogue history; a response
     with neither, or with empty text, gets an error. See
-    :class:`~realitycheck.labelers._judge.Judge` for ``raw``, repeats and failures.
+    :class:`~realitycheck.labelers.Judge` for ``raw``, repeats and failures.
 
     Args:
         judge: The backend that compares (required), e.g. ``openai[model=gpt-4o-mini]``.

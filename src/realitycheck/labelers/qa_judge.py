@@ -42,7 +42,7 @@ class QAJudge(Judge):
     ``refusal_as="excluded"``. ``score`` in ``[0, 1]`` is the share of the
     replies that count as hallucinated (higher = more likely hallucinated).
     A response without references, or with empty text, gets an error. See
-    :class:`~realitycheck.labelers._judge.Judge` for ``raw``, repeats and
+    :class:`~realitycheck.labelers.Judge` for ``raw``, repeats and
     failures, e.g. ``qa_judge[judge=openai[model=gpt-4o-mini]]``.
 
     Args:
