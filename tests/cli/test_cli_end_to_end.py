@@ -112,3 +112,27 @@ def test_real_ragtruth_qa_slice(tmp_path, data_dir, capsys):
     assert 0.4 < row["value"] < 0.9
     models = {s for s in metrics["slice"] if s.startswith("model=")}
     assert len(models) == 6
+
+
+def test_reference_option_on_evaluate_study_and_report(tmp_path, user_file, capsys):
+    run = tmp_path / "run"
+    dataset = (
+        f"files[path={user_file},text=answer,label=is_wrong,positive=yes,negative=no,"
+        "columns=example_id:qid+model:llm]"
+    )
+    common = ["--n-resamples", "30"]
+    evaluate = ["-q", "evaluate", "-d", dataset, "-l", "rouge_l", "-D", "length"]
+    assert main([*evaluate, *common, "--reference", "rouge_l", "--out", str(run)]) == 0
+    agreement = pd.read_csv(run / "agreement.csv")
+    assert set(agreement["labeler"]) == {"rouge_l"} and set(agreement["detector"]) == {"human"}
+    html = (run / "report.html").read_text()  # the report takes evaluate's reference
+    assert "Labeler agreement with rouge_l" in html and "against rouge_l labels" in html
+    study = ["-q", "study", "leaderboard,labeler_shift", "--run", str(run), *common]
+    assert main([*study, "--reference", "rouge_l"]) == 0
+    (folder,) = (run / "studies").glob("leaderboard_reference=rouge_l-*")  # named by its key
+    board = pd.read_csv(folder / "leaderboard.csv")
+    assert "rouge_l_rate" in board.columns and "human_rate" not in board.columns
+    assert set(board.loc[board["judge_kind"] == "reference", "judge"]) == {"rouge_l"}
+    assert main(["-q", "report", "--run", str(run), "--reference", "human"]) == 0
+    assert "Labeler agreement with humans" in (run / "report.html").read_text()
+    capsys.readouterr()

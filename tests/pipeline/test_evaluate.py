@@ -157,3 +157,28 @@ def test_a_threshold_must_be_a_number():
         ),
     ):
         EvaluationConfig(thresholds={"x": "high"})
+
+
+def test_a_labeler_as_reference_is_the_ground_truth_of_agreement_and_first_of_metrics(run):
+    from realitycheck import label
+    from realitycheck.labelers import labelers
+
+    label(run, [labelers.create("rouge_l")])
+    config = EvaluationConfig(reference="rouge_l", bootstrap=Bootstrap(n_resamples=30))
+    result = evaluate(run, config)
+    assert set(result.agreement["labeler"]) == {"rouge_l"}
+    assert set(result.agreement["detector"]) == {"human"}  # humans measured against it
+    assert result.metrics["labeler"].iloc[0] == "rouge_l"
+    rouge = run.frame("labels").query("labeler == 'rouge_l'").set_index("response_id")
+    _, _, s, _, responses = _truth(run)
+    y = rouge.loc[responses.index, "hallucinated"].astype(int).to_numpy()
+    m = result.metrics.set_index(["slice", "detector", "labeler", "metric"])
+    row = m.loc[("all", "recorded:noisy", "rouge_l", "auroc")]
+    assert row["value"] == pytest.approx(roc_auc_score(y, s), abs=1e-12)
+    assert run.read_manifest()["config"]["evaluate"]["reference"] == "rouge_l"
+
+
+def test_a_reference_the_dataset_lacks_is_a_note(run):
+    result = evaluate(run, EvaluationConfig(reference="judge", bootstrap=Bootstrap(n_resamples=20)))
+    assert result.metrics.empty and result.agreement.empty
+    assert "tiny: no judge labels; it is not measured here." in result.notes

@@ -210,3 +210,22 @@ def test_relative_paths_are_relative_to_the_file(tmp_path):
     trivia, nq = (e.dataset for e in config.datasets)
     assert trivia.path == str(tmp_path / "tqa.parquet")
     assert nq.data_dir == str(tmp_path / "data")
+
+
+def test_a_top_level_reference_reaches_evaluate(tmp_path):
+    config = load_run_config(_write(tmp_path, 'reference = "rouge_l[threshold=0.5]"\n' + GOOD))
+    assert config.reference == config.evaluation.reference == "rouge_l[threshold=0.5]"
+    assert load_run_config(_write(tmp_path, GOOD)).evaluation.reference is None
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ('reference = ""\n' + GOOD, "Expected a label key"),
+        ("reference = 3\n" + GOOD, "Expected a string"),
+        (GOOD.replace("[evaluate]\n", '[evaluate]\nreference = "human"\n'), "reference"),
+    ],
+)
+def test_bad_references_are_refused(tmp_path, text, match):
+    with pytest.raises(InvalidInputError, match=match):
+        load_run_config(_write(tmp_path, text))

@@ -20,6 +20,7 @@ __all__ = [
     "echo_stage",
     "listener_for",
     "progress_for",
+    "reference_option",
     "retry_errors_option",
     "split_keys",
 ]
@@ -35,6 +36,14 @@ def split_keys(values: Sequence[str]) -> list[str]:
 
     return [key for value in values for key in split_one(value)]
 
+
+reference_option = click.option(
+    "--reference",
+    default=None,
+    metavar="KEY",
+    help="The ground truth: any label key (human, 'human[protocol=worst]', a judge, a "
+    "panel, recorded:gpt_4o). Default: the datasets' human labels.",
+)
 
 retry_errors_option = click.option(
     "--retry-errors",

@@ -13,6 +13,7 @@ from realitycheck.cli._common import (
     datasets_from_keys,
     listener_for,
     progress_for,
+    reference_option,
     retry_errors_option,
     split_keys,
 )
@@ -117,14 +118,18 @@ def generate_cmd(
 @cli.command("run")
 @click.argument("config_path", type=click.Path(dir_okay=False))
 @retry_errors_option
+@reference_option
 @click.pass_context
-def run_cmd(ctx: click.Context, config_path: str, retry_errors: bool) -> None:
+def run_cmd(
+    ctx: click.Context, config_path: str, retry_errors: bool, reference: str | None
+) -> None:
     """Run a whole study from a TOML file: generate, label, detect, evaluate, studies, report.
 
     \b
     labelers = ["exact_match", "rouge_l"]    (top-level keys first)
     detectors = ["perplexity", "ln_entropy", "length"]
     studies = ["all"]
+    reference = "human"            (the ground truth; --reference overrides it)
     [run]
     out = "runs/trivia"            (relative to the file)
     [[datasets]]
@@ -141,10 +146,19 @@ def run_cmd(ctx: click.Context, config_path: str, retry_errors: bool) -> None:
     Every stage resumes: running the same file again does only what is missing,
     and retries what failed for a reason that may pass (--retry-errors: all that failed).
     """  # noqa: D301  (click's \\b keeps the example's lines as written)
+    import dataclasses
+
     from realitycheck.runner import load_run_config, run_config
 
+    config = load_run_config(config_path)
+    if reference is not None:
+        config = dataclasses.replace(
+            config,
+            reference=reference,
+            evaluation=dataclasses.replace(config.evaluation, reference=reference),
+        )
     run_config(
-        load_run_config(config_path),
+        config,
         retry_errors=retry_errors,
         progress=progress_for(ctx),
         listener=listener_for(ctx),

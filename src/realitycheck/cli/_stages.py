@@ -18,6 +18,7 @@ from realitycheck.cli._common import (
     echo_stage,
     listener_for,
     progress_for,
+    reference_option,
     retry_errors_option,
     split_keys,
 )
@@ -139,6 +140,7 @@ def detect_cmd(ctx: click.Context, detectors: tuple[str, ...], **options: Any) -
     multiple=True,
     help="Ground-truth labelers for detectors (default: human + every labeler).",
 )
+@reference_option
 @bootstrap_options
 @click.option(
     "--threshold-objective",
@@ -170,6 +172,7 @@ def evaluate_cmd(
     labelers: tuple[str, ...],
     detectors: tuple[str, ...],
     references: tuple[str, ...],
+    reference: str | None,
     n_resamples: int,
     confidence: float,
     seed: int,
@@ -181,7 +184,11 @@ def evaluate_cmd(
     no_cache: bool,
     run_dir: str,
 ) -> None:
-    """Label, detect and measure detectors and labelers against human labels."""
+    """Label, detect and measure detectors and labelers against human labels.
+
+    With --reference KEY, every other labeler is measured against KEY instead,
+    and KEY comes first among the detectors' references.
+    """
     from realitycheck.detectors import detectors as det_registry
     from realitycheck.labelers import labelers as lab_registry
     from realitycheck.pipeline import EvaluationConfig
@@ -194,6 +201,7 @@ def evaluate_cmd(
         detectors=tuple(_measured_keys(det_keys, dets)) if det_keys else None,
         labelers=tuple(_measured_keys(lab_keys, labs)) if lab_keys else None,
         references=tuple(split_keys(references)) or None,
+        reference=reference,
         bootstrap=bootstrap_from(n_resamples, confidence, seed),
         threshold_objective=threshold_objective,
         thresholds=_parse_thresholds(thresholds),
@@ -241,21 +249,25 @@ def _measured_keys(keys: Sequence[str], comps: Sequence[Any]) -> list[str]:
     return [c.key for c in comps] + [k for k in keys if _stored(k)]
 
 
-def _write_report(store: Any, out: Path) -> None:
+def _write_report(store: Any, out: Path, reference: str | None = None) -> None:
     from realitycheck.report import write_report
 
-    files = write_report(store, out)
+    files = write_report(store, out, reference=reference)
     click.echo(f"report: {files.html}")
 
 
 @cli.command("report")
 @click.option("--run", "run_dir", type=click.Path(file_okay=False, exists=True), required=True)
 @click.option("--out", type=click.Path(file_okay=False), help="Where to write (default: the run).")
-def report_cmd(run_dir: str, out: str | None) -> None:
-    """Write report.html, report.md and CSV tables for an evaluated run."""
+@reference_option
+def report_cmd(run_dir: str, out: str | None, reference: str | None) -> None:
+    """Write report.html, report.md and CSV tables for an evaluated run.
+
+    The reference defaults to the one the evaluate stage used.
+    """
     from realitycheck.store import RunStore
 
-    _write_report(RunStore(run_dir), Path(out or run_dir))
+    _write_report(RunStore(run_dir), Path(out or run_dir), reference)
 
 
 @cli.command("demo")

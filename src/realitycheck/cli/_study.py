@@ -10,6 +10,7 @@ from realitycheck.cli._common import (
     cli,
     listener_for,
     progress_for,
+    reference_option,
 )
 
 __all__: list[str] = []
@@ -25,6 +26,7 @@ __all__: list[str] = []
     help="The run folder (made by evaluate, label/detect or demo).",
 )
 @bootstrap_options
+@reference_option
 @click.option(
     "--report/--no-report",
     default=True,
@@ -39,12 +41,14 @@ def study_cmd(
     n_resamples: int,
     confidence: float,
     seed: int,
+    reference: str | None,
     report: bool,
 ) -> None:
     """Run studies (e.g. length, 'label_noise[rate=0.2]', all) over a run.
 
     Each result (tables as CSV, figures as PNG, the finding) is stored in
-    RUN/studies/<study>/ and becomes a section of the report.
+    RUN/studies/<study>/ and becomes a section of the report. --reference KEY
+    is the ground truth of every study whose key does not name its own.
     """
     from realitycheck.cli._common import split_keys
     from realitycheck.runner import run_studies
@@ -56,10 +60,11 @@ def study_cmd(
         store,
         split_keys(names),
         bootstrap=bootstrap_from(n_resamples, confidence, seed),
+        reference=reference,
         progress=progress_for(ctx),
         on_result=listener.study,
     )
     if report:
         from realitycheck.report import write_report
 
-        listener.report(write_report(store, run_dir))
+        listener.report(write_report(store, run_dir, reference=reference))

@@ -7,7 +7,8 @@ Two tables come out of it:
   slice (``all``, ``task=…``, ``model=…``): AUROC and PR-AUC on every usable
   item, and thresholded metrics on the *test* split only, at a threshold chosen
   on the separate *calibration* split (or given, for binary detectors).
-* **agreement** — every automatic labeler against the human labels: precision,
+* **agreement** — every automatic labeler against the human labels (or, with
+  ``reference`` set, every other labeler against the reference): precision,
   recall, F1, agreement (accuracy), Cohen's kappa, balanced accuracy and
   F1-macro of its verdicts, and AUROC / PR-AUC of its continuous score.
 
@@ -75,8 +76,14 @@ class EvaluationConfig:
     """What to measure and how.
 
     Args:
-        detectors: Detector keys to measure; ``None`` = every stored detector.
-        labelers: Automatic labelers to compare with humans; ``None`` = all stored.
+        reference: The labeler taken as ground truth, any stored label key
+            (``human``, ``human[protocol=worst]``, a judge, a panel,
+            ``recorded:<name>``). ``None`` (the default) = the dataset's human
+            labels: agreement against every human aggregate. When set, every
+            other labeler (human aggregates included, single annotators not) is
+            measured against it, and it is the first reference of the detectors.
+        labelers: Automatic labelers to compare with humans (with the reference,
+            when one is set, and then the human aggregates too); ``None`` = all stored.
         references: Labelers used as ground truth for detectors; ``None`` = the
             human aggregates (not single annotators) and every automatic labeler.
         bootstrap: Resamples, confidence and seed of every interval.
@@ -86,6 +93,7 @@ class EvaluationConfig:
             threshold); these detectors skip the calibration-split choice.
     """
 
+    reference: str | None = param(None, OrNone(NonEmptyStr()))
     detectors: tuple[str, ...] | None = param(None, _KEYS, convert=as_tuple)
     labelers: tuple[str, ...] | None = param(None, _KEYS, convert=as_tuple)
     references: tuple[str, ...] | None = param(None, _KEYS, convert=as_tuple)
@@ -184,6 +192,11 @@ def _references(
     refs = _present(frame.labels, rows_idx, config.references)
     if config.references is None:
         refs = [r for r in refs if not LabelKey.parse(r).is_annotator]
+    if config.reference is not None:
+        if config.reference not in _present(frame.labels, rows_idx, None):
+            notes.append(f"{dataset}: no {config.reference} labels; it is not measured here.")
+            return []
+        refs = [config.reference, *(r for r in refs if r != config.reference)]
     kept: list[str] = []
     for ref in refs:
         column = frame.labels[ref].to_numpy()[rows_idx]
@@ -272,14 +285,22 @@ def _agreement_rows(
 ) -> list[MetricResult]:
     base = frame.base.iloc[rows_idx]
     present = _present(frame.labels, rows_idx, None)
-    humans = [k for k in refs if LabelKey.parse(k).is_human] or [
-        k for k in present if LabelKey.parse(k).is_human_aggregate
-    ]
-    autos = [k for k in present if not LabelKey.parse(k).is_human]
+    if config.reference is not None:
+        truths = [config.reference] if config.reference in refs else []
+        autos = [k for k in present if k != config.reference and not LabelKey.parse(k).is_annotator]
+    else:
+        truths = [k for k in refs if LabelKey.parse(k).is_human] or [
+            k for k in present if LabelKey.parse(k).is_human_aggregate
+        ]
+        autos = [k for k in present if not LabelKey.parse(k).is_human]
     if config.labelers is not None:
-        autos = [k for k in config.labelers if k in autos]
+        # Against a non-human reference, the human aggregates are always measured too.
+        humans = (
+            [] if config.reference is None else [k for k in autos if LabelKey.parse(k).is_human]
+        )
+        autos = [k for k in config.labelers if k in autos and k not in humans] + humans
     out: list[MetricResult] = []
-    for ref in humans:
+    for ref in truths:
         y_all = frame.labels[ref].to_numpy()[rows_idx]
         for slice_name, in_slice in _slices(base):
             for lab in autos:

@@ -307,13 +307,17 @@ def _kappa_of(index: _Index, lab: str, reference: str) -> Any:
 
 
 def agreement_section(data: ReportData, reference: str) -> list[Block]:
-    """Build the labeler-agreement section: each automatic labeler against each human key."""
-    out: list[Block] = [Heading("Labeler agreement with humans", 2)]
+    """Build the labeler-agreement section: each labeler against each ground truth measured.
+
+    The ground truths are the human keys, or the evaluate stage's reference.
+    """
+    title = "humans" if LabelKey.parse(reference).is_human else reference
+    out: list[Block] = [Heading(f"Labeler agreement with {title}", 2)]
     if data.agreement.empty:
         out.append(
             Paragraph(
-                "Not available: the run has no agreement table (no automatic labeler "
-                "with human labels, or the evaluate stage has not run)."
+                f"Not available: the run has no agreement table (no other labeler "
+                f"with {title} labels, or the evaluate stage has not run)."
             )
         )
         return out

@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from realitycheck.params import InstanceOf, NonEmptyStr, PathLike, check_arg, param_error
+from realitycheck.keys import HUMAN
+from realitycheck.params import (
+    InstanceOf,
+    NonEmptyStr,
+    OrNone,
+    PathLike,
+    check_arg,
+    param_error,
+)
 from realitycheck.report._data import coverage, human_keys, load, overview
 from realitycheck.report._document import Block, Figure
 from realitycheck.report._html import render_html
@@ -63,11 +71,19 @@ def _thresholds(metrics: pd.DataFrame) -> pd.DataFrame:
     return rows[columns].drop_duplicates(["dataset", "detector", "labeler"]).reset_index(drop=True)
 
 
+def stored_reference(store: RunStore) -> str:
+    """The reference the run's evaluate stage used (its manifest), else ``human``."""
+    config = store.read_manifest().get("config", {})
+    evaluate = config.get("evaluate", {}) if isinstance(config, dict) else {}
+    reference = evaluate.get("reference") if isinstance(evaluate, dict) else None
+    return reference if isinstance(reference, str) and reference else HUMAN
+
+
 def _check(store: object, out_dir: object, title: object, reference: object) -> Path:
     check_arg(store, InstanceOf(RunStore), name="store", owner="write_report")
     path = Path(check_arg(out_dir, PathLike(), name="out_dir", owner="write_report"))
     check_arg(title, NonEmptyStr(), name="title", owner="write_report")
-    check_arg(reference, NonEmptyStr(), name="reference", owner="write_report")
+    check_arg(reference, OrNone(NonEmptyStr()), name="reference", owner="write_report")
     if path.exists() and not path.is_dir():
         raise param_error("out_dir", "write_report", "a folder", got=f"the file {path}")
     return path
@@ -78,7 +94,7 @@ def write_report(
     out_dir: str | Path,
     *,
     title: str = "realitycheck report",
-    reference: str = "human",
+    reference: str | None = None,
 ) -> ReportFiles:
     """Write the report of a run into ``out_dir`` (created if missing).
 
@@ -98,8 +114,11 @@ def write_report(
         store: The run.
         out_dir: Folder to write into; existing report files are replaced.
         title: Title of the report.
-        reference: Labeler whose verdicts are the main ground truth: detectors are
-            ranked by AUROC against it, and the curves and thresholded tables use it.
+        reference: Labeler whose verdicts are the main ground truth (any label
+            key): detectors are ranked by AUROC against it, the curves and
+            thresholded tables use it, and tables, captions and legends name it.
+            ``None`` = the reference the evaluate stage used (its manifest
+            entry), else ``human``.
 
     Returns:
         The paths written.
@@ -108,6 +127,7 @@ def write_report(
         InvalidInputError: A bad argument, or ``out_dir`` names a file.
     """
     out = _check(store, out_dir, title, reference)
+    reference = reference or stored_reference(store)
     data = load(store)
     keys = human_keys(data, reference)
     view = overview(data, reference)

@@ -21,7 +21,7 @@ from realitycheck.runner._run import (
     measure_run,
     run_config,
 )
-from realitycheck.runner._studies import StudyRun, expand_study_keys, run_studies
+from realitycheck.runner._studies import StudyRun, build_studies, expand_study_keys, run_studies
 
 __all__ = [
     "DEMO_DATASETS",
@@ -34,6 +34,7 @@ __all__ = [
     "RunConfig",
     "RunOutcome",
     "StudyRun",
+    "build_studies",
     "expand_study_keys",
     "generate_datasets",
     "load_run_config",

@@ -9,6 +9,8 @@
           judge = { name = "openai", params = { model = "gpt-4o-mini" } } } },
     ]
     studies = ["all"]
+    reference = "human"                        # the ground truth of evaluate, studies, report:
+                                               # any label key (a judge, recorded:gpt_4o…)
 
     [run]
     out = "runs/triviaqa"          # relative paths are relative to this file
@@ -76,6 +78,7 @@ _TOP = (
     "studies",
     "evaluate",
     "bootstrap",
+    "reference",
 )
 _TOP_LISTS = ("labelers", "detectors", "studies")
 _RUN = ("out", "batch_size", "cache", "cache_dir", "data_dir", "report")
@@ -85,7 +88,7 @@ _COMPONENT = ("name", "params")
 _EVALUATE = tuple(
     f.name
     for f in dataclasses.fields(EvaluationConfig)
-    if f.name not in ("detectors", "labelers", "bootstrap")
+    if f.name not in ("detectors", "labelers", "bootstrap", "reference")
 )
 _BOOTSTRAP = tuple(f.name for f in dataclasses.fields(Bootstrap))
 T = TypeVar("T")
@@ -114,6 +117,8 @@ class RunConfig:
         label_keys: Labeler keys to measure (the built ones plus stored ``human`` ones).
         detector_keys: Detector keys to measure (the built ones plus ``recorded:…``).
         studies: Study keys to run (``all`` expanded later).
+        reference: The ground truth of evaluate, every study (unless its key
+            names its own) and the report; ``None`` = the datasets' human labels.
         evaluation: The evaluate stage's settings.
         bootstrap: The bootstrap settings of evaluate and the studies.
         batch_size: (example, variant) pairs per stored batch.
@@ -133,6 +138,7 @@ class RunConfig:
     label_keys: tuple[str, ...] = ()
     detector_keys: tuple[str, ...] = ()
     studies: tuple[str, ...] = ()
+    reference: str | None = None
     evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
     bootstrap: Bootstrap = field(default_factory=Bootstrap)
     batch_size: int = 16
@@ -304,6 +310,7 @@ def _evaluation(
     detector_keys: list[str],
     label_keys: list[str],
     bootstrap: Bootstrap,
+    reference: str | None,
 ) -> EvaluationConfig:
     table = reader.table(raw if raw is not None else {}, ["evaluate"], _EVALUATE)
     params = dict(table)
@@ -326,6 +333,7 @@ def _evaluation(
             detectors=tuple(detector_keys) or None,
             labelers=tuple(label_keys) or None,
             bootstrap=bootstrap,
+            reference=reference,
             **params,
         ),
     )
@@ -387,6 +395,11 @@ def load_run_config(path: str | Path) -> RunConfig:
             f"Expected an integer >= 1. Got {batch_size} instead.", ["run", "batch_size"]
         )
     bootstrap = _bootstrap(reader, raw.get("bootstrap"))
+    reference = None
+    if "reference" in raw:
+        reference = reader.typed(raw["reference"], str, ["reference"])
+        if not reference.strip():
+            raise reader.fail("Expected a label key (e.g. human). Got '' instead.", ["reference"])
     return RunConfig(
         path=file,
         out=reader.path_of(run["out"], ["run", "out"]),
@@ -398,7 +411,10 @@ def load_run_config(path: str | Path) -> RunConfig:
         label_keys=tuple(label_keys),
         detector_keys=tuple(detector_keys),
         studies=tuple(study_keys),
-        evaluation=_evaluation(reader, raw.get("evaluate"), detector_keys, label_keys, bootstrap),
+        reference=reference,
+        evaluation=_evaluation(
+            reader, raw.get("evaluate"), detector_keys, label_keys, bootstrap, reference
+        ),
         bootstrap=bootstrap,
         batch_size=batch_size,
         cache=reader.typed(run.get("cache", True), bool, ["run", "cache"]),

@@ -212,10 +212,11 @@ def run_config(
         store,
         config.studies,
         bootstrap=config.bootstrap,
+        reference=config.reference,
         progress=progress,
         on_result=listener.study,
     )
     if config.report:
-        outcome.report = write_report(store, config.out)
+        outcome.report = write_report(store, config.out, reference=config.reference)
         listener.report(outcome.report)
     return outcome

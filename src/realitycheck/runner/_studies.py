@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from realitycheck.analysis import Bootstrap
 from realitycheck.progress import NullProgress, Progress
+from realitycheck.registry import parse_key
 from realitycheck.store import RunData, RunStore, StudyResult, save_result
-from realitycheck.studies import studies
+from realitycheck.studies import Study, studies
 
-__all__ = ["StudyRun", "expand_study_keys", "run_studies"]
+__all__ = ["StudyRun", "build_studies", "expand_study_keys", "run_studies"]
 
 ALL = "all"
 
@@ -29,11 +31,26 @@ def expand_study_keys(keys: Sequence[str]) -> list[str]:
     return studies.names() if ALL in keys else list(keys)
 
 
+def build_studies(keys: Sequence[str], *, reference: str | None = None) -> list[Study]:
+    """Build the studies of ``keys``, each with ``reference`` unless its key names one.
+
+    A key such as ``leaderboard[reference=human[protocol=worst]]`` keeps its own.
+    """
+    out = []
+    for key in expand_study_keys(keys):
+        component = studies.create_from_key(key)
+        if reference is not None and "reference" not in parse_key(key)[1]:
+            component = dataclasses.replace(component, reference=reference)
+        out.append(component)
+    return out
+
+
 def run_studies(
     store: RunStore,
     keys: Sequence[str],
     *,
     bootstrap: Bootstrap | None = None,
+    reference: str | None = None,
     progress: Progress | None = None,
     on_result: Callable[[StudyRun], None] | None = None,
 ) -> list[StudyRun]:
@@ -45,10 +62,12 @@ def run_studies(
         store: The run.
         keys: Study keys (``length``, ``label_noise[rate=0.2]``) or ``all``.
         bootstrap: Settings of every interval (default :class:`Bootstrap`).
+        reference: The ground truth of every study whose key does not name its
+            own (any label key); ``None`` = each study's default (``human``).
         progress: Where to report progress.
         on_result: Called after each study is stored (the CLI prints it).
     """
-    components = [studies.create_from_key(k) for k in expand_study_keys(keys)]
+    components = build_studies(keys, reference=reference)
     if not components:
         return []
     progress = progress or NullProgress()

@@ -314,7 +314,7 @@ class MetricCorrelation(Study):
         if corr is not None and len(corr):
             ds = corr.groupby("dataset").size().idxmax()
             c = corr[corr["dataset"] == ds]
-            human = c["a"].map(is_human) | c["b"].map(is_human)
+            human = c["a"].map(is_human).astype(bool) | c["b"].map(is_human).astype(bool)
             machine = c[~human]
             if len(machine):
                 top = machine.iloc[int(np.argmax(machine["rho"].abs().to_numpy()))]
@@ -325,7 +325,7 @@ class MetricCorrelation(Study):
                     f"(rho {top['rho']:.2f}, n={top['n']})."
                 )
             ref = c[(c["a"] == self.reference) ^ (c["b"] == self.reference)]
-            ref = ref[~(ref["a"].map(is_human) & ref["b"].map(is_human))]
+            ref = ref[~(ref["a"].map(is_human).astype(bool) & ref["b"].map(is_human).astype(bool))]
             if len(ref):
                 top = ref.iloc[int(np.argmax(ref["rho"].to_numpy()))]
                 other = top["b"] if top["a"] == self.reference else top["a"]

@@ -84,7 +84,7 @@ class QaAccuracy(Study):
     refusals as hallucinated lowers accuracy), with a Wilson score interval.
     For each automatic labeler, the difference of its accuracy from the
     reference's on the responses both judged (in [-1, 1]; positive = the
-    labeler is more lenient than humans), with a paired percentile-bootstrap CI.
+    labeler is more lenient than the reference), with a paired percentile-bootstrap CI.
     Both kinds of interval use the run's bootstrap settings.
 
     Args:
@@ -324,8 +324,8 @@ def _finding(table: pd.DataFrame, reference: str, rule: str) -> str:
             pooled = sums["w"] / sums["n_paired"].where(sums["n_paired"] > 0)
             items = [f"{k} {100 * v:+.1f} points" for k, v in pooled.items()]
             sentences.append(
-                f"Against {reference}, the automatic labelers' accuracy differs by "
+                f"Against {reference}, the other labelers' accuracy differs by "
                 + ", ".join(items)
-                + " (positive = more lenient than humans)."
+                + f" (positive = more lenient than {reference})."
             )
     return " ".join(sentences)

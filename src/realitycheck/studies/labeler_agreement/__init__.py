@@ -114,7 +114,7 @@ class LabelerAgreement(Study):
     long_ratio: float = param(3.0, Interval(float, 0, float("inf"), closed="neither"))
     low_overlap: float = param(0.1, _SIMILARITY)
     high_overlap: float = param(0.5, _SIMILARITY)
-    title: ClassVar[str] = "Labeler agreement with human labels"
+    title: ClassVar[str] = "Labeler agreement with the reference labels"
 
     def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
         """Compare every automatic labeler with the reference on every dataset."""

@@ -142,7 +142,8 @@ class Significance(Study):
 
     Args:
         reference: Labels the detectors' AUROCs are measured against.
-        value: ``hallucinated:<labeler>``, a detector key or a labeler key.
+        value: ``hallucinated:<labeler>``, a detector key or a labeler key;
+            ``None`` = ``hallucinated:<reference>``.
         group: ``model``, ``task``, ``decoding``, ``prompt_variant``,
             ``size_bin``, ``instruction_tuned`` or ``meta:<key>``.
         paired: ``auto``, ``yes`` or ``no``: whether groups are matched on example.
@@ -150,9 +151,9 @@ class Significance(Study):
         compare: Detector pairs ``"A vs B"``; None = best vs each other.
     """
 
-    value: str = param(
-        "hallucinated:human",
-        Satisfies(_is_value, "a detector key, a labeler key or 'hallucinated:<labeler>'"),
+    value: str | None = param(
+        None,
+        OrNone(Satisfies(_is_value, "a detector key, a labeler key or 'hallucinated:<labeler>'")),
     )
     group: str = param("model", AnyOf(OneOf(GROUPINGS), Satisfies(_is_meta, "'meta:<key>'")))
     paired: Paired = param("auto", OneOf(Paired))
@@ -163,6 +164,11 @@ class Significance(Study):
         convert=_pairs_of,
     )
     title: ClassVar[str] = "Significance tests across groups and between detectors"
+
+    @property
+    def tested(self) -> str:
+        """The value tested across groups: ``value``, or ``hallucinated:<reference>``."""
+        return self.value or f"hallucinated:{self.reference}"
 
     def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
         """Test the value across groups and compare detectors, dataset by dataset."""
@@ -187,7 +193,7 @@ class Significance(Study):
                             ds,
                             parts["groups"],
                             test,
-                            value=self.value,
+                            value=self.tested,
                             group=self.group,
                             confidence=bootstrap.confidence,
                         )
@@ -203,7 +209,7 @@ class Significance(Study):
         return self._result(
             finding(
                 frames,
-                value=self.value,
+                value=self.tested,
                 group=self.group,
                 alpha=self.alpha,
                 confidence=bootstrap.confidence,
@@ -217,19 +223,19 @@ class Significance(Study):
 
     def _values(self, data: RunData, ds: str) -> tuple[pd.Series | None, str]:
         labelers, detectors = data.labelers_of(ds), data.detectors_of(ds)
-        if self.value.startswith("hallucinated:"):
-            key = self.value.split(":", 1)[1]
+        if self.tested.startswith("hallucinated:"):
+            key = self.tested.split(":", 1)[1]
             if key in labelers:
                 return data.verdicts(ds)[key], ""
             return None, f"no {key!r} labels"
-        if self.value in detectors:
-            return data.detector_scores(ds)[self.value], ""
-        if self.value in labelers:
-            scores = data.label_scores(ds)[self.value]
+        if self.tested in detectors:
+            return data.detector_scores(ds)[self.tested], ""
+        if self.tested in labelers:
+            scores = data.label_scores(ds)[self.tested]
             if scores.notna().any():
                 return scores, ""
-            return None, f"{self.value!r} gives no score (use 'hallucinated:{self.value}')"
-        return None, f"no detector or labeler {self.value!r}"
+            return None, f"{self.tested!r} gives no score (use 'hallucinated:{self.tested}')"
+        return None, f"no detector or labeler {self.tested!r}"
 
     def _across_groups(
         self, data: RunData, ds: str, values: pd.Series, confidence: float
@@ -240,7 +246,7 @@ class Significance(Study):
             values.to_numpy(dtype=float), groups.to_numpy(), frame["example_id"].to_numpy(),
             alpha=self.alpha, paired=self.paired,
         )  # fmt: skip
-        key = {"dataset": ds, "value": self.value, "grouping": self.group}
+        key = {"dataset": ds, "value": self.tested, "grouping": self.group}
         test = key | {
             "test": result.test, "statistic": result.statistic, "p_value": result.p_value,
             "significant": bool(result.p_value < self.alpha), "design": result.design,

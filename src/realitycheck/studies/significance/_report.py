@@ -97,7 +97,7 @@ def describe_value(value: str) -> str:
 
 
 CAPTIONS = {
-    "tests": "One test per dataset: {s.value} across {s.group} groups; 'why' says which test "
+    "tests": "One test per dataset: {s.tested} across {s.group} groups; 'why' says which test "
     "was chosen and why (design, Shapiro-Wilk at alpha={s.alpha}, 0/1 values); p two-sided; "
     "group_rule says how derived groups were formed; n_no_group responses had no group.",
     "groups": "Per group: n, mean (a rate for 0/1 values) with a {b.confidence:.0%} CI "
