@@ -34,7 +34,19 @@ THRESHOLDED = (
     "cohen_kappa",
     "f1_weighted",
 )
-AGREEMENT = ("precision", "recall", "f1", "accuracy", "cohen_kappa", "auroc", "pr_auc")
+AGREEMENT = (
+    "precision",
+    "recall",
+    "f1",
+    "accuracy",
+    "cohen_kappa",
+    "balanced_accuracy",
+    "f1_macro",
+    "auroc",
+    "pr_auc",
+)
+BESIDE_DETECTORS = ("balanced_accuracy", "f1_macro", "cohen_kappa")
+"""What a labeler's verdicts show beside the detectors' thresholded metrics."""
 NAMES = {
     "auroc": "AUROC",
     "pr_auc": "PR-AUC",
@@ -182,6 +194,34 @@ def _threshold_table(index: _Index, dets: list[str], reference: str, metrics: li
     )
 
 
+def _labelers_beside(agreement: pd.DataFrame, reference: str) -> Table | None:
+    """The labelers' verdicts against ``reference`` (balanced accuracy, F1-macro, kappa)."""
+    df = agreement[agreement["labeler"] == reference]
+    if df.empty:
+        return None
+    index = _index(df)
+    rows = []
+    for lab in sorted(set(df["detector"]), key=lambda x: (-_kappa_of(index, x, reference), x)):
+        found = [index.get(("all", lab, reference, m)) for m in BESIDE_DETECTORS]
+        base = next((r for r in found if r is not None), None)
+        if base is None:
+            continue
+        cells = [fmt_ci(r.value, r.ci_low, r.ci_high) if r else "n/a" for r in found]
+        rows.append(
+            (lab, *cells, fmt_count(base.n), fmt_count(base.n_positive), fmt_count(base.n_excluded))
+        )
+    if not rows:
+        return None
+    return Table(
+        columns=("labeler", *(NAMES[m] for m in BESIDE_DETECTORS), "n", "hallucinated", "excluded"),
+        rows=tuple(rows),
+        align="l" + "r" * (len(BESIDE_DETECTORS) + 3),
+        caption=f"Labelers (LLM judges, recorded judges, lexical…) against {reference} labels, "
+        "beside the detectors: their own verdicts, all responses (no threshold to choose, "
+        "so no calibration split); value [CI].",
+    )
+
+
 def _slice_table(
     index: _Index, names: list[str], slices: list[str], reference: str, metric: str, what: str
 ) -> Table:
@@ -238,9 +278,13 @@ def metrics_section(data: ReportData, reference: str) -> list[Block]:
         # The reference and every other human protocol (e.g. FaithBench's worst-label
         # aggregation) get their thresholded table; automatic labelers stay in metrics.csv.
         human_refs = [r for r in refs if r == reference or LabelKey.parse(r).protocol is not None]
+        verdicts = data.agreement[data.agreement["dataset"] == ds]
         if reference in refs and thresholded:
             for ref in human_refs:
                 out.append(_threshold_table(index, dets, ref, thresholded))
+                beside = _labelers_beside(verdicts, ref)
+                if beside is not None:
+                    out.append(beside)
             if len(refs) > len(human_refs):
                 out.append(
                     Paragraph("Thresholded metrics against the automatic labelers: metrics.csv.")
