@@ -3,12 +3,12 @@
 A label or score names what produced it by a key. Most keys are component
 keys (``rouge_l``, ``length[unit=chars]``); a few name what a dataset shipped:
 
-==========================  =============================================
+==========================  ==================================================
 ``human``                   the human label of the dataset (aggregate)
 ``human[protocol=<name>]``  the aggregate under a named protocol
 ``human:<annotator>``       one annotator's label
-``recorded:<name>``         a detector score the dataset recorded
-==========================  =============================================
+``recorded:<name>``         a detector score or judge label the dataset shipped
+==========================  ==================================================
 
 :class:`LabelKey` reads a key once into its parts, so no module tests a key's
 prefix by hand. It lives at the bottom of the package because datasets write
@@ -45,8 +45,9 @@ class LabelKey:
 
     Attributes:
         text: The key as stored.
-        kind: ``human`` (any human label), ``recorded`` (a score the dataset
-            shipped) or ``component`` (made by a labeler or detector here).
+        kind: ``human`` (any human label), ``recorded`` (a score or a judge's
+            label the dataset shipped) or ``component`` (made by a labeler or
+            detector here).
         annotator: The annotator of a ``human:<annotator>`` key, else ``None``.
         protocol: The protocol of a ``human[protocol=<name>]`` key, else ``None``.
         name: For ``recorded:<name>``, the name; else ``None``.
@@ -88,7 +89,7 @@ class LabelKey:
 
     @property
     def is_recorded(self) -> bool:
-        """Whether the key names a score the dataset shipped (``recorded:<name>``)."""
+        """Whether the key names a score or label the dataset shipped (``recorded:<name>``)."""
         return self.kind == "recorded"
 
 
@@ -108,5 +109,5 @@ def protocol_key(protocol: str) -> str:
 
 
 def recorded_key(name: str) -> str:
-    """The key of a score a dataset shipped: ``recorded:<name>``."""
+    """The key of a score or a judge's label a dataset shipped: ``recorded:<name>``."""
     return f"{_RECORDED}{name}"
