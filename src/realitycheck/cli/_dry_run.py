@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import click
@@ -17,12 +18,15 @@ def echo_dry_run(
     dataset_keys: Sequence[str],
     data_dir: str | None,
     *,
+    run_dir: str | None = None,
     cache: Any,
     show: int,
 ) -> None:
     """Print, for each judge, ``show`` prompts and the size and cost of every call it would make.
 
-    The datasets are read, not loaded into the run; the call cache is only
+    The responses are those the run already holds for the datasets (generated
+    ones included), or, when it holds none, the datasets' own responses, read
+    but not loaded into the run. The call cache is only
     looked up (when its file exists); no backend is called. Labelers that call no backend are
     listed as such.
     """
@@ -33,10 +37,20 @@ def echo_dry_run(
         cache = None  # nothing to look up, and a lookup would create the file
     examples: dict[str, Any] = {}
     responses: list[Any] = []
-    for ds in datasets_from_keys(dataset_keys, data_dir):
-        bundle = ds.load()
-        examples.update((e.example_id, e) for e in bundle.examples)
-        responses.extend(bundle.responses)
+    chosen = datasets_from_keys(dataset_keys, data_dir)
+    if run_dir is not None and Path(run_dir, "manifest.json").exists():
+        from realitycheck.records import Example, Response
+        from realitycheck.store import RunStore
+
+        store = RunStore(run_dir)
+        names = {ds.name for ds in chosen}
+        examples = {e.example_id: e for e in store.read(Example) if e.dataset in names}
+        responses = [r for r in store.read(Response) if r.example_id in examples]
+    if not responses:
+        for ds in chosen:
+            bundle = ds.load()
+            examples.update((e.example_id, e) for e in bundle.examples)
+            responses.extend(bundle.responses)
     click.echo(f"dry run: {len(responses)} responses; nothing is called or written.")
     for component in components:
         if not isinstance(component, Judge):

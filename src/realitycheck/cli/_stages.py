@@ -113,7 +113,14 @@ def label_cmd(
         from realitycheck.cli._dry_run import echo_dry_run
 
         cache = cache_from(options["no_cache"], options["cache_dir"])
-        echo_dry_run(labelers, options["dataset_keys"], options["data_dir"], cache=cache, show=show)
+        echo_dry_run(
+            labelers,
+            options["dataset_keys"],
+            options["data_dir"],
+            run_dir=options["run_dir"],
+            cache=cache,
+            show=show,
+        )
         return
     _run_stage(ctx, "label", labelers, **options)
 
