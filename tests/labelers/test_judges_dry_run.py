@@ -94,3 +94,17 @@ def test_label_dry_run_prints_prompts_and_cost_and_writes_nothing(tmp_path, caps
     assert "at most 512 completion" in out and "cost: at most" in out
     assert "rouge_l: computed locally, no model calls." in out
     assert not run.exists() and not cache.exists()
+
+
+def test_dry_run_on_a_generated_run_plans_its_stored_responses(tmp_path, data_dir, capsys):
+    run = str(tmp_path / "run")
+    common = ["-d", "nq_open", "--data-dir", str(data_dir), "--out", run]
+    generate = ["generate", *common, "--limit", "3", "-b", "mock[reply=Paris]", "--no-cache"]
+    assert main(["-q", *generate, "--plan", "greedy"]) == 0
+    capsys.readouterr()
+    key = "qa_judge[judge=mock[reply=correct]]"
+    assert main(["-q", "label", *common, "-l", key, "--dry-run", "--show", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "dry run: 3 responses" in out
+    assert "calls: 3 (0 free: cached or repeated), 3 to pay for" in out
+    assert '"Paris"' in out
