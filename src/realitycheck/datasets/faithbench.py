@@ -26,6 +26,7 @@ from realitycheck.params import OneOf, param
 from realitycheck.records import Example, Label, Response, Score
 
 __all__ = [
+    "ANNOTATED",
     "JUDGES",
     "PROTOCOLS",
     "RECORDED",
@@ -58,6 +59,21 @@ PROTOCOLS: dict[str, dict[int, bool | None]] = {
     "worst": {0: False, 1: False, 2: True, 3: True},
 }
 """How each protocol's aggregated severity maps to ``hallucinated``."""
+
+ANNOTATED = "annotated_responses"
+"""Key of ``Example.meta`` that lists the example's summaries with their human annotations:
+``response_id``, ``model``, ``text``, ``verdict`` (``consistent``, ``benign`` for Benign or
+Questionable, ``unwanted``; ``""`` without annotators), ``human_label`` (the ``human`` label's
+category) and ``annotations`` (``span``, ``source_span``, ``label``, ``note``; exact
+duplicates across annotators dropped). Few-shot judges (``faithjudge``) read it."""
+
+VERDICTS = {
+    "Consistent": "consistent",
+    "Benign": "benign",
+    "Questionable": "benign",
+    "Unwanted": "unwanted",
+}
+"""Ternary verdict of each FaithBench label (Benign and Questionable share one)."""
 
 BATCHES = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15, 16)
 
@@ -110,7 +126,9 @@ class FaithBench(Dataset):
     (``recorded:gpt-3.5-turbo``, ``recorded:gpt-4-turbo``, ``recorded:gpt_4o``:
     hallucinated when the judge said inconsistent, category ``consistent`` /
     ``inconsistent``), so they are measured as labelers against the human
-    protocols and any of them can be the reference.
+    protocols and any of them can be the reference. Each example's
+    ``meta["annotated_responses"]`` (:data:`ANNOTATED`) lists its summaries with
+    their human annotations, for few-shot judges such as ``faithjudge``.
 
     Args:
         protocol: Which aggregation is also stored as plain ``human``:
@@ -162,6 +180,7 @@ class FaithBench(Dataset):
                 )
         annotators = _batch_annotators(samples, path)
         sources: dict[str, str] = {}
+        shots: dict[str, list[dict[str, Any]]] = {}
         ids = IdMaker()
         unlabelled = 0
         for i, sample in enumerate(samples):
@@ -177,13 +196,14 @@ class FaithBench(Dataset):
             )
             if source not in sources:
                 sources[source] = f"faithbench/{batch}/{len(sources)}"
+                shots[source] = []
                 out.examples.append(
                     Example(
                         example_id=sources[source],
                         dataset=self.name,
                         task="summary",
                         context=source,
-                        meta={"batch": batch},
+                        meta={"batch": batch, ANNOTATED: shots[source]},
                     )
                 )
             response_id = ids.make(f"{sources[source]}/{model}")
@@ -201,7 +221,10 @@ class FaithBench(Dataset):
                     },
                 )
             )
+            first = len(out.labels)
             unlabelled += self._labels(sample, response_id, annotators, path, prefix, out)
+            human = next(lab for lab in out.labels[first:] if lab.labeler == "human")
+            shots[source].append(_annotated(response_id, model, summary, sample, human.category))
             out.scores.extend(self._scores(meta, response_id))
             out.labels.extend(self._judge_labels(meta, response_id))
         return unlabelled
@@ -336,6 +359,10 @@ class FaithBench(Dataset):
             "`human[protocol=worst]`: the most severe label over all annotators; Unwanted and "
             "Questionable -> hallucinated, Benign and Consistent -> not.",
             f"`human` is `human[protocol={self.protocol}]`.",
+            f"Each example's meta['{ANNOTATED}'] lists its summaries with their human "
+            "annotations (span, label, note) and the `human` label as a ternary verdict "
+            "(Consistent -> consistent, Benign or Questionable -> benign, Unwanted -> unwanted), "
+            "for few-shot judges such as faithjudge, which never show a summary its own entry.",
             f"{unlabelled} annotation(s) carry no label tag; they mark a span but add no severity.",
             "Recorded detectors (recorded:<name>, from each sample's metadata) are 'high = "
             "consistent' (HHEM probabilities; 1/0 verdicts for TrueTeacher and TRUE NLI); "
@@ -346,6 +373,33 @@ class FaithBench(Dataset):
             "not, 'consistent'; score = 1 - verdict), so labeler agreement measures them "
             "against both human protocols and any of them can be the reference.",
         ]
+
+
+def _annotated(
+    response_id: str, model: str, summary: str, sample: dict[str, Any], severity: str
+) -> dict[str, Any]:
+    """Return one summary with its human annotations, as an entry of ``meta[ANNOTATED]``."""
+    seen: set[tuple[str, str, str, str]] = set()
+    annotations = []
+    for ann in sample["annotations"]:
+        entry = {
+            "span": str(ann.get("summary_span") or ""),
+            "source_span": str(ann.get("source_span") or ""),
+            "label": ", ".join(str(t) for t in ann["label"]),
+            "note": str(ann.get("note") or "").strip(),
+        }
+        key = (entry["span"], entry["source_span"], entry["label"], entry["note"])
+        if key not in seen:  # two annotators often leave the same mark
+            seen.add(key)
+            annotations.append(entry)
+    return {
+        "response_id": response_id,
+        "model": model,
+        "text": summary,
+        "verdict": VERDICTS.get(severity, ""),
+        "human_label": severity,
+        "annotations": annotations,
+    }
 
 
 def _batch_annotators(samples: list[dict[str, Any]], path: Path) -> dict[str, str]:

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 from realitycheck.datasets._base import Bundle, Dataset, dataset
 from realitycheck.datasets._io import IdMaker, field_of, read_jsonl
+from realitycheck.datasets.faithbench import ANNOTATED
 from realitycheck.errors import InvalidInputError
 from realitycheck.params import OneOf, SequenceOf, as_unique_tuple, param
 from realitycheck.records import Example, Label, Response
@@ -26,6 +27,11 @@ class RagTruth(Dataset):
 
     A response is hallucinated iff a human marked at least one span in it. The
     spans (with their ``label_type``) are kept, as JSON, in the label's ``raw``.
+    Each example's ``meta["annotated_responses"]`` lists its responses with
+    their spans (``span``, ``label`` = the span type, ``note`` = the annotator's
+    comment) and a verdict (``unwanted`` with a span, else ``consistent``), in
+    the format of :data:`realitycheck.datasets.faithbench.ANNOTATED`, for
+    few-shot judges such as ``faithjudge``.
 
     Args:
         tasks: Which parts to load: any of ``qa`` (task ``rag_qa``), ``summary``
@@ -66,6 +72,9 @@ class RagTruth(Dataset):
             "A response is hallucinated (label `human`) iff annotators marked at least "
             "one span in it; the spans and their label_type are kept in the label's raw JSON "
             "and the label's category lists the span types.",
+            f"Each example's meta['{ANNOTATED}'] lists its responses with their human "
+            "spans (span type, annotator comment) and a verdict (unwanted with a span, else "
+            "consistent), for few-shot judges such as faithjudge.",
             "Tasks: qa -> rag_qa (context = question + passages), summary -> summary "
             "(context = article), data2txt -> data2text (context = the business JSON, "
             "indented).",
@@ -78,13 +87,14 @@ class RagTruth(Dataset):
         source_id = field_of(obj, "source_id", (int, str), path=path, line=lineno)
         question, context = _source_text(obj, task, path, lineno)
         example_id = f"ragtruth/{task}/{source_id}"
+        shots: list[dict[str, Any]] = []  # filled below, once the responses are read
         example = Example(
             example_id=example_id,
             dataset=self.name,
             task=TASKS[task],
             question=question,
             context=context,
-            meta={"ragtruth_task": task, "source_id": str(source_id)},
+            meta={"ragtruth_task": task, "source_id": str(source_id), ANNOTATED: shots},
         )
         ids = IdMaker()
         responses, labels = [], []
@@ -121,6 +131,24 @@ class RagTruth(Dataset):
                     text=text,
                     meta={"n_spans": len(spans), "span_types": kinds},
                 )
+            )
+            shots.append(
+                {
+                    "response_id": response_id,
+                    "model": model,
+                    "text": text,
+                    "verdict": "unwanted" if spans else "consistent",
+                    "human_label": "+".join(kinds),
+                    "annotations": [
+                        {
+                            "span": str(span.get("text") or ""),
+                            "source_span": "",
+                            "label": span["label_type"],
+                            "note": str(span.get("meta") or "").strip(),
+                        }
+                        for span in spans
+                    ],
+                }
             )
             labels.append(
                 Label(
