@@ -33,6 +33,29 @@ MINIMAL: dict[tuple[str, str], dict[str, object]] = {
             "params": {"reply": '{"choice": "C"}', "replies": ['Zorblax=>{{"choice": "D"}}']},
         }
     },
+    ("labelers", "faithfulness_judge"): {
+        "judge": {
+            "name": "mock",
+            "params": {
+                "reply": '{"verdict": "supported"}',
+                "replies": ['Zorblax=>{{"verdict": "unsupported"}}'],
+            },
+        }
+    },
+    # Claims: the split round quotes the response, the check round the claims.
+    ("labelers", "claim_judge"): {
+        "judge": {
+            "name": "mock",
+            "params": {
+                "reply": '{"verdicts": [{"verdict": "supported"}]}',
+                "replies": [
+                    'break into claims: "Zorblax=>{{"claims": ["Zorblax built it in 1642."]}}',
+                    'break into claims:=>{{"claims": ["The tower was completed in 1889."]}}',
+                    'claims to check: \\["Zorblax=>{{"verdicts": [{{"verdict": "unsupported"}}]}}',
+                ],
+            },
+        }
+    },
 }
 
 

@@ -1,0 +1,342 @@
+"""``claim_judge``: split a response into claims, check each against the source (RAGAS style).
+
+The claim-wise judge of "Benchmarking LLM Faithfulness in RAG with Evolving
+Leaderboards" (seed paper 003, §6.2), after RAGAS (Es et al., 2024): rather
+than judging a whole response at once, an LLM
+
+1. breaks the response into short self-contained factual claims
+   (``prompts/claim_split.v1.txt``, a JSON list), then
+2. checks every claim of the response against the source in one call
+   (``prompts/claim_verify.v1.txt``, one ``supported`` / ``unsupported``
+   per claim, in order).
+
+The response is hallucinated when any claim is unsupported; the verdict of
+every claim is kept in the label's ``raw``. Both rounds go through the run's
+call cache, so a rerun makes no call at all. The prompts are this project's
+own wording.
+
+A response that makes **no factual claim** (the split gives an empty list,
+e.g. "I do not know") asserts nothing the source could contradict: by the
+rule "hallucinated if any claim is unsupported" it is not hallucinated, so
+by default its label is ``hallucinated=False`` with ``category="no_claims"``
+and no score (the share of unsupported claims among none is undefined,
+where RAGAS reports NaN). ``no_claims_as="excluded"`` leaves such responses
+out instead (``hallucinated=None``, a note in ``raw``, no error), for
+studies where a refusal should not count as faithful.
+
+``label --dry-run`` plans the split round only: the verification prompts
+depend on the claims the split returns, so they cannot be known (or priced)
+before it runs; expect roughly twice the planned prompt tokens.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from realitycheck.labelers._base import labeler
+from realitycheck.labelers._judge import (
+    INVALID,
+    Judge,
+    Unjudgeable,
+    _usage,
+    parse_verdict,
+    prompt_sha256_param,
+    quote,
+    substitute,
+)
+from realitycheck.labelers.faithfulness_judge import source_fields
+from realitycheck.params import Interval, OneOf, param, with_default
+from realitycheck.records import Example, Label, Response
+
+if TYPE_CHECKING:
+    from realitycheck.backends import CallCache, Generation, GenerationRequest
+
+__all__ = ["NO_CLAIMS", "ClaimJudge", "parse_claims", "parse_claim_verdicts"]
+
+SPLIT = "claim_split.v1.txt"
+VERIFY = "claim_verify.v1.txt"
+NO_CLAIMS = "no_claims"
+"""The category of a response in which the split found no factual claim."""
+CLAIM_VERDICTS = ("unsupported", "supported")
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+
+
+def _json_values(text: str) -> list[Any]:
+    """Return every JSON list or object in ``text`` (whole, in code fences, or inside prose)."""
+    decoder = json.JSONDecoder()
+    found: list[Any] = []
+    for chunk in [text, *_FENCE.findall(text)]:
+        position = 0
+        while True:
+            starts = [i for i in (chunk.find("[", position), chunk.find("{", position)) if i >= 0]
+            if not starts:
+                break
+            start = min(starts)
+            try:
+                value, end = decoder.raw_decode(chunk, start)
+            except json.JSONDecodeError:
+                position = start + 1
+                continue
+            if isinstance(value, list | dict):
+                found.append(value)
+            position = end
+    return found
+
+
+def parse_claims(text: str) -> list[str] | None:
+    """Return the claims a split reply lists, or ``None`` when it gives no list.
+
+    Accepted: a JSON object with a ``claims`` list of strings, or a bare JSON
+    list of strings, alone, in a code fence or inside prose (the last one
+    found wins). Blank claims are dropped; an empty list is a valid answer
+    (no claims). Anything else, a truncated list included, is ``None``.
+    """
+    for value in reversed(_json_values(text)):
+        items = value.get("claims") if isinstance(value, dict) else value
+        if isinstance(items, list) and all(isinstance(item, str) for item in items):
+            return [item.strip() for item in items if item.strip()]
+    return None
+
+
+def _claim_verdict(item: Any) -> str | None:
+    if isinstance(item, dict):
+        item = item.get("verdict")
+    if not isinstance(item, str):
+        return None
+    return parse_verdict(item, field="verdict", choices=CLAIM_VERDICTS)
+
+
+def parse_claim_verdicts(text: str, n_claims: int) -> list[str] | None:
+    """Return one verdict per claim from a verification reply, or ``None``.
+
+    Accepted: a JSON object with a ``verdicts`` list, or a bare JSON list, of
+    exactly ``n_claims`` items, each an object with a ``verdict`` field or a
+    plain string, ``supported`` or ``unsupported`` (the last such list in the
+    reply wins). A list of another length, or an item without a readable
+    verdict, makes the whole reply unreadable: claims are matched by position,
+    so a gap would shift every verdict after it.
+    """
+    for value in reversed(_json_values(text)):
+        items = value.get("verdicts") if isinstance(value, dict) else value
+        if not isinstance(items, list) or len(items) != n_claims:
+            continue
+        verdicts = [_claim_verdict(item) for item in items]
+        if all(v is not None for v in verdicts):
+            return [v for v in verdicts if v is not None]
+    return None
+
+
+@labeler("claim_judge")
+@dataclass(frozen=True, kw_only=True)
+class ClaimJudge(Judge):
+    """An LLM splits a response into claims and checks each against the source (claim-wise).
+
+    ``category`` is ``unsupported`` (at least one claim is not backed by the
+    source: hallucinated), ``supported`` (every claim is), ``no_claims``
+    (see ``no_claims_as``) or ``invalid`` (a reply of either round could not
+    be parsed; see ``invalid_as``). ``score`` in ``[0, 1]`` is the share of
+    the claims that are unsupported (higher = more likely hallucinated;
+    ``None`` without claims or verdicts). ``raw`` is a JSON object with the
+    ``replies`` of the two rounds, the ``claims`` (each ``{"claim",
+    "verdict"}``), the ``usage`` of both calls and, where a policy left the
+    label out, a ``note``. The source is the example's ``context`` (with its
+    ``question`` as the request); a response without one, or with empty
+    text, gets an error; a backend failure in either round gives an error
+    label, ``retryable`` when the failure may pass.
+
+    Args:
+        judge: The backend that splits and checks (required), e.g. ``openai[model=gpt-4o]``.
+        no_claims_as: What a response without factual claims becomes:
+            ``faithful`` (``hallucinated=False``) or ``excluded`` (``None``).
+        invalid_as: What an unparseable reply becomes: ``hallucinated`` or ``excluded``.
+        repeats: Always 1: a majority over differing claim lists is undefined.
+        temperature: The judge's sampling temperature (0: greedy).
+        seed: Seed of the calls.
+        max_tokens: Most tokens of a reply (a long response has many claims).
+        structured: Ask for replies that follow a JSON Schema where the backend
+            can constrain them (``openai`` in chat mode); ``False`` for servers that cannot.
+        prompt_sha256: SHA-256 of the two prompt templates (set; written in the spec).
+    """
+
+    no_claims_as: Literal["faithful", "excluded"] = param(
+        "faithful", OneOf(("faithful", "excluded"))
+    )
+    repeats: int = param(1, Interval(int, 1, 1), doc="always 1 (claim lists are not voted on)")
+    max_tokens: int = with_default(Judge, "max_tokens", 1024)
+    prompt_sha256: str = prompt_sha256_param((SPLIT, VERIFY))
+
+    needs: ClassVar[frozenset[str]] = frozenset({"context"})
+    verdicts: ClassVar[tuple[str, ...]] = CLAIM_VERDICTS
+    hallucinated_verdicts: ClassVar[frozenset[str]] = frozenset({"unsupported"})
+
+    def prompt(self, response: Response, example: Example | None) -> str:
+        """Return the prompt of the first round: split ``response`` into claims.
+
+        Raises:
+            Unjudgeable: If the example has no context or the response is empty.
+        """
+        kind = source_fields(response, example)["kind"]
+        return substitute(SPLIT, kind=kind, response=quote(response.text))
+
+    def verification_prompt(
+        self, response: Response, example: Example | None, claims: Sequence[str]
+    ) -> str:
+        """Return the prompt of the second round: check ``claims`` against the source.
+
+        Raises:
+            Unjudgeable: If the example has no context or the response is empty.
+        """
+        return substitute(VERIFY, claims=quote(claims), **source_fields(response, example))
+
+    def schema(self) -> dict[str, Any]:
+        """Return the JSON Schema of a split reply: ``{"claims": [str, ...]}``."""
+        return {
+            "type": "object",
+            "properties": {"claims": {"type": "array", "items": {"type": "string"}}},
+            "required": ["claims"],
+            "additionalProperties": False,
+        }
+
+    def verification_schema(self) -> dict[str, Any]:
+        """Return the JSON Schema of a verification reply: ``{"verdicts": [{…}, ...]}``."""
+        item = {
+            "type": "object",
+            "properties": {
+                "claim": {"type": "integer"},
+                "reason": {"type": "string"},
+                "verdict": {"type": "string", "enum": list(CLAIM_VERDICTS)},
+            },
+            "required": ["claim", "reason", "verdict"],
+            "additionalProperties": False,
+        }
+        return {
+            "type": "object",
+            "properties": {"verdicts": {"type": "array", "items": item}},
+            "required": ["verdicts"],
+            "additionalProperties": False,
+        }
+
+    def verification_requests(self, prompt: str) -> list[GenerationRequest]:
+        """Return the request of the second round (its JSON Schema where one is sent)."""
+        schema = json.dumps(self.verification_schema(), sort_keys=True)
+        return [
+            dataclasses.replace(request, json_schema=schema) if request.json_schema else request
+            for request in self.requests(prompt)
+        ]
+
+    def label(
+        self,
+        responses: Sequence[Response],
+        examples: Mapping[str, Example],
+        *,
+        cache: CallCache | None = None,
+    ) -> list[Label]:
+        """Return one label per response, in order (see the class documentation).
+
+        Args:
+            responses: The responses to judge.
+            examples: Their examples, by ``example_id``.
+            cache: The run's call cache; the calls of both rounds go through it.
+        """
+        from realitycheck.backends import cached_generate
+
+        out: dict[int, Label] = {}
+        split: dict[int, GenerationRequest] = {}
+        for i, response in enumerate(responses):
+            try:
+                (split[i],) = self.requests(
+                    self.prompt(response, examples.get(response.example_id))
+                )
+            except Unjudgeable as exc:
+                out[i] = self._label(response, None, error=str(exc))
+        answers = dict(
+            zip(split, cached_generate(self.judge, list(split.values()), cache=cache), strict=True)
+        )
+        claims: dict[int, list[str]] = {}
+        verify: dict[int, GenerationRequest] = {}
+        for i, generation in answers.items():
+            response = responses[i]
+            listed = None if generation.error else parse_claims(_text(generation))
+            if generation.error or listed is None or not listed:
+                out[i] = self._finish(response, [generation], listed, None)
+                continue
+            claims[i] = listed
+            prompt = self.verification_prompt(response, examples.get(response.example_id), listed)
+            (verify[i],) = self.verification_requests(prompt)
+        checked = cached_generate(self.judge, list(verify.values()), cache=cache) if verify else []
+        for i, generation in zip(verify, checked, strict=True):
+            out[i] = self._finish(responses[i], [answers[i], generation], claims[i], generation)
+        return [out[i] for i in range(len(responses))]
+
+    def _finish(
+        self,
+        response: Response,
+        generations: Sequence[Generation],
+        claims: list[str] | None,
+        checked: Generation | None,
+    ) -> Label:
+        """Return the label from the calls made for ``response`` (one round or two)."""
+        price = getattr(self.judge, "price_per_1k", None)
+        raw: dict[str, Any] = {
+            "replies": [_text(g) for g in generations],
+            "usage": _usage(generations, price),
+        }
+        failed = [g for g in generations if g.error]
+        if failed:
+            raw["errors"] = [g.error for g in generations]
+            return self._label(
+                response,
+                None,
+                raw=json.dumps(raw, ensure_ascii=False),
+                error=(
+                    f"the judge {self.judge.key!r} failed on the "
+                    f"{'claim split' if len(generations) == 1 else 'claim check'}: "
+                    f"{failed[0].error}"
+                ),
+                retryable=all(g.retryable for g in failed),
+            )
+        verdicts = None
+        if claims and checked is not None:
+            verdicts = parse_claim_verdicts(_text(checked), len(claims))
+        if claims is None or (claims and verdicts is None):
+            category = INVALID
+            raw["round"] = "claim split" if claims is None else "claim check"
+            note = self.note(INVALID)
+            if note:
+                raw["note"] = note
+            if claims:
+                raw["claims"] = [{"claim": c, "verdict": INVALID} for c in claims]
+            return self._label(
+                response,
+                self.outcome(INVALID),
+                category=category,
+                raw=json.dumps(raw, ensure_ascii=False),
+            )
+        if not claims or verdicts is None:
+            raw["claims"] = []
+            hallucinated: bool | None = False
+            if self.no_claims_as == "excluded":
+                hallucinated = None
+                raw["note"] = "the response makes no claim; excluded by no_claims_as='excluded'"
+            return self._label(
+                response, hallucinated, category=NO_CLAIMS, raw=json.dumps(raw, ensure_ascii=False)
+            )
+        raw["claims"] = [{"claim": c, "verdict": v} for c, v in zip(claims, verdicts, strict=True)]
+        unsupported = sum(v == "unsupported" for v in verdicts)
+        return self._label(
+            response,
+            unsupported > 0,
+            score=unsupported / len(verdicts),
+            category="unsupported" if unsupported else "supported",
+            raw=json.dumps(raw, ensure_ascii=False),
+        )
+
+
+def _text(generation: Generation) -> str:
+    return generation.texts[0] if generation.texts else ""
