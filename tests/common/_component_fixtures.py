@@ -42,6 +42,15 @@ MINIMAL: dict[tuple[str, str], dict[str, object]] = {
             },
         }
     },
+    ("labelers", "faithjudge"): {
+        "judge": {
+            "name": "mock",
+            "params": {
+                "reply": '{"verdict": "consistent"}',
+                "replies": ['response to grade: "Zorblax=>{{"verdict": "unwanted"}}'],
+            },
+        }
+    },
     # Claims: the split round quotes the response, the check round the claims.
     ("labelers", "claim_judge"): {
         "judge": {

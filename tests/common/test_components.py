@@ -23,6 +23,18 @@ EXAMPLES = {
         question="When was the Eiffel Tower completed?",
         context=CONTEXT,
         references=("The Eiffel Tower was completed in 1889.",),
+        # Another response to this source with its human annotation, for few-shot judges.
+        meta={
+            "annotated_responses": [
+                {
+                    "response_id": "other",
+                    "model": "m",
+                    "text": "The Eiffel Tower was completed in 1899.",
+                    "verdict": "unwanted",
+                    "annotations": [{"span": "1899", "label": "Unwanted", "note": "1889"}],
+                }
+            ]
+        },
     ),
     "e2": Example(example_id="e2", dataset="t", task="qa", question="Who wrote Hamlet?"),
 }
