@@ -301,6 +301,12 @@ def test_faithjudge_runs_end_to_end_through_the_label_stage_and_the_cache(tmp_pa
             assert lab.category == expected
             assert lab.hallucinated is (expected != "consistent")
         assert Counter(lab.category for lab in labels)["unwanted"] > 0
+        # The stored labels say which annotated responses each prompt showed: never itself.
+        source = {r.response_id: r.example_id for r in store.read(Response)}
+        for lab in labels:
+            shown = json.loads(lab.raw)["shown"]
+            assert len(shown) == 3 and lab.response_id not in shown
+            assert {source[rid] for rid in shown} == {source[lab.response_id]}
         spec = json.loads(labels[0].spec)
         assert spec["params"]["k"] == 3 and len(spec["params"]["prompt_sha256"]) == 64
         # A second labeller run with a fresh store pays for nothing: every call is cached.

@@ -29,10 +29,11 @@ same on every run.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from realitycheck.datasets.faithbench import ANNOTATED
 from realitycheck.labelers._base import labeler
@@ -45,7 +46,10 @@ from realitycheck.labelers._judge import (
     substitute,
 )
 from realitycheck.params import Interval, OneOf, param
-from realitycheck.records import Example, Response
+from realitycheck.records import Example, Label, Response
+
+if TYPE_CHECKING:
+    from realitycheck.backends import CallCache
 
 __all__ = ["BENIGN_POLICIES", "FaithJudge"]
 
@@ -76,7 +80,8 @@ class FaithJudge(Judge):
     documentation for which, and for where they come from). A response whose
     example carries no ``meta["annotated_responses"]`` (or a malformed one),
     has no context, or has empty text gets an error. See
-    :class:`~realitycheck.labelers.Judge` for ``raw``, repeats and failures,
+    :class:`~realitycheck.labelers.Judge` for ``raw`` (here also ``shown``:
+    the ids of the annotated responses the prompt showed), repeats and failures,
     e.g. ``faithjudge[judge=openai[model=gpt-4o-mini],k=9]``.
 
     Args:
@@ -187,6 +192,32 @@ class FaithJudge(Judge):
             examples=_listing(reviewed),
             response=quote(response.text),
         )
+
+    def label(
+        self,
+        responses: Sequence[Response],
+        examples: Mapping[str, Example],
+        *,
+        cache: CallCache | None = None,
+    ) -> list[Label]:
+        """Return one label per response, in order, with the ids shown in ``raw["shown"]``.
+
+        Args:
+            responses: The responses to judge.
+            examples: Their examples, by ``example_id``.
+            cache: The run's call cache; every call goes through it.
+        """
+        out = []
+        for response, got in zip(
+            responses, super().label(responses, examples, cache=cache), strict=True
+        ):
+            if got.raw:  # the prompt was built, so were its shots
+                raw = json.loads(got.raw)
+                shots = self.shots(response, examples.get(response.example_id))
+                raw["shown"] = [entry["response_id"] for entry in shots]
+                got = dataclasses.replace(got, raw=json.dumps(raw, ensure_ascii=False))
+            out.append(got)
+        return out
 
     def outcome(self, verdict: str) -> bool | None:
         """Return whether ``verdict`` means hallucinated (``None``: left out by a policy)."""
