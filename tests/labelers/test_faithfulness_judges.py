@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -418,3 +420,89 @@ def test_ragtruth_label_and_evaluate_end_to_end(tmp_path, data_dir, monkeypatch)
     stored = store.frame("labels")
     raws = stored.loc[stored["labeler"] == claims.key, "raw"].map(json.loads)
     assert {len(r["claims"]) for r in raws} == {1, 2}  # claim verdicts survive the store
+
+
+# --- over HTTP, and the dry run -------------------------------------------------------------
+
+HTTP_SCRIPT = (
+    (r'response to check: "Good', '{"reason": "backed", "verdict": "supported"}'),
+    (r'response to check: "Bad', "Fact 1: supported.\nFact 2: unsupported.\nverdict: unsupported"),
+    (r'break into claims: "Mixed', '{"claims": ["The tower is 330 m tall.", "It is red."]}'),
+    (
+        r'claims to check: \["The tower is 330 m tall.", "It is red."\]',
+        '{"verdicts": [{"claim": 1, "reason": "stated", "verdict": "supported"}, '
+        '{"claim": 2, "reason": "absent", "verdict": "unsupported"}]}',
+    ),
+)
+
+
+def _fake_server_module():
+    """Import the backend tests' fake OpenAI server (tests/backends is no package), once."""
+    name = "_fake_openai_server"
+    if name not in sys.modules:
+        path = Path(__file__).resolve().parents[1] / "backends" / f"{name}.py"
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+@pytest.fixture
+def http_backend(monkeypatch):
+    pytest.importorskip("openai")
+    from realitycheck.backends.openai import OpenAIBackend
+
+    fake = _fake_server_module()
+
+    class Scripted(fake.FakeOpenAIServer):
+        def answer(self, body, chat):
+            out = super().answer(body, chat)
+            prompt = fake.prompt_of(body)
+            text = next((r for pattern, r in HTTP_SCRIPT if re.search(pattern, prompt)), "???")
+            for choice in out["choices"]:
+                choice["message"]["content"] = text  # the judges use the chat endpoint
+            return out
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with Scripted() as server:
+        yield (
+            server,
+            OpenAIBackend(
+                model="judge-model", base_url=server.url, backoff=0.01, timeout=5.0, max_retries=1
+            ),
+        )
+
+
+def test_both_judges_over_a_local_openai_compatible_server(http_backend):
+    server, backend = http_backend
+    pair = [response("g", "Good"), response("b", "Bad")]
+    facts = FaithfulnessJudge(judge=backend).label(pair, EXAMPLES)
+    cot = FaithfulnessJudge(judge=backend, style="cot").label(pair, EXAMPLES)
+    assert [(x.category, x.hallucinated) for x in facts + cot] == [
+        ("supported", False),
+        ("unsupported", True),
+        ("supported", False),
+        ("unsupported", True),
+    ]
+    formats = [b.get("response_format", {}).get("json_schema", {}) for b in server.bodies]
+    assert formats[0]["schema"]["required"] == ["reason", "verdict"]
+    assert formats[2:] == [{}, {}]  # cot asks for reasoning, never a schema
+    server.bodies.clear()
+    (lab,) = ClaimJudge(judge=backend).label([response("m", "Mixed")], EXAMPLES)
+    assert (lab.category, lab.hallucinated, lab.score) == ("unsupported", True, 0.5)
+    assert [c["verdict"] for c in json.loads(lab.raw)["claims"]] == ["supported", "unsupported"]
+    schemas = [b["response_format"]["json_schema"]["schema"] for b in server.bodies]
+    assert [s["required"] for s in schemas] == [["claims"], ["verdicts"]]
+
+
+def test_the_dry_run_plans_the_claim_split_round():
+    from realitycheck.labelers import plan_calls
+
+    judge = claim_judge()
+    pair = [response("a", "Mixed text"), response("b", "Clean text", "q1")]
+    plan = plan_calls(judge, [*pair, response("c", "x", "n1")], EXAMPLES)
+    assert (plan.responses, plan.unjudgeable, plan.requests) == (2, 1, 2)
+    assert plan.prompts == tuple(judge.prompt(r, EXAMPLES[r.example_id]) for r in pair)
