@@ -1,0 +1,393 @@
+"""LLM judges as measured things: how stable their repeats are, and how examples change them.
+
+Two studies read what every judge writes in a label's ``raw`` JSON (see
+:class:`realitycheck.labelers.Judge`: the ``replies``, their parsed
+``verdicts`` and the ``agreement`` rate) and the labels' keys; neither calls a
+model. A run without judges gives empty tables and one skipped line per dataset.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from realitycheck.analysis import Bootstrap, confusion_ci
+from realitycheck.errors import InvalidInputError, MissingDependencyError
+from realitycheck.keys import is_human
+from realitycheck.plots import new_figure, png_bytes
+from realitycheck.registry import parse_key
+from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
+from realitycheck.studies import Study, fmt, quiet, study
+
+__all__ = ["JudgeExamples", "JudgeStability", "fleiss_kappa_of", "reference_verdicts"]
+
+_STABILITY_COLUMNS = [
+    "dataset",
+    "labeler",
+    "repeats",
+    "n",
+    "n_excluded",
+    "unanimous_share",
+    "mean_agreement",
+    "fleiss_kappa",
+    "categories",
+]
+_CURVE_COLUMNS = [
+    "dataset",
+    "family",
+    "labeler",
+    "k",
+    "reference",
+    "balanced_accuracy",
+    "ci_low",
+    "ci_high",
+    "n",
+    "n_excluded",
+]
+_CONFUSION_COLUMNS = ["dataset", "family", "labeler", "k", "category", "reference_verdict", "n"]
+_TERNARY = {
+    "consistent": "consistent",
+    "benign": "benign",
+    "questionable": "benign",
+    "unwanted": "unwanted",
+}
+
+
+def _raw(text: Any) -> dict[str, Any]:
+    """The JSON object of a label's ``raw``, or ``{}`` when it holds none."""
+    if not isinstance(text, str) or not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def fleiss_kappa_of(verdicts: list[list[str]]) -> float:
+    """Fleiss' kappa of items (rows) rated by the same number of raters into named categories.
+
+    Lies in [-1, 1] (1 = every item's raters agree; 0 = agreement at chance).
+    NaN when there are no items or only one category occurs.
+
+    Raises:
+        InvalidInputError: If the rows do not all have the same length >= 2.
+        MissingDependencyError: statsmodels is not installed.
+    """
+    lengths = {len(row) for row in verdicts}
+    if len(lengths) > 1 or (lengths and lengths.pop() < 2):
+        raise InvalidInputError(
+            "The 'verdicts' parameter of fleiss_kappa_of must be rows of one length >= 2. "
+            f"Got lengths {sorted({len(row) for row in verdicts})} instead."
+        )
+    categories = sorted({v for row in verdicts for v in row})
+    if len(categories) < 2:
+        return float("nan")
+    try:
+        from statsmodels.stats.inter_rater import fleiss_kappa
+    except ImportError:
+        raise MissingDependencyError(
+            "statsmodels", extra="studies", purpose="Fleiss' kappa"
+        ) from None
+    table = np.array([[row.count(c) for c in categories] for row in verdicts], dtype=float)
+    return float(fleiss_kappa(table, method="fleiss"))
+
+
+@study("judge_stability")
+@dataclass(frozen=True, kw_only=True)
+class JudgeStability(Study):
+    """How often each LLM judge gives the same verdict when asked the same question again.
+
+    For every judge whose labels carry repeated replies (``repeats`` > 1, read
+    from ``raw["verdicts"]``), per dataset: the share of responses whose
+    repeats all gave one verdict (``unanimous_share``, in [0, 1]), the mean
+    agreement rate (share of the repeats that gave the deciding verdict, in
+    [1 / repeats, 1]), and Fleiss' kappa across repeats (responses as items,
+    repeats as raters, the judge's verdict categories, ``invalid`` included;
+    in [-1, 1], NaN with one category only). Higher is more stable for all
+    three. ``n`` counts the responses used; a label without verdicts (a
+    backend failure, a response that could not be judged) or with another
+    number of repeats than the judge's usual one is counted in ``n_excluded``.
+    The reference plays no part.
+    """
+
+    title: ClassVar[str] = "Judge stability: agreement of a judge with itself across repeats"
+
+    def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
+        """Measure the repeat agreement of every judge on every dataset."""
+        rows, skipped = [], []
+        labels = data.labels.merge(
+            data.responses[["response_id", "dataset"]], on="response_id", how="inner"
+        )
+        for dataset in data.datasets:
+            mine = labels[labels["dataset"] == dataset]
+            found = 0
+            for labeler, group in mine.groupby("labeler", sort=True):
+                raws = [_raw(text) for text in group["raw"]]
+                verdicts = [r["verdicts"] for r in raws if isinstance(r.get("verdicts"), list)]
+                if not verdicts:
+                    continue  # not a judge
+                lengths = Counter(len(v) for v in verdicts)
+                repeats = max(lengths, key=lambda n: (lengths[n], n))
+                if repeats < 2:
+                    skipped.append(f"{dataset}: {labeler} asks once per response (repeats = 1)")
+                    continue
+                found += 1
+                used = [[str(x) for x in v] for v in verdicts if len(v) == repeats]
+                agreement = [max(Counter(v).values()) / repeats for v in used]
+                rows.append(
+                    {
+                        "dataset": dataset,
+                        "labeler": labeler,
+                        "repeats": repeats,
+                        "n": len(used),
+                        "n_excluded": len(group) - len(used),
+                        "unanimous_share": float(np.mean([len(set(v)) == 1 for v in used])),
+                        "mean_agreement": float(np.mean(agreement)),
+                        "fleiss_kappa": fleiss_kappa_of(used),
+                        "categories": ", ".join(sorted({x for v in used for x in v})),
+                    }
+                )
+            if not found and not any(s.startswith(f"{dataset}: ") for s in skipped):
+                skipped.append(f"{dataset}: no judge labels with repeated replies")
+        table = pd.DataFrame(rows, columns=_STABILITY_COLUMNS)
+        return self._result(
+            _stability_finding(table),
+            tables=[
+                StudyTable(
+                    "stability",
+                    table,
+                    "Per judge and dataset: share of responses whose repeats are unanimous, mean "
+                    "agreement rate (share of repeats giving the deciding verdict), and Fleiss' "
+                    "kappa across repeats (responses as items, repeats as raters, verdict "
+                    "categories). Higher = more stable; n = responses used.",
+                )
+            ],
+            skipped=skipped,
+        )
+
+
+def _stability_finding(table: pd.DataFrame) -> str:
+    if table.empty:
+        return "No judge in this run asked the same question more than once, so none was measured."
+    worst = table.sort_values(["mean_agreement", "unanimous_share", "labeler"]).iloc[0]
+    return (
+        f"The least stable judge is {worst['labeler']} on {worst['dataset']}: its "
+        f"{worst['repeats']} repeats agree unanimously on {worst['unanimous_share']:.0%} of "
+        f"{worst['n']} responses (mean agreement {fmt(worst['mean_agreement'])}, Fleiss' kappa "
+        f"{fmt(worst['fleiss_kappa'])})."
+    )
+
+
+def reference_verdicts(data: RunData, dataset: str, reference: str) -> pd.Series:
+    """The reference's verdict per response of ``dataset``, by id, for a confusion matrix.
+
+    A category naming a ternary verdict (``Consistent``, ``Benign`` or
+    ``Questionable``, ``Unwanted``) gives ``consistent`` / ``benign`` /
+    ``unwanted``; otherwise the binary verdict gives ``hallucinated`` or
+    ``faithful``; no verdict at all gives ``none``.
+    """
+    ids = data.frame(dataset).index
+    labels = data.labels[data.labels["labeler"] == reference].set_index("response_id")
+    labels = labels[~labels.index.duplicated(keep="last")].reindex(ids)
+    out = []
+    for category, hallucinated in zip(labels["category"], labels["hallucinated"], strict=True):
+        ternary = _TERNARY.get(str(category).strip().lower()) if isinstance(category, str) else None
+        if ternary is not None:
+            out.append(ternary)
+        elif hallucinated is True or hallucinated == 1:
+            out.append("hallucinated")
+        elif hallucinated is False or hallucinated == 0:
+            out.append("faithful")
+        else:
+            out.append("none")
+    return pd.Series(out, index=ids, dtype=object)
+
+
+def _families(data: RunData, keys: list[str]) -> dict[str, list[tuple[int, str]]]:
+    """Group labeler keys that differ only in ``k``: ``{key without k: [(k, key), …]}``.
+
+    ``k`` is read from the key, or from the labels' recorded spec when the key
+    leaves it at its default.
+    """
+    groups: dict[str, list[tuple[int, str]]] = {}
+    for key in keys:
+        try:
+            name, params = parse_key(key)
+        except InvalidInputError:
+            continue
+        k = params.pop("k", None)
+        if k is None:
+            k = _spec_k(data, key)
+        if not isinstance(k, int) or isinstance(k, bool):
+            continue
+        rest = ",".join(f"{p}={params[p]}" for p in sorted(params))
+        groups.setdefault(f"{name}[{rest}]" if rest else name, []).append((k, key))
+    return {
+        family: sorted(members)
+        for family, members in groups.items()
+        if len({k for k, _ in members}) >= 2
+    }
+
+
+def _spec_k(data: RunData, key: str) -> Any:
+    specs = data.labels.loc[data.labels["labeler"] == key, "spec"]
+    for text in specs.head(1):
+        params = _raw(text).get("params")
+        if isinstance(params, dict):
+            return params.get("k")
+    return None
+
+
+@study("judge_examples")
+@dataclass(frozen=True, kw_only=True)
+class JudgeExamples(Study):
+    """Balanced accuracy of a few-shot judge against the number of annotated examples it sees.
+
+    The #examples curve of FaithJudge (seed paper 003): the labelers of a run
+    that share a name and all parameters but ``k`` (``faithjudge[…,k=0]``,
+    ``[…,k=3]``, ``[…,k=9]``) form a family; for each ``k``, per dataset, the
+    balanced accuracy of its verdicts against the reference's (in [0, 1],
+    0.5 = chance, higher = closer to the reference) on the responses both
+    labelled (``n``; ``n_excluded`` = the reference's verdicts the judge left
+    out), with the run's bootstrap CI. A figure draws it against ``k``, and
+    the ``confusion`` table crosses each ``k``'s category (``consistent`` /
+    ``benign`` / ``unwanted`` / ``invalid``) with the reference's verdict
+    (ternary where its category names one, else hallucinated / faithful).
+
+    Args:
+        reference: The labeler taken as ground truth.
+    """
+
+    title: ClassVar[str] = "Judge examples: balanced accuracy against the number of examples shown"
+
+    def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
+        """Measure every family of judges differing in ``k`` on every dataset."""
+        curve, confusion, skipped = [], [], []
+        for dataset in data.datasets:
+            have = data.labelers_of(dataset)
+            if self.reference not in have:
+                skipped.append(f"{dataset}: no {self.reference!r} labels")
+                continue
+            keys = [k for k in have if k != self.reference and not is_human(k)]
+            families = _families(data, keys)
+            if not families:
+                skipped.append(f"{dataset}: no labelers that differ only in k")
+                continue
+            verdicts = data.verdicts(dataset)
+            truth = verdicts[self.reference]
+            ternary = reference_verdicts(data, dataset, self.reference)
+            ids = data.frame(dataset).index
+            categories = data.labels.pivot_table(
+                index="response_id", columns="labeler", values="category", aggfunc="last"
+            ).reindex(ids)
+            for family, members in families.items():
+                for k, key in members:
+                    both = truth.notna() & verdicts[key].notna()
+                    with quiet():
+                        ((value, low, high),) = confusion_ci(
+                            truth[both].to_numpy() == 1,
+                            verdicts.loc[both, key].to_numpy() == 1,
+                            ["balanced_accuracy"],
+                            bootstrap,
+                        ).values()
+                    curve.append(
+                        [
+                            dataset,
+                            family,
+                            key,
+                            k,
+                            self.reference,
+                            value,
+                            low,
+                            high,
+                            int(both.sum()),
+                            int((truth.notna() & verdicts[key].isna()).sum()),
+                        ]
+                    )
+                    said = categories[key].where(categories[key].notna(), "none")
+                    labelled = data.labels.loc[data.labels["labeler"] == key, "response_id"]
+                    mask = ids.isin(labelled)
+                    counts = Counter(zip(said[mask], ternary[mask], strict=True))
+                    for (category, ref), n in sorted(counts.items()):
+                        confusion.append([dataset, family, key, k, category or "none", ref, n])
+        curve_frame = pd.DataFrame(curve, columns=_CURVE_COLUMNS)
+        confusion_frame = pd.DataFrame(confusion, columns=_CONFUSION_COLUMNS)
+        tables = [
+            StudyTable(
+                "curve",
+                curve_frame,
+                f"Balanced accuracy of each judge against {self.reference}, per number of "
+                f"annotated examples shown (k), with {bootstrap.confidence:.0%} bootstrap CIs "
+                f"({bootstrap.n_resamples} resamples, seed {bootstrap.seed}); 0.5 = chance.",
+            ),
+            StudyTable(
+                "confusion",
+                confusion_frame,
+                f"Each judge's category (per k) against the verdict of {self.reference} "
+                "(ternary where its category names one); n = responses.",
+            ),
+        ]
+        figures = [] if curve_frame.empty else [_curve_figure(curve_frame, self.reference)]
+        return self._result(
+            _examples_finding(curve_frame, self.reference),
+            tables=tables,
+            figures=figures,
+            skipped=skipped,
+        )
+
+
+def _curve_figure(curve: pd.DataFrame, reference: str) -> StudyFigure:
+    fig, ax = new_figure(6.5, 4.5)
+    for i, ((dataset, family), group) in enumerate(curve.groupby(["dataset", "family"])):
+        group = group.sort_values("k")
+        value = group["balanced_accuracy"].astype(float).to_numpy()
+        low = value - group["ci_low"].astype(float).to_numpy()
+        high = group["ci_high"].astype(float).to_numpy() - value
+        ax.errorbar(
+            group["k"].to_numpy(),
+            value,
+            yerr=np.vstack([low, high]),
+            marker="o",
+            capsize=3,
+            color=f"C{i % 10}",
+            label=f"{family} / {dataset}",
+        )
+    ax.axhline(0.5, color="grey", linestyle="--", linewidth=1)
+    ax.set_xlabel("annotated examples shown (k)")
+    ax.set_ylabel(f"balanced accuracy against {reference}", usetex=False, parse_math=False)
+    ax.set_title("Judge accuracy against the number of examples")
+    legend = ax.legend(fontsize=7, loc="best", title="judge / dataset", title_fontsize=7)
+    for text in legend.get_texts():
+        text.set_parse_math(False)
+    return StudyFigure(
+        "examples-curve",
+        png_bytes(fig),
+        f"Balanced accuracy against {reference} (y) of each judge family per number of "
+        "annotated examples shown (x), with bootstrap CI bars; the dashed line is chance.",
+    )
+
+
+def _examples_finding(curve: pd.DataFrame, reference: str) -> str:
+    values = curve["balanced_accuracy"].astype(float)
+    defined = curve[np.isfinite(values)]
+    if defined.empty:
+        return (
+            f"No dataset has {reference} labels and judges that differ only in k with a defined "
+            "balanced accuracy, so no #examples curve could be drawn."
+        )
+    sentences = []
+    for (dataset, family), group in defined.groupby(["dataset", "family"], sort=True):
+        group = group.sort_values("k")
+        first, last = group.iloc[0], group.iloc[-1]
+        sentences.append(
+            f"On {dataset}, {family} goes from {fmt(first['balanced_accuracy'])} at k = "
+            f"{first['k']} to {fmt(last['balanced_accuracy'])} at k = {last['k']} "
+            f"(balanced accuracy against {reference})."
+        )
+    return " ".join(sentences[:4])
