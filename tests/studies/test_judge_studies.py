@@ -170,3 +170,22 @@ def test_a_judge_asked_once_is_skipped_with_its_reason(tmp_path, data_dir):
     result = studies.create("judge_stability").run(RunData(store))
     assert result.skipped == (f"faithbench: {once.key} asks once per response (repeats = 1)",)
     assert result.table("stability").empty
+
+
+def test_hostile_judge_keys_reach_the_figure_as_plain_text(tmp_path, data_dir):
+    bundle = _faithbench(data_dir)
+    keep = {e.example_id for e in bundle.examples[:2]}
+    responses = [r for r in bundle.responses if r.example_id in keep]
+    ids = {r.response_id for r in responses}
+    store = RunStore(tmp_path / "hostile")
+    store.append([e for e in bundle.examples if e.example_id in keep])
+    store.append(responses)
+    store.append([lab for lab in bundle.labels if lab.response_id in ids])
+    hostile = MockBackend(reply="$\\nocommand{x}^$ unwanted")  # broken maths if parsed
+    label(store, [FaithJudge(judge=hostile, k=k) for k in (0, 1)])
+    result = studies.create("judge_examples").run(
+        RunData(store), bootstrap=Bootstrap(n_resamples=20)
+    )
+    (fig,) = result.figures
+    assert fig.png.startswith(b"\x89PNG")
+    assert "$\\nocommand{x}^$" in result.table("curve")["family"].iloc[0]

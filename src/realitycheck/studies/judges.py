@@ -128,7 +128,8 @@ class JudgeStability(Study):
             mine = labels[labels["dataset"] == dataset]
             found = 0
             for labeler, group in mine.groupby("labeler", sort=True):
-                raws = [_raw(text) for text in group["raw"]]
+                # Only a judge's raw holds "verdicts"; other labelers' raw is not parsed.
+                raws = [_raw(t) for t in group["raw"] if isinstance(t, str) and '"verdicts"' in t]
                 verdicts = [r["verdicts"] for r in raws if isinstance(r.get("verdicts"), list)]
                 if not verdicts:
                     continue  # not a judge
