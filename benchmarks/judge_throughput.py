@@ -26,37 +26,20 @@ import argparse
 import asyncio
 import json
 import statistics
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 try:  # httpx 2 ships as ``httpx2``; it is the HTTP client the openai SDK uses here
     import httpx2 as httpx
 except ImportError:  # pragma: no cover - an environment with httpx 1
     import httpx  # type: ignore[no-redef]
 
+from openai_throughput import start_server  # the same fake server, started the same way
+
 from realitycheck.backends.openai import OpenAIBackend
 from realitycheck.labelers.qa_judge import QAJudge
 from realitycheck.records import Example, Response
 
-REPO = Path(__file__).resolve().parents[1]
-SERVER = REPO / "tests" / "backends" / "_fake_openai_server.py"
 MODEL = "fake-model"
-
-
-def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, str(SERVER), "--latency", str(latency)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    url = proc.stdout.readline().strip()
-    if not url.startswith("http"):
-        proc.kill()
-        raise SystemExit(f"the fake server did not start (said {url!r})")
-    return proc, url
 
 
 def qa_items(tag: str, n: int) -> tuple[list[Response], dict[str, Example]]:
