@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
+from _fake_server import fake_server_module
 from sklearn.metrics import balanced_accuracy_score
 
 from realitycheck import (
@@ -49,19 +48,6 @@ EXAMPLES = {e.example_id: e for e in (SUMMARY, RAG, NO_SOURCE)}
 
 def response(rid: str, text: str, example: str = "s1") -> Response:
     return Response(response_id=rid, example_id=example, model="m", text=text)
-
-
-def counting(monkeypatch) -> list[int]:
-    """Count the requests the mock is sent, call by call."""
-    sent: list[int] = []
-    original = MockBackend.generate
-
-    def generate(self, requests):
-        sent.append(len(requests))
-        return original(self, requests)
-
-    monkeypatch.setattr(MockBackend, "generate", generate)
-    return sent
 
 
 # --- faithfulness_judge ---------------------------------------------------------------------
@@ -215,8 +201,7 @@ def test_a_response_whose_claims_are_all_supported_is_not_hallucinated():
     ]
 
 
-def test_no_claims_is_faithful_by_default_or_excluded_and_makes_no_second_call(monkeypatch):
-    sent = counting(monkeypatch)
+def test_no_claims_is_faithful_by_default_or_excluded_and_makes_no_second_call(sent):
     (lab,) = claim_judge().label([response("r", "Nothing to say")], EXAMPLES)
     assert sent == [1]  # the split only: there is nothing to check
     assert (lab.hallucinated, lab.category, lab.score, lab.error) == (False, "no_claims", None, "")
@@ -316,8 +301,7 @@ def test_spec_holds_the_backend_spec_and_the_template_hash(judge, templates):
         labelers.create_from_spec(stale)
 
 
-def test_a_rerun_through_the_same_call_cache_makes_no_call(tmp_path, monkeypatch):
-    sent = counting(monkeypatch)
+def test_a_rerun_through_the_same_call_cache_makes_no_call(tmp_path, sent):
     responses = [response(r, f"{r} text") for r in ("Mixed", "Clean", "Nothing", "Short")]
     judges = (claim_judge(), faithfulness(style="cot"), faithfulness(style="facts"))
     with CallCache(tmp_path / "calls.sqlite") as cache:
@@ -358,7 +342,7 @@ def test_backend_failures_in_either_round_become_error_labels():
 # --- a real run -----------------------------------------------------------------------------
 
 
-def test_ragtruth_label_and_evaluate_end_to_end(tmp_path, data_dir, monkeypatch):
+def test_ragtruth_label_and_evaluate_end_to_end(tmp_path, data_dir, sent):
     """Both judges on RAGTruth summaries and RAG answers, scripted to agree with the humans."""
     bundle = datasets.create("ragtruth", data_dir=data_dir).load()
     keep: set[str] = set()
@@ -392,7 +376,6 @@ def test_ragtruth_label_and_evaluate_end_to_end(tmp_path, data_dir, monkeypatch)
     store.append(examples)
     store.append(responses)
     store.append([x for x in bundle.labels if x.response_id in {r.response_id for r in responses}])
-    sent = counting(monkeypatch)
     with CallCache(tmp_path / "calls.sqlite") as cache:
         report = label(store, [faith, claims], cache=cache)
         calls = sum(sent)
@@ -436,25 +419,12 @@ HTTP_SCRIPT = (
 )
 
 
-def _fake_server_module():
-    """Import the backend tests' fake OpenAI server (tests/backends is no package), once."""
-    name = "_fake_openai_server"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "backends" / f"{name}.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
 @pytest.fixture
 def http_backend(monkeypatch):
     pytest.importorskip("openai")
     from realitycheck.backends.openai import OpenAIBackend
 
-    fake = _fake_server_module()
+    fake = fake_server_module()
 
     class Scripted(fake.FakeOpenAIServer):
         def answer(self, body, chat):

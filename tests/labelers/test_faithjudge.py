@@ -321,16 +321,6 @@ def test_faithjudge_runs_end_to_end_through_the_label_stage_and_the_cache(tmp_pa
         assert cached == [1] * 750
 
 
-@pytest.fixture
-def no_calls(monkeypatch):
-    def refuse(self, requests):
-        raise AssertionError("a dry run called the backend")
-
-    monkeypatch.setattr(MockBackend, "generate", refuse)
-    monkeypatch.setattr(OpenAIBackend, "generate", refuse)
-    monkeypatch.setattr(OpenAIBackend, "generate_each", refuse)
-
-
 def test_dry_run_prices_the_full_faithbench_run(tmp_path, data_dir, capsys, no_calls):
     judge_key = "faithjudge[judge=openai[model=gpt-4o-mini,price_per_1k=0.00015+0.0006]]"
     run, cache = tmp_path / "run", tmp_path / "cache"

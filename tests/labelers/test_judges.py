@@ -195,15 +195,7 @@ def test_the_judge_is_required_and_parameters_are_checked():
     assert judge.judge.reply == "correct" and judge.refusal_as == "excluded"
 
 
-def test_a_rerun_through_the_same_call_cache_makes_no_call(tmp_path, monkeypatch):
-    sent: list[int] = []
-    original = MockBackend.generate
-
-    def counting(self, requests):
-        sent.append(len(requests))
-        return original(self, requests)
-
-    monkeypatch.setattr(MockBackend, "generate", counting)
+def test_a_rerun_through_the_same_call_cache_makes_no_call(tmp_path, sent):
     judge = qa_judge(repeats=2, temperature=0.5)
     responses = [response("a", "Paris"), response("b", "Lyon"), response("c", "No idea")]
     with CallCache(tmp_path / "calls.sqlite") as cache:

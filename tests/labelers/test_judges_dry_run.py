@@ -26,16 +26,6 @@ RESPONSES = [
 ]
 
 
-@pytest.fixture
-def no_calls(monkeypatch):
-    def refuse(self, requests):
-        raise AssertionError("a dry run called the backend")
-
-    monkeypatch.setattr(MockBackend, "generate", refuse)
-    monkeypatch.setattr(OpenAIBackend, "generate", refuse)
-    monkeypatch.setattr(OpenAIBackend, "generate_each", refuse)
-
-
 def test_estimate_tokens_is_four_characters_a_token():
     assert [estimate_tokens(t) for t in ("", "abc", "abcd", "abcde")] == [0, 1, 1, 2]
 

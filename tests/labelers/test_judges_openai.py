@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
+from _fake_server import fake_server_module
 
 from realitycheck import Example, Response
 from realitycheck.backends import CallCache
@@ -21,20 +19,7 @@ from realitycheck.labelers.qa_judge import QAJudge
 pytest.importorskip("openai")
 
 
-def _fake_server_module() -> Any:
-    """Import the one fake server of the backend tests (tests/backends is no package)."""
-    name = "_fake_openai_server"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "backends" / f"{name}.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-FAKE = _fake_server_module()
+FAKE = fake_server_module()
 
 # What the scripted server replies, by the answer quoted in the prompt.
 SCRIPT = (

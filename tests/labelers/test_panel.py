@@ -348,19 +348,11 @@ def test_a_real_run_lexical_panel_on_truthfulqa_through_label_and_evaluate(tmp_p
     assert 0.5 < value < 1.0  # better than chance against the human labels
 
 
-def test_a_panel_of_judges_round_trips_its_key_and_shares_the_call_cache(tmp_path, monkeypatch):
+def test_a_panel_of_judges_round_trips_its_key_and_shares_the_call_cache(tmp_path, sent):
     from realitycheck.backends import CallCache
     from realitycheck.backends.mock import MockBackend
     from realitycheck.labelers.qa_judge import QAJudge
 
-    sent: list[int] = []
-    original = MockBackend.generate
-
-    def counting(self, requests):
-        sent.append(len(requests))
-        return original(self, requests)
-
-    monkeypatch.setattr(MockBackend, "generate", counting)
     strict = MockBackend(model="strict", reply='{"verdict": "incorrect"}')
     lenient = MockBackend(
         model="lenient",
