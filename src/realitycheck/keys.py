@@ -26,6 +26,7 @@ __all__ = [
     "LabelKey",
     "annotator_key",
     "is_human",
+    "is_stored",
     "protocol_key",
     "recorded_key",
 ]
@@ -96,6 +97,11 @@ class LabelKey:
 def is_human(key: str) -> bool:
     """Whether ``key`` names human labels: ``LabelKey.parse(key).is_human``, for ``map``."""
     return LabelKey.parse(key).is_human
+
+
+def is_stored(key: str) -> bool:
+    """Whether ``key`` names what a dataset shipped (``human…``, ``recorded…``), not a component."""
+    return key == RECORDED or LabelKey.parse(key).kind != "component"
 
 
 def annotator_key(annotator: str) -> str:

@@ -23,6 +23,7 @@ from realitycheck.cli._common import (
     split_keys,
 )
 from realitycheck.errors import InvalidInputError
+from realitycheck.keys import is_stored
 
 __all__: list[str] = []
 
@@ -202,8 +203,8 @@ def evaluate_cmd(
     from realitycheck.runner import measure_run
 
     lab_keys, det_keys = split_keys(labelers), split_keys(detectors)
-    labs = [lab_registry.create_from_key(k) for k in lab_keys if not _stored(k)]
-    dets = [det_registry.create_from_key(k) for k in det_keys if not _stored(k)]
+    labs = [lab_registry.create_from_key(k) for k in lab_keys if not is_stored(k)]
+    dets = [det_registry.create_from_key(k) for k in det_keys if not is_stored(k)]
     config = EvaluationConfig(
         detectors=tuple(_measured_keys(det_keys, dets)) if det_keys else None,
         labelers=tuple(_measured_keys(lab_keys, labs)) if lab_keys else None,
@@ -229,13 +230,6 @@ def evaluate_cmd(
     )
 
 
-def _stored(key: str) -> bool:
-    """Whether a key names what a dataset shipped (``human…``, ``recorded…``), not a component."""
-    from realitycheck.keys import RECORDED, LabelKey
-
-    return key == RECORDED or LabelKey.parse(key).kind != "component"
-
-
 def _parse_thresholds(values: Sequence[str]) -> dict[str, float]:
     out = {}
     for value in values:
@@ -253,7 +247,7 @@ def _parse_thresholds(values: Sequence[str]) -> dict[str, float]:
 
 def _measured_keys(keys: Sequence[str], comps: Sequence[Any]) -> list[str]:
     """Return the keys to measure: built components' keys plus stored ones (``recorded``…)."""
-    return [c.key for c in comps] + [k for k in keys if _stored(k)]
+    return [c.key for c in comps] + [k for k in keys if is_stored(k)]
 
 
 def _write_report(store: Any, out: Path, reference: str | None = None) -> None:

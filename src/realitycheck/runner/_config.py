@@ -59,7 +59,7 @@ from realitycheck.datasets import Dataset, datasets
 from realitycheck.detectors import Detector, detectors
 from realitycheck.errors import InvalidInputError, UnknownComponentError
 from realitycheck.generation import SamplingPlan, make_plan
-from realitycheck.keys import RECORDED, LabelKey
+from realitycheck.keys import is_stored
 from realitycheck.labelers import Labeler, labelers
 from realitycheck.pipeline import EvaluationConfig
 from realitycheck.registry import Component
@@ -233,7 +233,7 @@ def _components(
             if "name" not in entry:
                 raise reader.fail("A component table needs a name.", [name, i])
             make = partial(registry.create_from_spec, entry)
-        elif name != "studies" and (entry == RECORDED or LabelKey.parse(entry).kind != "component"):
+        elif name != "studies" and is_stored(entry):
             measured.append(entry)
             continue
         else:
