@@ -16,7 +16,7 @@ tables of many confusion metrics or many detectors at once
 :func:`fleiss_by_count`, :func:`krippendorff_alpha`), factor analysis of
 mixed data (:func:`fit_famd`) and the refusal rule (:func:`refusal_mask`).
 Optional packages (crowd-kit, statsmodels, krippendorff, prince) and pandas
-are imported inside the functions that use them.
+are imported inside the functions that use them (:func:`require_module`).
 """
 
 from realitycheck.analysis._bootstrap import Bootstrap
@@ -29,6 +29,7 @@ from realitycheck.analysis._names import (
     RANKING_METRICS,
     THRESHOLD_METRICS,
 )
+from realitycheck.analysis._optional import require_module
 from realitycheck.analysis._raters import (
     DawidSkeneFit,
     dawid_skene,
@@ -67,5 +68,6 @@ __all__ = [
     "pairwise_kappa",
     "ranking_ci",
     "refusal_mask",
+    "require_module",
     "split_of",
 ]

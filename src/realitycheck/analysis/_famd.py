@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from realitycheck.errors import MissingDependencyError
+from realitycheck.analysis._optional import require_module
 
 if TYPE_CHECKING:  # pragma: no cover - pandas is imported where a frame is built
     import pandas as pd
@@ -64,13 +64,7 @@ class FamdFit:
 
 
 def _prince() -> object:
-    try:
-        import prince
-    except ImportError:
-        raise MissingDependencyError(
-            "prince", extra="studies", purpose="Factor analysis of mixed data (FAMD)"
-        ) from None
-    return prince
+    return require_module("prince", "prince", "Factor analysis of mixed data (FAMD)")
 
 
 def _code(frame: pd.DataFrame, fit: FamdFit) -> pd.DataFrame:

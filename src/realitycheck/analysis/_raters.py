@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from realitycheck import metrics as M
-from realitycheck.errors import MissingDependencyError
+from realitycheck.analysis._optional import require_module
 
 if TYPE_CHECKING:  # pragma: no cover - pandas is imported where a frame is built
     import pandas as pd
@@ -109,18 +109,15 @@ def dawid_skene(matrix: np.ndarray, *, n_iter: int = 100, tol: float = 1e-5) -> 
         )
     import pandas as pd
 
-    try:
-        from crowdkit.aggregation import DawidSkene
-    except ImportError:
-        raise MissingDependencyError(
-            "crowd-kit", extra="studies", purpose="Dawid-Skene aggregation of annotators"
-        ) from None
+    aggregation = require_module(
+        "crowdkit.aggregation", "crowd-kit", "Dawid-Skene aggregation of annotators"
+    )
     data = pd.DataFrame({"task": item, "worker": rater, "label": values})
     with warnings.catch_warnings():
         # crowd-kit 1.4 still passes pandas keywords that pandas 3 deprecates.
         warnings.simplefilter("ignore", DeprecationWarning)
         warnings.simplefilter("ignore", FutureWarning)
-        model = DawidSkene(n_iter=n_iter, tol=tol).fit(data)
+        model = aggregation.DawidSkene(n_iter=n_iter, tol=tol).fit(data)
     errors = cast(pd.DataFrame, model.errors_)  # index (worker, observed label), columns true label
     sensitivity, specificity = nan_raters.copy(), nan_raters.copy()
     for r in np.unique(rater):
@@ -205,12 +202,7 @@ def fleiss_by_count(matrix: np.ndarray) -> list[tuple[int, int, float]]:
     Raises:
         MissingDependencyError: statsmodels is not installed.
     """
-    try:
-        from statsmodels.stats.inter_rater import fleiss_kappa
-    except ImportError:
-        raise MissingDependencyError(
-            "statsmodels", extra="studies", purpose="Fleiss' kappa"
-        ) from None
+    inter_rater = require_module("statsmodels.stats.inter_rater", "statsmodels", "Fleiss' kappa")
     ones, zeros = _votes(np.asarray(matrix, dtype=float))
     counts = ones + zeros
     out = []
@@ -219,7 +211,7 @@ def fleiss_by_count(matrix: np.ndarray) -> list[tuple[int, int, float]]:
         if (table.sum(axis=0) == 0).any():
             kappa = float("nan")
         else:
-            kappa = float(fleiss_kappa(table, method="fleiss"))
+            kappa = float(inter_rater.fleiss_kappa(table, method="fleiss"))
         out.append((int(k), int(table.shape[0]), kappa))
     return out
 
@@ -233,12 +225,7 @@ def krippendorff_alpha(matrix: np.ndarray) -> float:
     Raises:
         MissingDependencyError: krippendorff is not installed.
     """
-    try:
-        import krippendorff
-    except ImportError:
-        raise MissingDependencyError(
-            "krippendorff", extra="studies", purpose="Krippendorff's alpha"
-        ) from None
+    krippendorff = require_module("krippendorff", "krippendorff", "Krippendorff's alpha")
     matrix = np.asarray(matrix, dtype=float)
     paired = matrix[(~np.isnan(matrix)).sum(axis=1) >= 2]
     observed = paired[~np.isnan(paired)]

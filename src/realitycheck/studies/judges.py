@@ -16,8 +16,8 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from realitycheck.analysis import Bootstrap, confusion_ci
-from realitycheck.errors import InvalidInputError, MissingDependencyError
+from realitycheck.analysis import Bootstrap, confusion_ci, require_module
+from realitycheck.errors import InvalidInputError
 from realitycheck.keys import is_human
 from realitycheck.plots import new_figure, png_bytes
 from realitycheck.registry import parse_key
@@ -88,14 +88,9 @@ def fleiss_kappa_of(verdicts: list[list[str]]) -> float:
     categories = sorted({v for row in verdicts for v in row})
     if len(categories) < 2:
         return float("nan")
-    try:
-        from statsmodels.stats.inter_rater import fleiss_kappa
-    except ImportError:
-        raise MissingDependencyError(
-            "statsmodels", extra="studies", purpose="Fleiss' kappa"
-        ) from None
+    inter_rater = require_module("statsmodels.stats.inter_rater", "statsmodels", "Fleiss' kappa")
     table = np.array([[row.count(c) for c in categories] for row in verdicts], dtype=float)
-    return float(fleiss_kappa(table, method="fleiss"))
+    return float(inter_rater.fleiss_kappa(table, method="fleiss"))
 
 
 @study("judge_stability")

@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from realitycheck.errors import MissingDependencyError
+from realitycheck.analysis import require_module
 
 __all__ = ["NOT_APPLICABLE", "GroupTest", "Normality", "compare_groups", "shapiro_check"]
 
@@ -252,18 +252,9 @@ def _run(
     return "Kruskal-Wallis", float(r.statistic), float(r.pvalue), posthoc
 
 
-def _require(module: str, package: str, purpose: str) -> Any:
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise MissingDependencyError(package, extra="studies", purpose=purpose) from None
-
-
 def _anova_rm(matrix: FloatArray) -> tuple[float, float]:
     """Repeated-measures ANOVA (statsmodels AnovaRM) on a blocks x groups matrix."""
-    anova = _require("statsmodels.stats.anova", "statsmodels", "repeated-measures ANOVA")
+    anova = require_module("statsmodels.stats.anova", "statsmodels", "repeated-measures ANOVA")
     n, k = matrix.shape
     long = pd.DataFrame(
         {
@@ -311,7 +302,7 @@ def _pairwise(samples: list[FloatArray], names: list[str], *, paired: bool) -> p
 
 
 def _nemenyi(matrix: FloatArray, names: list[str]) -> pd.DataFrame:
-    sp = _require("scikit_posthocs", "scikit-posthocs", "the Nemenyi post-hoc test")
+    sp = require_module("scikit_posthocs", "scikit-posthocs", "the Nemenyi post-hoc test")
     pvalues = sp.posthoc_nemenyi_friedman(matrix).to_numpy()
     return _posthoc(
         [
