@@ -138,7 +138,8 @@ class BenchmarkAudit(Study):
         stats = benchmark_stats(data, ds, self.reference).iloc[0]
         ids = data.frame(ds).index
         labels = data.labels[data.labels["response_id"].isin(ids)]
-        human = labels[labels["labeler"].map(is_human)]
+        keys = labels["labeler"].unique()
+        human = labels[labels["labeler"].isin([k for k in keys if is_human(k)])]
         annotators = sorted(k for k in human["labeler"].unique() if LabelKey.parse(k).is_annotator)
         per_response = human[human["labeler"].isin(annotators)].groupby("response_id").size()
         reference = labels[labels["labeler"] == self.reference]
@@ -160,9 +161,7 @@ class BenchmarkAudit(Study):
             "annotators_per_response": (
                 f"{per_response.min()}-{per_response.max()}" if len(per_response) else "0"
             ),
-            "automatic_labelers": ", ".join(
-                sorted(k for k in labels["labeler"].unique() if not is_human(k))
-            ),
+            "automatic_labelers": ", ".join(sorted(k for k in keys if not is_human(k))),
             "recorded_detectors": ", ".join(
                 k for k in data.detectors_of(ds) if LabelKey.parse(k).is_recorded
             ),
