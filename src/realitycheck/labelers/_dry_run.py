@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from realitycheck.labelers._judge import Judge, Unjudgeable
+from realitycheck.labelers._judge import Judge, Unjudgeable, cost_at
 from realitycheck.records import Example, Response
 
 if TYPE_CHECKING:
@@ -104,11 +104,7 @@ def plan_calls(
     completion_tokens = len(to_pay) * judge.max_tokens
     price = getattr(judge.judge, "price_per_1k", None)
     price = (float(price[0]), float(price[1])) if price is not None and any(price) else None
-    cost = (
-        prompt_tokens / 1000 * price[0] + completion_tokens / 1000 * price[1]
-        if price is not None
-        else None
-    )
+    cost = cost_at(price, prompt_tokens, completion_tokens)
     return CallPlan(
         labeler=judge.key,
         responses=len(responses) - unjudgeable,

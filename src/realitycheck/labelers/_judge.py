@@ -58,6 +58,7 @@ __all__ = [
     "INVALID",
     "Judge",
     "Unjudgeable",
+    "cost_at",
     "load_template",
     "parse_verdict",
     "prompt_sha256_param",
@@ -200,6 +201,18 @@ def parse_verdict(
     return None
 
 
+def cost_at(
+    price: Sequence[float] | None, prompt_tokens: int, completion_tokens: int
+) -> float | None:
+    """Return the cost of the tokens at ``price`` (per 1,000 prompt and completion tokens).
+
+    ``None`` when there is no price, or both prices are zero.
+    """
+    if price is None or not any(price):
+        return None
+    return prompt_tokens / 1000 * price[0] + completion_tokens / 1000 * price[1]
+
+
 def _usage(generations: Sequence[Generation], price: Sequence[float] | None) -> dict[str, Any]:
     prompt = sum(int(g.usage.get("prompt_tokens", 0)) for g in generations)
     completion = sum(int(g.usage.get("completion_tokens", 0)) for g in generations)
@@ -208,8 +221,9 @@ def _usage(generations: Sequence[Generation], price: Sequence[float] | None) -> 
         "completion_tokens": completion,
         "cached": sum(g.cached for g in generations),
     }
-    if price is not None and any(price):
-        out["cost"] = prompt / 1000 * price[0] + completion / 1000 * price[1]
+    cost = cost_at(price, prompt, completion)
+    if cost is not None:
+        out["cost"] = cost
     return out
 
 
