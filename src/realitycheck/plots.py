@@ -20,7 +20,17 @@ def new_figure(width: float = 6.0, height: float = 4.0) -> tuple[Any, Any]:
 
 
 def png_bytes(fig: Any) -> bytes:
-    """Return the figure as PNG bytes."""
+    """Return the figure as PNG bytes, every text drawn as written.
+
+    Labels, titles, legends and tick labels carry model, dataset and component
+    names, which are untrusted: matplotlib's maths parsing is turned off for
+    every text artist, so ``$x^$`` is drawn as those characters instead of
+    crashing the render (or typesetting an attacker's formula).
+    """
+    from matplotlib.text import Text
+
+    for text in fig.findobj(Text):
+        text.set_parse_math(False)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", bbox_inches="tight")
     return buffer.getvalue()

@@ -308,3 +308,23 @@ def test_every_human_protocol_gets_its_thresholded_table(make_run, tmp_path):
     html = write_report(store, tmp_path / "out").html.read_text()
     assert "Thresholded metrics against human labels" in html
     assert "Thresholded metrics against human[protocol=strict] labels" in html
+
+
+def test_invisible_controls_in_untrusted_text_are_shown_not_obeyed():
+    from realitycheck.report._document import Paragraph
+    from realitycheck.report._html import render_html
+
+    page = render_html([Paragraph("model abc\u202egnp.exe\x00 and <b>x</b>")], "t")
+    assert "abc[U+202E]gnp.exe[U+0000]" in page
+    assert "\u202e" not in page and "\x00" not in page
+    assert "&lt;b&gt;x&lt;/b&gt;" in page
+
+
+def test_figures_draw_maths_markup_in_names_as_text():
+    from realitycheck.plots import new_figure, png_bytes
+
+    fig, ax = new_figure()
+    ax.plot([0, 1], [0, 1], label="model $x^$")
+    ax.set_title("$x^$ generator")
+    ax.legend()
+    assert png_bytes(fig).startswith(b"\x89PNG")

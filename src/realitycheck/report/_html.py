@@ -2,7 +2,11 @@
 
 No script, no external style sheet, font or image: the CSS is inline and
 figures are embedded as base64 PNG. Every piece of text is escaped with
-:func:`html.escape`, so model names, notes and dataset fields show as text.
+:func:`html.escape`, so model names, notes and dataset fields show as text,
+and its invisible control characters (bidirectional overrides and isolates,
+NUL and the other C0/C1 controls but tab and newline) are shown as ``[U+202E]``:
+a name such as ``abc<U+202E>gnp.exe`` cannot pass for ``abcexe.png``, and no
+NUL byte reaches the file.
 """
 
 from __future__ import annotations
@@ -40,8 +44,12 @@ figcaption { font-size: .78rem; color: #57606a; }
 """
 
 
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
 def _e(text: str) -> str:
-    return html.escape(str(text), quote=True)
+    shown = _CONTROLS.sub(lambda m: f"[U+{ord(m.group()):04X}]", str(text))
+    return html.escape(shown, quote=True)
 
 
 def _anchor(text: str, used: set[str]) -> str:
