@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from realitycheck._key_syntax import format_value
-from realitycheck.params import constraint_text
+from realitycheck.params import constraint_text, param_doc
 
 __all__ = ["ComponentDoc", "ParamDoc", "describe_class", "singular"]
 
@@ -173,15 +173,6 @@ def _constraint(f: dataclasses.Field[Any]) -> str:
     return "" if text == "any value" else text
 
 
-def _param_doc(f: dataclasses.Field[Any]) -> str:
-    """Return the one-line ``doc`` given to :func:`realitycheck.params.param`, if any."""
-    for value in f.metadata.values():
-        doc = getattr(value, "doc", None)
-        if isinstance(doc, str) and doc:
-            return doc
-    return ""
-
-
 def _facts(cls: type) -> dict[str, str]:
     facts: dict[str, str] = {"version": str(getattr(cls, "version", "1"))}
     for attr in ("needs", "capabilities"):
@@ -217,7 +208,7 @@ def describe_class(cls: type, *, family: str = "") -> ComponentDoc:
                 name=f.name,
                 type=_type_text(f.type),
                 default=_default(f),
-                doc=entries.get(f.name, "") or _param_doc(f),
+                doc=entries.get(f.name, "") or param_doc(f),
                 constraint=_constraint(f),
                 component=nested if isinstance(nested, str) else getattr(nested, "family", ""),
                 in_key=bool(f.metadata.get("in_key", True)),
