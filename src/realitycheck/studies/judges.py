@@ -18,11 +18,10 @@ import pandas as pd
 
 from realitycheck.analysis import Bootstrap, confusion_ci, require_module
 from realitycheck.errors import InvalidInputError
-from realitycheck.keys import is_human
 from realitycheck.plots import new_figure, png_bytes
 from realitycheck.registry import parse_key
 from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
-from realitycheck.studies import Study, fmt, quiet, study
+from realitycheck.studies import Study, automatic_labelers, fmt, quiet, study
 
 __all__ = ["JudgeExamples", "JudgeStability", "fleiss_kappa_of", "reference_verdicts"]
 
@@ -270,7 +269,7 @@ class JudgeExamples(Study):
             if self.reference not in have:
                 skipped.append(f"{dataset}: no {self.reference!r} labels")
                 continue
-            keys = [k for k in have if k != self.reference and not is_human(k)]
+            keys = automatic_labelers(have, self.reference)
             families = _families(data, keys)
             if not families:
                 skipped.append(f"{dataset}: no labelers that differ only in k")
