@@ -4,8 +4,8 @@
 mapping a content address to a stored :class:`~realitycheck.backends.Generation`.
 The address is :meth:`GenerationRequest.cache_key` of the request and the
 backend's *call identity* (:func:`call_identity`): its name, version and the
-parameters that change what the model answers. Parameters marked
-``field(metadata={"in_key": False})`` (concurrency, timeouts, retries, prices,
+parameters that change what the model answers. Parameters declared with
+``param(..., in_key=False)`` (concurrency, timeouts, retries, prices,
 the name of the API-key variable) are left out, so rerunning with more
 concurrency still hits the cache.
 
