@@ -264,6 +264,7 @@ class JudgeExamples(Study):
     def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
         """Measure every family of judges differing in ``k`` on every dataset."""
         curve, confusion, skipped = [], [], []
+        all_categories: pd.DataFrame | None = None  # every label's category, pivoted once
         for dataset in data.datasets:
             have = data.labelers_of(dataset)
             if self.reference not in have:
@@ -278,9 +279,11 @@ class JudgeExamples(Study):
             truth = verdicts[self.reference]
             ternary = reference_verdicts(data, dataset, self.reference)
             ids = data.frame(dataset).index
-            categories = data.labels.pivot_table(
-                index="response_id", columns="labeler", values="category", aggfunc="last"
-            ).reindex(ids)
+            if all_categories is None:
+                all_categories = data.labels.pivot_table(
+                    index="response_id", columns="labeler", values="category", aggfunc="last"
+                )
+            categories = all_categories.reindex(ids)
             for family, members in families.items():
                 for k, key in members:
                     both = truth.notna() & verdicts[key].notna()
