@@ -248,7 +248,7 @@ def _check_inputs(
         raise param_error(
             "references",
             "rouge_l_f1",
-            "a sequence of sequences of strings",
+            _EXPECTED["references"],
             got=f"the string {references[i]!r} at position {i}",
         )
 
