@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -71,9 +73,9 @@ def _thresholds(metrics: pd.DataFrame) -> pd.DataFrame:
     return rows[columns].drop_duplicates(["dataset", "detector", "labeler"]).reset_index(drop=True)
 
 
-def stored_reference(store: RunStore) -> str:
+def stored_reference(manifest: Mapping[str, Any]) -> str:
     """The reference the run's evaluate stage used (its manifest), else ``human``."""
-    config = store.read_manifest().get("config", {})
+    config = manifest.get("config", {})
     evaluate = config.get("evaluate", {}) if isinstance(config, dict) else {}
     reference = evaluate.get("reference") if isinstance(evaluate, dict) else None
     return reference if isinstance(reference, str) and reference else HUMAN
@@ -127,8 +129,8 @@ def write_report(
         InvalidInputError: A bad argument, or ``out_dir`` names a file.
     """
     out = _check(store, out_dir, title, reference)
-    reference = reference or stored_reference(store)
     data = load(store)
+    reference = reference or stored_reference(data.manifest)
     keys = human_keys(data, reference)
     view = overview(data, reference)
     cov = coverage(data)
