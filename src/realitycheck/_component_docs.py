@@ -18,7 +18,7 @@ from typing import Any
 from realitycheck._key_syntax import format_value
 from realitycheck.params import constraint_text, param_doc
 
-__all__ = ["ComponentDoc", "ParamDoc", "describe_class", "singular"]
+__all__ = ["ComponentDoc", "ParamDoc", "default_of", "describe_class", "singular"]
 
 _SECTION = re.compile(r"^(Args|Arguments|Attributes|Parameters):\s*$")
 _ENTRY = re.compile(r"^(\*{0,2}[A-Za-z_][A-Za-z0-9_]*)(?:\s*\([^)]*\))?:\s*(.*)$")
@@ -158,14 +158,18 @@ def _type_text(annotation: Any) -> str:
     return re.sub(r"\b(?:[A-Za-z_]\w*\.)+([A-Za-z_]\w*)", r"\1", text)  # no module prefixes
 
 
-def _default(f: dataclasses.Field[Any]) -> str | None:
+def default_of(f: dataclasses.Field[Any]) -> Any:
+    """Return the default of a field (built by its factory), or ``dataclasses.MISSING``."""
     if f.default is not dataclasses.MISSING:
-        value = f.default
-    elif f.default_factory is not dataclasses.MISSING:
-        value = f.default_factory()
-    else:
-        return None
-    return format_value(value)
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return dataclasses.MISSING
+
+
+def _default(f: dataclasses.Field[Any]) -> str | None:
+    value = default_of(f)
+    return None if value is dataclasses.MISSING else format_value(value)
 
 
 def _constraint(f: dataclasses.Field[Any]) -> str:

@@ -48,7 +48,7 @@ from collections.abc import Callable, Iterator, Mapping
 from types import ModuleType
 from typing import Any, ClassVar, Generic, TypeVar
 
-from realitycheck._component_docs import ComponentDoc, describe_class, singular
+from realitycheck._component_docs import ComponentDoc, default_of, describe_class, singular
 from realitycheck._discover import import_submodules
 from realitycheck._key_syntax import format_value, parse_key, split_keys
 from realitycheck._nested import nested, registry_of
@@ -103,13 +103,7 @@ class Component:
             if not f.init or not f.metadata.get("in_key", True):
                 continue
             value = getattr(self, f.name)
-            if f.default is not dataclasses.MISSING:
-                default = f.default
-            elif f.default_factory is not dataclasses.MISSING:
-                default = f.default_factory()
-            else:
-                default = dataclasses.MISSING
-            if _plain(value) != _plain(default):
+            if _plain(value) != _plain(default_of(f)):
                 out[f.name] = value
         return out
 
