@@ -127,7 +127,7 @@ def _as_text(value: Any) -> Any:
 
 def _as_texts(value: Any) -> Any:
     """Return a list (or one value) as a tuple, numbers as the text typed."""
-    value = as_tuple(_as_text(value))
+    value = as_tuple(value)
     return tuple(_as_text(v) for v in value) if isinstance(value, tuple) else value
 
 
