@@ -79,10 +79,12 @@ class LengthBias(Study):
             frame = data.frame(dataset)
             length = frame[f"length_{self.unit}"].astype(float)
             parts["correlation"].append(_correlations(data, dataset, length))
-            if self.reference not in data.labelers_of(dataset):
+            labelers = data.labelers_of(dataset)
+            if self.reference not in labelers:
                 skipped.append(f"{dataset}: no {self.reference!r} labels; length correlations only")
                 continue
-            y = data.verdicts(dataset)[self.reference]
+            verdicts = data.verdicts(dataset)
+            y = verdicts[self.reference]
             baselines = _baselines(frame, length, self.unit)
             if baselines.shape[1] == 1:
                 skipped.append(
@@ -91,14 +93,12 @@ class LengthBias(Study):
             parts["ranking"].append(self._ranking(data, dataset, y, baselines, bootstrap))
             parts["distribution"].append(_distribution(dataset, length, y, self.unit))
             hist[dataset] = (length, y)
-            autos = automatic_labelers(data.labelers_of(dataset), self.reference)
+            autos = automatic_labelers(labelers, self.reference)
             if not autos:
                 skipped.append(f"{dataset}: no automatic labeler; no accuracy by length")
                 continue
             parts["accuracy_by_length"].append(
-                self._accuracy(
-                    dataset, length, y, data.verdicts(dataset)[autos], bootstrap.confidence
-                )
+                self._accuracy(dataset, length, y, verdicts[autos], bootstrap.confidence)
             )
         frames = {
             k: pd.concat(v, ignore_index=True)[_COLUMNS[k]]
