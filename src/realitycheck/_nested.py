@@ -38,9 +38,9 @@ class _ComponentOf(Constraint):
         from realitycheck.registry import Component
 
         registry = registry_of(self.family)
-        items = value if self.many and isinstance(value, tuple) else (value,)
         if self.many and not isinstance(value, tuple):
             return False
+        items = value if self.many else (value,)
         return all(
             isinstance(v, Component) and v.family == registry.family and v.name in registry
             for v in items
