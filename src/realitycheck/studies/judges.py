@@ -358,11 +358,9 @@ def _curve_figure(curve: pd.DataFrame, reference: str) -> StudyFigure:
         )
     ax.axhline(0.5, color="grey", linestyle="--", linewidth=1)
     ax.set_xlabel("annotated examples shown (k)")
-    ax.set_ylabel(f"balanced accuracy against {reference}", usetex=False, parse_math=False)
+    ax.set_ylabel(f"balanced accuracy against {reference}")  # png_bytes turns maths off
     ax.set_title("Judge accuracy against the number of examples")
-    legend = ax.legend(fontsize=7, loc="best", title="judge / dataset", title_fontsize=7)
-    for text in legend.get_texts():
-        text.set_parse_math(False)
+    ax.legend(fontsize=7, loc="best", title="judge / dataset", title_fontsize=7)
     return StudyFigure(
         "examples-curve",
         png_bytes(fig),
