@@ -279,6 +279,40 @@ def test_factuality_judge_picks_its_reference_and_reads_bare_letters():
     assert (label.category, label.hallucinated) == ("invalid", None)
 
 
+EXPERT_DIALOGUE = Example(
+    example_id="e1",
+    dataset="t",
+    task="dialogue",
+    question="Have you been to the Eiffel Tower?",
+    context="The Eiffel Tower is 330 metres tall and stands in Paris.",
+    references=("Yes, and at 330 metres it is taller than I thought.", "another reply"),
+)
+
+
+def test_factuality_judge_compares_a_dialogue_reply_with_the_expert_reply():
+    judge = FactualityJudge(judge=MockBackend(reply='{"choice": "D"}'))
+    prompt = judge.prompt(response("r", "No, never.", "e1"), EXPERT_DIALOGUE)
+    assert f"expert reply: {json.dumps(EXPERT_DIALOGUE.references[0])}" in prompt
+    assert f"knowledge: {json.dumps(EXPERT_DIALOGUE.context)}" in prompt
+    assert f"conversation so far: {json.dumps(EXPERT_DIALOGUE.question)}" in prompt
+    assert "another reply" not in prompt
+    assert [judge.reference_of(e) for e in (QA, DIALOGUE, EXPERT_DIALOGUE)] == [
+        "answers",
+        "knowledge",
+        "expert",
+    ]
+    forced = FactualityJudge(judge=MockBackend(reply='{"choice": "A"}'), against="knowledge")
+    assert "expert reply" not in forced.prompt(response("r", "No.", "e1"), EXPERT_DIALOGUE)
+    expert_only = FactualityJudge(judge=MockBackend(reply='{"choice": "A"}'), against="expert")
+    labels = expert_only.label(
+        [response("a", "Paris"), response("b", "No.", "e1")], {**EXAMPLES, "e1": EXPERT_DIALOGUE}
+    )
+    assert "expert comparison needs a reference reply and a knowledge passage" in labels[0].error
+    assert (labels[1].category, labels[1].hallucinated) == ("A", False)
+    with pytest.raises(InvalidInputError, match="against"):
+        labelers.build("factuality_judge[judge=mock,against=gold]")
+
+
 def test_an_empty_json_schema_leaves_the_cache_key_of_older_requests_unchanged():
     from realitycheck.backends import GenerationRequest
 

@@ -7,6 +7,7 @@ the attribute names of vLLM's ``RequestOutput``, ``CompletionOutput``,
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 
@@ -19,6 +20,7 @@ from realitycheck.backends.vllm import (
     from_beam_sequences,
     from_request_output,
     sampling_kwargs,
+    sampling_params,
 )
 from realitycheck.errors import InvalidInputError, MissingDependencyError
 
@@ -101,6 +103,36 @@ def _steps(*rows):
 def test_sampling_kwargs(request_fields, expected):
     got = sampling_kwargs(GenerationRequest(prompt="q", **request_fields))
     assert {k: got[k] for k in expected} == expected
+
+
+class _Params:
+    def __init__(self, **kwargs):
+        self.kwargs = kwargs
+
+
+def _engine_module(*, new_api):
+    """A stand-in for the ``vllm`` module with one of its two guided-decoding APIs."""
+    guided = {"StructuredOutputsParams" if new_api else "GuidedDecodingParams": _Params}
+    sampling = type("sampling_params", (), guided)
+    return type("vllm", (), {"SamplingParams": _Params, "sampling_params": sampling})
+
+
+@pytest.mark.parametrize(
+    ("new_api", "field"), [(True, "structured_outputs"), (False, "guided_decoding")]
+)
+def test_a_json_schema_becomes_guided_decoding(new_api, field):
+    schema = '{"type": "object", "properties": {"verdict": {"enum": ["yes", "no"]}}}'
+    kwargs = sampling_kwargs(GenerationRequest(prompt="q", json_schema=schema))
+    assert kwargs["structured_outputs"] == {"json": json.loads(schema)}
+    built = sampling_params(_engine_module(new_api=new_api), kwargs)
+    assert built.kwargs[field].kwargs == {"json": json.loads(schema)}
+    assert "structured_outputs" not in built.kwargs or new_api
+    assert built.kwargs["max_tokens"] == kwargs["max_tokens"]
+    plain = sampling_params(
+        _engine_module(new_api=new_api), sampling_kwargs(GenerationRequest(prompt="q"))
+    )
+    assert "structured_outputs" not in plain.kwargs and "guided_decoding" not in plain.kwargs
+    assert "json_schema" in VLLMBackend.capabilities
 
 
 def test_beam_kwargs_and_beam_requests_kept_apart():

@@ -8,12 +8,14 @@ rule as the ``hf`` backend, and sent as token ids. Sampled requests map to
 engine's outputs map back to :class:`Generation` (:func:`from_request_output`,
 :func:`from_beam_sequences`). vLLM returns the log-probabilities of the
 model's raw distribution, not full-vocabulary entropies or hidden states,
-so this backend does not declare ``entropy`` or ``hidden``.
+so this backend does not declare ``entropy`` or ``hidden``. A request's
+JSON Schema is enforced by vLLM's guided decoding (``json_schema``).
 """
 
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -29,6 +31,7 @@ __all__ = [
     "from_beam_sequences",
     "from_request_output",
     "sampling_kwargs",
+    "sampling_params",
 ]
 
 _PURPOSE = "The vllm backend"
@@ -48,7 +51,9 @@ def sampling_kwargs(request: GenerationRequest) -> dict[str, Any]:
     ``top_k`` defaults to 40 and ``top_p`` to 0.95 when the request leaves
     them at 0 / 1.0; ``top_k=-1`` means no top-k cut. ``logprobs`` is the
     number of alternatives per token (0 = only the chosen token's), or
-    ``None`` when neither log-probs nor alternatives are requested.
+    ``None`` when neither log-probs nor alternatives are requested. A
+    request's ``json_schema`` becomes ``structured_outputs={"json": schema}``
+    (vLLM's guided decoding; :func:`sampling_params` builds the object).
     """
     if request.decoding == "beam":
         raise InvalidInputError("Beam requests go to beam_kwargs, not sampling_kwargs.")
@@ -60,7 +65,10 @@ def sampling_kwargs(request: GenerationRequest) -> dict[str, Any]:
     if not greedy and request.decoding == "top_p":
         top_p = request.top_p if request.top_p < 1.0 else 0.95
     wants = request.logprobs or request.top_logprobs > 0
-    return {
+    guided = {}
+    if request.json_schema:
+        guided["structured_outputs"] = {"json": json.loads(request.json_schema)}
+    return guided | {
         "n": n,
         "temperature": 0.0 if greedy else float(request.temperature),
         "top_p": top_p,
@@ -70,6 +78,23 @@ def sampling_kwargs(request: GenerationRequest) -> dict[str, Any]:
         "stop": list(request.stop) or None,
         "logprobs": request.top_logprobs if wants else None,
     }
+
+
+def sampling_params(engine_module: Any, kwargs: Mapping[str, Any]) -> Any:
+    """Build vLLM's ``SamplingParams`` from :func:`sampling_kwargs`.
+
+    Guided decoding is ``StructuredOutputsParams`` (vLLM >= 0.10.2); older
+    releases name it ``GuidedDecodingParams``, passed as ``guided_decoding``.
+    """
+    kwargs = dict(kwargs)
+    guided = kwargs.pop("structured_outputs", None)
+    if guided is not None:
+        module = engine_module.sampling_params
+        if hasattr(module, "StructuredOutputsParams"):
+            kwargs["structured_outputs"] = module.StructuredOutputsParams(**guided)
+        else:
+            kwargs["guided_decoding"] = module.GuidedDecodingParams(**guided)
+    return engine_module.SamplingParams(**kwargs)
 
 
 def beam_kwargs(request: GenerationRequest) -> dict[str, Any]:
@@ -218,7 +243,7 @@ class VLLMBackend(Backend):
     chat_template: bool = param(True, InstanceOf(bool))
 
     capabilities: ClassVar[frozenset[str]] = frozenset(
-        {"completion", "chat", "n", "beam", "logprobs", "top_logprobs", "loglik"}
+        {"completion", "chat", "n", "beam", "logprobs", "top_logprobs", "loglik", "json_schema"}
     )
 
     def _llm(self) -> Any:
@@ -241,7 +266,6 @@ class VLLMBackend(Backend):
         engine_module = _vllm()
         from vllm.sampling_params import BeamSearchParams
 
-        sampling_params = engine_module.SamplingParams
         llm = self._llm()
         tokenizer = llm.get_tokenizer()
 
@@ -256,7 +280,8 @@ class VLLMBackend(Backend):
                 outputs = llm.generate(
                     [{"prompt_token_ids": ids[i]} for i in sampled],
                     sampling_params=[
-                        sampling_params(**sampling_kwargs(requests[i])) for i in sampled
+                        sampling_params(engine_module, sampling_kwargs(requests[i]))
+                        for i in sampled
                     ],
                     use_tqdm=False,
                 )
@@ -281,7 +306,6 @@ class VLLMBackend(Backend):
 
     def loglik(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """Return ``log p(continuation | prompt)`` for each pair (boundary rule as in ``hf``)."""
-        sampling_params = _vllm().SamplingParams
         llm = self._llm()
         tokenizer = llm.get_tokenizer()
         wholes, starts = [], []
@@ -290,7 +314,7 @@ class VLLMBackend(Backend):
             whole = list(tokenizer.encode(prompt + continuation))
             wholes.append(whole)
             starts.append(continuation_start(ctx, whole, k))
-        params = sampling_params(max_tokens=1, temperature=0.0, prompt_logprobs=0)
+        params = _vllm().SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=0)
         outputs = llm.generate(
             [{"prompt_token_ids": w} for w in wholes], sampling_params=params, use_tqdm=False
         )
