@@ -1,4 +1,4 @@
-"""The ``openai`` backend: any OpenAI-compatible endpoint through the official SDK.
+"""The ``openai`` backend: any OpenAI-compatible endpoint, spoken to over plain HTTP.
 
 Covers OpenAI, vLLM's server, Ollama, llama.cpp's server and TGI. Requests go
 out concurrently (``concurrency`` at a time, one event loop), each with its own
@@ -10,11 +10,13 @@ switched off so these are the only ones. A request that still fails, or fails
 for good (400, 401, 403, 404, 422), becomes a :class:`Generation` with
 ``error`` set: one bad request never loses the other answers.
 
-Calls go through the SDK client's ``post`` (its documented way to reach an
-endpoint without the typed wrappers) and the body is read as plain JSON
+Calls are posted as JSON with the HTTP client the SDK itself is built on
+(``httpx``, installed with ``openai``) and the body is read as plain JSON
 (:mod:`realitycheck.backends._openai_parse`): that skips the SDK's per-call
-parameter transformation and model building, which are most of its CPU cost
-at high concurrency, and reads servers that add or omit optional fields alike.
+request building, parameter transformation and model building, which are
+most of its CPU cost at high concurrency (``benchmarks/judge_throughput.py``),
+and reads servers that add or omit optional fields alike. Error bodies are
+read the way the SDK reads them (``{"error": {"message": …}}``).
 
 The API key is read from the environment variable *named* by ``api_key_env``
 at call time; it is never a parameter, so it never reaches a spec, a cache
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib
 import json
 import logging
 import os
@@ -279,21 +282,25 @@ class OpenAIBackend(Backend):
             await asyncio.gather(*(worker(clients[k % len(clients)]) for k in range(workers)))
         finally:
             for client in clients:
-                await client.close()
+                await client.aclose()
         return results
 
     def _client(self, api_key: str) -> Any:
-        openai = _sdk()
-        limits = type(openai.DEFAULT_CONNECTION_LIMITS)(  # a warm connection per worker
+        http = _http()
+        limits = http.Limits(  # a warm connection per worker
             max_connections=max(100, WORKERS_PER_CLIENT),
             max_keepalive_connections=WORKERS_PER_CLIENT,
         )
-        return openai.AsyncOpenAI(
-            api_key=api_key,
-            base_url=self.base_url,
+        return http.AsyncClient(
+            base_url=self.base_url + "/",
+            headers={
+                "Authorization": f"Bearer {api_key}",
+                "Content-Type": "application/json",
+                "Accept": "application/json",
+                "User-Agent": "realitycheck",
+            },
+            limits=limits,
             timeout=self.timeout,
-            max_retries=0,  # the retries are ours (see _retry)
-            http_client=openai.DefaultAsyncHttpxClient(limits=limits, timeout=self.timeout),
         )
 
     async def _answer(
@@ -388,9 +395,12 @@ class OpenAIBackend(Backend):
         return args
 
     async def _post(self, client: Any, args: dict[str, Any]) -> Mapping[str, Any]:
-        path = "/chat/completions" if self.mode == "chat" else "/completions"
+        path = "chat/completions" if self.mode == "chat" else "completions"
         async with asyncio.timeout(self.timeout):
-            body = await client.post(path, body=args, cast_to=bytes)
+            reply = await client.post(path, content=json.dumps(args).encode("utf-8"))
+            body = await reply.aread()
+        if reply.status_code >= 400:
+            raise _StatusError(reply.status_code, _error_message(body), reply.headers)
         try:
             data = json.loads(body)
         except ValueError as exc:
@@ -400,6 +410,37 @@ class OpenAIBackend(Backend):
                 f"The response is JSON but not an object (got {type(data).__name__})."
             )
         return data
+
+
+class _StatusError(Exception):
+    """An HTTP error status, with the server's message and headers."""
+
+    def __init__(self, status: int, message: str, headers: Mapping[str, str]) -> None:
+        super().__init__(f"HTTP {status}: {message}")
+        self.status = status
+        self.headers = headers
+
+
+def _error_message(body: bytes) -> str:
+    """Return the message of an error body: ``error.message`` of its JSON, else its text."""
+    text = body.decode("utf-8", errors="replace")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text.strip()[:300] or "(no message)"
+    error = data.get("error", data) if isinstance(data, dict) else data
+    if isinstance(error, dict):
+        error = error.get("message", error)
+    return str(error)[:300]
+
+
+def _http() -> Any:
+    """Return the HTTP client module the openai SDK is built on (``httpx``, or ``httpx2``)."""
+    _sdk()
+    try:
+        return importlib.import_module("httpx2")
+    except ImportError:
+        return importlib.import_module("httpx")
 
 
 def _sdk() -> Any:
@@ -418,18 +459,13 @@ def _classify(exc: Exception) -> Classified | None:
         return exc, None
     if isinstance(exc, TimeoutError):
         return RetryableBackendError("The request timed out."), None
-    openai = _sdk()
-    if isinstance(exc, openai.APIStatusError):
-        status = int(exc.status_code)
-        message = f"HTTP {status}: {str(getattr(exc, 'message', exc))[:300]}"
-        if status in _RETRYABLE_STATUS or status >= 500:
-            return RetryableBackendError(message), parse_retry_after(exc.response.headers)
-        return FatalBackendError(message), None
-    if isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, _StatusError):
+        if exc.status in _RETRYABLE_STATUS or exc.status >= 500:
+            return RetryableBackendError(str(exc)), parse_retry_after(exc.headers)
+        return FatalBackendError(str(exc)), None
+    http = _http()
+    if isinstance(exc, http.TimeoutException):
         return RetryableBackendError("The request timed out."), None
-    if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__ or exc
-        return RetryableBackendError(
-            f"The connection failed ({type(cause).__name__}: {cause})."
-        ), None
+    if isinstance(exc, http.RequestError):
+        return RetryableBackendError(f"The connection failed ({type(exc).__name__}: {exc})."), None
     return None
