@@ -275,6 +275,7 @@ def report_cmd(run_dir: str, out: str | None, reference: str | None) -> None:
 @click.option("--out", type=click.Path(file_okay=False), default="demo-report", show_default=True)
 @_data_dir_option
 @bootstrap_options
+@reference_option
 @click.pass_context
 def demo_cmd(
     ctx: click.Context,
@@ -283,10 +284,13 @@ def demo_cmd(
     n_resamples: int,
     confidence: float,
     seed: int,
+    reference: str | None,
 ) -> None:
     """Detectors, labelers and every study on RAGTruth, FaithBench, HaluEval, TruthfulQA, BEGIN.
 
     Everything stored is reused when the demo runs again into the same folder.
+    With --reference KEY (e.g. recorded:gpt_4o, FaithBench's GPT-4o judge),
+    evaluate, the studies and the report measure against KEY instead of humans.
     """
     from realitycheck.runner import run_demo
     from realitycheck.store import RunStore
@@ -295,7 +299,8 @@ def demo_cmd(
         out,
         data_dir=data_dir,
         bootstrap=bootstrap_from(n_resamples, confidence, seed),
+        reference=reference,
         progress=progress_for(ctx),
     )
     click.echo(f"run: {result.run_dir}; studies: {', '.join(result.studies) or 'none'}")
-    _write_report(RunStore(result.run_dir), Path(out))
+    _write_report(RunStore(result.run_dir), Path(out), reference)

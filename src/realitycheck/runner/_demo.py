@@ -49,12 +49,16 @@ def run_demo(
     *,
     data_dir: str | Path | None = None,
     bootstrap: Bootstrap | None = None,
+    reference: str | None = None,
     progress: Progress | None = None,
 ) -> DemoResult:
     """Load the demo datasets, label, detect, evaluate and run every study into ``out/run``.
 
     ``bootstrap`` sets every interval, of evaluate and of the studies alike.
-    Re-running reuses every label and score already stored.
+    ``reference`` is the ground truth of evaluate and of every study (any
+    stored label key, e.g. ``recorded:gpt_4o`` on FaithBench; ``None`` = the
+    human labels); datasets without such labels have no rows measured
+    against it. Re-running reuses every label and score already stored.
     """
     bootstrap = bootstrap or Bootstrap()
     progress = progress or NullProgress()
@@ -79,8 +83,9 @@ def run_demo(
         ):
             notes += [f"{ds.name}: {key} skipped {why}" for key, why in report.skipped.items()]
     store.update_manifest(notes=notes)
-    evaluation = evaluate(store, EvaluationConfig(bootstrap=bootstrap), progress=progress)
-    done = run_studies(store, [ALL], bootstrap=bootstrap, progress=progress)
+    config = EvaluationConfig(bootstrap=bootstrap, reference=reference)
+    evaluation = evaluate(store, config, progress=progress)
+    done = run_studies(store, [ALL], bootstrap=bootstrap, reference=reference, progress=progress)
     return DemoResult(
         run_dir=store.path,
         evaluation=evaluation,

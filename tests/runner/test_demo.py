@@ -1,0 +1,35 @@
+"""The demo on a cut-down plan: its reference reaches evaluate, the studies and the report."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from realitycheck.cli import cli
+from realitycheck.runner import _demo
+from realitycheck.store import RunStore, load_results
+
+
+@pytest.fixture
+def small_plan(monkeypatch):
+    monkeypatch.setattr(_demo, "DEMO_PLAN", {"faithbench": ((), ("length",))})
+    monkeypatch.setattr(_demo, "ALL", "leaderboard")  # one study that reads the reference
+
+
+def test_demo_measures_against_the_reference_it_is_given(small_plan, tmp_path):
+    out = tmp_path / "demo"
+    result = CliRunner().invoke(
+        cli,
+        ["demo", "--out", str(out), "--n-resamples", "20", "--reference", "recorded:gpt_4o"],
+    )
+    assert result.exit_code == 0, result.output
+    store = RunStore(out / "run")
+    metrics = store.frame("metrics")
+    assert metrics["labeler"].iloc[0] == "recorded:gpt_4o"
+    agreement = store.frame("agreement")
+    assert len(agreement) and set(agreement["labeler"]) == {"recorded:gpt_4o"}
+    (leaderboard,) = load_results(store)
+    assert leaderboard.spec["params"]["reference"] == "recorded:gpt_4o"
+    assert store.read_manifest()["config"]["evaluate"]["reference"] == "recorded:gpt_4o"
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "recorded:gpt_4o" in html
