@@ -286,7 +286,9 @@ def demo_cmd(
     seed: int,
     reference: str | None,
 ) -> None:
-    """Detectors, labelers and every study on RAGTruth, FaithBench, HaluEval, TruthfulQA, BEGIN.
+    """Detectors, labelers and every study on six human-labelled datasets.
+
+    RAGTruth, FaithBench, HaluEval-general, TruthfulQA, BEGIN and FaithDial.
 
     Everything stored is reused when the demo runs again into the same folder.
     With --reference KEY (e.g. recorded:gpt_4o, FaithBench's GPT-4o judge),

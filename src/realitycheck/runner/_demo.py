@@ -29,6 +29,7 @@ DEMO_PLAN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "truthfulqa": (_REFERENCE_LABELERS, _LENGTHS),
     # BEGIN's 4,836 dialogue turns: the embedding detector is left out to keep the demo short.
     "begin": (("knowledge_f1",), (*_LENGTHS, *_GROUNDING)),
+    "faithdial": (("knowledge_f1",), (*_LENGTHS, *_GROUNDING)),
 }
 DEMO_DATASETS = tuple(DEMO_PLAN)
 DEMO_LABELERS = tuple(dict.fromkeys(k for labs, _ in DEMO_PLAN.values() for k in labs))
