@@ -135,12 +135,28 @@ def test_real_run_covers_every_noise_source(real):
     assert (fb.loc[fb["condition"] != "weak_supervision", "noise_rate"] <= 0.15 + 1e-9).all()
     weak = fb[fb["condition"] == "weak_supervision"]
     assert {"knowledge_f1", "recorded:gpt_4o"} <= set(weak["source"])
+    assert set(ranking["source_kind"][ranking["condition"] == "weak_supervision"]) == {"labeler"}
     he = ranking[ranking["dataset"] == "halueval_general"]
-    assert set(he["condition"]) == {"random_flip", "weak_supervision"}
+    assert set(he["condition"]) == {"random_flip"}  # no labeler: detectors are not weak labels
     n = int(data.verdicts("halueval_general")["human"].notna().sum())
     flip = he[he["condition"] == "random_flip"].iloc[0]
     assert flip["noise_rate"] == pytest.approx(round(0.15 * n) / n)
     assert any(line.startswith("halueval_general: dissenting worker") for line in result.skipped)
+
+
+def test_detectors_as_weak_labels_only_on_request_and_never_in_the_finding(real):
+    _, data, _ = real
+    study = LabelNoise(repetitions=1, rates=(0.0,), weak_detectors=True)
+    result = study.run(data, bootstrap=Bootstrap(n_resamples=20))
+    ranking = result.table("ranking_change")
+    weak = ranking[ranking["condition"] == "weak_supervision"]
+    by_detector = weak[weak["source_kind"] == "detector"]
+    assert {"length[unit=chars]", "source_overlap"} <= set(by_detector["source"])
+    assert set(by_detector["source"]) <= set(data.detectors_of("faithbench")) | set(
+        data.detectors_of("halueval_general")
+    )
+    for source in set(by_detector["source"]):
+        assert f"{source}'s" not in result.finding
 
 
 def test_real_clean_metrics_match_a_direct_computation(real):

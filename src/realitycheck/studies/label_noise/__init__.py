@@ -50,10 +50,14 @@ class LabelNoise(Study):
     the minority verdict (on a tie, the verdict opposite to the reference);
     (b) and (c) are capped at ``rate`` of the labelled responses (a random
     subset of the changes), as the paper controls them at 15%; (d) **weak
-    supervision**: every automatic labeler's verdicts and, with
-    ``weak_detectors``, every detector's verdicts at its threshold (0.5 for
+    supervision**: every automatic labeler's verdicts wherever it has one.
+    Detectors are not weak labels by default: a detector's own verdicts, or a
+    close variant's (``length`` for ``length[unit=tokens]``), as test labels
+    make the other detectors look better or worse for a circular reason. With
+    ``weak_detectors=true`` each detector's verdicts at its threshold (0.5 for
     binary detectors, else the one maximising F1-macro against the reference
-    on the calibration split), wherever the source has a verdict.
+    on the calibration split) are added as well, marked ``source_kind =
+    detector``, and the finding still reports labelers only.
 
     For each noisy set, every detector's AUROC and PR-AUC (in [0, 1], higher =
     better; bootstrap CIs over responses) and balanced accuracy (threshold
@@ -82,7 +86,8 @@ class LabelNoise(Study):
         rate: Noise level of random flips and cap of the human-noise sets, in [0, 1].
         rates: Noise levels of the random-flip curves, each in [0, 1].
         repetitions: Seeded random-flip draws per rate (>= 1).
-        weak_detectors: Also use detectors' verdicts as weak supervision.
+        weak_detectors: Also use detectors' verdicts as weak supervision (off:
+            circular; see above).
     """
 
     rate: float = param(0.15, _RATE)
@@ -90,7 +95,7 @@ class LabelNoise(Study):
         (0.0, 0.05, 0.1, 0.15, 0.2, 0.3), SequenceOf(_RATE, min_length=1), convert=as_tuple
     )
     repetitions: int = param(5, Interval(int, 1))
-    weak_detectors: bool = param(True, InstanceOf(bool))
+    weak_detectors: bool = param(False, InstanceOf(bool))
 
     title: ClassVar[str] = "Label noise: detectors under noisy test labels, rater reliability"
 

@@ -214,14 +214,16 @@ def finding(ranking: list[dict[str, Any]], raters: RaterTables, rate: float) -> 
             f"{int(flips['n_pairs'].sum())} detector pairs."
         )
         sentences.append(text)
-    weak = frame[(frame["condition"] == "weak_supervision") & frame["n_detectors"].gt(1)]
+    weak = frame[
+        (frame["condition"] == "weak_supervision")
+        & (frame["source_kind"] == "labeler")  # a detector's own verdicts would be circular
+        & frame["n_detectors"].gt(1)
+        & frame["mean_auroc_change"].notna()
+    ]
     if len(weak):
-        from_labelers = weak[weak["source_kind"] == "labeler"]
-        part = from_labelers if len(from_labelers) else weak
-        top = part.iloc[int(np.nanargmax(np.abs(part["mean_auroc_change"].to_numpy(dtype=float))))]
-        what = "verdicts" if top["source_kind"] == "labeler" else "thresholded scores"
+        top = weak.iloc[int(np.argmax(np.abs(weak["mean_auroc_change"].to_numpy(dtype=float))))]
         sentences.append(
-            f"With {top['source']}'s {what} as test labels on {top['dataset']} (weak "
+            f"With {top['source']}'s verdicts as test labels on {top['dataset']} (weak "
             f"supervision, {top['noise_rate']:.0%} of labels changed), detector AUROC moves by "
             f"{top['mean_auroc_change']:+.3f} on average ({top['largest_change_detector']} "
             f"{top['largest_auroc_change']:+.3f}) and {int(top['n_swapped_pairs'])} of "
