@@ -1,0 +1,61 @@
+"""NQ-Open end to end on the tiny local model: it answers, both judges grade, a rerun pays nothing.
+
+The model has random weights, so its answers are noise and its verdicts
+unparseable (``invalid``, counted as hallucinated): what is checked is the
+whole path on a real model folder (generate, judge through the chat template
+and the call cache, labeler shift beside ROUGE-L), not the verdicts.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from realitycheck.backends.hf import HFBackend
+from realitycheck.cli import main
+from realitycheck.store import RunStore, load_results
+
+
+@pytest.fixture
+def keys(tiny_lm_dir):
+    backend = f'hf[model="{tiny_lm_dir}",device=cpu]'
+    return (
+        backend,
+        f"qa_judge[judge={backend},max_tokens=6]",
+        f"factuality_judge[judge={backend},max_tokens=6]",
+    )
+
+
+def test_nq_open_on_the_tiny_model_through_the_cache(keys, tmp_path, monkeypatch, capsys):
+    backend, qa, factuality = keys
+    out, cache = tmp_path / "run", tmp_path / "cache"
+    common = ["--out", str(out), "--cache-dir", str(cache)]
+    generate = ["-q", "generate", "-d", "nq_open", "-b", backend, "--plan", "greedy"]
+    assert main([*generate, "--limit", "3", *common]) == 0
+    labelers = ["-l", "rouge_l", "-l", qa, "-l", factuality]
+    assert main(["-q", "label", "-d", "nq_open", *labelers, *common]) == 0
+    labels = RunStore(out).frame("labels")
+    for name in ("qa_judge", "factuality_judge"):
+        mine = labels[labels["labeler"].str.startswith(name)]
+        assert len(mine) == 3 and (mine["error"] == "").all()
+        assert set(mine["category"]) == {"invalid"} and mine["hallucinated"].all()
+
+    sent: list[int] = []
+    original = HFBackend.generate
+
+    def counting(self, requests):
+        sent.append(len(requests))
+        return original(self, requests)
+
+    monkeypatch.setattr(HFBackend, "generate", counting)
+    again = tmp_path / "again"
+    rerun = ["--out", str(again), "--cache-dir", str(cache)]
+    assert main([*generate, "--limit", "3", *rerun]) == 0
+    assert main(["-q", "label", "-d", "nq_open", *labelers, *rerun]) == 0
+    assert sent == []  # answers and verdicts all came from the call cache
+
+    assert main(["-q", "detect", "-d", "nq_open", "-D", "length", *common]) == 0
+    capsys.readouterr()
+    assert main(["-q", "study", "labeler_shift[reference=rouge_l]", "--run", str(out)]) == 0
+    (result,) = load_results(RunStore(out))
+    shift = result.table("shift")
+    assert {k.split("[")[0] for k in shift["labeler"]} == {"qa_judge", "factuality_judge"}
