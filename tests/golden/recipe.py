@@ -35,6 +35,16 @@ def digest(frame: Any) -> dict[str, Any]:
     }
 
 
+def _pinned(name: str) -> dict[str, Any]:
+    """Defaults that changed on purpose since ``expected.json``, set to their old values.
+
+    label_noise stopped using detectors as weak labels by default (issue 10:
+    a detector's verdicts as test labels are circular); the golden run keeps
+    computing them, so its tables still compare with the old code's.
+    """
+    return {"weak_detectors": True} if name == "label_noise" else {}
+
+
 def build(folder: Path, data_dir: str | None = None) -> dict[str, Any]:
     """Build the run in ``folder`` and return the digest of every table."""
     import realitycheck as rc
@@ -56,7 +66,9 @@ def build(folder: Path, data_dir: str | None = None) -> dict[str, Any]:
         boot = rc.Bootstrap(n_resamples=N_RESAMPLES)
         evaluation = rc.evaluate(store, rc.EvaluationConfig(bootstrap=boot))
         data = rc.RunData(store)
-        results = [rc.studies.create(n).run(data, bootstrap=boot) for n in rc.studies.names()]
+        results = [
+            rc.studies.create(n, **_pinned(n)).run(data, bootstrap=boot) for n in rc.studies.names()
+        ]
     else:  # the code before the refactor: bootstrap settings were per study
         evaluation = rc.evaluate(store, rc.EvaluationConfig(n_resamples=N_RESAMPLES))
         data = rc.RunData(store)
