@@ -110,7 +110,7 @@ def _visible_formatter() -> type:
     """The formatter wrapper class (made once, on first use: matplotlib is imported lazily)."""
     from matplotlib.ticker import Formatter
 
-    class Visible(Formatter):  # type: ignore[misc]
+    class Visible(Formatter):
         """Delegates to ``inner`` and passes every label it makes through :func:`visible`."""
 
         def __init__(self, inner: Any) -> None:
