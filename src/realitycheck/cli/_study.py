@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,10 +17,13 @@ from realitycheck.cli._common import (
 )
 from realitycheck.errors import RealityCheckError
 
+if TYPE_CHECKING:  # pragma: no cover - the runner is imported when a command runs
+    from realitycheck.runner import StudyRun
+
 __all__ = ["exit_if_studies_failed"]
 
 
-def exit_if_studies_failed(runs: Sequence[Any]) -> None:
+def exit_if_studies_failed(runs: Sequence[StudyRun]) -> None:
     """End the command with a non-zero exit naming every study that failed, if any did.
 
     Called after every study has run and the report is written, so a failed

@@ -41,8 +41,8 @@ def failed_result(component: Study, exc: Exception) -> StudyResult:
     """Return the result stored for a study that raised ``exc``: its finding is the error."""
     error = f"{type(exc).__name__}: {exc}"
     finding = (
-        f"This study failed, so it has no tables or figures: {error}. The other "
-        "studies still ran. Run it alone to retry (realitycheck study "
+        f"This study failed, so it has no tables or figures: {error}. It stopped no "
+        "other study. Run it alone to retry (realitycheck study "
         f"'{component.key}' --run DIR; with REALITYCHECK_DEBUG=1 in the environment "
         "the error is raised with its traceback)."
     )
