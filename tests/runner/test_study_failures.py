@@ -108,3 +108,34 @@ def test_study_all_runs_every_study_and_exits_non_zero_naming_the_failed(
 def test_study_exits_zero_when_nothing_failed(tmp_path):
     store = _store(tmp_path / "run")
     assert main(["-q", "study", "length,leaderboard", "--run", str(store.path), *BOOT]) == 0
+
+
+def test_run_config_exits_non_zero_naming_a_failed_study(tmp_path, monkeypatch, capsys):
+    rows = [
+        {
+            "qid": f"q{i}",
+            "task": "qa",
+            "question": f"Q{i}?",
+            "references": "Paris",
+            "answer": "Paris " * (1 + i % 3),
+            "wrong": i % 2,
+        }
+        for i in range(12)
+    ]
+    data = tmp_path / "answers.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    config = tmp_path / "run.toml"
+    config.write_text(
+        'detectors = ["length"]\n'
+        'studies = ["qa_accuracy", "length"]\n'
+        f'[run]\nout = "{tmp_path / "out"}"\nreport = false\n'
+        '[[datasets]]\nname = "files"\n'
+        f'params = {{ path = "{data}", text = "answer", label = "wrong", '
+        'columns = "example_id:qid" }\n'
+        "[bootstrap]\nn_resamples = 20\n"
+    )
+    monkeypatch.setattr(QaAccuracy, "analyse", _boom)
+    assert main(["-q", "run", str(config)]) == 2
+    assert "1 of 2 studies failed: qa_accuracy (ValueError" in capsys.readouterr().err
+    stored = _by_study(RunStore(tmp_path / "out"))
+    assert stored["length"].tables and stored["qa_accuracy"].finding.startswith("This study failed")
