@@ -21,9 +21,9 @@ log-probs were asked for), ``onechoice`` (returns one choice whatever ``n``).
 
 Server-wide knobs: ``latency`` (seconds before every answer),
 ``slow_after`` (after that many answered calls, every later call is slow) and
-``fault_rate`` (that share of the attempts without a planned fault gets one of
-``fault_kinds``, chosen by a hash of ``fault_seed``, the prompt and the attempt
-number, so the same attempt always meets the same fault).
+``fault_rate`` (that share of the attempts without a planned fault, chosen by
+a hash of ``fault_seed``, the prompt and the attempt number, gets a fault; the
+``fault_kinds`` take turns, so any four faults include each default kind).
 ``GET /_stats`` returns the counters as JSON (for a server in another process);
 run as a script (``python _fake_openai_server.py --latency 0.02``) it prints
 its URL on the first line and serves until killed.
@@ -119,9 +119,9 @@ class FakeOpenAIServer:
         slow_seconds: How long a slow answer takes.
         slow_after: After this many answered calls every call is slow (``None``: never).
         port: The port to listen on (0: a free one).
-        fault_rate: Share of the unplanned attempts that meet a random fault.
-        fault_kinds: The faults drawn from (each equally likely).
-        fault_seed: Seed of the draw.
+        fault_rate: Share of the unplanned attempts that meet a fault.
+        fault_kinds: The faults injected, in turn.
+        fault_seed: Seed of the draw of the faulty attempts.
     """
 
     def __init__(
@@ -363,8 +363,9 @@ class _Connection:
             if not fault and fake.fault_rate:
                 draw = _digest("fault", fake.fault_seed, prompt, attempt)
                 if draw[0] < fake.fault_rate * 256:
-                    fault = fake.fault_kinds[draw[1] % len(fake.fault_kinds)]
-                    with fake._lock:
+                    with fake._lock:  # the kinds take turns, so every kind is met early
+                        n = sum(fake.faults.values())
+                        fault = fake.fault_kinds[n % len(fake.fault_kinds)]
                         fake.faults[fault] += 1
             return await self._answer(body, path.endswith("/chat/completions"), fault)
         finally:
