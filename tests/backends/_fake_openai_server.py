@@ -19,8 +19,11 @@ Kinds: ``429`` (with ``Retry-After: <server.retry_after>``), ``500``, ``503``,
 without a response), ``nologprobs`` (400 "logprobs are not supported" when
 log-probs were asked for), ``onechoice`` (returns one choice whatever ``n``).
 
-Server-wide knobs: ``latency`` (seconds before every answer) and
-``slow_after`` (after that many answered calls, every later call is slow).
+Server-wide knobs: ``latency`` (seconds before every answer),
+``slow_after`` (after that many answered calls, every later call is slow) and
+``fault_rate`` (that share of the attempts without a planned fault, chosen by
+a hash of ``fault_seed``, the prompt and the attempt number, gets a fault; the
+``fault_kinds`` take turns, so any four faults include each default kind).
 ``GET /_stats`` returns the counters as JSON (for a server in another process);
 run as a script (``python _fake_openai_server.py --latency 0.02``) it prints
 its URL on the first line and serves until killed.
@@ -116,6 +119,9 @@ class FakeOpenAIServer:
         slow_seconds: How long a slow answer takes.
         slow_after: After this many answered calls every call is slow (``None``: never).
         port: The port to listen on (0: a free one).
+        fault_rate: Share of the unplanned attempts that meet a fault.
+        fault_kinds: The faults injected, in turn.
+        fault_seed: Seed of the draw of the faulty attempts.
     """
 
     def __init__(
@@ -126,12 +132,18 @@ class FakeOpenAIServer:
         slow_seconds: float = 2.0,
         slow_after: int | None = None,
         port: int = 0,
+        fault_rate: float = 0.0,
+        fault_kinds: tuple[str, ...] = ("429", "500", "slow", "drop"),
+        fault_seed: int = 0,
     ) -> None:
         self.latency = latency
         self.retry_after = retry_after
         self.slow_seconds = slow_seconds
         self.slow_after = slow_after
         self._port = port
+        self.fault_rate = fault_rate
+        self.fault_kinds = fault_kinds
+        self.fault_seed = fault_seed
         self._lock = threading.Lock()
         self._ready = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -147,6 +159,7 @@ class FakeOpenAIServer:
             self.in_flight = 0
             self.max_in_flight = 0
             self.attempts: Counter[str] = Counter()
+            self.faults: Counter[str] = Counter()  # random faults injected, by kind
             self.bodies: list[dict[str, Any]] = []
             self.auth_headers: set[str] = set()
 
@@ -347,6 +360,13 @@ class _Connection:
         try:
             plan = _faults(prompt)
             fault = plan[attempt - 1] if attempt <= len(plan) else ("slow" if slow else "")
+            if not fault and fake.fault_rate:
+                draw = _digest("fault", fake.fault_seed, prompt, attempt)
+                if draw[0] < fake.fault_rate * 256:
+                    with fake._lock:  # the kinds take turns, so every kind is met early
+                        n = sum(fake.faults.values())
+                        fault = fake.fault_kinds[n % len(fake.fault_kinds)]
+                        fake.faults[fault] += 1
             return await self._answer(body, path.endswith("/chat/completions"), fault)
         finally:
             with fake._lock:

@@ -157,9 +157,12 @@ def run_cmd(
             reference=reference,
             evaluation=dataclasses.replace(config.evaluation, reference=reference),
         )
-    run_config(
+    from realitycheck.cli._study import exit_if_studies_failed
+
+    outcome = run_config(
         config,
         retry_errors=retry_errors,
         progress=progress_for(ctx),
         listener=listener_for(ctx),
     )
+    exit_if_studies_failed(outcome.studies)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import click
 
 from realitycheck.cli._common import (
@@ -12,8 +15,31 @@ from realitycheck.cli._common import (
     progress_for,
     reference_option,
 )
+from realitycheck.errors import RealityCheckError
 
-__all__: list[str] = []
+if TYPE_CHECKING:  # pragma: no cover - the runner is imported when a command runs
+    from realitycheck.runner import StudyRun
+
+__all__ = ["exit_if_studies_failed"]
+
+
+def exit_if_studies_failed(runs: Sequence[StudyRun]) -> None:
+    """End the command with a non-zero exit naming every study that failed, if any did.
+
+    Called after every study has run and the report is written, so a failed
+    study stops nothing; its error is in its section of the report.
+
+    Raises:
+        RealityCheckError: One or more studies failed (the CLI prints it and exits 2).
+    """
+    failed = [run for run in runs if run.error]
+    if failed:
+        raise RealityCheckError(
+            f"{len(failed)} of {len(runs)} studies failed: "
+            + "; ".join(f"{run.result.study} ({run.error})" for run in failed)
+            + ". The other results are stored; each failed study's error is in its "
+            "section of the report."
+        )
 
 
 @cli.command("study")
@@ -49,22 +75,28 @@ def study_cmd(
     Each result (tables as CSV, figures as PNG, the finding) is stored in
     RUN/studies/<study>/ and becomes a section of the report. --reference KEY
     is the ground truth of every study whose key does not name its own.
+    A study that fails is stored with its error and the others still run;
+    the command then exits non-zero naming the failed studies.
     """
+    import os
+
     from realitycheck.cli._common import split_keys
     from realitycheck.runner import run_studies
     from realitycheck.store import RunStore
 
     store = RunStore(run_dir)
     listener = listener_for(ctx)
-    run_studies(
+    runs = run_studies(
         store,
         split_keys(names),
         bootstrap=bootstrap_from(n_resamples, confidence, seed),
         reference=reference,
         progress=progress_for(ctx),
         on_result=listener.study,
+        raise_errors=bool(os.environ.get("REALITYCHECK_DEBUG")),
     )
     if report:
         from realitycheck.report import write_report
 
         listener.report(write_report(store, run_dir, reference=reference))
+    exit_if_studies_failed(runs)

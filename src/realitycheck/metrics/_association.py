@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from realitycheck.metrics._validation import check_scores
 from realitycheck.params import Interval, check_arg, param_error
 
 __all__ = ["correlation_pvalue", "discordant_pairs", "kendall_tau_b"]
@@ -110,10 +111,18 @@ def discordant_pairs(
 
 def _pair(x: Any, y: Any, owner: str) -> tuple[np.ndarray, np.ndarray]:
     """``x`` and ``y`` as float arrays, or raise unless both are 1-D of one length."""
-    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    a, b = _exact_order(x), _exact_order(y)
     for name, array in (("x", a), ("y", b)):
         if array.ndim != 1:
             raise param_error(name, owner, "a 1-D array", got=f"an array of shape {array.shape}")
     if a.size != b.size:
         raise param_error("y", owner, f"an array of the length of 'x' ({a.size})", got=str(b.size))
     return a, b
+
+
+def _exact_order(values: Any) -> np.ndarray:
+    """Values as floats; integers beyond 2**53 as exact dense ranks (their order, no new ties)."""
+    array = np.asarray(values)
+    if array.dtype.kind in "iu" and array.ndim == 1 and array.size:
+        return check_scores(array, "x", "kendall_tau_b")[0]
+    return array.astype(float)

@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from realitycheck.metrics._bootstrap import bootstrap_distribution
 from realitycheck.metrics._ranking import auroc
-from realitycheck.metrics._validation import UndefinedMetricWarning
+from realitycheck.metrics._validation import UndefinedMetricWarning, check_scores
 from realitycheck.params import Interval, check_arg, param_error
 
 __all__ = ["DeLong", "PairedBootstrap", "auroc_many", "delong", "paired_auroc_bootstrap"]
@@ -211,7 +211,12 @@ def _labels_scores(
 ) -> tuple[FloatArray, FloatArray]:
     """Labels (0/1 floats) and a 2-D score array, or raise in the one message shape."""
     labels = np.asarray(y_true, dtype=float)
-    scores = np.asarray(y_score, dtype=float)
+    scores = np.asarray(y_score)
+    if (scores.dtype.kind in "iu" or scores.dtype == np.longdouble) and scores.ndim == 2:
+        # Order-exact: integers beyond 2**53 become exact ranks rather than tie.
+        scores = check_scores(scores, "y_score", owner, ndim=(2,))[0]
+    else:
+        scores = scores.astype(float)
     if labels.ndim != labels_ndim:
         raise param_error(
             "y_true", owner, f"a {labels_ndim}-D array", got=f"an array of shape {labels.shape}"

@@ -27,6 +27,7 @@ from realitycheck.metrics._validation import (
     check_binary,
     check_numbers,
     check_same_length,
+    check_scores,
     warn_undefined,
 )
 from realitycheck.params import (
@@ -226,7 +227,11 @@ def _prepare(
     """Validate; return the metric, labels, 2-D scores and 2-D metric inputs."""
     resolved: Metric = check_arg(metric, _METRIC, name="metric", owner=owner)
     labels = check_binary(y_true, "y_true", owner)
-    scores = check_numbers(y_score, "y_score", owner, ndim=(1, 2))
+    if isinstance(resolved, str) and resolved in RANKING_METRICS and threshold is None:
+        # Rank-based: order-exact scores (integers beyond 2**53 as exact ranks).
+        scores = check_scores(y_score, "y_score", owner, ndim=(1, 2))[0]
+    else:
+        scores = check_numbers(y_score, "y_score", owner, ndim=(1, 2))
     check_same_length(labels, "y_true", scores, "y_score", owner)
     scores = np.atleast_2d(scores)
     thresholds = _check_threshold(threshold, resolved, scores, owner)

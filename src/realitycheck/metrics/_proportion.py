@@ -47,8 +47,11 @@ def wilson_interval(successes: Any, n: Any, *, confidence: float = 0.95) -> tupl
         denom = 1 + z**2 / total
         centre = (p + z**2 / (2 * total)) / denom
         half = z * np.sqrt(p * (1 - p) / total + z**2 / (4 * total**2)) / denom
-    low = np.where(total > 0, np.clip(centre - half, 0.0, 1.0), np.nan)
-    high = np.where(total > 0, np.clip(centre + half, 0.0, 1.0), np.nan)
+    # At k = 0 (k = n) the bound is exactly 0 (1); rounding alone would leave 5e-20.
+    low = np.where(k == 0, 0.0, np.clip(centre - half, 0.0, 1.0))
+    high = np.where(k == total, 1.0, np.clip(centre + half, 0.0, 1.0))
+    low = np.where(total > 0, low, np.nan)
+    high = np.where(total > 0, high, np.nan)
     if low.ndim == 0:
         return float(low), float(high)
     return low, high

@@ -15,8 +15,8 @@ import numpy.typing as npt
 
 from realitycheck.metrics._validation import (
     check_binary,
-    check_numbers,
     check_same_length,
+    check_scores,
     warn_undefined,
 )
 
@@ -27,11 +27,22 @@ FloatArray = npt.NDArray[np.float64]
 
 def check_labels_scores(
     y_true: Any, y_score: Any, func: str
-) -> tuple[npt.NDArray[np.bool_], FloatArray]:
+) -> tuple[npt.NDArray[np.bool_], FloatArray, FloatArray | None]:
+    """Labels, order-exact scores and the float64 value of each rank (see :func:`check_scores`)."""
     labels = check_binary(y_true, "y_true", func)
-    scores = check_numbers(y_score, "y_score", func)
+    scores, values = check_scores(y_score, "y_score", func)
     check_same_length(labels, "y_true", scores, "y_score", func)
-    return labels, scores
+    return labels, scores, values
+
+
+def in_score_units(thresholds: FloatArray, values: FloatArray | None) -> FloatArray:
+    """Thresholds found on exact ranks, back in the scores' units (float64)."""
+    if values is None:
+        return thresholds
+    finite = np.isfinite(thresholds)
+    out = thresholds.copy()
+    out[finite] = values[thresholds[finite].astype(np.int64)]
+    return out
 
 
 def counts_at_thresholds(
@@ -71,7 +82,7 @@ def roc_curve(y_true: Any, y_score: Any) -> tuple[FloatArray, FloatArray, FloatA
     Raises:
         InvalidInputError: Bad shapes, lengths, labels, or non-finite scores.
     """
-    labels, scores = check_labels_scores(y_true, y_score, "roc_curve")
+    labels, scores, values = check_labels_scores(y_true, y_score, "roc_curve")
     fps, tps, thresholds = counts_at_thresholds(labels, scores)
     if fps.size > 2:
         # Keep the end points and every corner; drop points collinear with both
@@ -92,7 +103,7 @@ def roc_curve(y_true: Any, y_score: Any) -> tuple[FloatArray, FloatArray, FloatA
         tpr = np.full(tps.shape, np.nan)
     else:
         tpr = tps / tps[-1]
-    return fpr, tpr, thresholds
+    return fpr, tpr, in_score_units(thresholds, values)
 
 
 def precision_recall_curve(y_true: Any, y_score: Any) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -115,7 +126,7 @@ def precision_recall_curve(y_true: Any, y_score: Any) -> tuple[FloatArray, Float
     Raises:
         InvalidInputError: Bad shapes, lengths, labels, or non-finite scores.
     """
-    labels, scores = check_labels_scores(y_true, y_score, "precision_recall_curve")
+    labels, scores, values = check_labels_scores(y_true, y_score, "precision_recall_curve")
     fps, tps, thresholds = counts_at_thresholds(labels, scores)
     # At least one item is predicted positive at every threshold: no zero division.
     precision = tps / (tps + fps)
@@ -124,7 +135,8 @@ def precision_recall_curve(y_true: Any, y_score: Any) -> tuple[FloatArray, Float
         recall = np.full(tps.shape, np.nan)
     else:
         recall = tps / tps[-1]
-    return np.r_[precision[::-1], 1.0], np.r_[recall[::-1], 0.0], thresholds[::-1]
+    thresholds = in_score_units(thresholds[::-1], values)
+    return np.r_[precision[::-1], 1.0], np.r_[recall[::-1], 0.0], thresholds
 
 
 @dataclass(frozen=True)
@@ -303,7 +315,7 @@ def auroc(y_true: Any, y_score: Any) -> float:
     Raises:
         InvalidInputError: Bad shapes, lengths, labels, or non-finite scores.
     """
-    labels, scores = check_labels_scores(y_true, y_score, "auroc")
+    labels, scores, _ = check_labels_scores(y_true, y_score, "auroc")
     if labels.all() or not labels.any():
         warn_undefined("auroc is undefined when y_true has one class only; returning NaN.")
         return float("nan")
@@ -329,7 +341,7 @@ def pr_auc(y_true: Any, y_score: Any) -> float:
     Raises:
         InvalidInputError: Bad shapes, lengths, labels, or non-finite scores.
     """
-    labels, scores = check_labels_scores(y_true, y_score, "pr_auc")
+    labels, scores, _ = check_labels_scores(y_true, y_score, "pr_auc")
     if not labels.any():
         warn_undefined("pr_auc is undefined when y_true has no positive item; returning NaN.")
         return float("nan")

@@ -7,7 +7,11 @@ from typing import Any
 import numpy as np
 
 from realitycheck.metrics._classification import from_counts
-from realitycheck.metrics._ranking import check_labels_scores, counts_at_thresholds
+from realitycheck.metrics._ranking import (
+    check_labels_scores,
+    counts_at_thresholds,
+    in_score_units,
+)
 from realitycheck.metrics._validation import warn_undefined
 from realitycheck.params import OneOf, check_arg
 
@@ -55,7 +59,7 @@ def choose_threshold(y_true: Any, y_score: Any, *, objective: str = "f1_macro") 
             unknown objective.
     """
     check_arg(objective, OneOf(THRESHOLD_OBJECTIVES), name="objective", owner="choose_threshold")
-    labels, scores = check_labels_scores(y_true, y_score, "choose_threshold")
+    labels, scores, units = check_labels_scores(y_true, y_score, "choose_threshold")
     fps, tps, thresholds = counts_at_thresholds(labels, scores)
     n_pos = float(labels.sum())
     fns = n_pos - tps
@@ -72,4 +76,4 @@ def choose_threshold(y_true: Any, y_score: Any, *, objective: str = "f1_macro") 
     best = np.nanmax(values)
     # Thresholds are in decreasing order: the last tie is the smallest threshold.
     ties = np.flatnonzero(values >= best - _TIE_TOLERANCE)
-    return float(thresholds[ties[-1]])
+    return float(in_score_units(thresholds[ties[-1] :], units)[0])

@@ -21,6 +21,7 @@ __all__ = [
     "check_binary",
     "check_numbers",
     "check_same_length",
+    "check_scores",
     "warn_undefined",
 ]
 
@@ -92,6 +93,53 @@ def check_numbers(
             name, func, "an array of finite numbers", got=f"{n_nan} NaN and {n_inf} infinite values"
         )
     return floats
+
+
+def _lossless(array: npt.NDArray[Any], floats: npt.NDArray[np.float64]) -> bool:
+    """Whether every value of ``array`` is exactly its float64 cast in ``floats``."""
+    if array.dtype.kind == "b" or array.dtype == np.float64:
+        return True
+    if array.dtype.kind in "iu":
+        # Integers up to 2**53 in magnitude are exact; check the larger ones one by one.
+        big = np.abs(floats) >= 2.0**53
+        return all(
+            int(f) == v for f, v in zip(floats[big].tolist(), array[big].tolist(), strict=True)
+        )
+    return bool((floats.astype(array.dtype) == array).all())
+
+
+def check_scores(
+    value: Any, name: str, func: str, *, ndim: tuple[int, ...] = (1,)
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64] | None]:
+    """Return scores whose order is exactly the order of ``value``, for rank-based metrics.
+
+    Scores are cast to float64 when no value loses precision. Integers beyond
+    2**53 (or long doubles) that would round, and so could tie where they
+    differ (``2**53 + 1`` and ``2**53``), are replaced by their exact dense
+    ranks 0, 1, 2... over the whole array instead, which every rank-based
+    metric treats the same as the values.
+
+    Args:
+        value: The scores.
+        name: The parameter name, for the message.
+        func: The public function name, for the message.
+        ndim: The accepted numbers of dimensions.
+
+    Returns:
+        ``(scores, values)``: ``values`` is ``None`` when ``scores`` are the
+        float64 values themselves; otherwise ``scores`` are ranks and
+        ``values[k]`` is the float64 nearest to the value of rank ``k`` (to
+        report a threshold in the scores' units).
+
+    Raises:
+        InvalidInputError: Wrong type, shape, empty, or a NaN / infinite value.
+    """
+    floats = check_numbers(value, name, func, ndim=ndim)
+    array = np.asarray(value)
+    if _lossless(array, floats):
+        return floats, None
+    distinct, ranks = np.unique(array, return_inverse=True)
+    return ranks.reshape(array.shape).astype(np.float64), distinct.astype(np.float64)
 
 
 def check_binary(value: Any, name: str, func: str) -> npt.NDArray[np.bool_]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,17 +14,39 @@ from realitycheck.registry import parse_key
 from realitycheck.store import RunData, RunStore, StudyResult, save_result
 from realitycheck.studies import Study, studies
 
-__all__ = ["StudyRun", "build_studies", "expand_study_keys", "run_studies"]
+__all__ = ["StudyRun", "build_studies", "expand_study_keys", "failed_result", "run_studies"]
+
+logger = logging.getLogger(__name__)
 
 ALL = "all"
 
 
 @dataclass(frozen=True, kw_only=True)
 class StudyRun:
-    """One study's stored result and the folder it was written to."""
+    """One study's stored result and the folder it was written to.
+
+    Attributes:
+        result: What the study found; for a study that failed, a result whose
+            finding says so and why (so the report shows it like any other).
+        folder: Where the result was stored.
+        error: ``"<ExceptionType>: <message>"`` when the study failed, else ``""``.
+    """
 
     result: StudyResult
     folder: Path
+    error: str = ""
+
+
+def failed_result(component: Study, exc: Exception) -> StudyResult:
+    """Return the result stored for a study that raised ``exc``: its finding is the error."""
+    error = f"{type(exc).__name__}: {exc}"
+    finding = (
+        f"This study failed, so it has no tables or figures: {error}. It stopped no "
+        "other study. Run it alone to retry (realitycheck study "
+        f"'{component.key}' --run DIR; with REALITYCHECK_DEBUG=1 in the environment "
+        "the error is raised with its traceback)."
+    )
+    return StudyResult(study=component.key, spec=component.spec, finding=finding)
 
 
 def expand_study_keys(keys: Sequence[str]) -> list[str]:
@@ -53,10 +76,16 @@ def run_studies(
     reference: str | None = None,
     progress: Progress | None = None,
     on_result: Callable[[StudyRun], None] | None = None,
+    raise_errors: bool = False,
 ) -> list[StudyRun]:
     """Build every study of ``keys`` first, then run each over the run and store its result.
 
-    Every key is checked before any study runs, so a typo fails fast.
+    Every key is checked before any study runs, so a typo fails fast. A study
+    that raises does not stop the others: its result is stored with the error
+    as its finding (replacing an older result of that study) and its
+    :attr:`StudyRun.error` is set; the caller decides how to end (the command
+    line exits non-zero naming the failed studies). Interruptions
+    (``KeyboardInterrupt``) are not caught.
 
     Args:
         store: The run.
@@ -66,6 +95,8 @@ def run_studies(
             own (any label key); ``None`` = each study's default (``human``).
         progress: Where to report progress.
         on_result: Called after each study is stored (the CLI prints it).
+        raise_errors: Let a study's exception propagate (with its traceback)
+            instead of storing it as a failed result.
     """
     components = build_studies(keys, reference=reference)
     if not components:
@@ -75,8 +106,15 @@ def run_studies(
     out = []
     with progress.task("studies", len(components)) as task:
         for component in components:
-            result = component.run(data, bootstrap=bootstrap)
-            done = StudyRun(result=result, folder=save_result(store, result))
+            try:
+                result, error = component.run(data, bootstrap=bootstrap), ""
+            except Exception as exc:
+                if raise_errors:
+                    raise
+                logger.debug("study %s failed", component.key, exc_info=True)
+                result = failed_result(component, exc)
+                error = f"{type(exc).__name__}: {exc}"
+            done = StudyRun(result=result, folder=save_result(store, result), error=error)
             out.append(done)
             if on_result is not None:
                 on_result(done)

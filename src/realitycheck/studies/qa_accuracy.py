@@ -14,6 +14,7 @@ from realitycheck.analysis import Bootstrap, refusal_mask
 from realitycheck.keys import LabelKey
 from realitycheck.metrics import wilson_interval
 from realitycheck.params import Interval, NonEmptyStr, OrNone, SequenceOf, as_tuple, param
+from realitycheck.plots import short_labels
 from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
 from realitycheck.studies import Study, study
 from realitycheck.studies.leaderboard import dot_plot
@@ -232,19 +233,21 @@ class QaAccuracy(Study):
         }
 
     def _figure(self, ds: str, table: pd.DataFrame, keys: list[str]) -> StudyFigure:
-        parts = [table["generator"].map(lambda g: str(g).rsplit("/", 1)[-1])]
-        parts += [
-            table[c].astype(str) for c in ("task", "prompt_variant") if table[c].nunique() > 1
-        ]
-        table = table.assign(group=[" / ".join(p) for p in zip(*parts, strict=True)])
+        # Rows are matched on the generator, task and prompt themselves; the labels
+        # drawn shorten the generator to its shortest unambiguous suffix.
+        group = ["generator", "task", "prompt_variant"]
         first = table[table["labeler"] == keys[0]].sort_values("accuracy", ascending=False)
-        order = list(first["group"])
+        order = pd.MultiIndex.from_frame(first[group].astype(str))
+        names = short_labels(first["generator"])
+        varied = [k for k, c in enumerate(group) if k and table[c].nunique() > 1]
+        shown = [" / ".join([names[row[0]], *(row[k] for k in varied)]) for row in order]
         series = {}
         for key in keys:
-            part = table[table["labeler"] == key].set_index("group").reindex(order)
+            part = table[table["labeler"] == key]
+            part = part.set_index(pd.MultiIndex.from_frame(part[group].astype(str))).reindex(order)
             series[key] = (part["accuracy"], part["ci_low"], part["ci_high"])
         png = dot_plot(
-            order,
+            shown,
             series,
             xlabel="accuracy = 1 - hallucination rate (Wilson CI)",
             title=f"{ds}: QA accuracy per generator and prompt",

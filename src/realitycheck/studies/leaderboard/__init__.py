@@ -35,6 +35,7 @@ from realitycheck.params import (
     as_tuple,
     param,
 )
+from realitycheck.plots import short_labels
 from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
 from realitycheck.studies import Study, study
 from realitycheck.studies.leaderboard import _ranking as R
@@ -392,8 +393,9 @@ class Leaderboard(Study):
             part = part.set_index("generator").loc[order]
             low, high = M.wilson_interval(part[counts[0]], part[counts[1]], confidence=confidence)
             series[str(judge)] = (part["ranked_rate"].to_numpy(), low, high)
+        short = short_labels(order)
         png = dot_plot(
-            [g.rsplit("/", 1)[-1] for g in order],
+            [short[str(g)] for g in order],
             series,
             xlabel=f"hallucination rate ({self.rank_by} judged responses; Wilson CI)",
             title=f"{ds} ({name}): generators by {self.reference} rate, lowest first",

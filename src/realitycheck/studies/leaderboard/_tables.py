@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from realitycheck.metrics import discordant_pairs, kendall_tau_b, wilson_interval
+from realitycheck.plots import short_labels
 from realitycheck.studies.leaderboard._ranking import describe_ties
 
 __all__ = [
@@ -22,7 +23,6 @@ __all__ = [
     "front",
     "inversions",
     "name_reference",
-    "short_name",
     "slices",
 ]
 
@@ -122,17 +122,13 @@ def answer_rates(sub: pd.DataFrame, refused: np.ndarray, confidence: float) -> p
     return out
 
 
-def short_name(name: str) -> str:
-    """A generator name without its organisation prefix."""
-    return name.rsplit("/", 1)[-1]
-
-
 def inversions(board: pd.DataFrame) -> list[dict[str, Any]]:
     """One row per judge: its ranking against the reference's on the same responses."""
     out = []
+    short = short_labels(board["generator"])
     for judge, part in board[board["judge_kind"] != "reference"].groupby("judge", sort=False):
         part = part[part["ranked_rate"].notna() & part["human_rate"].notna()]
-        names = [short_name(g) for g in part["generator"]]
+        names = [short[str(g)] for g in part["generator"]]
         human, rate = part["human_rate"].to_numpy(), part["ranked_rate"].to_numpy()
         pairs, n_tied = discordant_pairs(human, rate)
         tau, p = kendall_tau_b(human, rate)
@@ -169,10 +165,11 @@ def finding(board: pd.DataFrame, inv: pd.DataFrame, pref: pd.DataFrame, referenc
     ):
         part = part.sort_values("ranked_rate")
         best, worst = part.iloc[0], part.iloc[-1]
+        short = short_labels(part["generator"])
         sentences.append(
-            f"On {ds}, {reference} labels rank {short_name(best['generator'])} lowest "
+            f"On {ds}, {reference} labels rank {short[str(best['generator'])]} lowest "
             f"({best['ranked_rate']:.0%} hallucinated) and "
-            f"{short_name(worst['generator'])} highest ({worst['ranked_rate']:.0%}) "
+            f"{short[str(worst['generator'])]} highest ({worst['ranked_rate']:.0%}) "
             f"of {len(part)} generators."
         )
         rows = inv[(inv["dataset"] == ds) & (inv["slice"] == "all")] if not inv.empty else inv
