@@ -110,3 +110,19 @@ def hf(tiny_lm_dir):
     from realitycheck.backends.hf import HFBackend
 
     return HFBackend(model=str(tiny_lm_dir), device="cpu", batch_size=4)
+
+
+@pytest.fixture
+def hf_sent(monkeypatch) -> list[int]:
+    """Count the requests the ``hf`` backend is sent from now on, call by call."""
+    from realitycheck.backends.hf import HFBackend
+
+    counts: list[int] = []
+    original = HFBackend.generate
+
+    def generate(self, requests):
+        counts.append(len(requests))
+        return original(self, requests)
+
+    monkeypatch.setattr(HFBackend, "generate", generate)
+    return counts

@@ -12,7 +12,6 @@ import json
 
 from realitycheck import Example, Response
 from realitycheck.backends import CallCache
-from realitycheck.backends.hf import HFBackend
 from realitycheck.labelers.factuality_judge import FactualityJudge
 from realitycheck.labelers.qa_judge import QAJudge
 
@@ -25,7 +24,7 @@ RESPONSES = [
 ]
 
 
-def test_judges_run_on_a_local_model_and_a_rerun_reuses_the_cache(hf, tmp_path, monkeypatch):
+def test_judges_run_on_a_local_model_and_a_rerun_reuses_the_cache(hf, tmp_path, request):
     judges = [
         QAJudge(judge=hf, repeats=2, temperature=0.8, max_tokens=8),
         FactualityJudge(judge=hf, max_tokens=8, invalid_as="excluded"),
@@ -34,14 +33,7 @@ def test_judges_run_on_a_local_model_and_a_rerun_reuses_the_cache(hf, tmp_path, 
     assert judges[0].requests("p")[0].messages  # sent through the model's chat template
     with CallCache(tmp_path / "calls.sqlite") as cache:
         first = [j.label(RESPONSES, {"q": QA}, cache=cache) for j in judges]
-        sent: list[int] = []
-        original = HFBackend.generate
-
-        def counting(self, requests):
-            sent.append(len(requests))
-            return original(self, requests)
-
-        monkeypatch.setattr(HFBackend, "generate", counting)
+        sent = request.getfixturevalue("hf_sent")  # counts from here on
         again = [j.label(RESPONSES, {"q": QA}, cache=cache) for j in judges]
     assert sent == []
 

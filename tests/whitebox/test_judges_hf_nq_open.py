@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pytest
 
-from realitycheck.backends.hf import HFBackend
 from realitycheck.cli import main
 from realitycheck.store import RunStore, load_results
 
@@ -25,7 +24,7 @@ def keys(tiny_lm_dir):
     )
 
 
-def test_nq_open_on_the_tiny_model_through_the_cache(keys, tmp_path, monkeypatch, capsys):
+def test_nq_open_on_the_tiny_model_through_the_cache(keys, tmp_path, request, capsys):
     backend, qa, factuality = keys
     out, cache = tmp_path / "run", tmp_path / "cache"
     common = ["--out", str(out), "--cache-dir", str(cache)]
@@ -39,14 +38,7 @@ def test_nq_open_on_the_tiny_model_through_the_cache(keys, tmp_path, monkeypatch
         assert len(mine) == 3 and (mine["error"] == "").all()
         assert set(mine["category"]) == {"invalid"} and mine["hallucinated"].all()
 
-    sent: list[int] = []
-    original = HFBackend.generate
-
-    def counting(self, requests):
-        sent.append(len(requests))
-        return original(self, requests)
-
-    monkeypatch.setattr(HFBackend, "generate", counting)
+    sent = request.getfixturevalue("hf_sent")  # counts from here on
     again = tmp_path / "again"
     rerun = ["--out", str(again), "--cache-dir", str(cache)]
     assert main([*generate, "--limit", "3", *rerun]) == 0
