@@ -15,6 +15,7 @@ __all__ = [
     "bootstrap_options",
     "cache_from",
     "cache_options",
+    "check_replace_names",
     "cli",
     "datasets_from_keys",
     "echo_stage",
@@ -164,6 +165,23 @@ def datasets_from_keys(keys: Sequence[str], data_dir: str | None) -> list[Any]:
             ds = type(ds)(**{**ds.params(), "data_dir": data_dir})
         out.append(ds)
     return out
+
+
+def check_replace_names(replace: Sequence[str], chosen: Sequence[Any]) -> None:
+    """Refuse a ``--replace-dataset`` name that none of the chosen datasets has."""
+    import difflib
+
+    from realitycheck.errors import InvalidInputError
+
+    known = sorted({n for ds in chosen for n in (ds.run_name, ds.key, ds.name)})
+    for name in replace:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise InvalidInputError(
+                f"--replace-dataset names a dataset this command does not load: {name!r}.{hint} "
+                f"Loaded here: {', '.join(known)}."
+            )
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

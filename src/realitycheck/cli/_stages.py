@@ -13,6 +13,7 @@ from realitycheck.cli._common import (
     bootstrap_options,
     cache_from,
     cache_options,
+    check_replace_names,
     cli,
     datasets_from_keys,
     echo_stage,
@@ -50,23 +51,52 @@ _run_option = click.option(
 )
 
 
+_replace_option = click.option(
+    "--replace-dataset",
+    "replace",
+    multiple=True,
+    metavar="NAME",
+    help="Reload this dataset although the run holds it with other source files or "
+    "settings; labels and scores of changed responses are recomputed (repeatable).",
+)
+
+
 def _load_run(
-    ctx: click.Context, run_dir: str, dataset_keys: Sequence[str], data_dir: str | None
+    ctx: click.Context,
+    run_dir: str,
+    dataset_keys: Sequence[str],
+    data_dir: str | None,
+    replace: Sequence[str] = (),
 ) -> Any:
     from realitycheck.pipeline import ingest
     from realitycheck.store import RunStore
 
+    chosen = datasets_from_keys(dataset_keys, data_dir)
+    check_replace_names(replace, chosen)
     store = RunStore(run_dir)
     names = []
-    for ds in datasets_from_keys(dataset_keys, data_dir):
-        ingest(store, ds, progress=progress_for(ctx))
-        names.append(ds.name)
+    for ds in chosen:
+        report = ingest(
+            store,
+            ds,
+            replace=bool({ds.run_name, ds.key, ds.name} & set(replace)),
+            progress=progress_for(ctx),
+        )
+        for note in report.notes:
+            click.echo(f"note: {note}", err=True)
+        names.append(ds.run_name)
     return store, names
 
 
 def _stage_options(command: Any) -> Any:
     """The options every stage verb shares: datasets, data folder, retries, cache, run."""
-    for option in (_run_option, cache_options, retry_errors_option, _data_dir_option):
+    for option in (
+        _run_option,
+        cache_options,
+        retry_errors_option,
+        _replace_option,
+        _data_dir_option,
+    ):
         command = option(command)
     return _dataset_option(command)
 
@@ -77,7 +107,9 @@ def _run_stage(ctx: click.Context, stage: str, keys: Sequence[str], **options: A
 
     registry = labelers if stage == "label" else detectors
     components = [registry.create_from_key(k) for k in split_keys(keys)]
-    store, names = _load_run(ctx, options["run_dir"], options["dataset_keys"], options["data_dir"])
+    store, names = _load_run(
+        ctx, options["run_dir"], options["dataset_keys"], options["data_dir"], options["replace"]
+    )
     report = getattr(pipeline, stage)(
         store,
         components,
@@ -170,6 +202,7 @@ def detect_cmd(ctx: click.Context, detectors: tuple[str, ...], **options: Any) -
     help="Also write report.html / report.md / CSV tables into the run folder.",
 )
 @retry_errors_option
+@_replace_option
 @cache_options
 @_run_option
 @click.pass_context
@@ -188,6 +221,7 @@ def evaluate_cmd(
     thresholds: tuple[str, ...],
     report: bool,
     retry_errors: bool,
+    replace: tuple[str, ...],
     cache_dir: str | None,
     no_cache: bool,
     run_dir: str,
@@ -214,7 +248,7 @@ def evaluate_cmd(
         threshold_objective=threshold_objective,
         thresholds=_parse_thresholds(thresholds),
     )
-    store, names = _load_run(ctx, run_dir, dataset_keys, data_dir)
+    store, names = _load_run(ctx, run_dir, dataset_keys, data_dir, replace)
     measure_run(
         store,
         labs,

@@ -113,7 +113,7 @@ def generate_datasets(
             progress=progress,
         )
         listener.generation(dataset.key, report, store.path)
-        out[dataset.name] = report
+        out[dataset.run_name] = report
     return out
 
 
@@ -193,7 +193,7 @@ def run_config(
         names = []
         for entry in config.datasets:
             ingest(store, entry.dataset, progress=progress)
-            names.append(entry.dataset.name)
+            names.append(entry.dataset.run_name)
     outcome = measure_run(
         store,
         config.labelers,

@@ -29,7 +29,7 @@ import json
 import os
 import tempfile
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -178,11 +178,13 @@ class RunStore:
         datasets: Mapping[str, Mapping[str, Any]] | None = None,
         last_run: Mapping[str, Mapping[str, int]] | None = None,
         notes: Iterable[str] = (),
+        forget_datasets: Iterable[str] = (),
     ) -> dict[str, Any]:
         """Merge new information into the manifest and write it atomically.
 
         ``last_run`` maps a component key to what its stage did the last time it
         ran (``computed``, ``reused``, ``retried``); each key's entry is replaced.
+        ``forget_datasets`` removes those dataset keys' entries (a replaced dataset).
         Secrets (keys looking like api keys, tokens, passwords) never reach the file.
         """
         manifest = self.read_manifest()
@@ -195,6 +197,8 @@ class RunStore:
             manifest.setdefault("config", {}).update(scrub_secrets(dict(config)))
         if components:
             manifest.setdefault("components", {}).update(scrub_secrets(dict(components)))
+        for key in forget_datasets:
+            manifest.get("datasets", {}).pop(key, None)
         if datasets:
             manifest.setdefault("datasets", {}).update(scrub_secrets(dict(datasets)))
         if last_run:
@@ -290,6 +294,26 @@ class RunStore:
             _atomic_write_table(self._table_path(name), _to_table(records))
         else:
             self._table_path(name).unlink(missing_ok=True)
+
+    def drop(self, table: str, where: Callable[[pd.DataFrame], pd.Series]) -> int:
+        """Remove the rows of a table for which ``where(frame)`` is true; return how many.
+
+        The table is compacted and rewritten atomically without them.
+        """
+        df = self.frame(table)
+        if df.empty:
+            return 0
+        gone = where(df).fillna(False).astype(bool)
+        if not gone.any():
+            return 0
+        schema = _schema(_RECORD_TYPES.get(table.split(".")[0], MetricResult))
+        kept = df[~gone].reset_index(drop=True)
+        _atomic_write_table(
+            self._table_path(table), pa.Table.from_pandas(kept, schema=schema, preserve_index=False)
+        )
+        for p in self._part_paths(table):
+            p.unlink(missing_ok=True)
+        return int(gone.sum())
 
     def tables(self) -> list[str]:
         """Return the names of the tables present in the run."""
