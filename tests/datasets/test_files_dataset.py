@@ -101,7 +101,13 @@ def test_three_formats_give_the_same_records(tmp_path, suffix):
     bundle = _files(_write(tmp_path / f"mine{suffix}")).load()
     examples, responses, labels, scores = _summary(bundle)
     assert examples == [
-        ("mine/q1", "Capital of France?", "Paris is the capital.", ("Paris", "City of Paris"), "open"),
+        (
+            "mine/q1",
+            "Capital of France?",
+            "Paris is the capital.",
+            ("Paris", "City of Paris"),
+            "open",
+        ),  # noqa: E501
         ("mine/q2", "2+2?", "", ("4",), "open"),
     ]
     assert [r[:4] for r in responses] == [

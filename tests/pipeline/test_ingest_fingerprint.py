@@ -7,8 +7,8 @@ import json
 import pytest
 
 from realitycheck.cli import main
-from realitycheck.datasets import datasets, fingerprint
 from realitycheck.datasets import _fingerprint as fp_module
+from realitycheck.datasets import datasets, fingerprint
 from realitycheck.errors import InvalidInputError
 from realitycheck.pipeline import ingest
 from realitycheck.store import RunStore
@@ -32,7 +32,8 @@ def _rows(n=6, flip=False):
 
 
 def _key(path, name="mine"):
-    return f"files[path={path},text=answer,columns=example_id:qid,positive=yes,negative=no,name={name}]"
+    options = "text=answer,columns=example_id:qid,positive=yes,negative=no"
+    return f"files[path={path},{options},name={name}]"
 
 
 def test_an_edited_file_stops_the_rerun_naming_it(tmp_path):

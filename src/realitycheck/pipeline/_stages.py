@@ -20,10 +20,10 @@ from realitycheck.backends import CallCache
 from realitycheck.detectors import Detector, Needs
 from realitycheck.errors import InvalidInputError
 from realitycheck.labelers import Labeler
-from realitycheck.progress import NullProgress, Progress
-from realitycheck.records import Example, Label, Response, Score
 from realitycheck.pipeline._ingest import ingest
 from realitycheck.pipeline._report import StageReport
+from realitycheck.progress import NullProgress, Progress
+from realitycheck.records import Example, Label, Response, Score
 from realitycheck.store import RunStore
 
 __all__ = ["StageReport", "detect", "ingest", "label"]
