@@ -107,7 +107,7 @@ def test_three_formats_give_the_same_records(tmp_path, suffix):
             "Paris is the capital.",
             ("Paris", "City of Paris"),
             "open",
-        ),  # noqa: E501
+        ),
         ("mine/q2", "2+2?", "", ("4",), "open"),
     ]
     assert [r[:4] for r in responses] == [
