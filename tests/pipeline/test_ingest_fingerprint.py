@@ -7,11 +7,11 @@ import json
 import pytest
 
 from realitycheck.cli import main
-from realitycheck.datasets import _fingerprint as fp_module
-from realitycheck.datasets import datasets, fingerprint
+from realitycheck.datasets import datasets
 from realitycheck.errors import InvalidInputError
 from realitycheck.pipeline import ingest
-from realitycheck.store import RunStore
+from realitycheck.store import RunStore, fingerprint
+from realitycheck.store import _fingerprint as fp_module
 
 
 def _write(path, rows):

@@ -6,7 +6,6 @@ the modules when it is first asked for a name.
 
 from realitycheck.datasets._base import Bundle, Dataset, dataset, datasets
 from realitycheck.datasets._describe import describe
-from realitycheck.datasets._fingerprint import changed_files, digest, fingerprint
 from realitycheck.datasets._sources import SOURCES, Source, fetch, verify
 
 __all__ = [
@@ -14,12 +13,9 @@ __all__ = [
     "Bundle",
     "Dataset",
     "Source",
-    "changed_files",
     "dataset",
     "datasets",
     "describe",
-    "digest",
     "fetch",
-    "fingerprint",
     "verify",
 ]

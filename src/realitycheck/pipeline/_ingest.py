@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from realitycheck.datasets import Bundle, Dataset, changed_files, fingerprint
+from realitycheck.datasets import Bundle, Dataset
 from realitycheck.errors import InvalidInputError
 from realitycheck.keys import is_stored
 from realitycheck.pipeline._report import StageReport
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import Example, Response
-from realitycheck.store import RunStore
+from realitycheck.store import RunStore, changed_files, fingerprint
 
 __all__ = ["ingest"]
 

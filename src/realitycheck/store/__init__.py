@@ -1,5 +1,6 @@
 """The run store: a run is a folder of Parquet tables, ``manifest.json`` and study results."""
 
+from realitycheck.store._fingerprint import changed_files, digest, fingerprint
 from realitycheck.store._frames import RunData
 from realitycheck.store._manifest import SCHEMA_VERSION, package_versions, scrub_secrets
 from realitycheck.store._results import (
@@ -20,6 +21,9 @@ __all__ = [
     "StudyFigure",
     "StudyResult",
     "StudyTable",
+    "changed_files",
+    "digest",
+    "fingerprint",
     "folder_name",
     "load_results",
     "package_versions",

@@ -1,4 +1,4 @@
-"""Content fingerprints of the files a dataset reads.
+"""Content fingerprints of the files a dataset reads (kept by the run store).
 
 A fingerprint maps each source file to its SHA-256 and size (and the
 modification time it had when hashed). A run records it per dataset, so a
