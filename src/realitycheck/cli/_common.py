@@ -20,6 +20,7 @@ __all__ = [
     "datasets_from_keys",
     "echo_stage",
     "listener_for",
+    "lock_run",
     "progress_for",
     "reference_option",
     "retry_errors_option",
@@ -165,6 +166,19 @@ def datasets_from_keys(keys: Sequence[str], data_dir: str | None) -> list[Any]:
             ds = type(ds)(**{**ds.params(), "data_dir": data_dir})
         out.append(ds)
     return out
+
+
+def lock_run(ctx: click.Context, run_dir: Any) -> None:
+    """Hold the run folder's lock until the command ends (a second writer stops, named)."""
+    import shlex
+
+    from realitycheck.store import RunLock
+
+    argv = (ctx.obj or {}).get("argv") or []
+    command = "realitycheck " + shlex.join(str(a) for a in argv)
+    lock = ctx.with_resource(RunLock(run_dir, command=command))
+    if lock.note:
+        click.echo(f"note: {lock.note}", err=True)
 
 
 def check_replace_names(replace: Sequence[str], chosen: Sequence[Any]) -> None:

@@ -12,6 +12,7 @@ from realitycheck.cli._common import (
     cli,
     datasets_from_keys,
     listener_for,
+    lock_run,
     progress_for,
     reference_option,
     retry_errors_option,
@@ -103,6 +104,7 @@ def generate_cmd(
     backend = _make_backend(backend_key, model)
     plan.check(backend)
     chosen = datasets_from_keys(dataset_keys, data_dir)
+    lock_run(ctx, run_dir)
     generate_datasets(
         RunStore(run_dir),
         [(ds, limit) for ds in chosen],
@@ -157,6 +159,7 @@ def run_cmd(
             reference=reference,
             evaluation=dataclasses.replace(config.evaluation, reference=reference),
         )
+    lock_run(ctx, config.out)
     run_config(
         config,
         retry_errors=retry_errors,

@@ -18,6 +18,7 @@ from realitycheck.cli._common import (
     datasets_from_keys,
     echo_stage,
     listener_for,
+    lock_run,
     progress_for,
     reference_option,
     retry_errors_option,
@@ -73,6 +74,7 @@ def _load_run(
 
     chosen = datasets_from_keys(dataset_keys, data_dir)
     check_replace_names(replace, chosen)
+    lock_run(ctx, run_dir)
     store = RunStore(run_dir)
     names = []
     for ds in chosen:
@@ -295,13 +297,15 @@ def _write_report(store: Any, out: Path, reference: str | None = None) -> None:
 @click.option("--run", "run_dir", type=click.Path(file_okay=False, exists=True), required=True)
 @click.option("--out", type=click.Path(file_okay=False), help="Where to write (default: the run).")
 @reference_option
-def report_cmd(run_dir: str, out: str | None, reference: str | None) -> None:
+@click.pass_context
+def report_cmd(ctx: click.Context, run_dir: str, out: str | None, reference: str | None) -> None:
     """Write report.html, report.md and CSV tables for an evaluated run.
 
     The reference defaults to the one the evaluate stage used.
     """
     from realitycheck.store import RunStore
 
+    lock_run(ctx, run_dir)
     _write_report(RunStore(run_dir), Path(out or run_dir), reference)
 
 
@@ -325,6 +329,7 @@ def demo_cmd(
     from realitycheck.runner import run_demo
     from realitycheck.store import RunStore
 
+    lock_run(ctx, Path(out) / "run")
     result = run_demo(
         out,
         data_dir=data_dir,

@@ -50,10 +50,11 @@ def study_cmd(
     RUN/studies/<study>/ and becomes a section of the report. --reference KEY
     is the ground truth of every study whose key does not name its own.
     """
-    from realitycheck.cli._common import split_keys
+    from realitycheck.cli._common import lock_run, split_keys
     from realitycheck.runner import run_studies
     from realitycheck.store import RunStore
 
+    lock_run(ctx, run_dir)
     store = RunStore(run_dir)
     listener = listener_for(ctx)
     run_studies(

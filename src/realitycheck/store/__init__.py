@@ -1,7 +1,9 @@
 """The run store: a run is a folder of Parquet tables, ``manifest.json`` and study results."""
 
+from realitycheck.store._check import CheckReport, Finding, check_run
 from realitycheck.store._fingerprint import changed_files, digest, fingerprint
 from realitycheck.store._frames import RunData
+from realitycheck.store._lock import LOCK_NAME, RunLock, lock_holder
 from realitycheck.store._manifest import SCHEMA_VERSION, package_versions, scrub_secrets
 from realitycheck.store._results import (
     StudyFigure,
@@ -15,17 +17,23 @@ from realitycheck.store._results import (
 from realitycheck.store._store import RunStore
 
 __all__ = [
+    "LOCK_NAME",
     "SCHEMA_VERSION",
+    "CheckReport",
+    "Finding",
     "RunData",
+    "RunLock",
     "RunStore",
     "StudyFigure",
     "StudyResult",
     "StudyTable",
     "changed_files",
+    "check_run",
     "digest",
     "fingerprint",
     "folder_name",
     "load_results",
+    "lock_holder",
     "package_versions",
     "result_dir",
     "save_result",

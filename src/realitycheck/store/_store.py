@@ -37,7 +37,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from realitycheck.errors import InvalidInputError
+from realitycheck.errors import InvalidInputError, RunFolderError
 from realitycheck.records import (
     Example,
     Label,
@@ -51,7 +51,7 @@ from realitycheck.records import (
 )
 from realitycheck.store._manifest import SCHEMA_VERSION, package_versions, scrub_secrets
 
-__all__ = ["RunStore"]
+__all__ = ["RunStore", "atomic_write_bytes", "unreadable"]
 
 _RECORD_TYPES: dict[str, type[Any]] = {
     cls.table: cls for cls in (Example, Response, Label, Score, MetricResult)
@@ -82,11 +82,36 @@ def _defaults(cls: type[Any]) -> dict[str, Any]:
     }
 
 
+def unreadable(path: Path, exc: BaseException) -> RunFolderError:
+    """Return the error for a run file that cannot be read, naming it and the way out."""
+    run = path.parent.parent if path.parent.name.endswith(".parts") else path.parent
+    return RunFolderError(
+        f"This part of the run cannot be read ({type(exc).__name__}: {exc}). "
+        f"Run `realitycheck check --run {run}` to list every damaged part; with --repair "
+        "it moves them to quarantine/ and the next stages recompute what they held.",
+        path=path,
+    )
+
+
+_READ_ERRORS = (pa.ArrowException, OSError, ValueError)
+
+
+def _read_table(path: Path, columns: Sequence[str] | None = None) -> pa.Table:
+    """Read a Parquet file, turning any read failure into :func:`unreadable`."""
+    try:
+        return pq.read_table(path, columns=None if columns is None else list(columns))
+    except _READ_ERRORS as exc:
+        raise unreadable(path, exc) from None
+
+
 def _read_part(path: Path, record_type: type[Any] | None, columns: Sequence[str] | None) -> Any:
     """Read one file as a DataFrame, adding the defaults of fields it was written without."""
-    names = pq.read_schema(path).names
+    try:
+        names = pq.read_schema(path).names
+    except _READ_ERRORS as exc:
+        raise unreadable(path, exc) from None
     wanted = None if columns is None else [c for c in columns if c in names]
-    df = pq.read_table(path, columns=wanted).to_pandas()
+    df = _read_table(path, wanted).to_pandas()
     if record_type is not None:
         for name, default in _defaults(record_type).items():
             if name not in df.columns and (columns is None or name in columns):
@@ -98,7 +123,8 @@ def _to_table(records: Sequence[Record]) -> pa.Table:
     return pa.Table.from_pylist(records_to_rows(records), schema=_schema(type(records[0])))
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and :func:`os.replace`."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -159,11 +185,14 @@ class RunStore:
         try:
             data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
-            raise InvalidInputError(
-                f"manifest.json is not valid JSON: {exc.msg}",
+            raise RunFolderError(
+                f"manifest.json is not valid JSON: {exc.msg}. Run `realitycheck check --run "
+                f"{self.path}` to see what else is damaged.",
                 path=self.manifest_path,
                 line=exc.lineno,
             ) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise unreadable(self.manifest_path, exc) from None
         if not isinstance(data, dict):
             raise InvalidInputError(
                 "manifest.json must hold a JSON object.", path=self.manifest_path
@@ -206,7 +235,7 @@ class RunStore:
         existing = manifest.setdefault("notes", [])
         existing.extend(n for n in notes if n not in existing)
         text = json.dumps(manifest, indent=2, sort_keys=True, default=str)
-        _atomic_write_bytes(self.manifest_path, text.encode("utf-8"))
+        atomic_write_bytes(self.manifest_path, text.encode("utf-8"))
         return manifest
 
     # -- tables ---------------------------------------------------------------------------
@@ -263,7 +292,7 @@ class RunStore:
         paths = [p for p in [self._table_path(table)] if p.exists()] + self._part_paths(table)
         out: set[tuple[Any, ...]] = set()
         for p in paths:
-            t = pq.read_table(p, columns=list(columns))
+            t = _read_table(p, columns)
             out.update(zip(*(t.column(c).to_pylist() for c in columns), strict=True))
         return out
 
