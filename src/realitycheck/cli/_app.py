@@ -19,6 +19,7 @@ from realitycheck.cli._common import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     cli,
+    scrub_text,
     split_keys,
 )
 from realitycheck.errors import RealityCheckError
@@ -43,17 +44,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except RealityCheckError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(scrub_text(f"error: {exc}"), err=True)
         return EXIT_ERROR
     except OSError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(scrub_text(f"error: {exc}"), err=True)
         return EXIT_ERROR
     except Exception as exc:
         if os.environ.get("REALITYCHECK_DEBUG"):
             raise
         click.echo(
-            f"internal error: {type(exc).__name__}: {exc}. Everything stored so far is kept. "
-            "Set REALITYCHECK_DEBUG=1 to see the traceback, and please report it.",
+            scrub_text(
+                f"internal error: {type(exc).__name__}: {exc}. Everything stored so far is "
+                "kept. Set REALITYCHECK_DEBUG=1 to see the traceback, and please report it."
+            ),
             err=True,
         )
         return EXIT_INTERNAL

@@ -24,12 +24,20 @@ __all__ = [
     "progress_for",
     "reference_option",
     "retry_errors_option",
+    "scrub_text",
     "split_keys",
 ]
 
 EXIT_ERROR = 2
 EXIT_INTERNAL = 1
 EXIT_INTERRUPTED = 130
+
+
+def scrub_text(text: str) -> str:
+    """Return ``text`` without secrets, fit for the terminal (see ``realitycheck.store``)."""
+    from realitycheck.store import scrub_text as scrub
+
+    return scrub(text)
 
 
 def split_keys(values: Sequence[str]) -> list[str]:
@@ -107,7 +115,7 @@ def listener_for(ctx: click.Context) -> Any:
 
         def evaluation(self, evaluation: Any, out: Any) -> None:
             for note in evaluation.notes:
-                click.echo(f"note: {note}", err=True)
+                click.echo(scrub_text(f"note: {note}"), err=True)
             click.echo(f"metrics: {out / 'metrics.csv'} ({len(evaluation.metrics)} rows)")
 
         def study(self, done: Any) -> None:
@@ -132,7 +140,7 @@ def echo_generation(name: str, report: Any, run_dir: Any) -> None:
     )
     if report.failed:
         for line in report.errors:
-            click.echo(f"  failed: {line}", err=True)
+            click.echo(scrub_text(f"  failed: {line}"), err=True)
         click.echo(
             f"  {report.failed} generations failed and are listed in "
             f"{run_dir / 'generation_errors.parquet'}; run the same command again to retry them.",
@@ -147,7 +155,7 @@ def echo_stage(report: Any) -> None:
         again = f" ({retried} retried after an error)" if retried else ""
         click.echo(f"{key}: {n} computed{again}, {report.reused.get(key, 0)} already stored")
     for key, why in report.skipped.items():
-        click.echo(f"{key}: skipped {why}", err=True)
+        click.echo(scrub_text(f"{key}: skipped {why}"), err=True)
 
 
 def progress_for(ctx: click.Context) -> Any:
@@ -175,7 +183,7 @@ def lock_run(ctx: click.Context, run_dir: Any) -> None:
     from realitycheck.store import RunLock
 
     argv = (ctx.obj or {}).get("argv") or []
-    command = "realitycheck " + shlex.join(str(a) for a in argv)
+    command = scrub_text("realitycheck " + shlex.join(str(a) for a in argv))
     lock = ctx.with_resource(RunLock(run_dir, command=command))
     if lock.note:
         click.echo(f"note: {lock.note}", err=True)

@@ -25,11 +25,14 @@ __all__: list[str] = []
 def _make_backend(key: str, model: str | None) -> Any:
     from realitycheck.backends import backends
     from realitycheck.registry import parse_key
+    from realitycheck.store import register_secret_env
 
     name, params = parse_key(key)
     if model is not None:
         params["model"] = model
-    return backends.create(name, **params)
+    backend = backends.create(name, **params)
+    register_secret_env(getattr(backend, "api_key_env", ""))
+    return backend
 
 
 @cli.command("generate")

@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from realitycheck.store import RunStore
+from realitycheck.store import RunStore, scrub_text
 
 __all__ = ["ERROR_COLUMNS", "ERRORS_FILE", "generation_errors", "update_generation_errors"]
 
@@ -66,7 +66,12 @@ def update_generation_errors(
     attempts = dict(zip(table["response_id"], table["attempts"], strict=True))
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     rows = [
-        {**row, "attempts": int(attempts.get(row["response_id"], 0)) + 1, "updated": now}
+        {
+            **row,
+            "error": scrub_text(str(row["error"])),  # a server may echo the API key
+            "attempts": int(attempts.get(row["response_id"], 0)) + 1,
+            "updated": now,
+        }
         for row in new
     ]
     redone = done | {row["response_id"] for row in rows}

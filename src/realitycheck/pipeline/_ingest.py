@@ -156,8 +156,10 @@ def _forget(store: RunStore, name: str, bundle: Bundle) -> list[str]:
     for table, column in (("labels", "labeler"), ("scores", "detector")):
         store.drop(
             table,
-            lambda df, col=column: df["response_id"].isin(changed)
-            | (df["response_id"].isin(all_old) & df[col].map(is_stored)),
+            lambda df, col=column: (
+                df["response_id"].isin(changed)
+                | (df["response_id"].isin(all_old) & df[col].map(is_stored))
+            ),
         )
     store.drop("responses", lambda df: df["response_id"].isin(all_old))
     store.drop("examples", lambda df: df["example_id"].isin(set(old_examples)))

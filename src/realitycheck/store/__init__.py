@@ -14,10 +14,12 @@ from realitycheck.store._results import (
     result_dir,
     save_result,
 )
+from realitycheck.store._secrets import REDACTED, register_secret_env, scrub, scrub_text
 from realitycheck.store._store import RunStore
 
 __all__ = [
     "LOCK_NAME",
+    "REDACTED",
     "SCHEMA_VERSION",
     "CheckReport",
     "Finding",
@@ -35,7 +37,10 @@ __all__ = [
     "load_results",
     "lock_holder",
     "package_versions",
+    "register_secret_env",
     "result_dir",
     "save_result",
+    "scrub",
     "scrub_secrets",
+    "scrub_text",
 ]

@@ -50,6 +50,7 @@ from realitycheck.records import (
     records_to_rows,
 )
 from realitycheck.store._manifest import SCHEMA_VERSION, package_versions, scrub_secrets
+from realitycheck.store._secrets import Scrubber, register_from_specs, scrub
 
 __all__ = ["RunStore", "atomic_write_bytes", "unreadable"]
 
@@ -119,8 +120,25 @@ def _read_part(path: Path, record_type: type[Any] | None, columns: Sequence[str]
     return df
 
 
+_SCRUBBED_IN_FULL = ("error", "raw", "meta", "spec")
+
+
 def _to_table(records: Sequence[Record]) -> pa.Table:
-    return pa.Table.from_pylist(records_to_rows(records), schema=_schema(type(records[0])))
+    """Records as an Arrow table, with secrets scrubbed from every text field.
+
+    Errors, raw replies, meta and specs lose configured keys and key-shaped
+    strings; other texts (model outputs, dataset fields) lose configured keys only.
+    """
+    scrubber = Scrubber()
+    rows = records_to_rows(records)
+    for row in rows:
+        for name, value in row.items():
+            if isinstance(value, str) and value:
+                full = name in _SCRUBBED_IN_FULL
+                row[name] = scrubber.text(value) if full else scrubber.configured(value)
+            elif isinstance(value, list | tuple):
+                row[name] = [scrubber.configured(v) if isinstance(v, str) else v for v in value]
+    return pa.Table.from_pylist(rows, schema=_schema(type(records[0])))
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -214,8 +232,11 @@ class RunStore:
         ``last_run`` maps a component key to what its stage did the last time it
         ran (``computed``, ``reused``, ``retried``); each key's entry is replaced.
         ``forget_datasets`` removes those dataset keys' entries (a replaced dataset).
-        Secrets (keys looking like api keys, tokens, passwords) never reach the file.
+        Secrets never reach the file: entries whose key looks secret (api keys, tokens,
+        passwords) are redacted, and every text is scrubbed (:mod:`._secrets`).
         """
+        if components:
+            register_from_specs(components.values())
         manifest = self.read_manifest()
         now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         manifest.setdefault("schema_version", SCHEMA_VERSION)
@@ -234,6 +255,7 @@ class RunStore:
             manifest.setdefault("last_run", {}).update(scrub_secrets(dict(last_run)))
         existing = manifest.setdefault("notes", [])
         existing.extend(n for n in notes if n not in existing)
+        manifest = scrub(manifest)
         text = json.dumps(manifest, indent=2, sort_keys=True, default=str)
         atomic_write_bytes(self.manifest_path, text.encode("utf-8"))
         return manifest
