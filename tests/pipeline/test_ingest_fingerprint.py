@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -10,7 +11,8 @@ from realitycheck.cli import main
 from realitycheck.datasets import datasets
 from realitycheck.errors import InvalidInputError
 from realitycheck.pipeline import ingest
-from realitycheck.store import RunStore, fingerprint
+from realitycheck.records import Example
+from realitycheck.store import RunStore, digest, fingerprint
 from realitycheck.store import _fingerprint as fp_module
 
 
@@ -42,6 +44,10 @@ def test_an_edited_file_stops_the_rerun_naming_it(tmp_path):
     assert ingest(store, datasets.create_from_key(_key(path))).computed
     entry = store.read_manifest()["datasets"][datasets.create_from_key(_key(path)).key]
     assert entry["fingerprint"][str(path)]["size"] == path.stat().st_size
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert entry["fingerprint"][str(path)]["sha256"] == sha
+    stamps = {e.meta["source_sha256"] for e in store.read(Example)}
+    assert stamps == {digest(entry["fingerprint"])}
     assert ingest(store, datasets.create_from_key(_key(path))).reused  # unchanged: reused
     _write(path, _rows(flip=True))
     with pytest.raises(InvalidInputError, match=r"data.jsonl.*changed.*--replace-dataset mine"):

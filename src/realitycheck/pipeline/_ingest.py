@@ -1,7 +1,8 @@
 """Loading a dataset into a run, guarded by the fingerprint of its source files.
 
 The manifest records, per dataset key, the name its records carry, its spec
-and the SHA-256 and size of every file it read. A rerun compares the files
+and the SHA-256 and size of every file it read; each example carries one
+SHA-256 over them all in ``meta["source_sha256"]``. A rerun compares the files
 with that record: unchanged, the dataset is not read again; changed, the
 stage stops and names the file, and ``replace=True`` (``--replace-dataset``)
 reloads it. Replacing keeps the labels and scores of every response whose text
@@ -11,6 +12,7 @@ or detect stage then computes again.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,7 +22,7 @@ from realitycheck.keys import is_stored
 from realitycheck.pipeline._report import StageReport
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import Example, Response
-from realitycheck.store import RunStore, changed_files, fingerprint
+from realitycheck.store import RunStore, changed_files, digest, fingerprint
 
 __all__ = ["ingest"]
 
@@ -100,7 +102,11 @@ def ingest(
         )
     if entry is not None or others:
         report.notes.extend(_forget(store, dataset.run_name, bundle))
-    for records in (bundle.examples, bundle.responses, bundle.labels, bundle.scores):
+    source = digest(prints)
+    examples = [
+        dataclasses.replace(e, meta={**e.meta, "source_sha256": source}) for e in bundle.examples
+    ]
+    for records in (examples, bundle.responses, bundle.labels, bundle.scores):
         store.append(records)
     for table in ("examples", "responses", "labels", "scores"):
         store.compact(table)
