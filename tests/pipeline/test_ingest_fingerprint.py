@@ -174,3 +174,20 @@ def test_builtin_datasets_fingerprint_the_files_they_read(data_dir):
     ds = datasets.create("halueval_general", data_dir=data_dir)
     prints = fingerprint(ds.sources())
     assert [p.endswith("halueval/general_data.json") for p in prints] == [True]
+
+
+def test_a_run_config_takes_replace_dataset(tmp_path, capsys):
+    path = _write(tmp_path / "data.jsonl", _rows())
+    config = tmp_path / "study.toml"
+    config.write_text(
+        'detectors = ["length"]\n\n[run]\nout = "run"\nreport = false\n\n[[datasets]]\n'
+        f'name = "files"\nparams = {{ path = "{path}", text = "answer", '
+        'columns = ["example_id:qid"], positive = ["yes"], negative = ["no"], name = "mine" }\n'
+    )
+    assert main(["-q", "run", str(config)]) == 0, capsys.readouterr().err
+    _write(path, _rows(flip=True))
+    capsys.readouterr()
+    assert main(["-q", "run", str(config)]) == 2
+    assert "--replace-dataset mine" in capsys.readouterr().err
+    assert main(["-q", "run", str(config), "--replace-dataset", "mine"]) == 0
+    assert "6 responses unchanged kept" in capsys.readouterr().err

@@ -23,6 +23,7 @@ __all__ = [
     "lock_run",
     "progress_for",
     "reference_option",
+    "replace_option",
     "retry_errors_option",
     "scrub_text",
     "split_keys",
@@ -53,6 +54,15 @@ reference_option = click.option(
     metavar="KEY",
     help="The ground truth: any label key (human, 'human[protocol=worst]', a judge, a "
     "panel, recorded:gpt_4o). Default: the datasets' human labels.",
+)
+
+replace_option = click.option(
+    "--replace-dataset",
+    "replace",
+    multiple=True,
+    metavar="NAME",
+    help="Reload this dataset although the run holds it with other source files or "
+    "settings; labels and scores of changed responses are recomputed (repeatable).",
 )
 
 retry_errors_option = click.option(
@@ -126,6 +136,9 @@ def listener_for(ctx: click.Context) -> Any:
 
         def report(self, files: Any) -> None:
             click.echo(f"report: {files.html}")
+
+        def note(self, text: str) -> None:
+            click.echo(scrub_text(f"note: {text}"), err=True)
 
     return Echo()
 

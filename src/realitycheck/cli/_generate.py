@@ -9,12 +9,14 @@ import click
 from realitycheck.cli._common import (
     cache_from,
     cache_options,
+    check_replace_names,
     cli,
     datasets_from_keys,
     listener_for,
     lock_run,
     progress_for,
     reference_option,
+    replace_option,
     retry_errors_option,
     split_keys,
 )
@@ -124,9 +126,14 @@ def generate_cmd(
 @click.argument("config_path", type=click.Path(dir_okay=False))
 @retry_errors_option
 @reference_option
+@replace_option
 @click.pass_context
 def run_cmd(
-    ctx: click.Context, config_path: str, retry_errors: bool, reference: str | None
+    ctx: click.Context,
+    config_path: str,
+    retry_errors: bool,
+    reference: str | None,
+    replace: tuple[str, ...],
 ) -> None:
     """Run a whole study from a TOML file: generate, label, detect, evaluate, studies, report.
 
@@ -162,10 +169,12 @@ def run_cmd(
             reference=reference,
             evaluation=dataclasses.replace(config.evaluation, reference=reference),
         )
+    check_replace_names(replace, [entry.dataset for entry in config.datasets])
     lock_run(ctx, config.out)
     run_config(
         config,
         retry_errors=retry_errors,
+        replace=replace,
         progress=progress_for(ctx),
         listener=listener_for(ctx),
     )

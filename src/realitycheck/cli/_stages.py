@@ -21,6 +21,7 @@ from realitycheck.cli._common import (
     lock_run,
     progress_for,
     reference_option,
+    replace_option,
     retry_errors_option,
     split_keys,
 )
@@ -49,16 +50,6 @@ _run_option = click.option(
     type=click.Path(file_okay=False),
     required=True,
     help="The run folder (created if missing; reused and resumed if present).",
-)
-
-
-_replace_option = click.option(
-    "--replace-dataset",
-    "replace",
-    multiple=True,
-    metavar="NAME",
-    help="Reload this dataset although the run holds it with other source files or "
-    "settings; labels and scores of changed responses are recomputed (repeatable).",
 )
 
 
@@ -96,7 +87,7 @@ def _stage_options(command: Any) -> Any:
         _run_option,
         cache_options,
         retry_errors_option,
-        _replace_option,
+        replace_option,
         _data_dir_option,
     ):
         command = option(command)
@@ -204,7 +195,7 @@ def detect_cmd(ctx: click.Context, detectors: tuple[str, ...], **options: Any) -
     help="Also write report.html / report.md / CSV tables into the run folder.",
 )
 @retry_errors_option
-@_replace_option
+@replace_option
 @cache_options
 @_run_option
 @click.pass_context
