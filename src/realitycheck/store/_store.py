@@ -128,17 +128,36 @@ def _to_table(records: Sequence[Record]) -> pa.Table:
 
     Errors, raw replies, meta and specs lose configured keys and key-shaped
     strings; other texts (model outputs, dataset fields) lose configured keys only.
+    Each distinct text is scrubbed once per call (a spec repeats on every record).
     """
     scrubber = Scrubber()
     rows = records_to_rows(records)
-    for row in rows:
-        for name, value in row.items():
-            if isinstance(value, str) and value:
-                full = name in _SCRUBBED_IN_FULL
-                row[name] = scrubber.text(value) if full else scrubber.configured(value)
-            elif isinstance(value, list | tuple):
-                row[name] = [scrubber.configured(v) if isinstance(v, str) else v for v in value]
+    for f in dataclasses.fields(type(records[0])):
+        kind = _ARROW_TYPES[str(f.type)]
+        if kind not in (pa.string(), pa.list_(pa.string())):
+            continue
+        full = f.name in _SCRUBBED_IN_FULL
+        if not full and not scrubber.has_configured:
+            continue
+        clean = _memo(scrubber.text if full else scrubber.configured)
+        for row in rows:
+            value = row[f.name]
+            if isinstance(value, str):
+                row[f.name] = clean(value)
+            elif isinstance(value, list):
+                row[f.name] = [clean(v) if isinstance(v, str) else v for v in value]
     return pa.Table.from_pylist(rows, schema=_schema(type(records[0])))
+
+
+def _memo(fn: Callable[[str], str]) -> Callable[[str], str]:
+    seen: dict[str, str] = {}
+
+    def clean(text: str) -> str:
+        if text not in seen:
+            seen[text] = fn(text)
+        return seen[text]
+
+    return clean
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
