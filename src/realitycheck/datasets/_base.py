@@ -121,7 +121,7 @@ class _DatasetRegistry(Registry[Dataset]):
 
     def create(self, name: str, /, **params: Any) -> Dataset:
         """Build the dataset ``name``; a ``name`` parameter is its ``title``, where it has one."""
-        fields = {f.name for f in dataclasses.fields(self.get(name))}  # type: ignore[arg-type]
+        fields = {f.name for f in dataclasses.fields(self.get(name))}
         if "name" in params and "title" in fields and "title" not in params:
             params["title"] = params.pop("name")
         return super().create(name, **params)

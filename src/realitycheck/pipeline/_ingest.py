@@ -13,8 +13,10 @@ or detect stage then computes again.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
+
+import pandas as pd
 
 from realitycheck.datasets import Bundle, Dataset
 from realitycheck.errors import InvalidInputError
@@ -159,14 +161,16 @@ def _forget(store: RunStore, name: str, bundle: Bundle) -> list[str]:
             kept.add(r.response_id)
     changed = {r.response_id for r in old} - kept
     all_old = changed | kept
-    for table, column in (("labels", "labeler"), ("scores", "detector")):
-        store.drop(
-            table,
-            lambda df, col=column: (
-                df["response_id"].isin(changed)
-                | (df["response_id"].isin(all_old) & df[col].map(is_stored))
-            ),
+
+    def stale(column: str) -> Callable[[pd.DataFrame], pd.Series]:
+        """Rows of changed responses, and the dataset's own rows of every old response."""
+        return lambda df: (
+            df["response_id"].isin(changed)
+            | (df["response_id"].isin(all_old) & df[column].map(is_stored))
         )
+
+    store.drop("labels", stale("labeler"))
+    store.drop("scores", stale("detector"))
     store.drop("responses", lambda df: df["response_id"].isin(all_old))
     store.drop("examples", lambda df: df["example_id"].isin(set(old_examples)))
     return [
