@@ -63,3 +63,15 @@ def test_two_columns_with_one_name_are_an_error(tmp_path, capsys):
     assert _evaluate(tmp_path, path) == 2
     err = capsys.readouterr().err
     assert f"{path}, line 1, field 'answer': The header has two columns named 'answer'" in err
+
+
+def test_a_folder_reused_for_another_dataset_says_so(tmp_path, capsys):
+    first = _csv(tmp_path)
+    assert _evaluate(tmp_path, first) == 0
+    other = tmp_path / "other" / "data.csv"
+    other.parent.mkdir()
+    other.write_text(first.read_text())
+    capsys.readouterr()
+    assert _evaluate(tmp_path, other) == 0
+    err = capsys.readouterr().err
+    assert f"note: the run also holds files:{first}, loaded by earlier commands" in err

@@ -242,6 +242,7 @@ def evaluate_cmd(
         thresholds=_parse_thresholds(thresholds),
     )
     store, names = _load_run(ctx, run_dir, dataset_keys, data_dir, replace)
+    _warn_other_datasets(store, names)
     measure_run(
         store,
         labs,
@@ -255,6 +256,24 @@ def evaluate_cmd(
         progress=progress_for(ctx),
         listener=listener_for(ctx),
     )
+
+
+def _warn_other_datasets(store: Any, names: Sequence[str]) -> None:
+    """Say so when the run holds datasets this command did not name: they are measured too."""
+    entries = dict(store.read_manifest().get("datasets") or {})
+    held = {
+        str(e.get("name") or (e.get("spec") or {}).get("name") or k)
+        for k, e in entries.items()
+        if isinstance(e, dict)
+    }
+    others = sorted(held - set(names))
+    if others:
+        click.echo(
+            f"note: the run also holds {', '.join(others)}, loaded by earlier commands; "
+            "evaluate measures them too, with these settings. Use another --out folder to "
+            "keep them apart.",
+            err=True,
+        )
 
 
 def _parse_thresholds(values: Sequence[str]) -> dict[str, float]:
