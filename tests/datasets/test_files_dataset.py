@@ -270,3 +270,29 @@ def test_missing_file(tmp_path):
 def test_bad_parameters(params, match):
     with pytest.raises(InvalidInputError, match=match):
         datasets.create("files", **params)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_two_columns_with_one_name_are_refused(tmp_path, suffix):
+    path = tmp_path / f"dup{suffix}"
+    if suffix == ".csv":
+        path.write_text("q,answer,answer\nQ?,a,b\n")
+    else:
+        table = pa.Table.from_arrays(
+            [pa.array(["Q?"]), pa.array(["a"]), pa.array(["b"])], ["q", "answer", "answer"]
+        )
+        pq.write_table(table, path)
+    with pytest.raises(
+        InvalidInputError,
+        match=r"field 'answer': The header has two columns named 'answer' \(columns 2 and 3\)",
+    ):
+        Files(path=str(path), text="answer").load()
+
+
+def test_a_header_only_file_is_an_error(tmp_path):
+    path = tmp_path / "empty.csv"
+    path.write_text("question,text\n")
+    with pytest.raises(
+        InvalidInputError, match=r"empty.csv: The file has a header \(question, text\) but no rows"
+    ):
+        Files(path=str(path)).load()

@@ -81,12 +81,14 @@ def _read_parquet(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any]
     import pyarrow.parquet as pq  # a core dependency, imported only when needed
 
     try:
+        _refuse_repeated_columns(pq.read_schema(path).names, path)
         table = pq.read_table(path)
+    except InvalidInputError:
+        raise
     except Exception as exc:  # pyarrow raises several unrelated types for a bad file
         raise InvalidInputError(
             f"The file is not a readable Parquet table ({exc}).", path=path
         ) from None
-    _refuse_repeated_columns(list(table.column_names), path)
     return list(table.column_names), list(enumerate(table.to_pylist(), start=1))
 
 
