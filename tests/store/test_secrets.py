@@ -138,3 +138,11 @@ def test_an_echoing_server_leaks_nothing(tmp_path, monkeypatch, capsys, echo_ser
         assert KEY not in text and KEY[:8] not in text, path
     errors = pq.read_table(run / "generation_errors.parquet").to_pylist()
     assert REDACTED in errors[0]["error"]
+
+
+def test_api_key_env_in_a_run_config_is_learnt_from_the_manifest(tmp_path, monkeypatch):
+    monkeypatch.setenv("RC_CONFIG_VAR", "Qw8rT5yU2iO9pA4sD7fGh")
+    assert scrub_text("x Qw8rT5yU2iO9pA4sD7fGh") == "x Qw8rT5yU2iO9pA4sD7fGh"
+    backend = {"name": "openai", "params": {"api_key_env": "RC_CONFIG_VAR"}}
+    RunStore(tmp_path).update_manifest(config={"run_config": {"backend": backend}})
+    assert scrub_text("x Qw8rT5yU2iO9pA4sD7fGh") == f"x {REDACTED}"

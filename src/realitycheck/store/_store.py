@@ -254,8 +254,7 @@ class RunStore:
         Secrets never reach the file: entries whose key looks secret (api keys, tokens,
         passwords) are redacted, and every text is scrubbed (:mod:`._secrets`).
         """
-        if components:
-            register_from_specs(components.values())
+        register_from_specs([config or {}, components or {}])  # their api_key_env values
         manifest = self.read_manifest()
         now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         manifest.setdefault("schema_version", SCHEMA_VERSION)
