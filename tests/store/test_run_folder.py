@@ -152,3 +152,15 @@ def test_label_records_read_back_through_the_wrapped_reader(tmp_path):
     store = RunStore(tmp_path)
     store.append([Label(response_id="r", labeler="l", hallucinated=True)])
     assert store.keys("labels", ["response_id", "labeler"]) == {("r", "l")}
+
+
+def test_a_damaged_generation_errors_table_names_itself(tmp_path):
+    from realitycheck.generation import generation_errors
+
+    RunStore(tmp_path).update_manifest(notes=["a generated run"])
+    (tmp_path / "generation_errors.parquet").write_bytes(b"garbage")
+    with pytest.raises(RunFolderError, match=r"generation_errors.parquet: .*realitycheck check"):
+        generation_errors(RunStore(tmp_path))
+    report = check_run(tmp_path, repair=True)
+    assert [f.path.name for f in report.findings] == ["generation_errors.parquet"]
+    assert report.ok and not (tmp_path / "generation_errors.parquet").exists()

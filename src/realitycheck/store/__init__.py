@@ -15,7 +15,7 @@ from realitycheck.store._results import (
     save_result,
 )
 from realitycheck.store._secrets import REDACTED, register_secret_env, scrub, scrub_text
-from realitycheck.store._store import RunStore
+from realitycheck.store._store import RunStore, unreadable
 
 __all__ = [
     "LOCK_NAME",
@@ -43,4 +43,5 @@ __all__ = [
     "scrub",
     "scrub_secrets",
     "scrub_text",
+    "unreadable",
 ]
