@@ -191,3 +191,14 @@ def test_a_run_config_takes_replace_dataset(tmp_path, capsys):
     assert "--replace-dataset mine" in capsys.readouterr().err
     assert main(["-q", "run", str(config), "--replace-dataset", "mine"]) == 0
     assert "6 responses unchanged kept" in capsys.readouterr().err
+
+
+def test_a_run_moved_away_from_its_sources_is_reused_with_a_note(tmp_path):
+    path = _write(tmp_path / "data.jsonl", _rows())
+    store = RunStore(tmp_path / "run")
+    ingest(store, datasets.create_from_key(_key(path)))
+    path.unlink()
+    report = ingest(store, datasets.create_from_key(_key(path)))
+    assert report.reused and "were not found; its stored records are used" in report.notes[0]
+    with pytest.raises(InvalidInputError, match="does not exist"):
+        ingest(store, datasets.create_from_key(_key(path)), replace=True)

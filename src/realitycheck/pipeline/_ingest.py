@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from realitycheck.datasets import Bundle, Dataset
-from realitycheck.errors import InvalidInputError
+from realitycheck.errors import DataNotFoundError, InvalidInputError
 from realitycheck.keys import is_stored
 from realitycheck.pipeline._report import StageReport
 from realitycheck.progress import NullProgress, Progress
@@ -79,10 +80,23 @@ def ingest(
             path=store.manifest_path,
             field=f"datasets.{others[0]}",
         )
-    prints = fingerprint(dataset.sources(), (entry or {}).get("fingerprint"))
-    if entry is not None and entry.get("spec") == dataset.spec and not replace:
+    reusable = entry is not None and entry.get("spec") == dataset.spec and not replace
+    try:
+        paths: list[Path] | None = dataset.sources()
+    except DataNotFoundError:
+        if not reusable:
+            raise
+        paths = None
+    prints = fingerprint(paths or [], (entry or {}).get("fingerprint"))
+    if entry is not None and reusable:
         recorded = entry.get("fingerprint")
-        if recorded is not None and not entry.get("generation_input"):
+        missing = paths is None or not all(p.exists() for p in paths)
+        if missing:
+            report.notes.append(
+                f"The source files of dataset {dataset.run_name!r} were not found; its stored "
+                "records are used as they are, unverified."
+            )
+        elif recorded is not None and not entry.get("generation_input"):
             changed = changed_files(recorded, prints)
             if changed:
                 raise InvalidInputError(
@@ -91,7 +105,7 @@ def ingest(
                     path=changed[0].split(" (")[0],
                 )
         if int(entry.get("examples", 0)) > 0 or entry.get("generation_input"):
-            if recorded != prints:
+            if not missing and recorded != prints:
                 store.update_manifest(datasets={dataset.key: {**entry, "fingerprint": prints}})
             report.reused[dataset.key] = int(entry.get("responses", 0))
             return report
