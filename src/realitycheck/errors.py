@@ -5,7 +5,8 @@
     RealityCheckError
     ├── InvalidInputError          bad argument, malformed file, unmatched ids
     │   ├── DataNotFoundError      a dataset folder or file is missing
-    │   └── MissingFeatureError    a response lacks a feature a detector reads
+    │   ├── MissingFeatureError    a response lacks a feature a detector reads
+    │   └── RunFolderError         a run folder is damaged or held by another writer
     ├── UnknownComponentError      a registry name that does not exist
     ├── MissingDependencyError     an optional extra is not installed
     └── BackendError               a model backend failed
@@ -29,6 +30,7 @@ __all__ = [
     "MissingFeatureError",
     "RealityCheckError",
     "RetryableBackendError",
+    "RunFolderError",
     "UnknownComponentError",
 ]
 
@@ -78,6 +80,14 @@ class MissingFeatureError(InvalidInputError):
 
     Detectors catch it and store its message as the error of a ``None`` score;
     the message names the backends that supply the feature.
+    """
+
+
+class RunFolderError(InvalidInputError):
+    """A run folder cannot be used: an unreadable part, or another process writing it.
+
+    The message names the file and the way out (``realitycheck check --run DIR``,
+    or the process holding the folder).
     """
 
 

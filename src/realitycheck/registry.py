@@ -275,7 +275,7 @@ class Registry(Generic[T]):
             f"Available: {', '.join(sorted(self._items))}."
         )
 
-    def create(self, name: str, **params: Any) -> T:
+    def create(self, name: str, /, **params: Any) -> T:
         """Build the component ``name`` with ``params``, checking the parameter names.
 
         A parameter declared with :func:`nested` takes a built component, a key

@@ -1,4 +1,5 @@
 import csv
+import hashlib
 import json
 from pathlib import Path
 
@@ -67,6 +68,7 @@ def _write(path: Path, rows=ROWS) -> Path:
 def _files(path: Path, **extra) -> Files:
     params = {
         "path": str(path),
+        "title": "mine",
         "text": "answer",
         "label": "is_wrong",
         "scores": ("hhem", "risk"),
@@ -99,27 +101,33 @@ def test_three_formats_give_the_same_records(tmp_path, suffix):
     bundle = _files(_write(tmp_path / f"mine{suffix}")).load()
     examples, responses, labels, scores = _summary(bundle)
     assert examples == [
-        ("q1", "Capital of France?", "Paris is the capital.", ("Paris", "City of Paris"), "open"),
-        ("q2", "2+2?", "", ("4",), "open"),
+        (
+            "mine/q1",
+            "Capital of France?",
+            "Paris is the capital.",
+            ("Paris", "City of Paris"),
+            "open",
+        ),
+        ("mine/q2", "2+2?", "", ("4",), "open"),
     ]
     assert [r[:4] for r in responses] == [
-        ("q1/m1", "q1", "m1", "Paris"),
-        ("q1/m2", "q1", "m2", "Lyon"),
-        ("q2/m1", "q2", "m1", "4"),
+        ("mine/q1/m1", "mine/q1", "m1", "Paris"),
+        ("mine/q1/m2", "mine/q1", "m2", "Lyon"),
+        ("mine/q2/m1", "mine/q2", "m1", "4"),
     ]
     assert responses[0][4] == {"note": "a"}
     assert labels == [
-        ("q1/m1", False, ""),
-        ("q1/m2", True, ""),
-        ("q2/m1", None, "empty label cell"),
+        ("mine/q1/m1", False, ""),
+        ("mine/q1/m2", True, ""),
+        ("mine/q2/m1", None, "empty label cell"),
     ]
     assert scores == [
-        ("q1/m1", "recorded:hhem", 0.1, ""),
-        ("q1/m1", "recorded:risk", 0.1, ""),
-        ("q1/m2", "recorded:hhem", 0.8, ""),
-        ("q1/m2", "recorded:risk", 0.7, ""),
-        ("q2/m1", "recorded:hhem", None, "empty score cell"),
-        ("q2/m1", "recorded:risk", 0.3, ""),
+        ("mine/q1/m1", "recorded:hhem", 0.1, ""),
+        ("mine/q1/m1", "recorded:risk", 0.1, ""),
+        ("mine/q1/m2", "recorded:hhem", 0.8, ""),
+        ("mine/q1/m2", "recorded:risk", 0.7, ""),
+        ("mine/q2/m1", "recorded:hhem", None, "empty score cell"),
+        ("mine/q2/m1", "recorded:risk", 0.3, ""),
     ]
 
 
@@ -130,15 +138,18 @@ def test_built_from_a_key_with_conventional_columns(tmp_path):
         {"question": "R?", "text": "C.", "label": True, "model": "x"},
     ]
     path = _write(tmp_path / "own.jsonl", rows)
-    ds = datasets.create_from_key(f"files[path={path},positive=1+true,negative=0+false]")
+    ds = datasets.create_from_key(f"files[path={path},positive=1+true,negative=0+false,name=own]")
     assert ds.positive == ("1", "true")
+    assert ds.run_name == "own"
     bundle = ds.load()
     assert [lab.hallucinated for lab in bundle.labels] == [True, False, True]
+    qh, rh = (hashlib.sha256(json.dumps([t, ""]).encode()).hexdigest()[:12] for t in ("Q?", "R?"))
     assert [r.response_id for r in bundle.responses] == [
-        "files/own/0/x",
-        "files/own/0/x#2",
-        "files/own/1/x",
+        f"own/{qh}/x",
+        f"own/{qh}/x#2",
+        f"own/{rh}/x",
     ]
+    assert {e.dataset for e in bundle.examples} == {"own"}
     assert datasets.create_from_key(ds.key).params() == ds.params()
 
 
@@ -214,7 +225,7 @@ def test_example_id_with_two_questions(tmp_path):
     rows = [dict(r) for r in ROWS]
     rows[1]["prompt"] = "Another?"
     path = _write(tmp_path / "mine.jsonl", rows)
-    with pytest.raises(InvalidInputError, match=r"line 2, field 'qid': .*'q1'.* line 1"):
+    with pytest.raises(InvalidInputError, match=r"line 2, field 'qid': .*'mine/q1'.* line 1"):
         _files(path).load()
 
 
@@ -259,3 +270,29 @@ def test_missing_file(tmp_path):
 def test_bad_parameters(params, match):
     with pytest.raises(InvalidInputError, match=match):
         datasets.create("files", **params)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_two_columns_with_one_name_are_refused(tmp_path, suffix):
+    path = tmp_path / f"dup{suffix}"
+    if suffix == ".csv":
+        path.write_text("q,answer,answer\nQ?,a,b\n")
+    else:
+        table = pa.Table.from_arrays(
+            [pa.array(["Q?"]), pa.array(["a"]), pa.array(["b"])], ["q", "answer", "answer"]
+        )
+        pq.write_table(table, path)
+    with pytest.raises(
+        InvalidInputError,
+        match=r"field 'answer': The header has two columns named 'answer' \(columns 2 and 3\)",
+    ):
+        Files(path=str(path), text="answer").load()
+
+
+def test_a_header_only_file_is_an_error(tmp_path):
+    path = tmp_path / "empty.csv"
+    path.write_text("question,text\n")
+    with pytest.raises(
+        InvalidInputError, match=r"empty.csv: The file has a header \(question, text\) but no rows"
+    ):
+        Files(path=str(path)).load()

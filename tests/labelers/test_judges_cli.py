@@ -31,7 +31,7 @@ def dataset(tmp_path):
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     return (
         f"files[path={path},text=answer,label=is_wrong,positive=yes,negative=no,"
-        "columns=example_id:qid]"
+        "columns=example_id:qid,name=fruit]"
     )
 
 
@@ -42,9 +42,9 @@ def test_label_with_a_judge_resumes_then_evaluate_shows_it_as_a_labeler(tmp_path
     assert ": 12 computed, 0 already stored" in capsys.readouterr().out
     labels = pd.read_parquet(run / "labels.parquet")
     mine = labels[labels["labeler"].str.startswith("qa_judge")].set_index("response_id")
-    assert mine.loc["q0/unknown", "category"] == "incorrect"  # sparkles
-    assert mine.loc["q1/unknown", "category"] == "refuse"
-    assert mine.loc["q2/unknown", "category"] == "correct"
+    assert mine.loc["fruit/q0/unknown", "category"] == "incorrect"  # sparkles
+    assert mine.loc["fruit/q1/unknown", "category"] == "refuse"
+    assert mine.loc["fruit/q2/unknown", "category"] == "correct"
     assert mine["hallucinated"].sum() == 5  # four wrong answers and the refusal
     spec = json.loads(mine["spec"].iloc[0])
     assert spec["params"]["judge"]["name"] == "mock" and len(spec["params"]["prompt_sha256"]) == 64

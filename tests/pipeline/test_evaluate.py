@@ -178,7 +178,7 @@ def test_a_labeler_as_reference_is_the_ground_truth_of_agreement_and_first_of_me
     assert run.read_manifest()["config"]["evaluate"]["reference"] == "rouge_l"
 
 
-def test_a_reference_the_dataset_lacks_is_a_note(run):
-    result = evaluate(run, EvaluationConfig(reference="judge", bootstrap=Bootstrap(n_resamples=20)))
-    assert result.metrics.empty and result.agreement.empty
-    assert "tiny: no judge labels; it is not measured here." in result.notes
+def test_a_reference_the_run_lacks_is_an_error(run):
+    config = EvaluationConfig(reference="judge", bootstrap=Bootstrap(n_resamples=20))
+    with pytest.raises(InvalidInputError, match=r"'reference': The run holds no labeler 'judge'"):
+        evaluate(run, config)

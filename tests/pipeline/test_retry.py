@@ -237,11 +237,11 @@ def test_the_cli_retries_on_rerun_and_with_retry_errors(
     run = tmp_path / "run"
     dataset = (
         f"files[path={user_file},text=answer,label=label,positive=yes,negative=no,"
-        "columns=example_id:qid]"
+        "columns=example_id:qid,name=mine]"
     )
     args = ["-q", "detect", "-d", dataset, "-D", "flaky", "--out", str(run)]
-    RETRYABLE.update({"q0/unknown", "q1/unknown"})
-    PERMANENT.update({"q2/unknown", "q3/unknown", "q4/unknown"})
+    RETRYABLE.update({"mine/q0/unknown", "mine/q1/unknown"})
+    PERMANENT.update({"mine/q2/unknown", "mine/q3/unknown", "mine/q4/unknown"})
     assert main(args) == 0
     assert "flaky: 12 computed, 0 already stored" in capsys.readouterr().out
     RETRYABLE.clear()
@@ -264,7 +264,7 @@ def test_run_config_takes_retry_errors(tmp_path, user_file, flaky_registered, ca
     config = tmp_path / "study.toml"
     params = (
         f'path = "{user_file}", text = "answer", label = "label", positive = ["yes"], '
-        'negative = ["no"], columns = ["example_id:qid"]'
+        'negative = ["no"], columns = ["example_id:qid"], name = "mine"'
     )
     config.write_text(
         f"""detectors = ["flaky"]
@@ -278,7 +278,7 @@ name = "files"
 params = {{ {params} }}
 """
     )
-    PERMANENT.update({"q0/unknown", "q1/unknown"})
+    PERMANENT.update({"mine/q0/unknown", "mine/q1/unknown"})
     assert main(["-q", "run", str(config)]) == 0, capsys.readouterr().err
     assert "flaky: 12 computed, 0 already stored" in capsys.readouterr().out
     PERMANENT.clear()

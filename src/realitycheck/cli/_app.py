@@ -13,12 +13,13 @@ from collections.abc import Sequence
 
 import click
 
-from realitycheck.cli import _catalog, _generate, _stages, _study  # noqa: F401  (they register their verbs)
+from realitycheck.cli import _catalog, _check, _generate, _stages, _study  # noqa: F401  (they register their verbs)
 from realitycheck.cli._common import (
     EXIT_ERROR,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     cli,
+    scrub_text,
     split_keys,
 )
 from realitycheck.errors import RealityCheckError
@@ -29,7 +30,8 @@ __all__ = ["cli", "main", "split_keys"]
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; turn expected errors into a message and an exit code."""
     try:
-        cli.main(args=list(argv) if argv is not None else None, standalone_mode=False)
+        args = list(argv) if argv is not None else sys.argv[1:]
+        code = cli.main(args=args, standalone_mode=False, obj={"argv": args})
     except click.exceptions.Abort:
         click.echo("interrupted; everything stored so far is kept, rerun to resume", err=True)
         return EXIT_INTERRUPTED
@@ -42,21 +44,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except RealityCheckError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(scrub_text(f"error: {exc}"), err=True)
         return EXIT_ERROR
     except OSError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(scrub_text(f"error: {exc}"), err=True)
         return EXIT_ERROR
     except Exception as exc:
         if os.environ.get("REALITYCHECK_DEBUG"):
             raise
         click.echo(
-            f"internal error: {type(exc).__name__}: {exc}. Everything stored so far is kept. "
-            "Set REALITYCHECK_DEBUG=1 to see the traceback, and please report it.",
+            scrub_text(
+                f"internal error: {type(exc).__name__}: {exc}. Everything stored so far is "
+                "kept. Set REALITYCHECK_DEBUG=1 to see the traceback, and please report it."
+            ),
             err=True,
         )
         return EXIT_INTERNAL
-    return 0
+    return code if isinstance(code, int) else 0  # a verb's click Exit(code) comes back here
 
 
 if __name__ == "__main__":  # pragma: no cover

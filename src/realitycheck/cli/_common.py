@@ -15,19 +15,30 @@ __all__ = [
     "bootstrap_options",
     "cache_from",
     "cache_options",
+    "check_replace_names",
     "cli",
     "datasets_from_keys",
     "echo_stage",
     "listener_for",
+    "lock_run",
     "progress_for",
     "reference_option",
+    "replace_option",
     "retry_errors_option",
+    "scrub_text",
     "split_keys",
 ]
 
 EXIT_ERROR = 2
 EXIT_INTERNAL = 1
 EXIT_INTERRUPTED = 130
+
+
+def scrub_text(text: str) -> str:
+    """Return ``text`` without secrets, fit for the terminal (see ``realitycheck.store``)."""
+    from realitycheck.store import scrub_text as scrub
+
+    return scrub(text)
 
 
 def split_keys(values: Sequence[str]) -> list[str]:
@@ -43,6 +54,15 @@ reference_option = click.option(
     metavar="KEY",
     help="The ground truth: any label key (human, 'human[protocol=worst]', a judge, a "
     "panel, recorded:gpt_4o). Default: the datasets' human labels.",
+)
+
+replace_option = click.option(
+    "--replace-dataset",
+    "replace",
+    multiple=True,
+    metavar="NAME",
+    help="Reload this dataset although the run holds it with other source files or "
+    "settings; labels and scores of changed responses are recomputed (repeatable).",
 )
 
 retry_errors_option = click.option(
@@ -105,7 +125,7 @@ def listener_for(ctx: click.Context) -> Any:
 
         def evaluation(self, evaluation: Any, out: Any) -> None:
             for note in evaluation.notes:
-                click.echo(f"note: {note}", err=True)
+                click.echo(scrub_text(f"note: {note}"), err=True)
             click.echo(f"metrics: {out / 'metrics.csv'} ({len(evaluation.metrics)} rows)")
 
         def study(self, done: Any) -> None:
@@ -116,6 +136,9 @@ def listener_for(ctx: click.Context) -> Any:
 
         def report(self, files: Any) -> None:
             click.echo(f"report: {files.html}")
+
+        def note(self, text: str) -> None:
+            click.echo(scrub_text(f"note: {text}"), err=True)
 
     return Echo()
 
@@ -130,7 +153,7 @@ def echo_generation(name: str, report: Any, run_dir: Any) -> None:
     )
     if report.failed:
         for line in report.errors:
-            click.echo(f"  failed: {line}", err=True)
+            click.echo(scrub_text(f"  failed: {line}"), err=True)
         click.echo(
             f"  {report.failed} generations failed and are listed in "
             f"{run_dir / 'generation_errors.parquet'}; run the same command again to retry them.",
@@ -145,7 +168,7 @@ def echo_stage(report: Any) -> None:
         again = f" ({retried} retried after an error)" if retried else ""
         click.echo(f"{key}: {n} computed{again}, {report.reused.get(key, 0)} already stored")
     for key, why in report.skipped.items():
-        click.echo(f"{key}: skipped {why}", err=True)
+        click.echo(scrub_text(f"{key}: skipped {why}"), err=True)
 
 
 def progress_for(ctx: click.Context) -> Any:
@@ -164,6 +187,36 @@ def datasets_from_keys(keys: Sequence[str], data_dir: str | None) -> list[Any]:
             ds = type(ds)(**{**ds.params(), "data_dir": data_dir})
         out.append(ds)
     return out
+
+
+def lock_run(ctx: click.Context, run_dir: Any) -> None:
+    """Hold the run folder's lock until the command ends (a second writer stops, named)."""
+    import shlex
+
+    from realitycheck.store import RunLock
+
+    argv = (ctx.obj or {}).get("argv") or []
+    command = scrub_text("realitycheck " + shlex.join(str(a) for a in argv))
+    lock = ctx.with_resource(RunLock(run_dir, command=command))
+    if lock.note:
+        click.echo(f"note: {lock.note}", err=True)
+
+
+def check_replace_names(replace: Sequence[str], chosen: Sequence[Any]) -> None:
+    """Refuse a ``--replace-dataset`` name that none of the chosen datasets has."""
+    import difflib
+
+    from realitycheck.errors import InvalidInputError
+
+    known = sorted({n for ds in chosen for n in (ds.run_name, ds.key, ds.name)})
+    for name in replace:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise InvalidInputError(
+                f"--replace-dataset names a dataset this command does not load: {name!r}.{hint} "
+                f"Loaded here: {', '.join(known)}."
+            )
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -43,7 +43,7 @@ def echo_dry_run(
         from realitycheck.store import RunStore
 
         store = RunStore(run_dir)
-        names = {ds.name for ds in chosen}
+        names = {ds.run_name for ds in chosen}
         examples = {e.example_id: e for e in store.read(Example) if e.dataset in names}
         responses = [r for r in store.read(Response) if r.example_id in examples]
     if not responses:

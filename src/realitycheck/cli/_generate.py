@@ -9,11 +9,14 @@ import click
 from realitycheck.cli._common import (
     cache_from,
     cache_options,
+    check_replace_names,
     cli,
     datasets_from_keys,
     listener_for,
+    lock_run,
     progress_for,
     reference_option,
+    replace_option,
     retry_errors_option,
     split_keys,
 )
@@ -24,11 +27,14 @@ __all__: list[str] = []
 def _make_backend(key: str, model: str | None) -> Any:
     from realitycheck.backends import backends
     from realitycheck.registry import parse_key
+    from realitycheck.store import register_secret_env
 
     name, params = parse_key(key)
     if model is not None:
         params["model"] = model
-    return backends.create(name, **params)
+    backend = backends.create(name, **params)
+    register_secret_env(getattr(backend, "api_key_env", ""))
+    return backend
 
 
 @cli.command("generate")
@@ -103,6 +109,7 @@ def generate_cmd(
     backend = _make_backend(backend_key, model)
     plan.check(backend)
     chosen = datasets_from_keys(dataset_keys, data_dir)
+    lock_run(ctx, run_dir)
     generate_datasets(
         RunStore(run_dir),
         [(ds, limit) for ds in chosen],
@@ -119,9 +126,14 @@ def generate_cmd(
 @click.argument("config_path", type=click.Path(dir_okay=False))
 @retry_errors_option
 @reference_option
+@replace_option
 @click.pass_context
 def run_cmd(
-    ctx: click.Context, config_path: str, retry_errors: bool, reference: str | None
+    ctx: click.Context,
+    config_path: str,
+    retry_errors: bool,
+    reference: str | None,
+    replace: tuple[str, ...],
 ) -> None:
     """Run a whole study from a TOML file: generate, label, detect, evaluate, studies, report.
 
@@ -159,9 +171,12 @@ def run_cmd(
         )
     from realitycheck.cli._study import exit_if_studies_failed
 
+    check_replace_names(replace, [entry.dataset for entry in config.datasets])
+    lock_run(ctx, config.out)
     outcome = run_config(
         config,
         retry_errors=retry_errors,
+        replace=replace,
         progress=progress_for(ctx),
         listener=listener_for(ctx),
     )

@@ -13,12 +13,15 @@ from realitycheck.cli._common import (
     bootstrap_options,
     cache_from,
     cache_options,
+    check_replace_names,
     cli,
     datasets_from_keys,
     echo_stage,
     listener_for,
+    lock_run,
     progress_for,
     reference_option,
+    replace_option,
     retry_errors_option,
     split_keys,
 )
@@ -51,22 +54,42 @@ _run_option = click.option(
 
 
 def _load_run(
-    ctx: click.Context, run_dir: str, dataset_keys: Sequence[str], data_dir: str | None
+    ctx: click.Context,
+    run_dir: str,
+    dataset_keys: Sequence[str],
+    data_dir: str | None,
+    replace: Sequence[str] = (),
 ) -> Any:
     from realitycheck.pipeline import ingest
     from realitycheck.store import RunStore
 
+    chosen = datasets_from_keys(dataset_keys, data_dir)
+    check_replace_names(replace, chosen)
+    lock_run(ctx, run_dir)
     store = RunStore(run_dir)
     names = []
-    for ds in datasets_from_keys(dataset_keys, data_dir):
-        ingest(store, ds, progress=progress_for(ctx))
-        names.append(ds.name)
+    for ds in chosen:
+        report = ingest(
+            store,
+            ds,
+            replace=bool({ds.run_name, ds.key, ds.name} & set(replace)),
+            progress=progress_for(ctx),
+        )
+        for note in report.notes:
+            click.echo(f"note: {note}", err=True)
+        names.append(ds.run_name)
     return store, names
 
 
 def _stage_options(command: Any) -> Any:
     """The options every stage verb shares: datasets, data folder, retries, cache, run."""
-    for option in (_run_option, cache_options, retry_errors_option, _data_dir_option):
+    for option in (
+        _run_option,
+        cache_options,
+        retry_errors_option,
+        replace_option,
+        _data_dir_option,
+    ):
         command = option(command)
     return _dataset_option(command)
 
@@ -77,7 +100,9 @@ def _run_stage(ctx: click.Context, stage: str, keys: Sequence[str], **options: A
 
     registry = labelers if stage == "label" else detectors
     components = [registry.create_from_key(k) for k in split_keys(keys)]
-    store, names = _load_run(ctx, options["run_dir"], options["dataset_keys"], options["data_dir"])
+    store, names = _load_run(
+        ctx, options["run_dir"], options["dataset_keys"], options["data_dir"], options["replace"]
+    )
     report = getattr(pipeline, stage)(
         store,
         components,
@@ -170,6 +195,7 @@ def detect_cmd(ctx: click.Context, detectors: tuple[str, ...], **options: Any) -
     help="Also write report.html / report.md / CSV tables into the run folder.",
 )
 @retry_errors_option
+@replace_option
 @cache_options
 @_run_option
 @click.pass_context
@@ -188,6 +214,7 @@ def evaluate_cmd(
     thresholds: tuple[str, ...],
     report: bool,
     retry_errors: bool,
+    replace: tuple[str, ...],
     cache_dir: str | None,
     no_cache: bool,
     run_dir: str,
@@ -214,7 +241,8 @@ def evaluate_cmd(
         threshold_objective=threshold_objective,
         thresholds=_parse_thresholds(thresholds),
     )
-    store, names = _load_run(ctx, run_dir, dataset_keys, data_dir)
+    store, names = _load_run(ctx, run_dir, dataset_keys, data_dir, replace)
+    _warn_other_datasets(store, names)
     measure_run(
         store,
         labs,
@@ -228,6 +256,24 @@ def evaluate_cmd(
         progress=progress_for(ctx),
         listener=listener_for(ctx),
     )
+
+
+def _warn_other_datasets(store: Any, names: Sequence[str]) -> None:
+    """Say so when the run holds datasets this command did not name: they are measured too."""
+    entries = dict(store.read_manifest().get("datasets") or {})
+    held = {
+        str(e.get("name") or (e.get("spec") or {}).get("name") or k)
+        for k, e in entries.items()
+        if isinstance(e, dict)
+    }
+    others = sorted(held - set(names))
+    if others:
+        click.echo(
+            f"note: the run also holds {', '.join(others)}, loaded by earlier commands; "
+            "evaluate measures them too, with these settings. Use another --out folder to "
+            "keep them apart.",
+            err=True,
+        )
 
 
 def _parse_thresholds(values: Sequence[str]) -> dict[str, float]:
@@ -261,13 +307,15 @@ def _write_report(store: Any, out: Path, reference: str | None = None) -> None:
 @click.option("--run", "run_dir", type=click.Path(file_okay=False, exists=True), required=True)
 @click.option("--out", type=click.Path(file_okay=False), help="Where to write (default: the run).")
 @reference_option
-def report_cmd(run_dir: str, out: str | None, reference: str | None) -> None:
+@click.pass_context
+def report_cmd(ctx: click.Context, run_dir: str, out: str | None, reference: str | None) -> None:
     """Write report.html, report.md and CSV tables for an evaluated run.
 
     The reference defaults to the one the evaluate stage used.
     """
     from realitycheck.store import RunStore
 
+    lock_run(ctx, run_dir)
     _write_report(RunStore(run_dir), Path(out or run_dir), reference)
 
 
@@ -297,6 +345,7 @@ def demo_cmd(
     from realitycheck.runner import run_demo
     from realitycheck.store import RunStore
 
+    lock_run(ctx, Path(out) / "run")
     result = run_demo(
         out,
         data_dir=data_dir,

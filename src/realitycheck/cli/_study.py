@@ -80,10 +80,11 @@ def study_cmd(
     """
     import os
 
-    from realitycheck.cli._common import split_keys
+    from realitycheck.cli._common import lock_run, split_keys
     from realitycheck.runner import run_studies
     from realitycheck.store import RunStore
 
+    lock_run(ctx, run_dir)
     store = RunStore(run_dir)
     listener = listener_for(ctx)
     runs = run_studies(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -58,6 +59,18 @@ class Dataset(Component):
         """Return the data root that holds this dataset's files."""
         return find_data_dir(self.name, self.files, self.data_dir)
 
+    @property
+    def run_name(self) -> str:
+        """The name its records carry in a run (``Example.dataset``); the registered name."""
+        return self.name
+
+    def sources(self) -> list[Path]:
+        """Return the files this dataset reads; their bytes make its fingerprint."""
+        if not self.files:
+            return []
+        root = self.root()
+        return [root / f for f in self.files]
+
     def load(self, *, progress: Callable[[int], Any] | None = None) -> Bundle:
         """Read the dataset into records."""
         raise NotImplementedError
@@ -103,5 +116,16 @@ def find_data_dir(name: str, files: tuple[str, ...], data_dir: Path | str | None
     )
 
 
-datasets: Registry[Dataset] = Registry("datasets", "realitycheck.datasets")
+class _DatasetRegistry(Registry[Dataset]):
+    """The dataset registry; ``name=`` in a key sets a dataset's ``title`` (``files[name=phd]``)."""
+
+    def create(self, name: str, /, **params: Any) -> Dataset:
+        """Build the dataset ``name``; a ``name`` parameter is its ``title``, where it has one."""
+        fields = {f.name for f in dataclasses.fields(self.get(name))}
+        if "name" in params and "title" in fields and "title" not in params:
+            params["title"] = params.pop("name")
+        return super().create(name, **params)
+
+
+datasets: Registry[Dataset] = _DatasetRegistry("datasets", "realitycheck.datasets")
 dataset = datasets.register

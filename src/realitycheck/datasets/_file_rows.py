@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +20,11 @@ if TYPE_CHECKING:
 __all__ = ["RowReader"]
 
 
+def _content_id(*texts: str) -> str:
+    """Return a short stable id made from texts (12 hex digits of their SHA-256)."""
+    return hashlib.sha256(json.dumps(texts).encode("utf-8")).hexdigest()[:12]
+
+
 class RowReader:
     """Turns rows into records, remembering ids already seen."""
 
@@ -29,6 +36,8 @@ class RowReader:
         self.groups: dict[tuple[str, str], str] = {}
         self.response_lines: dict[str, int] = {}
         self.ids = IdMaker()
+        self.example_ids = IdMaker()
+        self.name = owner.run_name
         self.spec = owner.spec_json
 
     def cell(self, row: dict[str, Any], field: str, line: int) -> Any:
@@ -60,7 +69,7 @@ class RowReader:
             raise InvalidInputError(
                 "The response text is empty.", path=self.path, line=line, field=self.mapping["text"]
             )
-        example_id = self.example(line, row, out)
+        example_id = self.example(line, row, out, text)
         model = self.text_cell(row, "model", line) or "unknown"
         given = self.text_cell(row, "response_id", line)
         if "response_id" in self.mapping:
@@ -79,8 +88,8 @@ class RowReader:
                     line=line,
                     field=self.mapping["response_id"],
                 )
-        response_id = given or self.ids.make(f"{example_id}/{model}")
-        self.response_lines[response_id] = line
+        response_id = f"{self.name}/{given}" if given else self.ids.make(f"{example_id}/{model}")
+        self.response_lines[given or response_id] = line
         used = set(self.mapping.values())
         out.responses.append(
             Response(
@@ -96,7 +105,7 @@ class RowReader:
         for column in self.owner.scores:
             out.scores.append(self.score(row[column], column, line, response_id))
 
-    def example(self, line: int, row: dict[str, Any], out: Bundle) -> str:
+    def example(self, line: int, row: dict[str, Any], out: Bundle, text: str) -> str:
         question = self.text_cell(row, "question", line)
         context = self.text_cell(row, "context", line)
         example_id = self.text_cell(row, "example_id", line)
@@ -107,14 +116,13 @@ class RowReader:
                 line=line,
                 field=self.mapping["example_id"],
             )
-        if not example_id:
-            key = (
-                (question, context)
-                if {"question", "context"} & set(self.mapping)
-                else (str(line), "")
-            )
-            stem = self.path.stem
-            example_id = self.groups.setdefault(key, f"files/{stem}/{len(self.groups)}")
+        if example_id:
+            example_id = f"{self.name}/{example_id}"
+        elif {"question", "context"} & set(self.mapping):
+            key = (question, context)
+            example_id = self.groups.setdefault(key, f"{self.name}/{_content_id(*key)}")
+        else:
+            example_id = self.example_ids.make(f"{self.name}/{_content_id(text)}")
         if example_id in self.examples:
             first, seen = self.examples[example_id]
             if (seen.question, seen.context) != (question, context):
@@ -135,7 +143,7 @@ class RowReader:
             )
         example = Example(
             example_id=example_id,
-            dataset=self.owner.name,
+            dataset=self.name,
             task=task,
             question=question,
             context=context,

@@ -52,6 +52,7 @@ def _read_csv(path: Path, delimiter: str) -> tuple[list[str], list[tuple[int, di
         raise InvalidInputError(
             f"The header is not valid CSV ({exc}).", path=path, line=1
         ) from None
+    _refuse_repeated_columns(header, path)
     rows = []
     start = reader.line_num + 1
     while True:
@@ -80,12 +81,30 @@ def _read_parquet(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any]
     import pyarrow.parquet as pq  # a core dependency, imported only when needed
 
     try:
+        _refuse_repeated_columns(pq.read_schema(path).names, path)
         table = pq.read_table(path)
+    except InvalidInputError:
+        raise
     except Exception as exc:  # pyarrow raises several unrelated types for a bad file
         raise InvalidInputError(
             f"The file is not a readable Parquet table ({exc}).", path=path
         ) from None
     return list(table.column_names), list(enumerate(table.to_pylist(), start=1))
+
+
+def _refuse_repeated_columns(header: list[str], path: Path) -> None:
+    """Raise when two columns share a name (a row would silently keep only the last)."""
+    seen: dict[str, int] = {}
+    for i, name in enumerate(header, start=1):
+        if name in seen:
+            raise InvalidInputError(
+                f"The header has two columns named {name!r} (columns {seen[name]} and {i}); "
+                "rename one so it is clear which to read.",
+                path=path,
+                line=1,
+                field=name,
+            )
+        seen[name] = i
 
 
 def cell_text(value: Any) -> str | None:

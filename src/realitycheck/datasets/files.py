@@ -168,6 +168,11 @@ class Files(Dataset):
         flip: Those of ``scores`` where higher means *less* likely hallucinated;
             they are stored as ``1 - value``.
         columns: Other fields, as ``field:column`` entries (``question:prompt``) or a table.
+        title: The dataset's name in the run (``name=`` in a key works too); default
+            ``files:<path>``, so two files are two datasets. Example and response
+            ids start with it: ``<name>/<example_id>``, and without an ``example_id``
+            column ``<name>/<hash of question and context>`` (of the text when
+            neither is mapped); ids never depend on the file name alone.
     """
 
     path: str = required(PathLike(), Satisfies(_table_path, f"a path ending in one of {FORMATS}"))
@@ -182,6 +187,7 @@ class Files(Dataset):
     scores: tuple[str, ...] = param((), _NAMES, convert=_texts)
     flip: tuple[str, ...] = param((), _NAMES, convert=_texts)
     columns: tuple[str, ...] = param((), _ColumnEntries(), convert=_column_entries)
+    title: str = param("", InstanceOf(str), convert=str)
 
     files: ClassVar[tuple[str, ...]] = ()
     description: ClassVar[str] = "Your own file (JSONL, CSV or Parquet) with a column mapping."
@@ -207,6 +213,15 @@ class Files(Dataset):
                 hint=f"Not in 'scores': {extra}.",
             )
 
+    @property
+    def run_name(self) -> str:
+        """The dataset's name in the run: ``title``, else ``files:<path>``."""
+        return self.title or f"files:{self.path}"
+
+    def sources(self) -> list[Path]:
+        """Return the one file this dataset reads."""
+        return [self.file()]
+
     def file(self) -> Path:
         """Return the file to read, resolved against ``data_dir`` when it is relative."""
         path = Path(str(self.path)).expanduser()
@@ -218,9 +233,17 @@ class Files(Dataset):
         """Read the file into examples, responses, ``human`` labels and recorded scores."""
         path = self.file()
         if not path.is_file():
-            raise DataNotFoundError(f"The file {str(path)!r} of dataset 'files' does not exist.")
+            raise DataNotFoundError(
+                f"The file {str(path)!r} of dataset {self.run_name!r} does not exist."
+            )
         available, rows = read_rows(path)
         mapping = self._mapping(available, path)
+        if not rows:
+            raise InvalidInputError(
+                f"The file has a header ({', '.join(available) or 'no columns'}) but no rows; "
+                "nothing was loaded.",
+                path=path,
+            )
         out = Bundle(examples=[])
         reader = RowReader(self, mapping, path)
         for line, row in rows:

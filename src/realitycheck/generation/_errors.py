@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from realitycheck.store import RunStore
+from realitycheck.store import RunStore, scrub_text, unreadable
 
 __all__ = ["ERROR_COLUMNS", "ERRORS_FILE", "generation_errors", "update_generation_errors"]
 
@@ -41,7 +41,10 @@ def generation_errors(store: RunStore) -> pd.DataFrame:
     path = store.path / ERRORS_FILE
     if not path.exists():
         return pd.DataFrame({c: pd.Series(dtype="object") for c in ERROR_COLUMNS})
-    return pd.read_parquet(path)
+    try:
+        return pd.read_parquet(path)
+    except (OSError, ValueError) as exc:  # pyarrow's read errors subclass one of these
+        raise unreadable(path, exc) from None
 
 
 def update_generation_errors(
@@ -66,7 +69,12 @@ def update_generation_errors(
     attempts = dict(zip(table["response_id"], table["attempts"], strict=True))
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     rows = [
-        {**row, "attempts": int(attempts.get(row["response_id"], 0)) + 1, "updated": now}
+        {
+            **row,
+            "error": scrub_text(str(row["error"])),  # a server may echo the API key
+            "attempts": int(attempts.get(row["response_id"], 0)) + 1,
+            "updated": now,
+        }
         for row in new
     ]
     redone = done | {row["response_id"] for row in rows}

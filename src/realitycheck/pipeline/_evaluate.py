@@ -55,6 +55,7 @@ from realitycheck.params import (
     check_params,
     param,
 )
+from realitycheck.pipeline._checks import check_keys, explain_empty
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import MetricResult
 from realitycheck.store import RunData, RunStore
@@ -346,7 +347,17 @@ def evaluate(
     progress = progress or NullProgress()
     notes: list[str] = []
     frame = _load(store, config, notes)
+    check_keys(
+        labelers=list(frame.labels.columns),
+        detectors=list(frame.scores.columns),
+        references=config.references,
+        reference=config.reference,
+        measured_labelers=config.labelers,
+        measured_detectors=config.detectors,
+        thresholds=config.thresholds,
+    )
     measure = Measure(config.bootstrap)
+    found: dict[str, tuple[list[str], list[str]]] = {}
     metric_rows: list[MetricResult] = []
     agreement_rows: list[MetricResult] = []
     datasets = sorted(frame.base["dataset"].unique())
@@ -354,9 +365,12 @@ def evaluate(
         for ds in datasets:
             idx = np.flatnonzero((frame.base["dataset"] == ds).to_numpy())
             refs = _references(frame, ds, idx, config, notes)
+            found[ds] = (refs, _present(frame.scores, idx, config.detectors))
             metric_rows += _detector_rows(frame, ds, idx, refs, config, measure)
             agreement_rows += _agreement_rows(frame, ds, idx, refs, config, measure)
             task.advance()
+    if not metric_rows and (not agreement_rows or config.detectors):
+        raise InvalidInputError(explain_empty(frame.labels, frame.scores, found))
     store.replace(metric_rows, table="metrics")
     store.replace(agreement_rows, table="agreement")
     store.update_manifest(config={"evaluate": config.as_dict()}, notes=notes)

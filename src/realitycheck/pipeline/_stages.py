@@ -14,14 +14,14 @@ store keeps the newest row of each response and component key).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from realitycheck.backends import CallCache
-from realitycheck.datasets import Dataset
 from realitycheck.detectors import Detector, Needs
 from realitycheck.errors import InvalidInputError
 from realitycheck.labelers import Labeler
+from realitycheck.pipeline._ingest import ingest
+from realitycheck.pipeline._report import StageReport
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import Example, Label, Response, Score
 from realitycheck.store import RunStore
@@ -29,57 +29,6 @@ from realitycheck.store import RunStore
 __all__ = ["StageReport", "detect", "ingest", "label"]
 
 DEFAULT_BATCH_SIZE = 2048
-
-
-@dataclass(kw_only=True)
-class StageReport:
-    """What a stage did, per component key.
-
-    Attributes:
-        computed: Records written now (the retried ones included).
-        reused: Records already stored and kept.
-        retried: Records written now in place of a stored error.
-        skipped: Why some or all responses were left out.
-    """
-
-    computed: dict[str, int] = field(default_factory=dict)
-    reused: dict[str, int] = field(default_factory=dict)
-    retried: dict[str, int] = field(default_factory=dict)
-    skipped: dict[str, str] = field(default_factory=dict)
-
-
-def ingest(store: RunStore, dataset: Dataset, *, progress: Progress | None = None) -> StageReport:
-    """Load a dataset's examples, responses, human labels and recorded scores into a run.
-
-    A dataset already loaded with the same spec is not read again.
-    """
-    progress = progress or NullProgress()
-    report = StageReport()
-    manifest = store.read_manifest()
-    entry = manifest.get("datasets", {}).get(dataset.key)
-    if entry is not None and entry.get("spec") == dataset.spec:
-        report.reused[dataset.key] = int(entry.get("responses", 0))
-        return report
-    with progress.task(f"loading {dataset.key}", None) as task:
-        bundle = dataset.load(progress=task.advance)
-    for records in (bundle.examples, bundle.responses, bundle.labels, bundle.scores):
-        store.append(records)
-    for table in ("examples", "responses", "labels", "scores"):
-        store.compact(table)
-    store.update_manifest(
-        datasets={
-            dataset.key: {
-                "spec": dataset.spec,
-                "examples": len(bundle.examples),
-                "responses": len(bundle.responses),
-                "labels": len(bundle.labels),
-                "scores": len(bundle.scores),
-                "notes": bundle.notes,
-            }
-        }
-    )
-    report.computed[dataset.key] = len(bundle.responses)
-    return report
 
 
 def _has_need(example: Example, need: str) -> bool:

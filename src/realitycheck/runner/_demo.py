@@ -79,10 +79,10 @@ def run_demo(
         labs = [labelers.create_from_key(k) for k in lab_keys]
         dets = [detectors.create_from_key(k) for k in det_keys]
         for report in (
-            label(store, labs, datasets=[ds.name], progress=progress),
-            detect(store, dets, datasets=[ds.name], progress=progress),
+            label(store, labs, datasets=[ds.run_name], progress=progress),
+            detect(store, dets, datasets=[ds.run_name], progress=progress),
         ):
-            notes += [f"{ds.name}: {key} skipped {why}" for key, why in report.skipped.items()]
+            notes += [f"{ds.run_name}: {key} skipped {why}" for key, why in report.skipped.items()]
     store.update_manifest(notes=notes)
     config = EvaluationConfig(bootstrap=bootstrap, reference=reference)
     evaluation = evaluate(store, config, progress=progress)

@@ -62,6 +62,9 @@ class Listener:
     def report(self, files: ReportFiles) -> None:
         """The report was written."""
 
+    def note(self, text: str) -> None:
+        """Something worth saying happened (a dataset was replaced)."""
+
 
 @dataclass(kw_only=True)
 class RunOutcome:
@@ -113,7 +116,7 @@ def generate_datasets(
             progress=progress,
         )
         listener.generation(dataset.key, report, store.path)
-        out[dataset.name] = report
+        out[dataset.run_name] = report
     return out
 
 
@@ -164,12 +167,15 @@ def run_config(
     config: RunConfig,
     *,
     retry_errors: bool = False,
+    replace: Sequence[str] = (),
     progress: Progress | None = None,
     listener: Listener | None = None,
 ) -> RunOutcome:
     """Run a whole study from a parsed run config: generate, stages, evaluate, studies, report.
 
     Every stage resumes: running the same config again does only what is missing.
+    ``replace`` names datasets to load again although their source files or
+    settings changed (see :func:`realitycheck.pipeline.ingest`).
     """
     progress = progress or NullProgress()
     listener = listener or Listener()
@@ -192,8 +198,11 @@ def run_config(
     else:
         names = []
         for entry in config.datasets:
-            ingest(store, entry.dataset, progress=progress)
-            names.append(entry.dataset.name)
+            ds = entry.dataset
+            wanted = bool({ds.run_name, ds.key, ds.name} & set(replace))
+            for note in ingest(store, ds, replace=wanted, progress=progress).notes:
+                listener.note(note)
+            names.append(entry.dataset.run_name)
     outcome = measure_run(
         store,
         config.labelers,

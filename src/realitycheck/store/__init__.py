@@ -1,6 +1,9 @@
 """The run store: a run is a folder of Parquet tables, ``manifest.json`` and study results."""
 
+from realitycheck.store._check import CheckReport, Finding, check_run
+from realitycheck.store._fingerprint import changed_files, digest, fingerprint
 from realitycheck.store._frames import RunData
+from realitycheck.store._lock import LOCK_NAME, RunLock, lock_holder
 from realitycheck.store._manifest import SCHEMA_VERSION, package_versions, scrub_secrets
 from realitycheck.store._results import (
     StudyFigure,
@@ -11,19 +14,34 @@ from realitycheck.store._results import (
     result_dir,
     save_result,
 )
-from realitycheck.store._store import RunStore
+from realitycheck.store._secrets import REDACTED, register_secret_env, scrub, scrub_text
+from realitycheck.store._store import RunStore, unreadable
 
 __all__ = [
+    "LOCK_NAME",
+    "REDACTED",
     "SCHEMA_VERSION",
+    "CheckReport",
+    "Finding",
     "RunData",
+    "RunLock",
     "RunStore",
     "StudyFigure",
     "StudyResult",
     "StudyTable",
+    "changed_files",
+    "check_run",
+    "digest",
+    "fingerprint",
     "folder_name",
     "load_results",
+    "lock_holder",
     "package_versions",
+    "register_secret_env",
     "result_dir",
     "save_result",
+    "scrub",
     "scrub_secrets",
+    "scrub_text",
+    "unreadable",
 ]

@@ -29,7 +29,7 @@ import json
 import os
 import tempfile
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from realitycheck.errors import InvalidInputError
+from realitycheck.errors import InvalidInputError, RunFolderError
 from realitycheck.records import (
     Example,
     Label,
@@ -50,8 +50,9 @@ from realitycheck.records import (
     records_to_rows,
 )
 from realitycheck.store._manifest import SCHEMA_VERSION, package_versions, scrub_secrets
+from realitycheck.store._secrets import Scrubber, register_from_specs, scrub
 
-__all__ = ["RunStore"]
+__all__ = ["RunStore", "atomic_write_bytes", "unreadable"]
 
 _RECORD_TYPES: dict[str, type[Any]] = {
     cls.table: cls for cls in (Example, Response, Label, Score, MetricResult)
@@ -82,11 +83,36 @@ def _defaults(cls: type[Any]) -> dict[str, Any]:
     }
 
 
+def unreadable(path: Path, exc: BaseException) -> RunFolderError:
+    """Return the error for a run file that cannot be read, naming it and the way out."""
+    run = path.parent.parent if path.parent.name.endswith(".parts") else path.parent
+    return RunFolderError(
+        f"This part of the run cannot be read ({type(exc).__name__}: {exc}). "
+        f"Run `realitycheck check --run {run}` to list every damaged part; with --repair "
+        "it moves them to quarantine/ and the next stages recompute what they held.",
+        path=path,
+    )
+
+
+_READ_ERRORS = (pa.ArrowException, OSError, ValueError)
+
+
+def _read_table(path: Path, columns: Sequence[str] | None = None) -> pa.Table:
+    """Read a Parquet file, turning any read failure into :func:`unreadable`."""
+    try:
+        return pq.read_table(path, columns=None if columns is None else list(columns))
+    except _READ_ERRORS as exc:
+        raise unreadable(path, exc) from None
+
+
 def _read_part(path: Path, record_type: type[Any] | None, columns: Sequence[str] | None) -> Any:
     """Read one file as a DataFrame, adding the defaults of fields it was written without."""
-    names = pq.read_schema(path).names
+    try:
+        names = pq.read_schema(path).names
+    except _READ_ERRORS as exc:
+        raise unreadable(path, exc) from None
     wanted = None if columns is None else [c for c in columns if c in names]
-    df = pq.read_table(path, columns=wanted).to_pandas()
+    df = _read_table(path, wanted).to_pandas()
     if record_type is not None:
         for name, default in _defaults(record_type).items():
             if name not in df.columns and (columns is None or name in columns):
@@ -94,11 +120,48 @@ def _read_part(path: Path, record_type: type[Any] | None, columns: Sequence[str]
     return df
 
 
+_SCRUBBED_IN_FULL = ("error", "raw", "meta", "spec")
+
+
 def _to_table(records: Sequence[Record]) -> pa.Table:
-    return pa.Table.from_pylist(records_to_rows(records), schema=_schema(type(records[0])))
+    """Records as an Arrow table, with secrets scrubbed from every text field.
+
+    Errors, raw replies, meta and specs lose configured keys and key-shaped
+    strings; other texts (model outputs, dataset fields) lose configured keys only.
+    Each distinct text is scrubbed once per call (a spec repeats on every record).
+    """
+    scrubber = Scrubber()
+    rows = records_to_rows(records)
+    for f in dataclasses.fields(type(records[0])):
+        kind = _ARROW_TYPES[str(f.type)]
+        if kind not in (pa.string(), pa.list_(pa.string())):
+            continue
+        full = f.name in _SCRUBBED_IN_FULL
+        if not full and not scrubber.has_configured:
+            continue
+        clean = _memo(scrubber.text if full else scrubber.configured)
+        for row in rows:
+            value = row[f.name]
+            if isinstance(value, str):
+                row[f.name] = clean(value)
+            elif isinstance(value, list):
+                row[f.name] = [clean(v) if isinstance(v, str) else v for v in value]
+    return pa.Table.from_pylist(rows, schema=_schema(type(records[0])))
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
+def _memo(fn: Callable[[str], str]) -> Callable[[str], str]:
+    seen: dict[str, str] = {}
+
+    def clean(text: str) -> str:
+        if text not in seen:
+            seen[text] = fn(text)
+        return seen[text]
+
+    return clean
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and :func:`os.replace`."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -159,11 +222,14 @@ class RunStore:
         try:
             data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
-            raise InvalidInputError(
-                f"manifest.json is not valid JSON: {exc.msg}",
+            raise RunFolderError(
+                f"manifest.json is not valid JSON: {exc.msg}. Run `realitycheck check --run "
+                f"{self.path}` to see what else is damaged.",
                 path=self.manifest_path,
                 line=exc.lineno,
             ) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise unreadable(self.manifest_path, exc) from None
         if not isinstance(data, dict):
             raise InvalidInputError(
                 "manifest.json must hold a JSON object.", path=self.manifest_path
@@ -178,13 +244,17 @@ class RunStore:
         datasets: Mapping[str, Mapping[str, Any]] | None = None,
         last_run: Mapping[str, Mapping[str, int]] | None = None,
         notes: Iterable[str] = (),
+        forget_datasets: Iterable[str] = (),
     ) -> dict[str, Any]:
         """Merge new information into the manifest and write it atomically.
 
         ``last_run`` maps a component key to what its stage did the last time it
         ran (``computed``, ``reused``, ``retried``); each key's entry is replaced.
-        Secrets (keys looking like api keys, tokens, passwords) never reach the file.
+        ``forget_datasets`` removes those dataset keys' entries (a replaced dataset).
+        Secrets never reach the file: entries whose key looks secret (api keys, tokens,
+        passwords) are redacted, and every text is scrubbed (:mod:`._secrets`).
         """
+        register_from_specs([config or {}, components or {}])  # their api_key_env values
         manifest = self.read_manifest()
         now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         manifest.setdefault("schema_version", SCHEMA_VERSION)
@@ -195,14 +265,17 @@ class RunStore:
             manifest.setdefault("config", {}).update(scrub_secrets(dict(config)))
         if components:
             manifest.setdefault("components", {}).update(scrub_secrets(dict(components)))
+        for key in forget_datasets:
+            manifest.get("datasets", {}).pop(key, None)
         if datasets:
             manifest.setdefault("datasets", {}).update(scrub_secrets(dict(datasets)))
         if last_run:
             manifest.setdefault("last_run", {}).update(scrub_secrets(dict(last_run)))
         existing = manifest.setdefault("notes", [])
         existing.extend(n for n in notes if n not in existing)
+        manifest = scrub(manifest)
         text = json.dumps(manifest, indent=2, sort_keys=True, default=str)
-        _atomic_write_bytes(self.manifest_path, text.encode("utf-8"))
+        atomic_write_bytes(self.manifest_path, text.encode("utf-8"))
         return manifest
 
     # -- tables ---------------------------------------------------------------------------
@@ -259,7 +332,7 @@ class RunStore:
         paths = [p for p in [self._table_path(table)] if p.exists()] + self._part_paths(table)
         out: set[tuple[Any, ...]] = set()
         for p in paths:
-            t = pq.read_table(p, columns=list(columns))
+            t = _read_table(p, columns)
             out.update(zip(*(t.column(c).to_pylist() for c in columns), strict=True))
         return out
 
@@ -290,6 +363,26 @@ class RunStore:
             _atomic_write_table(self._table_path(name), _to_table(records))
         else:
             self._table_path(name).unlink(missing_ok=True)
+
+    def drop(self, table: str, where: Callable[[pd.DataFrame], pd.Series]) -> int:
+        """Remove the rows of a table for which ``where(frame)`` is true; return how many.
+
+        The table is compacted and rewritten atomically without them.
+        """
+        df = self.frame(table)
+        if df.empty:
+            return 0
+        gone = where(df).fillna(False).astype(bool)
+        if not gone.any():
+            return 0
+        schema = _schema(_RECORD_TYPES.get(table.split(".")[0], MetricResult))
+        kept = df[~gone].reset_index(drop=True)
+        _atomic_write_table(
+            self._table_path(table), pa.Table.from_pandas(kept, schema=schema, preserve_index=False)
+        )
+        for p in self._part_paths(table):
+            p.unlink(missing_ok=True)
+        return int(gone.sum())
 
     def tables(self) -> list[str]:
         """Return the names of the tables present in the run."""
