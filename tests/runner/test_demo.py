@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from realitycheck.cli import cli
+from realitycheck.cli import cli, main
 from realitycheck.runner import _demo
 from realitycheck.store import RunStore, load_results
 
@@ -33,3 +33,21 @@ def test_demo_measures_against_the_reference_it_is_given(small_plan, tmp_path):
     assert store.read_manifest()["config"]["evaluate"]["reference"] == "recorded:gpt_4o"
     html = (out / "report.html").read_text(encoding="utf-8")
     assert "recorded:gpt_4o" in html
+
+
+def test_demo_exits_non_zero_when_a_study_fails_and_keeps_the_others(
+    small_plan, tmp_path, monkeypatch, capsys
+):
+    from realitycheck.studies.leaderboard import Leaderboard
+
+    def broken(self, data, bootstrap):
+        raise ValueError("forced failure")
+
+    monkeypatch.setattr(Leaderboard, "analyse", broken)
+    out = tmp_path / "demo"
+    assert main(["demo", "--out", str(out), "--n-resamples", "20"]) == 2
+    printed = capsys.readouterr()
+    assert "1 of 1 studies failed: leaderboard (ValueError: forced failure)" in printed.err
+    assert (out / "report.html").exists()
+    (stored,) = load_results(RunStore(out / "run"))
+    assert "forced failure" in stored.finding

@@ -342,6 +342,7 @@ def demo_cmd(
     With --reference KEY (e.g. recorded:gpt_4o, FaithBench's GPT-4o judge),
     evaluate, the studies and the report measure against KEY instead of humans.
     """
+    from realitycheck.cli._study import exit_if_studies_failed
     from realitycheck.runner import run_demo
     from realitycheck.store import RunStore
 
@@ -355,3 +356,4 @@ def demo_cmd(
     )
     click.echo(f"run: {result.run_dir}; studies: {', '.join(result.studies) or 'none'}")
     _write_report(RunStore(result.run_dir), Path(out), reference)
+    exit_if_studies_failed(result.runs)

@@ -11,7 +11,7 @@ from realitycheck.detectors import detectors
 from realitycheck.labelers import labelers
 from realitycheck.pipeline import Evaluation, EvaluationConfig, detect, evaluate, ingest, label
 from realitycheck.progress import NullProgress, Progress
-from realitycheck.runner._studies import ALL, run_studies
+from realitycheck.runner._studies import ALL, StudyRun, run_studies
 from realitycheck.store import RunStore
 
 __all__ = ["DEMO_DATASETS", "DEMO_DETECTORS", "DEMO_LABELERS", "DemoResult", "run_demo"]
@@ -38,11 +38,16 @@ DEMO_DETECTORS = tuple(dict.fromkeys(k for _, dets in DEMO_PLAN.values() for k i
 
 @dataclass(frozen=True, kw_only=True)
 class DemoResult:
-    """Where the demo wrote its run, what the evaluation found, and the studies it ran."""
+    """Where the demo wrote its run, what the evaluation found, and the studies it ran.
+
+    ``runs`` holds each study's run, with its error when it failed (the others
+    still ran); the command exits non-zero when any did.
+    """
 
     run_dir: Path
     evaluation: Evaluation
     studies: tuple[str, ...]
+    runs: tuple[StudyRun, ...] = ()
 
 
 def run_demo(
@@ -91,4 +96,5 @@ def run_demo(
         run_dir=store.path,
         evaluation=evaluation,
         studies=tuple(d.result.study for d in done),
+        runs=tuple(done),
     )
