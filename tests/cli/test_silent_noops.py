@@ -75,3 +75,15 @@ def test_a_folder_reused_for_another_dataset_says_so(tmp_path, capsys):
     assert _evaluate(tmp_path, other) == 0
     err = capsys.readouterr().err
     assert f"note: the run also holds files:{first}, loaded by earlier commands" in err
+
+
+def test_a_detector_whose_every_value_is_missing_says_so(tmp_path, capsys):
+    key = (
+        f"files[path={_csv(tmp_path)},text=answer,columns=example_id:qid,positive=yes,negative=no]"
+    )
+    args = ["detect", "-d", key, "-D", "mean_len", "-D", "length", "--out", str(tmp_path / "run")]
+    assert main(["-q", *args]) == 0
+    printed = capsys.readouterr()
+    assert "mean_len: 0 computed, 6 missing, 0 already stored" in printed.out
+    assert "length: 6 computed, 0 already stored" in printed.out
+    assert "mean_len: missing because the response has no sampled answers" in printed.err

@@ -105,7 +105,13 @@ def test_a_rerun_retries_retryable_errors_and_keeps_permanent_ones(
     second = stage(store, [component()], batch_size=16)
     assert sorted(ASKED) == ids[:5]
     assert (second.computed[key], second.retried[key], second.reused[key]) == (5, 5, 75)
-    assert store.read_manifest()["last_run"][key] == {"computed": 5, "reused": 75, "retried": 5}
+    assert store.read_manifest()["last_run"][key] == {
+        "computed": 5,
+        "missing": 0,
+        "failed": 0,
+        "reused": 75,
+        "retried": 5,
+    }
     rows = store.frame(table).query(f"{column} == @key")
     assert len(rows) == 80 and rows["response_id"].is_unique
     stored = _mine(store, cls, column, key)
@@ -115,7 +121,13 @@ def test_a_rerun_retries_retryable_errors_and_keeps_permanent_ones(
     ASKED.clear()
     third = stage(store, [component()])
     assert ASKED == [] and (third.computed[key], third.retried[key]) == (0, 0)
-    assert store.read_manifest()["last_run"][key] == {"computed": 0, "reused": 80, "retried": 0}
+    assert store.read_manifest()["last_run"][key] == {
+        "computed": 0,
+        "missing": 0,
+        "failed": 0,
+        "reused": 80,
+        "retried": 0,
+    }
 
     # --retry-errors: the permanent errors are computed again too.
     PERMANENT.clear()
@@ -243,7 +255,9 @@ def test_the_cli_retries_on_rerun_and_with_retry_errors(
     RETRYABLE.update({"mine/q0/unknown", "mine/q1/unknown"})
     PERMANENT.update({"mine/q2/unknown", "mine/q3/unknown", "mine/q4/unknown"})
     assert main(args) == 0
-    assert "flaky: 12 computed, 0 already stored" in capsys.readouterr().out
+    printed = capsys.readouterr()
+    assert "flaky: 7 computed, 3 missing, 2 failed, 0 already stored" in printed.out
+    assert "flaky: missing because the response has no samples" in printed.err
     RETRYABLE.clear()
     PERMANENT.clear()
     assert main(args) == 0
@@ -255,7 +269,13 @@ def test_the_cli_retries_on_rerun_and_with_retry_errors(
     assert main(args) == 0
     assert "flaky: 0 computed, 12 already stored" in capsys.readouterr().out
     manifest = json.loads((run / "manifest.json").read_text())
-    assert manifest["last_run"]["flaky"] == {"computed": 0, "reused": 12, "retried": 0}
+    assert manifest["last_run"]["flaky"] == {
+        "computed": 0,
+        "missing": 0,
+        "failed": 0,
+        "reused": 12,
+        "retried": 0,
+    }
     scores = RunStore(run).frame("scores").query("detector == 'flaky'")
     assert len(scores) == 12 and scores["value"].notna().all()
 
@@ -280,7 +300,7 @@ params = {{ {params} }}
     )
     PERMANENT.update({"mine/q0/unknown", "mine/q1/unknown"})
     assert main(["-q", "run", str(config)]) == 0, capsys.readouterr().err
-    assert "flaky: 12 computed, 0 already stored" in capsys.readouterr().out
+    assert "flaky: 10 computed, 2 missing, 0 already stored" in capsys.readouterr().out
     PERMANENT.clear()
     assert main(["-q", "run", str(config)]) == 0
     assert "flaky: 0 computed, 12 already stored" in capsys.readouterr().out

@@ -164,9 +164,15 @@ def echo_generation(name: str, report: Any, run_dir: Any) -> None:
 def echo_stage(report: Any) -> None:
     """Print what a label or detect stage did, one line per component."""
     for key, n in report.computed.items():
+        missing, failed = report.missing.get(key, 0), report.failed.get(key, 0)
         retried = report.retried.get(key, 0)
         again = f" ({retried} retried after an error)" if retried else ""
-        click.echo(f"{key}: {n} computed{again}, {report.reused.get(key, 0)} already stored")
+        parts = [f"{n - missing - failed} computed{again}"]
+        parts += [f"{missing} missing"] if missing else []
+        parts += [f"{failed} failed"] if failed else []
+        click.echo(f"{key}: {', '.join(parts)}, {report.reused.get(key, 0)} already stored")
+        if key in report.missing_why:
+            click.echo(scrub_text(f"{key}: missing because {report.missing_why[key]}"), err=True)
     for key, why in report.skipped.items():
         click.echo(scrub_text(f"{key}: skipped {why}"), err=True)
 

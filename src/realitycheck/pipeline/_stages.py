@@ -21,7 +21,7 @@ from realitycheck.detectors import Detector, Needs
 from realitycheck.errors import InvalidInputError
 from realitycheck.labelers import Labeler
 from realitycheck.pipeline._ingest import ingest
-from realitycheck.pipeline._report import StageReport
+from realitycheck.pipeline._report import StageReport, outcome_of
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import Example, Label, Response, Score
 from realitycheck.store import RunStore
@@ -111,9 +111,17 @@ def _run_component(
                         f"{key} returned {len(records)} records for {len(batch)} responses."
                     )
                 store.append(records)
+                for record in records:
+                    outcome = outcome_of(record)
+                    if outcome != "value":
+                        counts_of = getattr(report, outcome)
+                        counts_of[key] = counts_of.get(key, 0) + 1
+                    if outcome == "missing" and record.error:
+                        report.missing_why.setdefault(key, record.error)
                 task.advance(len(batch))
         store.compact(table)
-    counts = {name: getattr(report, name)[key] for name in ("computed", "reused", "retried")}
+    names = ("computed", "missing", "failed", "reused", "retried")
+    counts = {name: getattr(report, name).get(key, 0) for name in names}
     store.update_manifest(last_run={key: counts})
 
 
