@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from realitycheck import InvalidInputError, RunStore, write_report
+from realitycheck import RunStore, write_report
 from realitycheck.plots import new_figure, png_bytes
 from realitycheck.report._studies import MAX_ROWS, format_cell
 from realitycheck.store import (
@@ -49,12 +49,26 @@ def test_results_round_trip_and_replace_older_ones(tmp_path):
     assert not [p for p in (tmp_path / "studies").iterdir() if p.name.startswith(".")]
 
 
-def test_bad_table_name_is_refused_and_leaves_nothing(tmp_path):
+def test_unsafe_table_and_figure_names_become_distinct_safe_file_names(tmp_path):
     store = RunStore(tmp_path)
-    bad = StudyResult(study="toy", spec={}, finding="", tables=(StudyTable("a/b", pd.DataFrame()),))
-    with pytest.raises(InvalidInputError, match="must use letters, digits"):
-        save_result(store, bad)
-    assert load_results(store) == []
+    frame = pd.DataFrame({"x": [1]})
+    png = _result().figures[0].png
+    result = StudyResult(
+        study="toy",
+        spec={},
+        finding="",
+        tables=(StudyTable("../a/b", frame), StudyTable("../a:b", frame)),
+        figures=(StudyFigure("lengths-files:/tmp/x.jsonl", png),),
+    )
+    folder = save_result(store, result)
+    names = sorted(p.name for p in folder.iterdir())
+    assert len(names) == 4 and all("/" not in n and ":" not in n for n in names)
+    assert not list(tmp_path.glob("studies/a*"))  # nothing written outside the folder
+    (loaded,) = load_results(store)
+    assert [t.name for t in loaded.tables] == [folder_name("../a/b"), folder_name("../a:b")]
+    assert loaded.tables[0].name != loaded.tables[1].name
+    assert loaded.figures[0].stem == folder_name("lengths-files:/tmp/x.jsonl")
+    assert loaded.figures[0].png == png
 
 
 def test_report_has_a_section_per_study_with_escaped_finding(tmp_path):

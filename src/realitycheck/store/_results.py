@@ -105,34 +105,32 @@ def result_dir(store: RunStore, study_key: str) -> Path:
     return store.path / "studies" / folder_name(study_key)
 
 
-def _check_name(name: str, what: str) -> None:
-    if not name or _SAFE.search(name):
-        raise InvalidInputError(
-            f"A study {what} name must use letters, digits and . _ = - only. Got {name!r} instead."
-        )
-
-
 def save_result(store: RunStore, result: StudyResult) -> Path:
-    """Write a study result into the run (replacing an older result of the same study)."""
+    """Write a study result into the run (replacing an older result of the same study).
+
+    Table and figure names become file names as :func:`folder_name` makes them
+    safe (a figure named after a dataset such as ``files:/data/x.jsonl`` gets
+    ``files_data_x.jsonl-<hash>``); the stored result lists the names used.
+    """
     final = result_dir(store, result.study)
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = final.with_name(f".{final.name}.{uuid.uuid4().hex[:8]}.tmp")
     tmp.mkdir()
     try:
-        for t in result.tables:
-            _check_name(t.name, "table")
-            t.frame.to_csv(tmp / f"{t.name}.csv", index=False)
-        for f in result.figures:
-            _check_name(f.stem, "figure")
-            (tmp / f"{f.stem}.png").write_bytes(f.png)
+        tables = [(folder_name(t.name), t) for t in result.tables]
+        figures = [(folder_name(f.stem), f) for f in result.figures]
+        for name, t in tables:
+            t.frame.to_csv(tmp / f"{name}.csv", index=False)
+        for stem, f in figures:
+            (tmp / f"{stem}.png").write_bytes(f.png)
         meta = {
             "study": result.study,
             "spec": result.spec,
             "finding": result.finding,
             "skipped": list(result.skipped),
             "bootstrap": result.bootstrap,
-            "tables": [{"name": t.name, "caption": t.caption} for t in result.tables],
-            "figures": [{"stem": f.stem, "caption": f.caption} for f in result.figures],
+            "tables": [{"name": name, "caption": t.caption} for name, t in tables],
+            "figures": [{"stem": stem, "caption": f.caption} for stem, f in figures],
         }
         (tmp / "result.json").write_text(json.dumps(meta, indent=2, default=str), encoding="utf-8")
         old = final.with_name(f".{final.name}.{uuid.uuid4().hex[:8]}.old")
