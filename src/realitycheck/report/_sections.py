@@ -22,7 +22,13 @@ from realitycheck.report._document import (
     is_missing,
 )
 
-__all__ = ["dataset_entries", "header_section", "notes_section", "overview_section"]
+__all__ = [
+    "dataset_entries",
+    "header_section",
+    "notes_section",
+    "overview_section",
+    "title_section",
+]
 
 _LONG = 300
 
@@ -80,16 +86,25 @@ def _method(evaluate: Mapping[str, Any]) -> list[str]:
     return items
 
 
-def header_section(data: ReportData, title: str) -> list[Block]:
-    """Build the title and the run information: dates, method, components, versions."""
+def title_section(data: ReportData, title: str) -> list[Block]:
+    """Build the title and one line on the run: folder and dates."""
     m = data.manifest
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    out: list[Block] = [
+    return [
         Heading(title, 1),
         Paragraph(
             f"Run folder: {data.path.name}. Created {m.get('created', 'unknown')}, "
-            f"last updated {m.get('updated', 'unknown')}; report written {now}."
+            f"last updated {m.get('updated', 'unknown')}; report written {now}. "
+            "How the numbers were computed, the components and versions: Run information, "
+            "at the end."
         ),
+    ]
+
+
+def header_section(data: ReportData) -> list[Block]:
+    """Build the run information: method, components, settings, versions."""
+    m = data.manifest
+    out: list[Block] = [
         Heading("Run information", 2),
         Heading("How the numbers were computed", 3),
     ]

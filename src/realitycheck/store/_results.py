@@ -21,6 +21,7 @@ import pandas as pd
 
 from realitycheck.errors import InvalidInputError
 from realitycheck.store._store import RunStore
+from realitycheck.text import csv_safe_frame
 
 __all__ = [
     "StudyFigure",
@@ -121,7 +122,7 @@ def save_result(store: RunStore, result: StudyResult) -> Path:
     try:
         for t in result.tables:
             _check_name(t.name, "table")
-            t.frame.to_csv(tmp / f"{t.name}.csv", index=False)
+            csv_safe_frame(t.frame).to_csv(tmp / f"{t.name}.csv", index=False)
         for f in result.figures:
             _check_name(f.stem, "figure")
             (tmp / f"{f.stem}.png").write_bytes(f.png)
