@@ -22,9 +22,7 @@ sync_api = pytest.importorskip(
 )
 CHROMIUM = shutil.which("chromium")
 if CHROMIUM is None:
-    pytest.skip(
-        "Chromium is not installed: apt-get install chromium", allow_module_level=True
-    )
+    pytest.skip("Chromium is not installed: apt-get install chromium", allow_module_level=True)
 
 IMG = "<img src=x onerror=alert(1)>"
 LINK = "[x](javascript:alert(1))"

@@ -33,8 +33,10 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Link:
-    """A link inside text: ``href`` is a path relative to the report (a CSV, a figure)
-    or ``#anchor``, built by the report itself, never taken from the run."""
+    """A link inside text, made by the report itself (never taken from the run).
+
+    ``href`` is a path relative to the report (a CSV, a figure) or ``#anchor``.
+    """
 
     text: str
     href: str

@@ -155,9 +155,7 @@ def _inversion(results: list[StudyResult], reference: str) -> list[Inline]:
     return out
 
 
-def findings_section(
-    data: ReportData, reference: str, results: list[StudyResult]
-) -> list[Block]:
+def findings_section(data: ReportData, reference: str, results: list[StudyResult]) -> list[Block]:
     """Build the key-findings panel (see the module docstring)."""
     out: list[Block] = [Heading("Key findings", 2, anchor="key-findings")]
     tables = [t for t in (_detector_table(data, reference), _labeler_table(data, reference)) if t]

@@ -6,7 +6,8 @@ shows as those characters, not as a link; ``<b>`` and ``&lt;`` show as typed,
 so no HTML entity is written), the ``://`` and ``www.`` of bare addresses are
 broken so no renderer turns them into links, control characters are shown as
 ``[U+XXXX]``, and newlines inside a cell become spaces. The only links are the
-ones the report makes itself (figures, CSV files, its own sections).
+ones the report makes itself (figures, CSV files, its own sections, whose
+targets are written as ``<a id="...">`` before their headings).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from realitycheck.report._document import (
     Paragraph,
     Table,
 )
+from realitycheck.report._html import anchor_of
 
 __all__ = ["escape_md", "render_markdown"]
 
@@ -81,6 +83,8 @@ def render_markdown(blocks: Sequence[Block], figure_dir: str) -> str:
     lines: list[str] = []
     for b in blocks:
         if isinstance(b, Heading):
+            if b.anchor:  # a target of the report's own links (made of [a-z0-9-] only)
+                lines += [f'<a id="{anchor_of(b.anchor, set())}"></a>', ""]
             lines += ["#" * min(max(b.level, 1), 6) + " " + escape_md(b.text), ""]
         elif isinstance(b, Paragraph):
             lines += [_inline(b.text), ""]

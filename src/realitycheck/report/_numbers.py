@@ -73,7 +73,7 @@ def fmt_value(value: Any, digits: int = 3) -> str:
 
 
 def fmt_ci(value: Any, low: Any, high: Any, digits: int = 3) -> str:
-    """Format a value with its confidence interval, all at one precision: ``0.712 [0.680, 0.744]``."""
+    """Format a value and its confidence interval at one precision: ``0.712 [0.680, 0.744]``."""
     if is_missing(value):
         return "n/a"
     if is_missing(low) or is_missing(high):

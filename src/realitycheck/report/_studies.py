@@ -126,8 +126,10 @@ def _fold(text: str, csv: str) -> Inline:
 
 
 def _ci_columns(frame: pd.DataFrame) -> dict[str, tuple[str, str]]:
-    """Map a value column to its ``(ci_low, ci_high)`` columns: ``x, ci_low, ci_high`` in a
-    row, or ``x``, ``x_ci_low``, ``x_ci_high``."""
+    """Map a value column to its ``(ci_low, ci_high)`` columns.
+
+    Either ``x, ci_low, ci_high`` side by side, or ``x``, ``x_ci_low``, ``x_ci_high``.
+    """
     cols = list(frame.columns)
     out: dict[str, tuple[str, str]] = {}
     for i, c in enumerate(cols):

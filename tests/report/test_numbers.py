@@ -1,0 +1,114 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from realitycheck.report._numbers import (
+    fmt_ci,
+    fmt_p,
+    fmt_rank,
+    fmt_rate,
+    fmt_rate_ci,
+    header,
+)
+from realitycheck.report._studies import by_rank
+from realitycheck.text import csv_cell, csv_safe_frame
+
+
+@pytest.mark.parametrize(
+    ("args", "text"),
+    [
+        ((0.5, 0.5, 0.5), "0.500 [0.500, 0.500]"),
+        ((0.71234, 0.6801, 0.7449), "0.712 [0.680, 0.745]"),
+        ((0.7, float("nan"), 0.8), "0.700"),
+        ((float("nan"), 0.1, 0.2), "n/a"),
+    ],
+)
+def test_a_ci_has_the_precision_of_its_value(args, text):
+    assert fmt_ci(*args) == text
+
+
+def test_rates_are_percentages():
+    assert fmt_rate(0.119) == "11.9%"
+    assert fmt_rate_ci(0.119, 0.098, 0.142) == "11.9% [9.8%, 14.2%]"
+    assert fmt_rate(None) == "n/a"
+
+
+@pytest.mark.parametrize(
+    ("value", "tied", "text"),
+    [(41.0, False, "41"), (2.0, True, "2="), (2.5, False, "2.5="), (np.float64(3), False, "3")],
+)
+def test_ranks_are_whole_numbers_with_ties_marked(value, tied, text):
+    assert fmt_rank(value, tied=tied) == text
+
+
+@pytest.mark.parametrize(
+    ("p", "text"),
+    [(0.0, "< 1e-16"), (1e-20, "< 1e-16"), (1.234e-5, "1.2e-05"), (0.04321, "0.043"), (1, "1.000")],
+)
+def test_p_values_never_print_as_zero(p, text):
+    assert fmt_p(p) == text
+
+
+@pytest.mark.parametrize(
+    ("column", "words"),
+    [
+        ("n_judged", "n judged"),
+        ("p_value", "p-value"),
+        ("kendall_tau_b", "Kendall tau-b"),
+        ("bias_ci_low", "bias CI low"),
+        ("hallucination_rate", "hallucination rate"),
+    ],
+)
+def test_headers_are_words(column, words):
+    assert header(column) == words
+
+
+def test_tables_with_a_rank_are_sorted_by_rank_within_their_groups():
+    frame = pd.DataFrame(
+        {
+            "dataset": ["b", "b", "a", "a", "a"],
+            "generator": ["x", "y", "x", "y", "z"],
+            "rank": [2.0, 1.0, 3.0, 1.0, 2.0],
+        }
+    )
+    out = by_rank(frame)
+    assert list(zip(out["dataset"], out["generator"], strict=True)) == [
+        ("b", "y"),
+        ("b", "x"),
+        ("a", "y"),
+        ("a", "z"),
+        ("a", "x"),
+    ]
+    plain = frame.drop(columns="rank")
+    assert by_rank(plain) is plain
+
+
+@pytest.mark.parametrize(
+    ("cell", "safe"),
+    [
+        ('=HYPERLINK("http://x")', '\'=HYPERLINK("http://x")'),
+        ("+cmd", "'+cmd"),
+        ("-cmd", "'-cmd"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\tx", "'\tx"),
+        ("\rx", "'\rx"),
+        ("-0.5", "-0.5"),
+        ("+3", "+3"),
+        ("plain", "plain"),
+        (-2.0, -2.0),
+        (None, None),
+    ],
+)
+def test_csv_cells_that_start_like_formulas_are_prefixed(cell, safe):
+    assert csv_cell(cell) == safe
+
+
+def test_csv_safe_frame_leaves_numbers_and_the_input_alone():
+    frame = pd.DataFrame({"name": ["=1+1", "ok"], "value": [-1.5, 2.0], "=col": ["a", "b"]})
+    out = csv_safe_frame(frame)
+    assert out["name"].tolist() == ["'=1+1", "ok"]
+    assert out["value"].tolist() == [-1.5, 2.0]
+    assert list(out.columns) == ["name", "value", "'=col"]
+    assert frame["name"].tolist() == ["=1+1", "ok"]  # a copy, not the caller's frame
+    clean = pd.DataFrame({"a": ["x"]})
+    assert csv_safe_frame(clean) is clean
