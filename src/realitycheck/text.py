@@ -214,7 +214,7 @@ def csv_safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
     Numeric and boolean columns are left alone; column names are made safe too.
     """
     out = frame
-    for i, column in enumerate(frame.columns):
+    for i in range(frame.shape[1]):
         values = frame.iloc[:, i]
         if values.dtype.kind not in "OSUT" and str(values.dtype) not in ("string", "category"):
             continue
