@@ -222,7 +222,7 @@ def csv_safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
         if not safe.equals(values):
             if out is frame:
                 out = frame.copy()
-            out.isetitem(i, safe)
+            out.isetitem(i, safe.to_numpy(dtype=object))
     names = [csv_cell(c) for c in frame.columns]
     if names != list(frame.columns):
         out = out.set_axis(names, axis=1) if out is not frame else frame.set_axis(names, axis=1)

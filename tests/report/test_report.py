@@ -334,6 +334,14 @@ def test_invisible_controls_in_untrusted_text_are_shown_not_obeyed():
     assert "&lt;b&gt;x&lt;/b&gt;" in page
 
 
+def test_right_to_left_words_are_isolated():
+    from realitycheck.report._html import escape_html
+
+    assert escape_html("model \u05d0\u05d1-7b: 12%") == "model <bdi>\u05d0\u05d1-7b:</bdi> 12%"
+    assert escape_html("<\u0627>") == "<bdi>&lt;\u0627&gt;</bdi>"
+    assert "<bdi>" not in escape_html("plain latin text")
+
+
 def test_figures_draw_maths_markup_in_names_as_text():
     from realitycheck.plots import new_figure, png_bytes
 

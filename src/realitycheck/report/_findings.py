@@ -16,7 +16,7 @@ import pandas as pd
 from realitycheck.report._data import ReportData
 from realitycheck.report._document import Block, Bullets, Heading, Inline, Link, Paragraph, Table
 from realitycheck.report._html import anchor_of
-from realitycheck.report._numbers import fmt_ci, fmt_count, fmt_rate, is_missing
+from realitycheck.report._numbers import fmt_ci, fmt_count, fmt_rate
 from realitycheck.report._studies import study_anchor, title_of
 from realitycheck.store import StudyResult
 
@@ -169,9 +169,7 @@ def findings_section(data: ReportData, reference: str, results: list[StudyResult
     out += tables
     items = _inversion(results, reference)
     for result in results:
-        finding = first_sentence(result.finding) if result.finding else "No finding stated."
-        if is_missing(finding) or not finding:
-            finding = "No finding stated."
+        finding = first_sentence(result.finding) or "No finding stated."
         link = Link(title_of(result), "#" + anchor_of(study_anchor(result.study), set()))
         items.append((link, ": ", finding))
     if items:

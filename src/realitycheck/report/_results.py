@@ -13,6 +13,7 @@ from realitycheck.report._document import (
     Block,
     Bullets,
     Heading,
+    Link,
     Paragraph,
     Table,
     fmt_ci,
@@ -136,7 +137,12 @@ class _Footnotes:
             rows = [r[:-1] for r in rows]
         footnotes = tuple(f"[{k}] {note}" for note, k in self.notes.items())
         return Table(
-            columns=columns, rows=tuple(rows), align=align, caption=caption, footnotes=footnotes
+            columns=columns,
+            rows=tuple(rows),
+            align=align,
+            caption=caption,
+            footnotes=footnotes,
+            csv="metrics.csv",
         )
 
 
@@ -216,6 +222,7 @@ def _labelers_beside(agreement: pd.DataFrame, reference: str) -> Table | None:
         columns=("labeler", *(NAMES[m] for m in BESIDE_DETECTORS), "n", "hallucinated", "excluded"),
         rows=tuple(rows),
         align="l" + "r" * (len(BESIDE_DETECTORS) + 3),
+        csv="agreement.csv",
         caption=f"Labelers (LLM judges, recorded judges, lexical…) against {reference} labels, "
         "beside the detectors: their own verdicts, all responses (no threshold to choose, "
         "so no calibration split); value [CI].",
@@ -287,7 +294,13 @@ def metrics_section(data: ReportData, reference: str) -> list[Block]:
                     out.append(beside)
             if len(refs) > len(human_refs):
                 out.append(
-                    Paragraph("Thresholded metrics against the automatic labelers: metrics.csv.")
+                    Paragraph(
+                        (
+                            "Thresholded metrics against the automatic labelers: ",
+                            Link("metrics.csv", "metrics.csv"),
+                            ".",
+                        )
+                    )
                 )
         for slices in _slices(df[df["labeler"] == reference]).values():
             out.append(_slice_table(index, dets, slices, reference, "auroc", "detector"))
@@ -339,6 +352,7 @@ def _agreement_table(index: _Index, labelers: list[str], reference: str) -> Tabl
         columns=("labeler", *names, "n", "hallucinated", "excluded"),
         rows=tuple(rows),
         align="l" + "r" * (len(AGREEMENT) + 3),
+        csv="agreement.csv",
         caption=f"Each automatic labeler against {reference} labels, all responses; "
         "value [CI]. Precision to kappa judge its verdicts; AUROC and PR-AUC its "
         "continuous score (n/a when it has none). n, hallucinated, excluded: verdict items.",

@@ -195,6 +195,7 @@ def _overview_table(rows: pd.DataFrame, keys: list[str], lead: tuple[str, ...]) 
         columns=tuple(columns),
         rows=body,
         align="l" * len(lead) + "r" * (len(columns) - len(lead)),
+        csv="overview.csv",
     )
 
 
@@ -216,6 +217,7 @@ def _coverage_table(cov: pd.DataFrame) -> Table:
         rows=rows,
         align="llrrr",
         caption="Labels and scores stored for this dataset (a missing value keeps its error).",
+        csv="coverage.csv",
     )
 
 
