@@ -175,6 +175,7 @@ def test_leaderboard_page_sorts_and_keeps_names_inert(browser, files):
         assert visit.errors == [] and visit.dialogs == []
         assert visit.requests == [visit.url]
         assert "Reference labels: human" in page.inner_text("main")
+        assert page.locator("main").bounding_box()["width"] > 1000  # the page's whole width
         table = page.locator("table.data").first
         ranks = table.locator("tbody td:nth-child(1)").all_inner_texts()
         assert ranks[0] in ("1", "1=") and all(r.rstrip("=").isdigit() for r in ranks)

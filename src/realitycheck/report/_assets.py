@@ -19,6 +19,7 @@ body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; co
   margin: 0; line-height: 1.45; }
 .layout { display: grid; grid-template-columns: 15rem minmax(0, 1fr); gap: 1.5rem;
   max-width: 1500px; margin: 0 auto; padding: 0 1rem; }
+.single { max-width: 1200px; margin: 0 auto; padding: 0 1rem; }
 main { min-width: 0; padding-bottom: 4rem; }
 nav.toc { position: sticky; top: 0; align-self: start; max-height: 100vh; overflow-y: auto;
   font-size: .82rem; padding: 1rem 0; }

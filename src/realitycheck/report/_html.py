@@ -131,7 +131,7 @@ def page(title: str, body: str, nav: str = "") -> str:
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{_e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
-        f'<div class="layout">{nav}<main id="top">\n{body}\n</main></div>\n'
+        f'<div class="{"layout" if nav else "single"}">{nav}<main id="top">\n{body}\n</main></div>\n'
         f"<script>{SCRIPT}</script>\n</body>\n</html>\n"
     )
 
