@@ -56,7 +56,7 @@ def _detector_table(data: ReportData, reference: str) -> Table | None:
         cells: list[Inline] = [ds]
         for row in (best, length):
             cells += (
-                ["none", "n/a"]
+                ["none measured", "n/a"]
                 if row is None
                 else [str(row["detector"]), fmt_ci(row["value"], row["ci_low"], row["ci_high"])]
             )
@@ -139,13 +139,14 @@ def _inversion(results: list[StudyResult], reference: str) -> list[Inline]:
         inv = inv[(inv["slice"] == "all") & inv["kendall_tau_b"].notna()]
         for ds, part in inv.groupby("dataset", sort=True):
             worst = part.sort_values(["kendall_tau_b", "judge"]).iloc[0]
+            among = "the only judge" if len(part) == 1 else f"the lowest of {len(part)} judges"
             out.append(
                 (
                     f"Leaderboard on {ds}: judged by {worst['judge']}, "
                     f"{fmt_count(worst['n_discordant'])} of {fmt_count(worst['n_pairs'])} "
                     f"generator pairs rank the other way round than under {reference} "
-                    f"(Kendall tau-b {float(worst['kendall_tau_b']):.2f}, the lowest of "
-                    f"{len(part)} judges). ",
+                    f"(Kendall tau-b {float(worst['kendall_tau_b']):.2f}, {among} measured "
+                    "against it). ",
                     Link("Leaderboard page", LEADERBOARD_PAGE),
                     ", ",
                     Link("study", "#" + anchor_of(study_anchor(result.study), set())),

@@ -127,11 +127,12 @@ def _toc(entries: list[tuple[int, str, str]]) -> str:
 
 def page(title: str, body: str, nav: str = "") -> str:
     """Return a whole HTML document: inline style and script, ``nav`` beside ``body``."""
+    layout = "layout" if nav else "single"
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{_e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
-        f'<div class="{"layout" if nav else "single"}">{nav}<main id="top">\n{body}\n</main></div>\n'
+        f'<div class="{layout}">{nav}<main id="top">\n{body}\n</main></div>\n'
         f"<script>{SCRIPT}</script>\n</body>\n</html>\n"
     )
 

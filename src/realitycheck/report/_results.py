@@ -12,6 +12,8 @@ from realitycheck.report._data import ReportData, verdicts
 from realitycheck.report._document import (
     Block,
     Bullets,
+    Fold,
+    FoldEnd,
     Heading,
     Link,
     Paragraph,
@@ -280,6 +282,7 @@ def metrics_section(data: ReportData, reference: str) -> list[Block]:
         if reference not in refs:
             out.append(Paragraph(f"No metric against {reference} labels on this dataset."))
         out.append(_ranking_table(index, dets, refs))
+        out.append(Fold(f"Thresholded metrics and AUROC per slice on {ds}"))
         thresholded = [m for m in THRESHOLDED if m in set(df["metric"])]
         thresholded += sorted(set(df["metric"]) - set(RANKING) - set(THRESHOLDED))
         # The reference and every other human protocol (e.g. FaithBench's worst-label
@@ -304,6 +307,7 @@ def metrics_section(data: ReportData, reference: str) -> list[Block]:
                 )
         for slices in _slices(df[df["labeler"] == reference]).values():
             out.append(_slice_table(index, dets, slices, reference, "auroc", "detector"))
+        out.append(FoldEnd())
     return out
 
 
@@ -324,9 +328,11 @@ def curves_section(data: ReportData, reference: str) -> list[Block]:
         found, notes = curves(data, ds, reference, order)
         out.append(Heading(ds, 3))
         if found:
+            out.append(Fold(f"ROC and precision-recall curves of {len(found)} detectors on {ds}"))
             out.append(render_roc(found, ds, reference))
             y = verdicts(data, reference)[(data.responses["dataset"] == ds).to_numpy()]
             out.append(render_pr(found, ds, reference, float(y.mean())))
+            out.append(FoldEnd())
         else:
             out.append(Paragraph(f"No curve: no detector has scores and {reference} labels here."))
         if notes:
@@ -387,6 +393,10 @@ def agreement_section(data: ReportData, reference: str) -> list[Block]:
             found = set(df.loc[df["labeler"] == ref, "detector"])
             labs = [lab for _, lab in sorted((-_kappa_of(index, x, ref), x) for x in found)]
             out.append(_agreement_table(index, labs, ref))
-            for slices in _slices(df[df["labeler"] == ref]).values():
-                out.append(_slice_table(index, labs, slices, ref, "cohen_kappa", "labeler"))
+            groups = list(_slices(df[df["labeler"] == ref]).values())
+            if groups:
+                out.append(Fold(f"Cohen's kappa against {ref} per slice on {ds}"))
+                for slices in groups:
+                    out.append(_slice_table(index, labs, slices, ref, "cohen_kappa", "labeler"))
+                out.append(FoldEnd())
     return out

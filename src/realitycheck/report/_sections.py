@@ -14,6 +14,8 @@ from realitycheck.report._data import ReportData, unmatched
 from realitycheck.report._document import (
     Block,
     Bullets,
+    Fold,
+    FoldEnd,
     Heading,
     Paragraph,
     Table,
@@ -236,6 +238,7 @@ def overview_section(
     entries = dataset_entries(data)
     for ds in overview["dataset"].drop_duplicates():
         out.append(Heading(ds, 3))
+        out.append(Fold(f"{ds} per task and model, how it was mapped, what is stored"))
         parts = overview[(overview["dataset"] == ds) & (overview["model"] != "all")]
         if not parts.empty:
             here = [k for k in keys if parts[f"labelled:{k}"].sum() > 0]
@@ -251,6 +254,7 @@ def overview_section(
         part = cov[cov["dataset"] == ds]
         if not part.empty:
             out.append(_coverage_table(part))
+        out.append(FoldEnd())
     return out
 
 
