@@ -39,11 +39,10 @@ h4 { font-size: 1rem; }
 a.top { font-size: .75rem; float: right; margin-top: 2.4rem; color: var(--muted); }
 .findings { background: #f6f8fa; border: 1px solid var(--line); border-radius: 6px;
   padding: .2rem 1rem .6rem; }
-.table-wrap { overflow: auto; max-height: 28rem; margin: .4rem 0 .8rem;
-  border: 1px solid var(--line); }
+.table-wrap { overflow: auto; max-height: 28rem; margin: 0 0 .8rem; width: fit-content;
+  max-width: 100%; border: 1px solid var(--line); }
 table { border-collapse: separate; border-spacing: 0; font-size: .8rem; }
-caption { caption-side: top; text-align: left; color: var(--muted); padding: .2rem .3rem;
-  font-size: .78rem; }
+p.caption { color: var(--muted); font-size: .78rem; margin: .6rem 0 .2rem; max-width: 60rem; }
 th, td { border-right: 1px solid var(--line); border-bottom: 1px solid var(--line);
   padding: .2rem .45rem; vertical-align: top; unicode-bidi: isolate; }
 th { background: var(--head); text-align: left; position: sticky; top: 0; z-index: 2; }
@@ -54,7 +53,8 @@ th[aria-sort="ascending"]::after { content: " \\25B2"; font-size: .7em; }
 th[aria-sort="descending"]::after { content: " \\25BC"; font-size: .7em; }
 td.r { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tbody tr:nth-child(even) td { background: #fafbfc; }
-input.filter { font-size: .78rem; margin: .3rem 0 0; padding: .15rem .3rem; width: 14rem; }
+input.filter { display: block; font-size: .78rem; margin: .2rem 0 .3rem; padding: .15rem .3rem;
+  width: 14rem; }
 .foot { font-size: .75rem; color: var(--muted); margin: -.5rem 0 .8rem; }
 details.fold { margin: .3rem 0 1rem; }
 details.fold > summary { cursor: pointer; color: #0969da; font-size: .9rem; }

@@ -86,9 +86,9 @@ def table_html(t: Table) -> str:
         + "</tr>"
         for row in t.rows
     )
-    caption = f"<caption>{_e(t.caption)}</caption>" if t.caption else ""
+    caption = f'<p class="caption">{_e(t.caption)}</p>' if t.caption else ""
     out = (
-        f'<div class="table-wrap"><table class="data">{caption}<thead><tr>{head}</tr></thead>'
+        f'{caption}<div class="table-wrap"><table class="data"><thead><tr>{head}</tr></thead>'
         f"<tbody>\n{body}\n</tbody></table></div>"
     )
     foot = [_e(f) for f in t.footnotes]
