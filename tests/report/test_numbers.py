@@ -10,7 +10,8 @@ from realitycheck.report._numbers import (
     fmt_rate_ci,
     header,
 )
-from realitycheck.report._studies import by_rank
+from realitycheck.report._document import Link
+from realitycheck.report._studies import _table, by_rank
 from realitycheck.text import csv_cell, csv_safe_frame
 
 
@@ -112,3 +113,36 @@ def test_csv_safe_frame_leaves_numbers_and_the_input_alone():
     assert frame["name"].tolist() == ["=1+1", "ok"]  # a copy, not the caller's frame
     clean = pd.DataFrame({"a": ["x"]})
     assert csv_safe_frame(clean) is clean
+
+
+def test_study_tables_format_each_column_by_what_it_holds():
+    frame = pd.DataFrame(
+        {
+            "generator": ["a", "b", "c"],
+            "hallucination_rate": [0.119, 0.5, 0.25],
+            "ci_low": [0.098, 0.4, 0.2],
+            "ci_high": [0.142, 0.6, 0.3],
+            "rank": [1.0, 2.5, 2.5],
+            "judge_rank_self": [3.0, 1.0, 2.0],
+            "p_value": [0.0, 2e-5, 0.5],
+            "kendall_tau_b": [0.5, 0.5, 0.5],
+            "swapped_pairs": ["; ".join(f"g{i} < g{i + 1}" for i in range(30)), "x < y", ""],
+        }
+    )
+    table = _table(frame, "caption", "studies/s/t.csv")
+    assert table.columns == (
+        "generator",
+        "hallucination rate [CI]",
+        "rank",
+        "judge rank self",
+        "p-value",
+        "Kendall tau-b",
+        "swapped pairs",
+    )
+    first, second = table.rows[0], table.rows[1]
+    assert first[1:6] == ("11.9% [9.8%, 14.2%]", "1", "3", "< 1e-16", "0.500")
+    assert second[2] == "2.5=" and second[4] == "2.0e-05"
+    label, _, link, _ = first[6]
+    assert label == "30 items" and link == Link("all in the CSV", "studies/s/t.csv")
+    assert second[6] == "x < y"
+    assert table.csv == "studies/s/t.csv"

@@ -83,6 +83,10 @@ def test_html_is_self_contained_and_embeds_figures(report):
     assert f"<script>{SCRIPT}</script>" in page
     images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
     assert len(images) == 4
+    for fig in report.figures:  # each embedded figure links to its file beside the report
+        assert f'<a href="figures/{fig.name}"><img' in page
+    for name in ("metrics.csv", "agreement.csv", "overview.csv", "coverage.csv"):
+        assert f'<a href="{name}">' in page
     assert all(base64.b64decode(img).startswith(b"\x89PNG") for img in images)
 
 

@@ -83,7 +83,7 @@ def _numeric(column: pd.Series) -> bool:
 
 
 def _is_rank(name: str) -> bool:
-    return name == "rank" or name.endswith("_rank") or name.startswith("rank_")
+    return "rank" in name.split("_")
 
 
 def _is_p(name: str) -> bool:
