@@ -89,6 +89,7 @@ def test_headline_inversion_and_study_sentences_link_to_their_sections(files):
     assert 'href="leaderboard.html"' in panel
     markdown = out.markdown.read_text("utf-8")
     assert "Judges disagree." in markdown
+    assert "measured against it). [Leaderboard page](leaderboard.html), [study](#" in markdown
     for target in re.findall(r"\]\(#([^)]+)\)", markdown):
         assert f'<a id="{target}"></a>' in markdown
 

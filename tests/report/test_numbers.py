@@ -2,6 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from realitycheck.report._document import Link
 from realitycheck.report._numbers import (
     fmt_ci,
     fmt_p,
@@ -10,7 +11,6 @@ from realitycheck.report._numbers import (
     fmt_rate_ci,
     header,
 )
-from realitycheck.report._document import Link
 from realitycheck.report._studies import _table, by_rank
 from realitycheck.text import csv_cell, csv_safe_frame
 

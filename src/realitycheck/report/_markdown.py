@@ -54,7 +54,13 @@ def _inline(value: Inline) -> str:
         return escape_md(value)
     if isinstance(value, Link):
         return f"[{escape_md(value.text)}]({_target(value.href)})"
-    return "".join(_inline(v) for v in value)
+    parts = []
+    for v in value:  # the spaces between the pieces of a run are kept
+        text = _inline(v)
+        if isinstance(v, str) and text:
+            text = (" " if v[:1].isspace() else "") + text + (" " if v[-1:].isspace() else "")
+        parts.append(text)
+    return "".join(parts)
 
 
 def _table(t: Table) -> list[str]:

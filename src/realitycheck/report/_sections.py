@@ -17,6 +17,7 @@ from realitycheck.report._document import (
     Fold,
     FoldEnd,
     Heading,
+    Link,
     Paragraph,
     Table,
     fmt_count,
@@ -95,10 +96,15 @@ def title_section(data: ReportData, title: str) -> list[Block]:
     return [
         Heading(title, 1),
         Paragraph(
-            f"Run folder: {data.path.name}. Created {m.get('created', 'unknown')}, "
-            f"last updated {m.get('updated', 'unknown')}; report written {now}. "
-            "How the numbers were computed, the components and versions: Run information, "
-            "at the end."
+            (
+                f"Run folder: {data.path.name}. Created {m.get('created', 'unknown')}, "
+                f"last updated {m.get('updated', 'unknown')}; report written {now}. "
+                "How the numbers were computed, the components and versions: ",
+                Link("Run information", "#run-information"),
+                ", at the end. Generators ranked: ",
+                Link("leaderboard.html", "leaderboard.html"),
+                ".",
+            )
         ),
     ]
 
@@ -107,7 +113,7 @@ def header_section(data: ReportData) -> list[Block]:
     """Build the run information: method, components, settings, versions."""
     m = data.manifest
     out: list[Block] = [
-        Heading("Run information", 2),
+        Heading("Run information", 2, anchor="run-information"),
         Heading("How the numbers were computed", 3),
     ]
     config = dict(m.get("config") or {})
