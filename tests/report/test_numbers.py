@@ -146,3 +146,21 @@ def test_study_tables_format_each_column_by_what_it_holds():
     assert label == "30 items" and link == Link("all in the CSV", "studies/s/t.csv")
     assert second[6] == "x < y"
     assert table.csv == "studies/s/t.csv"
+
+
+def test_study_csvs_in_the_run_and_the_report_are_prefixed(tmp_path):
+    from realitycheck import RunStore
+    from realitycheck.report import write_report
+    from realitycheck.store import StudyResult, StudyTable, result_dir, save_result
+
+    store = RunStore(tmp_path / "run")
+    frame = pd.DataFrame({"generator": ['=HYPERLINK("x")', "@cmd", "ok"], "delta": [-1.0, 0, 1]})
+    spec = {"name": "toy", "params": {}, "version": "1"}
+    table = StudyTable("t", frame, "T.")
+    save_result(store, StudyResult(study="toy", spec=spec, finding="Found.", tables=(table,)))
+    stored = pd.read_csv(result_dir(store, "toy") / "t.csv")
+    assert stored["generator"].tolist() == ['\'=HYPERLINK("x")', "'@cmd", "ok"]
+    assert stored["delta"].tolist() == [-1.0, 0.0, 1.0]
+    files = write_report(store, tmp_path / "out")
+    written = pd.read_csv(next(p for p in files.tables if p.name == "t.csv"))
+    assert written["generator"].tolist() == stored["generator"].tolist()  # prefixed once
