@@ -125,9 +125,10 @@ def test_hostile_names_stay_text(report_page):
 def test_findings_come_first(report_page):
     page = report_page.page
     first = page.locator("main h2").first
-    assert first.inner_text().startswith("Key findings")
+    assert first.inner_text().endswith("Key findings")
+    assert first.locator("a.top").get_attribute("href") == "#top"
     assert first.bounding_box()["y"] < 300
-    assert page.locator("main h2").last.inner_text().startswith("Run information")
+    assert page.locator("main h2").last.inner_text().endswith("Run information")
     # Every study and dataset is in the table of contents.
     toc = page.inner_text("nav.toc")
     assert "alpha" in toc and "beta" in toc and "leaderboard" in toc.lower()

@@ -36,7 +36,8 @@ h2 { font-size: 1.3rem; border-bottom: 2px solid var(--line); padding-bottom: .2
   margin-top: 2.2rem; }
 h3 { font-size: 1.08rem; margin-top: 1.5rem; }
 h4 { font-size: 1rem; }
-a.top { font-size: .75rem; float: right; margin-top: 2.4rem; color: var(--muted); }
+a.top { font-size: .75rem; font-weight: normal; float: right; margin-top: .5rem;
+  color: var(--muted); }
 .findings { background: #f6f8fa; border: 1px solid var(--line); border-radius: 6px;
   padding: .2rem 1rem .6rem; }
 .table-wrap { overflow: auto; max-height: 28rem; margin: 0 0 .8rem; width: fit-content;

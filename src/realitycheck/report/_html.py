@@ -151,7 +151,7 @@ def render_html(blocks: Sequence[Block], title: str, figure_dir: str = "figures"
             level = min(max(b.level, 1), 4)
             anchor = anchor_of(b.anchor or b.text, used)
             top = '<a class="top" href="#top">back to top</a>' if level == 2 else ""
-            parts.append(f'{top}<h{level} id="{anchor}">{_e(b.text)}</h{level}>')
+            parts.append(f'<h{level} id="{anchor}">{top}{_e(b.text)}</h{level}>')
             if level in (2, 3):
                 toc.append((level, anchor, b.text))
         elif isinstance(b, Paragraph):
