@@ -10,6 +10,10 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet -c constraints.txt -e '.[all,dev]'
+# Chromium for the browser checks of the report (tests/report/test_browser.py skip without it):
+# installed where it is missing and we may (root with apt-get); never fails the set-up.
+command -v chromium >/dev/null || { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+  && (apt-get install -y -qq chromium >/dev/null 2>&1 || true); } || true
 
 .venv/bin/ruff check src tests benchmarks scripts
 .venv/bin/ruff format --check src tests benchmarks scripts

@@ -75,7 +75,7 @@ def run(tmp_path_factory):
     return build_run(tmp_path_factory.mktemp("run"))
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def make_run():
     """The run builder, for tests that need their own variant."""
     return build_run

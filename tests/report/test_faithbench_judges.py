@@ -6,6 +6,7 @@ import pytest
 from realitycheck import EvaluationConfig, RunStore, datasets, evaluate, ingest
 from realitycheck.analysis import Bootstrap
 from realitycheck.report import write_report
+from realitycheck.report._markdown import escape_md
 
 JUDGES = ("recorded:gpt-3.5-turbo", "recorded:gpt-4-turbo", "recorded:gpt_4o")
 # human is human[protocol=majority] (evaluate shows a twin once, under human).
@@ -46,10 +47,10 @@ def test_the_report_puts_the_judges_beside_the_detectors(faithbench):
     markdown = files.markdown.read_text()
     metrics = markdown.split("## Detector metrics", 1)[1].split("## ROC", 1)[0]
     for protocol in PROTOCOLS:
-        caption = f"against {protocol} labels, beside the detectors"
+        caption = escape_md(f"against {protocol} labels, beside the detectors")
         assert caption in metrics
         table = metrics.split(caption, 1)[1].split("\n\n")[1]  # the table after its caption
         assert table.startswith("| labeler | Bal. accuracy | F1-macro | Cohen's kappa |")
         for judge in JUDGES:
-            assert f"| {judge} |" in table
-    assert "| recorded:hhem-2.1 |" in metrics and "| recorded:gpt_4o |" in metrics
+            assert f"| {escape_md(judge)} |" in table
+    assert "| recorded:hhem-2.1 |" in metrics and "| recorded:gpt\\_4o |" in metrics

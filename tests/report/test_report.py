@@ -4,20 +4,24 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from markdown_it import MarkdownIt
 
 from realitycheck import Example, InvalidInputError, Label, Response, RunStore
 from realitycheck.analysis import Bootstrap
 from realitycheck.report import ReportFiles, write_report
+from realitycheck.report._assets import SCRIPT
 from realitycheck.report._figures import slug
 from realitycheck.report._markdown import escape_md
 
 SECTIONS = (
-    "Run information",
+    "Key findings",
     "Data overview",
     "Detector metrics",
     "ROC and precision-recall curves",
     "Labeler agreement with humans",
+    "Studies",
     "Notes",
+    "Run information",
 )
 
 
@@ -59,10 +63,10 @@ def test_html_has_every_section_in_order(report):
 def test_html_shows_metric_with_its_confidence_interval(run, report):
     m = run.frame("metrics").set_index(["dataset", "slice", "detector", "labeler", "metric"])
     row = m.loc[("alpha", "all", "noisy", "human", "auroc")]
-    cell = f"{row['value']:.3f} [{row['ci_low']:.2f}, {row['ci_high']:.2f}]"
+    cell = f"{row['value']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
     page = report.html.read_text(encoding="utf-8")
     assert f'<td class="r">{cell}</td>' in page
-    assert f"| {cell} |" in report.markdown.read_text(encoding="utf-8")
+    assert f"| {escape_md(cell)} |" in report.markdown.read_text(encoding="utf-8")
 
 
 def test_html_mentions_how_intervals_and_thresholds_were_made(report):
@@ -75,9 +79,14 @@ def test_html_is_self_contained_and_embeds_figures(report):
     page = report.html.read_text(encoding="utf-8")
     for bad in ('src="http', "src='http", 'href="http', "href='http", "url(", "@import", "<link"):
         assert bad not in page.lower()
-    assert "<script" not in page.lower()
+    assert page.lower().count("<script") == 1  # the page's own inline script, no src
+    assert f"<script>{SCRIPT}</script>" in page
     images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
     assert len(images) == 4
+    for fig in report.figures:  # each embedded figure links to its file beside the report
+        assert f'<a href="figures/{fig.name}"><img' in page
+    for name in ("metrics.csv", "agreement.csv", "overview.csv", "coverage.csv"):
+        assert f'<a href="{name}">' in page
     assert all(base64.b64decode(img).startswith(b"\x89PNG") for img in images)
 
 
@@ -145,13 +154,14 @@ def test_model_names_and_notes_are_escaped(tmp_path, make_run):
     store = make_run(tmp_path / "run", models=(evil, "pipe|model"), note=f"note {evil}")
     files = write_report(store, tmp_path / "out", title=f"title {evil}")
     page = files.html.read_text(encoding="utf-8")
-    assert "<script" not in page.lower()
+    assert page.lower().count("<script") == 1  # the page's own
     escaped = "&lt;script&gt;alert(1)&lt;/script&gt;"
     assert f"model={escaped}" in page  # slice column header
     assert f"note {escaped}" in page
     assert f"<title>title {escaped}</title>" in page
     text = files.markdown.read_text(encoding="utf-8")
-    assert "<script" not in text.lower()
+    assert "\\<script\\>alert(1)\\</script\\>" in text
+    assert "<script" not in MarkdownIt("commonmark").enable("table").render(text).lower()
     assert "pipe\\|model" in text
 
 
@@ -242,7 +252,15 @@ def test_figure_names_are_safe_file_names(name, expected):
     ("text", "expected"),
     [
         ("a|b", "a\\|b"),
-        ("<b>x</b>", "&lt;b&gt;x&lt;/b&gt;"),
+        ("<b>x</b>", "\\<b\\>x\\</b\\>"),
+        ("label &lt;- hallucinated", "label \\&lt;- hallucinated"),
+        ("[x](javascript:alert(1))", "\\[x\\](javascript:alert(1))"),
+        ("see https://evil.example", "see https\\://evil.example"),
+        ("- item", "\\- item"),
+        ("1. item", "1\\. item"),
+        ("-0.5 [x]", "-0.5 \\[x\\]"),
+        ("$x^$", "\\$x\\^\\$"),
+        ("nul\x00", "nul\\[U+0000\\]"),
         ("two\nlines", "two lines"),
         ("*x*", "\\*x\\*"),
     ],
@@ -289,7 +307,7 @@ def test_slice_tables_put_the_longer_list_down_the_rows(slices, names, first_col
     table = _slice_table(index, names, slices, "human", "auroc", "detector")
     assert table.columns[0] == first_column
     assert len(table.rows) == max(len(slices), len(names)) + (first_column != "slice")
-    assert table.rows[-1][-1] == "0.700 [0.60, 0.80]"
+    assert table.rows[-1][-1] == "0.700 [0.600, 0.800]"
     sizes = [row[1] for row in table.rows] if first_column == "slice" else table.rows[0][1:]
     assert list(sizes) == ["10 (5)"] * len(slices)
 
@@ -318,6 +336,14 @@ def test_invisible_controls_in_untrusted_text_are_shown_not_obeyed():
     assert "abc[U+202E]gnp.exe[U+0000]" in page
     assert "\u202e" not in page and "\x00" not in page
     assert "&lt;b&gt;x&lt;/b&gt;" in page
+
+
+def test_right_to_left_words_are_isolated():
+    from realitycheck.report._html import escape_html
+
+    assert escape_html("model \u05d0\u05d1-7b: 12%") == "model <bdi>\u05d0\u05d1-7b:</bdi> 12%"
+    assert escape_html("<\u0627>") == "<bdi>&lt;\u0627&gt;</bdi>"
+    assert "<bdi>" not in escape_html("plain latin text")
 
 
 def test_figures_draw_maths_markup_in_names_as_text():

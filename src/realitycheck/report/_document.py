@@ -7,45 +7,78 @@ section builder ever writes markup.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Any
+
+from realitycheck.report._numbers import fmt_ci, fmt_count, fmt_rate, fmt_value, is_missing
 
 __all__ = [
     "Block",
     "Bullets",
     "Figure",
+    "Fold",
+    "FoldEnd",
     "Heading",
+    "Inline",
+    "Link",
     "Paragraph",
     "Table",
     "fmt_ci",
     "fmt_count",
     "fmt_rate",
     "fmt_value",
+    "inline_text",
     "is_missing",
 ]
 
 
 @dataclass(frozen=True)
+class Link:
+    """A link inside text, made by the report itself (never taken from the run).
+
+    ``href`` is a path relative to the report (a CSV, a figure) or ``#anchor``.
+    """
+
+    text: str
+    href: str
+
+
+Inline = str | Link | tuple[str | Link, ...]
+"""Text of a paragraph, list item or table cell: plain text, a link, or a run of both."""
+
+
+def inline_text(value: Inline) -> str:
+    """Return the plain text of an inline value (links reduced to their text)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Link):
+        return value.text
+    return "".join(inline_text(v) for v in value)
+
+
+@dataclass(frozen=True)
 class Heading:
-    """A section heading; ``level`` 1 is the title, 2 a section, 3 and 4 below it."""
+    """A section heading; ``level`` 1 is the title, 2 a section, 3 and 4 below it.
+
+    ``anchor`` fixes the id links point at (``#anchor``); empty = derived from the text.
+    """
 
     text: str
     level: int = 2
+    anchor: str = ""
 
 
 @dataclass(frozen=True)
 class Paragraph:
-    """A paragraph of plain text."""
+    """A paragraph of text."""
 
-    text: str
+    text: Inline
 
 
 @dataclass(frozen=True)
 class Bullets:
-    """A bulleted list of plain-text items."""
+    """A bulleted list."""
 
-    items: tuple[str, ...]
+    items: tuple[Inline, ...]
 
 
 @dataclass(frozen=True)
@@ -58,13 +91,15 @@ class Table:
         align: One letter per column, ``l`` or ``r`` (numbers are right-aligned).
         caption: A line shown above the table.
         footnotes: Lines shown below the table (``[1] ...`` markers in the cells).
+        csv: Path of the CSV holding the whole table, relative to the report (linked).
     """
 
     columns: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
+    rows: tuple[tuple[Inline, ...], ...]
     align: str = ""
     caption: str = ""
     footnotes: tuple[str, ...] = ()
+    csv: str = ""
 
     def alignment(self) -> str:
         """Return one alignment letter per column (left where not given)."""
@@ -86,44 +121,20 @@ class Figure:
     caption: str
 
 
-Block = Heading | Paragraph | Bullets | Table | Figure
+@dataclass(frozen=True)
+class Fold:
+    """Start of a part the HTML shows folded (``<details>``) until opened; ends at a FoldEnd.
+
+    Markdown shows the part as is.
+    """
+
+    summary: str
+    open: bool = False
 
 
-def is_missing(value: Any) -> bool:
-    """Return whether a cell value is absent (None, NaN, pandas NA)."""
-    if value is None:
-        return True
-    try:
-        return bool(math.isnan(value))
-    except (TypeError, ValueError):
-        return False
+@dataclass(frozen=True)
+class FoldEnd:
+    """End of the innermost :class:`Fold`."""
 
 
-def fmt_value(value: Any, digits: int = 3) -> str:
-    """Format a metric value (``n/a`` when undefined)."""
-    if is_missing(value):
-        return "n/a"
-    return f"{float(value):.{digits}f}"
-
-
-def fmt_ci(value: Any, low: Any, high: Any) -> str:
-    """Format a value with its confidence interval: ``0.712 [0.68, 0.74]``."""
-    if is_missing(value):
-        return "n/a"
-    if is_missing(low) or is_missing(high):
-        return fmt_value(value)
-    return f"{float(value):.3f} [{float(low):.2f}, {float(high):.2f}]"
-
-
-def fmt_count(value: Any) -> str:
-    """Format a count with thousands separators."""
-    if is_missing(value):
-        return "n/a"
-    return f"{int(value):,}"
-
-
-def fmt_rate(value: Any) -> str:
-    """Format a proportion as a percentage with one decimal."""
-    if is_missing(value):
-        return "n/a"
-    return f"{100 * float(value):.1f}%"
+Block = Heading | Paragraph | Bullets | Table | Figure | Fold | FoldEnd

@@ -1,12 +1,15 @@
 """Render the report blocks as one self-contained HTML file.
 
-No script, no external style sheet, font or image: the CSS is inline and
-figures are embedded as base64 PNG. Every piece of text is escaped with
-:func:`html.escape`, so model names, notes and dataset fields show as text,
-and its invisible control characters (bidirectional overrides and isolates,
-NUL and the other C0/C1 controls but tab and newline) are shown as ``[U+202E]``:
-a name such as ``abc<U+202E>gnp.exe`` cannot pass for ``abcexe.png``, and no
-NUL byte reaches the file.
+No external style sheet, script, font or image: the CSS and a small script
+(sorting, filtering, folding; see :mod:`._assets`) are inline and figures are
+embedded as base64 PNG. Every piece of text is escaped with :func:`html.escape`,
+so model names, notes and dataset fields show as text. Its invisible control
+characters (bidirectional overrides and isolates, NUL and the other C0/C1
+controls but tab and newline) are shown as ``[U+202E]``: a name such as
+``abc<U+202E>gnp.exe`` cannot pass for ``abcexe.png``, and no NUL byte reaches
+the file. A word holding right-to-left letters is wrapped in ``<bdi>`` and
+every table cell is isolated (``unicode-bidi: isolate``), so such a name
+cannot reorder the numbers and punctuation around it.
 """
 
 from __future__ import annotations
@@ -15,44 +18,53 @@ import base64
 import html
 import re
 from collections.abc import Sequence
+from urllib.parse import quote
 
-from realitycheck.report._document import Block, Bullets, Figure, Heading, Paragraph, Table
+from realitycheck.report._assets import CSS, SCRIPT
+from realitycheck.report._document import (
+    Block,
+    Bullets,
+    Figure,
+    Fold,
+    FoldEnd,
+    Heading,
+    Inline,
+    Link,
+    Paragraph,
+    Table,
+)
 
-__all__ = ["render_html"]
-
-_CSS = """
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2328;
-  max-width: 1200px; margin: 2rem auto; padding: 0 1.5rem; line-height: 1.45; }
-h1 { font-size: 1.7rem; margin-bottom: .3rem; }
-h2 { font-size: 1.35rem; border-bottom: 2px solid #d0d7de; padding-bottom: .25rem;
-  margin-top: 2.5rem; }
-h3 { font-size: 1.1rem; margin-top: 1.8rem; }
-h4 { font-size: 1rem; }
-nav ul { columns: 2; font-size: .9rem; }
-.table-wrap { overflow-x: auto; margin: .6rem 0 1rem; }
-table { border-collapse: collapse; font-size: .82rem; }
-caption { caption-side: top; text-align: left; color: #57606a; padding: .2rem 0; }
-th, td { border: 1px solid #d0d7de; padding: .22rem .5rem; vertical-align: top; }
-th { background: #f6f8fa; text-align: left; }
-td.r { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-tbody tr:nth-child(even) { background: #fafbfc; }
-.foot { font-size: .78rem; color: #57606a; margin: -.6rem 0 1rem; }
-figure { display: inline-block; margin: .5rem 1.5rem .5rem 0; vertical-align: top;
-  max-width: 560px; }
-figure img { max-width: 100%; height: auto; }
-figcaption { font-size: .78rem; color: #57606a; }
-"""
-
+__all__ = ["anchor_of", "escape_html", "href", "inline_html", "page", "render_html", "table_html"]
 
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_RTL_WORD = re.compile(r"\S*[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]\S*")
 
 
-def _e(text: str) -> str:
-    shown = _CONTROLS.sub(lambda m: f"[U+{ord(m.group()):04X}]", str(text))
-    return html.escape(shown, quote=True)
+def escape_html(text: str) -> str:
+    """Escape text for HTML; controls shown as ``[U+XXXX]``, right-to-left words isolated."""
+    shown = html.escape(_CONTROLS.sub(lambda m: f"[U+{ord(m.group()):04X}]", str(text)))
+    return _RTL_WORD.sub(lambda m: f"<bdi>{m.group()}</bdi>", shown)
 
 
-def _anchor(text: str, used: set[str]) -> str:
+_e = escape_html
+
+
+def href(target: str) -> str:
+    """Quote a link target the report built (relative path or ``#anchor``) for an attribute."""
+    return html.escape(quote(target, safe="/#._-=~"), quote=True)
+
+
+def inline_html(value: Inline) -> str:
+    """Render text, a link, or a run of both."""
+    if isinstance(value, str):
+        return _e(value)
+    if isinstance(value, Link):
+        return f'<a href="{href(value.href)}">{_e(value.text)}</a>'
+    return "".join(inline_html(v) for v in value)
+
+
+def anchor_of(text: str, used: set[str]) -> str:
+    """Return a fresh id derived from ``text`` (letters, digits and ``-`` only)."""
     base = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
     anchor, k = base, 2
     while anchor in used:
@@ -61,63 +73,99 @@ def _anchor(text: str, used: set[str]) -> str:
     return anchor
 
 
-def _table(t: Table) -> str:
+def table_html(t: Table) -> str:
+    """Render a table: sticky header, sortable by the page script, its CSV linked below."""
     align = t.alignment()
-    head = "".join(f"<th>{_e(c)}</th>" for c in t.columns)
+    head = "".join(f'<th scope="col">{_e(c)}</th>' for c in t.columns)
     body = "\n".join(
         "<tr>"
         + "".join(
-            f'<td class="r">{_e(c)}</td>' if a == "r" else f"<td>{_e(c)}</td>"
+            f'<td class="r">{inline_html(c)}</td>' if a == "r" else f"<td>{inline_html(c)}</td>"
             for c, a in zip(row, align, strict=False)
         )
         + "</tr>"
         for row in t.rows
     )
-    caption = f"<caption>{_e(t.caption)}</caption>" if t.caption else ""
+    caption = f'<p class="caption">{_e(t.caption)}</p>' if t.caption else ""
     out = (
-        f'<div class="table-wrap"><table>{caption}<thead><tr>{head}</tr></thead>'
+        f'{caption}<div class="table-wrap"><table class="data"><thead><tr>{head}</tr></thead>'
         f"<tbody>\n{body}\n</tbody></table></div>"
     )
-    if t.footnotes:
-        out += '<div class="foot">' + "<br>".join(_e(f) for f in t.footnotes) + "</div>"
+    foot = [_e(f) for f in t.footnotes]
+    if t.csv:
+        foot.append(f'CSV: <a href="{href(t.csv)}">{_e(t.csv)}</a>')
+    if foot:
+        out += '<div class="foot">' + "<br>".join(foot) + "</div>"
     return out
 
 
-def _figure(f: Figure) -> str:
+def _figure(f: Figure, figure_dir: str) -> str:
     data = base64.b64encode(f.png).decode("ascii")
+    path = f"{figure_dir}/{f.stem}.png"
     return (
-        f'<figure><img alt="{_e(f.caption)}" src="data:image/png;base64,{data}">'
+        f'<figure><a href="{href(path)}"><img alt="{_e(f.caption)}" '
+        f'src="data:image/png;base64,{data}"></a>'
         f"<figcaption>{_e(f.caption)}</figcaption></figure>"
     )
 
 
-def render_html(blocks: Sequence[Block], title: str) -> str:
-    """Return the whole HTML document for ``blocks``."""
-    used: set[str] = set()
-    parts: list[str] = []
-    toc: list[str] = []
-    for b in blocks:
-        if isinstance(b, Heading):
-            level = min(max(b.level, 1), 4)
-            anchor = _anchor(b.text, used)
-            parts.append(f'<h{level} id="{anchor}">{_e(b.text)}</h{level}>')
-            if level == 2:
-                toc.append(f'<li><a href="#{anchor}">{_e(b.text)}</a></li>')
-        elif isinstance(b, Paragraph):
-            parts.append(f"<p>{_e(b.text)}</p>")
-        elif isinstance(b, Bullets):
-            parts.append("<ul>" + "".join(f"<li>{_e(i)}</li>" for i in b.items) + "</ul>")
-        elif isinstance(b, Table):
-            parts.append(_table(b))
-        elif isinstance(b, Figure):
-            parts.append(_figure(b))
-    nav = f"<nav><ul>{''.join(toc)}</ul></nav>" if toc else ""
-    first_h2 = next((i for i, p in enumerate(parts) if p.startswith("<h2")), len(parts))
-    body = parts[:first_h2] + [nav] + parts[first_h2:]
+def _toc(entries: list[tuple[int, str, str]]) -> str:
+    """A nested list of the level-2 and level-3 headings, folded under 'Contents'."""
+    out, depth = ["<details open><summary>Contents</summary><ul>"], 2
+    for i, (level, anchor, text) in enumerate(entries):
+        if level > depth:
+            out.append("<ul>")
+        elif level < depth:
+            out.append("</li></ul></li>")
+        elif i:
+            out.append("</li>")
+        depth = level
+        out.append(f'<li><a href="#{anchor}">{_e(text)}</a>')
+    out.append("</li>" + ("</ul></li>" if depth == 3 else "") + "</ul></details>")
+    return '<nav class="toc" aria-label="Contents">' + "".join(out) + "</nav>"
+
+
+def page(title: str, body: str, nav: str = "") -> str:
+    """Return a whole HTML document: inline style and script, ``nav`` beside ``body``."""
+    layout = "layout" if nav else "single"
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{_e(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
-        + "\n".join(body)
-        + "\n</body>\n</html>\n"
+        f"<title>{_e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+        f'<div class="{layout}">{nav}<main id="top">\n{body}\n</main></div>\n'
+        f"<script>{SCRIPT}</script>\n</body>\n</html>\n"
     )
+
+
+def render_html(blocks: Sequence[Block], title: str, figure_dir: str = "figures") -> str:
+    """Return the whole HTML document for ``blocks``.
+
+    Level-2 and level-3 headings make the table of contents; a level-2 heading
+    carries a link back to the top; a :class:`Fold` becomes ``<details>``.
+    """
+    used: set[str] = set()
+    parts: list[str] = []
+    toc: list[tuple[int, str, str]] = []
+    for b in blocks:
+        if isinstance(b, Heading):
+            level = min(max(b.level, 1), 4)
+            anchor = anchor_of(b.anchor or b.text, used)
+            top = '<a class="top" href="#top">back to top</a>' if level == 2 else ""
+            parts.append(f'<h{level} id="{anchor}">{top}{_e(b.text)}</h{level}>')
+            if level in (2, 3):
+                toc.append((level, anchor, b.text))
+        elif isinstance(b, Paragraph):
+            parts.append(f"<p>{inline_html(b.text)}</p>")
+        elif isinstance(b, Bullets):
+            parts.append("<ul>" + "".join(f"<li>{inline_html(i)}</li>" for i in b.items) + "</ul>")
+        elif isinstance(b, Table):
+            parts.append(table_html(b))
+        elif isinstance(b, Figure):
+            parts.append(_figure(b, figure_dir))
+        elif isinstance(b, Fold):
+            state = " open" if b.open else ""
+            parts.append(f'<details class="fold"{state}><summary>{_e(b.summary)}</summary>')
+        elif isinstance(b, FoldEnd):
+            parts.append("</details>")
+    nav = _toc(toc) if toc else ""
+    return page(title, "\n".join(parts), nav)

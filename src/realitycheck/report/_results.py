@@ -12,7 +12,10 @@ from realitycheck.report._data import ReportData, verdicts
 from realitycheck.report._document import (
     Block,
     Bullets,
+    Fold,
+    FoldEnd,
     Heading,
+    Link,
     Paragraph,
     Table,
     fmt_ci,
@@ -136,7 +139,12 @@ class _Footnotes:
             rows = [r[:-1] for r in rows]
         footnotes = tuple(f"[{k}] {note}" for note, k in self.notes.items())
         return Table(
-            columns=columns, rows=tuple(rows), align=align, caption=caption, footnotes=footnotes
+            columns=columns,
+            rows=tuple(rows),
+            align=align,
+            caption=caption,
+            footnotes=footnotes,
+            csv="metrics.csv",
         )
 
 
@@ -216,6 +224,7 @@ def _labelers_beside(agreement: pd.DataFrame, reference: str) -> Table | None:
         columns=("labeler", *(NAMES[m] for m in BESIDE_DETECTORS), "n", "hallucinated", "excluded"),
         rows=tuple(rows),
         align="l" + "r" * (len(BESIDE_DETECTORS) + 3),
+        csv="agreement.csv",
         caption=f"Labelers (LLM judges, recorded judges, lexical…) against {reference} labels, "
         "beside the detectors: their own verdicts, all responses (no threshold to choose, "
         "so no calibration split); value [CI].",
@@ -273,6 +282,7 @@ def metrics_section(data: ReportData, reference: str) -> list[Block]:
         if reference not in refs:
             out.append(Paragraph(f"No metric against {reference} labels on this dataset."))
         out.append(_ranking_table(index, dets, refs))
+        out.append(Fold(f"Thresholded metrics and AUROC per slice on {ds}"))
         thresholded = [m for m in THRESHOLDED if m in set(df["metric"])]
         thresholded += sorted(set(df["metric"]) - set(RANKING) - set(THRESHOLDED))
         # The reference and every other human protocol (e.g. FaithBench's worst-label
@@ -287,10 +297,17 @@ def metrics_section(data: ReportData, reference: str) -> list[Block]:
                     out.append(beside)
             if len(refs) > len(human_refs):
                 out.append(
-                    Paragraph("Thresholded metrics against the automatic labelers: metrics.csv.")
+                    Paragraph(
+                        (
+                            "Thresholded metrics against the automatic labelers: ",
+                            Link("metrics.csv", "metrics.csv"),
+                            ".",
+                        )
+                    )
                 )
         for slices in _slices(df[df["labeler"] == reference]).values():
             out.append(_slice_table(index, dets, slices, reference, "auroc", "detector"))
+        out.append(FoldEnd())
     return out
 
 
@@ -311,9 +328,11 @@ def curves_section(data: ReportData, reference: str) -> list[Block]:
         found, notes = curves(data, ds, reference, order)
         out.append(Heading(ds, 3))
         if found:
+            out.append(Fold(f"ROC and precision-recall curves of {len(found)} detectors on {ds}"))
             out.append(render_roc(found, ds, reference))
             y = verdicts(data, reference)[(data.responses["dataset"] == ds).to_numpy()]
             out.append(render_pr(found, ds, reference, float(y.mean())))
+            out.append(FoldEnd())
         else:
             out.append(Paragraph(f"No curve: no detector has scores and {reference} labels here."))
         if notes:
@@ -339,6 +358,7 @@ def _agreement_table(index: _Index, labelers: list[str], reference: str) -> Tabl
         columns=("labeler", *names, "n", "hallucinated", "excluded"),
         rows=tuple(rows),
         align="l" + "r" * (len(AGREEMENT) + 3),
+        csv="agreement.csv",
         caption=f"Each automatic labeler against {reference} labels, all responses; "
         "value [CI]. Precision to kappa judge its verdicts; AUROC and PR-AUC its "
         "continuous score (n/a when it has none). n, hallucinated, excluded: verdict items.",
@@ -373,6 +393,10 @@ def agreement_section(data: ReportData, reference: str) -> list[Block]:
             found = set(df.loc[df["labeler"] == ref, "detector"])
             labs = [lab for _, lab in sorted((-_kappa_of(index, x, ref), x) for x in found)]
             out.append(_agreement_table(index, labs, ref))
-            for slices in _slices(df[df["labeler"] == ref]).values():
-                out.append(_slice_table(index, labs, slices, ref, "cohen_kappa", "labeler"))
+            groups = list(_slices(df[df["labeler"] == ref]).values())
+            if groups:
+                out.append(Fold(f"Cohen's kappa against {ref} per slice on {ds}"))
+                for slices in groups:
+                    out.append(_slice_table(index, labs, slices, ref, "cohen_kappa", "labeler"))
+                out.append(FoldEnd())
     return out

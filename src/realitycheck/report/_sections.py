@@ -14,7 +14,10 @@ from realitycheck.report._data import ReportData, unmatched
 from realitycheck.report._document import (
     Block,
     Bullets,
+    Fold,
+    FoldEnd,
     Heading,
+    Link,
     Paragraph,
     Table,
     fmt_count,
@@ -22,7 +25,13 @@ from realitycheck.report._document import (
     is_missing,
 )
 
-__all__ = ["dataset_entries", "header_section", "notes_section", "overview_section"]
+__all__ = [
+    "dataset_entries",
+    "header_section",
+    "notes_section",
+    "overview_section",
+    "title_section",
+]
 
 _LONG = 300
 
@@ -80,17 +89,31 @@ def _method(evaluate: Mapping[str, Any]) -> list[str]:
     return items
 
 
-def header_section(data: ReportData, title: str) -> list[Block]:
-    """Build the title and the run information: dates, method, components, versions."""
+def title_section(data: ReportData, title: str) -> list[Block]:
+    """Build the title and one line on the run: folder and dates."""
     m = data.manifest
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    out: list[Block] = [
+    return [
         Heading(title, 1),
         Paragraph(
-            f"Run folder: {data.path.name}. Created {m.get('created', 'unknown')}, "
-            f"last updated {m.get('updated', 'unknown')}; report written {now}."
+            (
+                f"Run folder: {data.path.name}. Created {m.get('created', 'unknown')}, "
+                f"last updated {m.get('updated', 'unknown')}; report written {now}. "
+                "How the numbers were computed, the components and versions: ",
+                Link("Run information", "#run-information"),
+                ", at the end. Generators ranked: ",
+                Link("leaderboard.html", "leaderboard.html"),
+                ".",
+            )
         ),
-        Heading("Run information", 2),
+    ]
+
+
+def header_section(data: ReportData) -> list[Block]:
+    """Build the run information: method, components, settings, versions."""
+    m = data.manifest
+    out: list[Block] = [
+        Heading("Run information", 2, anchor="run-information"),
         Heading("How the numbers were computed", 3),
     ]
     config = dict(m.get("config") or {})
@@ -180,6 +203,7 @@ def _overview_table(rows: pd.DataFrame, keys: list[str], lead: tuple[str, ...]) 
         columns=tuple(columns),
         rows=body,
         align="l" * len(lead) + "r" * (len(columns) - len(lead)),
+        csv="overview.csv",
     )
 
 
@@ -201,6 +225,7 @@ def _coverage_table(cov: pd.DataFrame) -> Table:
         rows=rows,
         align="llrrr",
         caption="Labels and scores stored for this dataset (a missing value keeps its error).",
+        csv="coverage.csv",
     )
 
 
@@ -219,6 +244,7 @@ def overview_section(
     entries = dataset_entries(data)
     for ds in overview["dataset"].drop_duplicates():
         out.append(Heading(ds, 3))
+        out.append(Fold(f"{ds} per task and model, how it was mapped, what is stored"))
         parts = overview[(overview["dataset"] == ds) & (overview["model"] != "all")]
         if not parts.empty:
             here = [k for k in keys if parts[f"labelled:{k}"].sum() > 0]
@@ -234,6 +260,7 @@ def overview_section(
         part = cov[cov["dataset"] == ds]
         if not part.empty:
             out.append(_coverage_table(part))
+        out.append(FoldEnd())
     return out
 
 

@@ -12,16 +12,37 @@ from realitycheck.report._document import (
     Block,
     Bullets,
     Figure,
+    Fold,
+    FoldEnd,
     Heading,
+    Inline,
+    Link,
     Paragraph,
     Table,
+)
+from realitycheck.report._numbers import (
+    fmt_ci,
     fmt_count,
+    fmt_p,
+    fmt_rank,
+    fmt_rate,
+    fmt_rate_ci,
+    header,
     is_missing,
 )
 from realitycheck.store import StudyResult, folder_name
 from realitycheck.studies import studies
 
-__all__ = ["MAX_ROWS", "format_cell", "slug", "studies_section"]
+__all__ = [
+    "LONG_CELL",
+    "MAX_ROWS",
+    "by_rank",
+    "format_cell",
+    "slug",
+    "studies_section",
+    "study_anchor",
+    "title_of",
+]
 
 MAX_ROWS = 60
 """Rows of a study table shown in the report; the CSV always holds all of them."""
@@ -57,31 +78,119 @@ def _whole(column: pd.Series) -> bool:
     return bool(values.size) and bool((values == values.round()).all())
 
 
+def _numeric(column: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column)
+
+
+def _is_rank(name: str) -> bool:
+    return "rank" in name.split("_")
+
+
+def _is_p(name: str) -> bool:
+    return name in ("p", "p_value") or name.endswith(("_p", "_p_value")) or name.startswith("p_")
+
+
+def _is_rate(name: str, column: pd.Series) -> bool:
+    if not any(w in name for w in ("rate", "share", "fraction", "proportion")):
+        return False
+    values = column.dropna().to_numpy(dtype=float)
+    return bool(values.size) and bool(((values >= 0) & (values <= 1)).all())
+
+
+def by_rank(frame: pd.DataFrame) -> pd.DataFrame:
+    """Sort a table with a ``rank`` column by rank within its groups (first appearance kept).
+
+    The groups are the text columns before ``rank`` other than the ranked names
+    (``dataset``, ``slice``, ``judge``…); a table without ``rank`` is returned as is.
+    """
+    if "rank" not in frame.columns or not _numeric(frame["rank"]) or frame.empty:
+        return frame
+    before = list(frame.columns[: list(frame.columns).index("rank")])
+    groups = [c for c in before if c in _GROUPS]
+    order = frame.groupby(groups, sort=False).ngroup() if groups else pd.Series(0, frame.index)
+    keyed = frame.assign(_group=order.to_numpy())
+    return keyed.sort_values(["_group", "rank"], kind="stable").drop(columns="_group")
+
+
+_GROUPS = ("dataset", "slice", "judge", "judge_kind", "labeler", "reference", "detector", "metric")
+LONG_CELL = 100
+"""Text cells longer than this fold into a count (lists) or a cut with a link to the CSV."""
+
+
+def _fold(text: str, csv: str) -> Inline:
+    if len(text) <= LONG_CELL:
+        return text
+    parts = [p for p in text.split("; ") if p]
+    label = f"{len(parts):,} items" if len(parts) > 1 else text[: LONG_CELL - 1] + "…"
+    return (label, " (", Link("all in the CSV", csv), ")")
+
+
+def _ci_columns(frame: pd.DataFrame) -> dict[str, tuple[str, str]]:
+    """Map a value column to its ``(ci_low, ci_high)`` columns.
+
+    Either ``x, ci_low, ci_high`` side by side, or ``x``, ``x_ci_low``, ``x_ci_high``.
+    """
+    cols = list(frame.columns)
+    out: dict[str, tuple[str, str]] = {}
+    for i, c in enumerate(cols):
+        if not c.endswith("ci_low"):
+            continue
+        high = c[: -len("low")] + "high"
+        prefix = c[: -len("ci_low")].rstrip("_")
+        value = prefix if prefix else (cols[i - 1] if i else "")
+        if high in cols and value in cols and value not in (c, high) and _numeric(frame[value]):
+            out[value] = (c, high)
+    return out
+
+
+def _formatter(frame: pd.DataFrame, name: str, ci: tuple[str, str] | None) -> Any:
+    """Return ``row -> cell`` for one shown column."""
+    column = frame[name]
+    tied = "tied" in frame.columns and name == "rank"
+    if _numeric(column) and _is_rank(name):
+        return lambda r: fmt_rank(r[name], tied=tied and r["tied"] in (True,))
+    if _numeric(column) and _is_p(name):
+        return lambda r: fmt_p(r[name])
+    if _numeric(column) and _is_rate(name, column):
+        if ci:
+            return lambda r: fmt_rate_ci(r[name], r[ci[0]], r[ci[1]])
+        return lambda r: fmt_rate(r[name])
+    if ci:
+        return lambda r: fmt_ci(r[name], r[ci[0]], r[ci[1]])
+    counts = _whole(column)
+    return lambda r: format_cell(r[name], counts=counts)
+
+
 def _table(frame: pd.DataFrame, caption: str, csv_name: str) -> Table:
+    frame = by_rank(frame)
     shown = frame.head(MAX_ROWS)
-    align = "".join(
-        "r"
-        if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
-        else "l"
-        for c in frame.columns
-    )
-    counts = [_whole(frame[c]) for c in frame.columns]
+    ci = _ci_columns(frame)
+    hidden = {c for pair in ci.values() for c in pair}
+    names = [str(c) for c in frame.columns if c not in hidden]
+    formatters = [_formatter(frame, c, ci.get(c)) for c in names]
     footnotes: tuple[str, ...] = ()
     if len(frame) > MAX_ROWS:
         footnotes = (f"First {MAX_ROWS} of {len(frame):,} rows; all of them in {csv_name}.",)
+    rows = []
+    for _, r in shown.iterrows():
+        cells = [f(r) for f in formatters]
+        rows.append(tuple(_fold(c, csv_name) if isinstance(c, str) else c for c in cells))
     return Table(
-        columns=tuple(str(c) for c in frame.columns),
-        rows=tuple(
-            tuple(format_cell(v, counts=c) for v, c in zip(row, counts, strict=True))
-            for row in shown.itertuples(index=False)
-        ),
-        align=align,
+        columns=tuple(header(c) + (" [CI]" if c in ci else "") for c in names),
+        rows=tuple(rows),
+        align="".join("r" if _numeric(frame[c]) else "l" for c in names),
         caption=caption,
         footnotes=footnotes,
+        csv=csv_name,
     )
 
 
-def _title(result: StudyResult) -> str:
+def study_anchor(study: str) -> str:
+    """The id of a study's heading in the report (links from the findings point at it)."""
+    return "study-" + folder_name(study)
+
+
+def title_of(result: StudyResult) -> str:
     name = str(result.spec.get("name", result.study))
     if name in studies:
         title = studies.get(name).title
@@ -104,11 +213,14 @@ def studies_section(results: list[StudyResult]) -> list[Block]:
         return blocks
     for result in results:
         stem = folder_name(result.study)
-        blocks.append(Heading(_title(result), 3))
+        blocks.append(Heading(title_of(result), 3, anchor=study_anchor(result.study)))
         blocks.append(Paragraph(result.finding or "The study stated no finding."))
         if result.skipped:
             blocks.append(Paragraph("Not run on:"))
             blocks.append(Bullets(tuple(result.skipped)))
+        shown = [t for t in result.tables if not t.frame.empty]
+        what = f"{len(shown)} tables, {len(result.figures)} figures"
+        blocks.append(Fold(f"Show the tables and figures ({what})"))
         for t in result.tables:
             if t.frame.empty:
                 blocks.append(Paragraph(f"{t.caption or t.name}: no rows."))
@@ -116,4 +228,5 @@ def studies_section(results: list[StudyResult]) -> list[Block]:
             blocks.append(_table(t.frame, t.caption, f"studies/{stem}/{t.name}.csv"))
         for f in result.figures:
             blocks.append(Figure(stem=f"study_{stem}_{slug(f.stem)}", png=f.png, caption=f.caption))
+        blocks.append(FoldEnd())
     return blocks

@@ -22,12 +22,20 @@ from realitycheck.params import (
 )
 from realitycheck.report._data import coverage, human_keys, load, overview
 from realitycheck.report._document import Block, Figure
+from realitycheck.report._findings import findings_section
 from realitycheck.report._html import render_html
+from realitycheck.report._leaderboard import render_leaderboard
 from realitycheck.report._markdown import render_markdown
 from realitycheck.report._results import agreement_section, curves_section, metrics_section
-from realitycheck.report._sections import header_section, notes_section, overview_section
-from realitycheck.report._studies import studies_section
+from realitycheck.report._sections import (
+    header_section,
+    notes_section,
+    overview_section,
+    title_section,
+)
+from realitycheck.report._studies import by_rank, studies_section
 from realitycheck.store import RunStore, folder_name, load_results
+from realitycheck.text import csv_safe_frame
 
 __all__ = ["ReportFiles", "write_report"]
 
@@ -40,12 +48,14 @@ class ReportFiles:
 
     Attributes:
         html: The self-contained HTML report.
+        leaderboard: The standalone leaderboard page, beside the report.
         markdown: The Markdown report.
         tables: The CSV tables (metrics, agreement, overview, thresholds, coverage).
         figures: The PNG figures the Markdown links to.
     """
 
     html: Path
+    leaderboard: Path
     markdown: Path
     tables: tuple[Path, ...]
     figures: tuple[Path, ...]
@@ -63,7 +73,8 @@ def _write(path: Path, data: bytes) -> None:
 
 
 def _csv(path: Path, df: pd.DataFrame) -> Path:
-    _write(path, df.to_csv(index=False).encode("utf-8"))
+    """Write a CSV table, formula-leading text cells prefixed (see :func:`csv_safe_frame`)."""
+    _write(path, csv_safe_frame(df).to_csv(index=False).encode("utf-8"))
     return path
 
 
@@ -100,17 +111,23 @@ def write_report(
 ) -> ReportFiles:
     """Write the report of a run into ``out_dir`` (created if missing).
 
-    The report has six parts: run information (versions, component specs, how
-    thresholds, splits and confidence intervals were computed), a data
+    The report opens with the key findings (per dataset the best detector
+    against the length baseline, each labeler's agreement with the reference,
+    the leaderboard's headline inversion, one sentence per study), then a data
     overview (responses, examples and hallucination rates per dataset, task
     and model), detector metrics with confidence intervals, ROC and
-    precision-recall curves, labeler agreement with humans, and notes. A table
-    the run does not hold makes its part say so instead of failing.
+    precision-recall curves, labeler agreement, the studies, notes, and last
+    the run information (versions, component specs, how thresholds, splits and
+    confidence intervals were computed). A table the run does not hold makes
+    its part say so instead of failing.
 
-    Files written: ``report.html`` (self-contained: inline CSS, base64 PNG
-    figures, no script, every text escaped), ``report.md`` with its figures
-    in ``figures/``, and ``metrics.csv``, ``agreement.csv``, ``overview.csv``,
-    ``thresholds.csv`` and ``coverage.csv``. No response text is copied.
+    Files written: ``report.html`` (self-contained: inline CSS and script,
+    base64 PNG figures, every text escaped; tables sort and filter offline),
+    ``leaderboard.html`` (standalone), ``report.md`` with its figures in
+    ``figures/``, and ``metrics.csv``, ``agreement.csv``, ``overview.csv``,
+    ``thresholds.csv``, ``coverage.csv`` and the studies' tables (leaderboard
+    tables sorted by rank) under ``studies/``. Text cells that start like a
+    spreadsheet formula are prefixed with ``'``. No response text is copied.
 
     Args:
         store: The run.
@@ -136,13 +153,15 @@ def write_report(
     cov = coverage(data)
     results = load_results(store)
     blocks: list[Block] = [
-        *header_section(data, title),
+        *title_section(data, title),
+        *findings_section(data, reference, results),
         *overview_section(data, view, cov, keys),
         *metrics_section(data, reference),
         *curves_section(data, reference),
         *agreement_section(data, reference),
         *studies_section(results),
         *notes_section(data, cov),
+        *header_section(data),
     ]
     out.mkdir(parents=True, exist_ok=True)
     figures = [b for b in blocks if isinstance(b, Figure)]
@@ -163,11 +182,17 @@ def write_report(
     for result in results:
         folder = out / "studies" / folder_name(result.study)
         folder.mkdir(parents=True, exist_ok=True)
-        tables += tuple(_csv(folder / f"{t.name}.csv", t.frame) for t in result.tables)
+        tables += tuple(_csv(folder / f"{t.name}.csv", by_rank(t.frame)) for t in result.tables)
     markdown = out / "report.md"
     _write(markdown, render_markdown(blocks, FIGURE_DIR).encode("utf-8"))
     html_path = out / "report.html"
-    _write(html_path, render_html(blocks, title).encode("utf-8"))
+    _write(html_path, render_html(blocks, title, FIGURE_DIR).encode("utf-8"))
+    board = out / "leaderboard.html"
+    _write(board, render_leaderboard(data, reference, title).encode("utf-8"))
     return ReportFiles(
-        html=html_path, markdown=markdown, tables=tables, figures=tuple(figure_paths)
+        html=html_path,
+        leaderboard=board,
+        markdown=markdown,
+        tables=tables,
+        figures=tuple(figure_paths),
     )

@@ -30,6 +30,7 @@ from realitycheck.report import ReportFiles, write_report
 from realitycheck.runner._config import RunConfig
 from realitycheck.runner._studies import StudyRun, run_studies
 from realitycheck.store import RunStore
+from realitycheck.text import csv_safe_frame
 
 __all__ = [
     "Listener",
@@ -154,8 +155,8 @@ def measure_run(
         outcome.stages.append(done)
         listener.stage(done)
     outcome.evaluation = evaluate(store, config, progress=progress)
-    outcome.evaluation.metrics.to_csv(out / "metrics.csv", index=False)
-    outcome.evaluation.agreement.to_csv(out / "agreement.csv", index=False)
+    csv_safe_frame(outcome.evaluation.metrics).to_csv(out / "metrics.csv", index=False)
+    csv_safe_frame(outcome.evaluation.agreement).to_csv(out / "agreement.csv", index=False)
     listener.evaluation(outcome.evaluation, out)
     if report:
         outcome.report = write_report(store, out)

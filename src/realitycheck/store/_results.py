@@ -21,6 +21,7 @@ import pandas as pd
 
 from realitycheck.errors import InvalidInputError
 from realitycheck.store._store import RunStore
+from realitycheck.text import csv_safe_frame
 
 __all__ = [
     "StudyFigure",
@@ -120,7 +121,7 @@ def save_result(store: RunStore, result: StudyResult) -> Path:
         tables = [(folder_name(t.name), t) for t in result.tables]
         figures = [(folder_name(f.stem), f) for f in result.figures]
         for name, t in tables:
-            t.frame.to_csv(tmp / f"{name}.csv", index=False)
+            csv_safe_frame(t.frame).to_csv(tmp / f"{name}.csv", index=False)
         for stem, f in figures:
             (tmp / f"{stem}.png").write_bytes(f.png)
         meta = {

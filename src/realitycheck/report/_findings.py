@@ -1,0 +1,179 @@
+"""The key findings at the top of the report: what a reader should see first.
+
+Per dataset, the best detector against the length baseline (AUROC with CI,
+against the reference labels); each labeler's agreement with the reference;
+the leaderboard study's headline inversion; and one sentence per study with a
+link to its section. Every number is read from the run's tables, never
+recomputed here.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from realitycheck.report._data import ReportData
+from realitycheck.report._document import Block, Bullets, Heading, Inline, Link, Paragraph, Table
+from realitycheck.report._html import anchor_of
+from realitycheck.report._numbers import fmt_ci, fmt_count, fmt_rate
+from realitycheck.report._studies import study_anchor, title_of
+from realitycheck.store import StudyResult
+
+__all__ = ["BASELINE", "findings_section", "first_sentence"]
+
+BASELINE = "length"
+"""Name of the baseline detector (every ``length[...]`` variant counts)."""
+LEADERBOARD_PAGE = "leaderboard.html"
+
+
+def _is_baseline(detector: str) -> bool:
+    return detector.split("[", 1)[0] == BASELINE
+
+
+def _best(rows: pd.DataFrame) -> pd.Series | None:
+    rows = rows[rows["value"].notna()]
+    if rows.empty:
+        return None
+    ranked = rows.assign(v=rows["value"].astype(float)).sort_values(
+        ["v", "detector"], ascending=[False, True]
+    )
+    return ranked.iloc[0]
+
+
+def _detector_table(data: ReportData, reference: str) -> Table | None:
+    m = data.metrics
+    if m.empty:
+        return None
+    auroc = m[(m["slice"] == "all") & (m["labeler"] == reference) & (m["metric"] == "auroc")]
+    rows: list[tuple[Inline, ...]] = []
+    for ds in sorted(set(auroc["dataset"])):
+        part = auroc[auroc["dataset"] == ds]
+        base = part["detector"].map(_is_baseline)
+        best, length = _best(part[~base]), _best(part[base])
+        if best is None and length is None:
+            continue
+        cells: list[Inline] = [ds]
+        for row in (best, length):
+            cells += (
+                ["none measured", "n/a"]
+                if row is None
+                else [str(row["detector"]), fmt_ci(row["value"], row["ci_low"], row["ci_high"])]
+            )
+        gap = "n/a"
+        if best is not None and length is not None:
+            gap = f"{float(best['value']) - float(length['value']):+.3f}"
+        n = (best if best is not None else length)["n"]  # type: ignore[index]
+        rows.append((*cells, gap, fmt_count(n)))
+    if not rows:
+        return None
+    return Table(
+        columns=(
+            "dataset",
+            "best detector",
+            "its AUROC [CI]",
+            "length baseline",
+            "baseline AUROC [CI]",
+            "difference",
+            "n",
+        ),
+        rows=tuple(rows),
+        align="llrlrrr",
+        caption=f"Best detector against the response-length baseline, AUROC against {reference} "
+        "labels on all responses (0.5 = chance). A detector that does not beat length may "
+        "only be measuring length.",
+    )
+
+
+def _labeler_table(data: ReportData, reference: str) -> Table | None:
+    a = data.agreement
+    if a.empty:
+        return None
+    a = a[(a["slice"] == "all") & (a["labeler"] == reference)]
+    rows: list[tuple[Inline, ...]] = []
+    for (ds, lab), part in sorted(a.groupby(["dataset", "detector"]), key=lambda x: x[0]):
+        by = {str(m): r for m, r in zip(part["metric"], part.itertuples(), strict=True)}
+        kappa, acc = by.get("cohen_kappa"), by.get("accuracy")
+        if kappa is None and acc is None:
+            continue
+        base = kappa or acc
+        rows.append(
+            (
+                str(ds),
+                str(lab),
+                "n/a" if acc is None else fmt_rate(acc.value),
+                "n/a" if kappa is None else fmt_ci(kappa.value, kappa.ci_low, kappa.ci_high),
+                fmt_count(base.n),  # type: ignore[union-attr]
+            )
+        )
+    if not rows:
+        return None
+    return Table(
+        columns=("dataset", "labeler", "agreement", "Cohen's kappa [CI]", "n"),
+        rows=tuple(rows),
+        align="llrrr",
+        caption=f"Each automatic labeler against {reference} labels, all responses: share of "
+        "matching verdicts and Cohen's kappa (0 = chance agreement, 1 = perfect).",
+    )
+
+
+def first_sentence(text: str) -> str:
+    """Return the first sentence of a finding (the whole text when it has one)."""
+    text = " ".join(text.split())
+    match = re.search(r"(?<=[.!?])\s+(?=[A-Z0-9(])", text)
+    return text[: match.start()] if match else text
+
+
+def _inversion(results: list[StudyResult], reference: str) -> list[Inline]:
+    out: list[Inline] = []
+    for result in results:
+        if result.spec.get("name") != "leaderboard":
+            continue
+        try:
+            inv = result.table("inversions")
+        except KeyError:
+            continue
+        needed = {"dataset", "slice", "judge", "n_pairs", "n_discordant", "kendall_tau_b"}
+        if inv.empty or not needed <= set(inv.columns):
+            continue
+        inv = inv[(inv["slice"] == "all") & inv["kendall_tau_b"].notna()]
+        for ds, part in inv.groupby("dataset", sort=True):
+            worst = part.sort_values(["kendall_tau_b", "judge"]).iloc[0]
+            among = "the only judge" if len(part) == 1 else f"the lowest of {len(part)} judges"
+            out.append(
+                (
+                    f"Leaderboard on {ds}: judged by {worst['judge']}, "
+                    f"{fmt_count(worst['n_discordant'])} of {fmt_count(worst['n_pairs'])} "
+                    f"generator pairs rank the other way round than under {reference} "
+                    f"(Kendall tau-b {float(worst['kendall_tau_b']):.2f}, {among} measured "
+                    "against it). ",
+                    Link("Leaderboard page", LEADERBOARD_PAGE),
+                    ", ",
+                    Link("study", "#" + anchor_of(study_anchor(result.study), set())),
+                    ".",
+                )
+            )
+    return out
+
+
+def findings_section(data: ReportData, reference: str, results: list[StudyResult]) -> list[Block]:
+    """Build the key-findings panel (see the module docstring)."""
+    out: list[Block] = [Heading("Key findings", 2, anchor="key-findings")]
+    tables = [t for t in (_detector_table(data, reference), _labeler_table(data, reference)) if t]
+    if not tables:
+        out.append(
+            Paragraph(
+                f"No detector or labeler has been measured against {reference} labels yet "
+                "(run the evaluate stage)."
+            )
+        )
+    out += tables
+    items = _inversion(results, reference)
+    for result in results:
+        finding = first_sentence(result.finding) or "No finding stated."
+        link = Link(title_of(result), "#" + anchor_of(study_anchor(result.study), set()))
+        items.append((link, ": ", finding))
+    if items:
+        out.append(Heading("What the studies found", 3, anchor="key-studies"))
+        out.append(Bullets(tuple(items)))
+    return out
