@@ -354,3 +354,18 @@ def test_figures_draw_maths_markup_in_names_as_text():
     ax.set_title("$x^$ generator")
     ax.legend()
     assert png_bytes(fig).startswith(b"\x89PNG")
+
+
+def test_a_named_files_dataset_keeps_its_mapping_notes_in_its_own_section(tmp_path):
+    from realitycheck import datasets, ingest
+    from realitycheck.report._data import load
+    from realitycheck.report._sections import dataset_entries
+
+    path = tmp_path / "mine.csv"
+    path.write_text("qid,answer,label\nq1,Paris,no\nq2,Lyon,yes\n")
+    store = RunStore(tmp_path / "run")
+    key = f"files[path={path},text=answer,columns=example_id:qid,positive=yes,negative=no]"
+    ingest(store, datasets.create_from_key(key))
+    entries = dataset_entries(load(store))
+    (name,) = [n for n in entries if n]
+    assert name.startswith("files:") and "" not in entries  # matched by its run name

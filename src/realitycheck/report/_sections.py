@@ -48,15 +48,17 @@ def _json(value: Any) -> str:
 def dataset_entries(data: ReportData) -> dict[str, list[tuple[str, Mapping[str, Any]]]]:
     """Return the manifest's dataset entries grouped by the dataset name they describe.
 
-    An entry is matched by its key, else by its spec name; entries that match no
-    dataset of the run are grouped under the empty string.
+    An entry is matched by its key, else by the run name it records (a
+    ``files`` dataset is named after its path or ``name=``), else by its spec
+    name; entries that match no dataset of the run are grouped under the
+    empty string.
     """
     names = set(data.datasets())
     out: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}
     for key, entry in sorted(dict(data.manifest.get("datasets") or {}).items()):
         entry = entry if isinstance(entry, Mapping) else {}
-        spec_name = (entry.get("spec") or {}).get("name", "")
-        name = key if key in names else spec_name if spec_name in names else ""
+        candidates = (key, entry.get("name", ""), (entry.get("spec") or {}).get("name", ""))
+        name = next((c for c in candidates if c in names), "")
         out.setdefault(name, []).append((key, entry))
     return out
 
