@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from realitycheck.datasets._io import IdMaker, spec_json
+from realitycheck.datasets._label_rules import LabelReader
 from realitycheck.datasets._tables import cell_text
 from realitycheck.errors import InvalidInputError
 from realitycheck.records import TASKS, Example, Label, Response, Score
@@ -18,6 +19,15 @@ if TYPE_CHECKING:
     from realitycheck.datasets.files import Files
 
 __all__ = ["RowReader"]
+
+
+def _shown(raw: Any) -> str:
+    """Return a label's source cell(s) as text: empty for no value, JSON for lists and tables."""
+    if raw is None or (isinstance(raw, float) and math.isnan(raw)):
+        return ""
+    if isinstance(raw, dict | list | tuple):
+        return json.dumps(raw, ensure_ascii=False, default=str)
+    return str(raw)
 
 
 def _content_id(*texts: str) -> str:
@@ -39,6 +49,12 @@ class RowReader:
         self.example_ids = IdMaker()
         self.name = owner.run_name
         self.spec = owner.spec_json
+        self.rules = LabelReader(owner.label_rules, path)
+        self.columns = {
+            kind: [c for f, c in mapping.items() if f == kind or f.startswith(f"{kind}:")]
+            for kind in ("label", "sentences", "human")
+        }
+        self.verdicts: list[bool | None] = []
 
     def cell(self, row: dict[str, Any], field: str, line: int) -> Any:
         column = self.mapping.get(field)
@@ -100,8 +116,8 @@ class RowReader:
                 meta={"line": line, "extra": {k: v for k, v in row.items() if k not in used}},
             )
         )
-        if "label" in self.mapping:
-            out.labels.append(self.label(row, line, response_id))
+        if any(self.columns.values()):
+            out.labels.extend(self.labels(row, line, response_id))
         for column in self.owner.scores:
             out.scores.append(self.score(row[column], column, line, response_id))
 
@@ -170,32 +186,57 @@ class RowReader:
             field=self.mapping["references"],
         )
 
-    def label(self, row: dict[str, Any], line: int, response_id: str) -> Label:
-        raw = self.cell(row, "label", line)
-        value = cell_text(raw)
-        if value is None:
-            return Label(
-                response_id=response_id,
-                labeler="human",
-                hallucinated=None,
-                raw="" if raw is None else str(raw),
-                error="empty label cell",
-                spec=self.spec,
+    def labels(self, row: dict[str, Any], line: int, response_id: str) -> list[Label]:
+        """Return the row's ``human:<annotator>`` labels and its ``human`` label.
+
+        ``human`` comes from the label (and sentence) columns when there are
+        any, combined by ``combine``; otherwise from the annotators by
+        ``aggregate``.
+        """
+        out, votes = [], []
+        for column in self.columns["human"]:
+            raw = self._raw(row, column, line)
+            vote = self.rules.cell(raw, column, line)
+            votes.append(vote)
+            out.append(
+                self._label(f"human:{column}", response_id, vote, _shown(raw), "empty label cell")
             )
-        if value not in self.owner.positive and value not in self.owner.negative:
+        verdicts, raws = [], {}
+        for kind in ("label", "sentences"):
+            for column in self.columns[kind]:
+                raw = self._raw(row, column, line)
+                raws[column] = raw
+                verdicts.append(self.rules.cell(raw, column, line, sentences=kind == "sentences"))
+        if verdicts:
+            verdict = verdicts[0] if len(verdicts) == 1 else self.rules.combine(verdicts)
+            shown = _shown(next(iter(raws.values()))) if len(raws) == 1 else _shown(raws)
+            why = "empty label cell" if len(raws) == 1 else f"no verdict by {self.owner.combine}"
+        else:
+            verdict = self.rules.vote(votes)
+            shown = _shown(dict(zip(self.columns["human"], votes, strict=True)))
+            why = "no annotator verdict"
+        self.verdicts.append(verdict)
+        out.append(self._label("human", response_id, verdict, shown, why))
+        return out
+
+    def _raw(self, row: dict[str, Any], column: str, line: int) -> Any:
+        if column not in row:
             raise InvalidInputError(
-                f"The label {raw!r} is neither positive {self.owner.positive} nor negative "
-                f"{self.owner.negative}; set the 'positive' and 'negative' parameters.",
-                path=self.path,
-                line=line,
-                field=self.mapping["label"],
+                "The row has no such column.", path=self.path, line=line, field=column
             )
-        hallucinated = value in self.owner.positive
+        return row[column]
+
+    def _label(
+        self, labeler: str, response_id: str, verdict: bool | None, raw: str, why: str
+    ) -> Label:
+        """Return one label; a missing verdict says ``why``."""
+        error = "" if verdict is not None else why
         return Label(
             response_id=response_id,
-            labeler="human",
-            hallucinated=hallucinated,
-            raw=str(raw),
+            labeler=labeler,
+            hallucinated=verdict,
+            raw=raw,
+            error=error,
             spec=self.spec,
         )
 

@@ -14,11 +14,24 @@ from typing import Any, ClassVar
 
 from realitycheck.datasets._base import Bundle, Dataset, dataset
 from realitycheck.datasets._file_rows import RowReader
+from realitycheck.datasets._label_rules import (
+    AGGREGATES,
+    COMBINES,
+    DIRECTIONS,
+    EMPTY_MEANS,
+    LIST_RULES,
+    POLARITIES,
+    LabelRules,
+    share_of,
+)
 from realitycheck.datasets._tables import FORMATS, cell_text, read_rows
 from realitycheck.errors import DataNotFoundError, InvalidInputError
 from realitycheck.params import (
     Constraint,
     InstanceOf,
+    Interval,
+    OneOf,
+    OrNone,
     PathLike,
     Satisfies,
     SequenceOf,
@@ -44,6 +57,22 @@ def _label_values(value: Any) -> Any:
     """Normalise label values as cells compare (lower-cased text, ``1`` for ``1.0``)."""
     items = as_tuple(value)
     return tuple(cell_text(v) or "" for v in items) if isinstance(items, tuple) else value
+
+
+def _column_names(value: Any) -> Any:
+    """Normalise column names, leaving out empty ones (``label=""`` names no column)."""
+    items = _texts(value)
+    return tuple(v for v in items if v) if isinstance(items, tuple) else items
+
+
+def _number(value: Any) -> Any:
+    """Read a number given as text (``"0.5"``); anything else is left for the constraint."""
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
 
 
 def _column_entries(value: Any) -> Any:
@@ -177,7 +206,7 @@ class Files(Dataset):
 
     path: str = required(PathLike(), Satisfies(_table_path, f"a path ending in one of {FORMATS}"))
     text: str = param("", InstanceOf(str), convert=str)
-    label: str = param("", InstanceOf(str), convert=str)
+    label: tuple[str, ...] = param((), _NAMES, convert=_column_names)
     positive: tuple[str, ...] = param(
         ("1", "true", "yes", "hallucinated"), _NAMES, convert=_label_values
     )
@@ -188,6 +217,22 @@ class Files(Dataset):
     flip: tuple[str, ...] = param((), _NAMES, convert=_texts)
     columns: tuple[str, ...] = param((), _ColumnEntries(), convert=_column_entries)
     title: str = param("", InstanceOf(str), convert=str)
+    threshold: float | None = param(None, OrNone(Interval(float)), convert=_number)
+    hallucinated_if: str = param("", OneOf("", *DIRECTIONS))
+    empty_means: str = param("excluded", OneOf(EMPTY_MEANS))
+    list_rule: str = param("any", OneOf(LIST_RULES))
+    combine: str = param("any_of", OneOf(COMBINES))
+    sentences: tuple[str, ...] = param((), _NAMES, convert=_column_names)
+    sentence_rule: str = param(
+        "strictest",
+        Satisfies(
+            lambda v: v in ("strictest", "majority") or share_of(v) is not None,
+            "'strictest', 'majority' or 'share>=X' with X in (0, 1]",
+        ),
+    )
+    annotators: tuple[str, ...] = param((), _NAMES, convert=_column_names)
+    aggregate: str = param("majority", OneOf(AGGREGATES))
+    polarity: str = param("unconfirmed", OneOf(POLARITIES), in_key=False)
 
     files: ClassVar[tuple[str, ...]] = ()
     description: ClassVar[str] = "Your own file (JSONL, CSV or Parquet) with a column mapping."
@@ -212,6 +257,52 @@ class Files(Dataset):
                 self.flip,
                 hint=f"Not in 'scores': {extra}.",
             )
+
+        self._check_label_rules()
+
+    def _check_label_rules(self) -> None:
+        """Refuse label parameters that contradict each other."""
+        if (self.threshold is None) != (not self.hallucinated_if):
+            given, missing = (
+                ("threshold", "hallucinated_if") if self.threshold is not None else
+                ("hallucinated_if", "threshold")
+            )
+            value = getattr(self, missing)
+            raise param_error(
+                missing,
+                self.name,
+                f"set together with {given!r}",
+                value,
+                hint="A numeric label needs both: threshold=0.5,hallucinated_if=below (or above).",
+            )
+        seen: dict[str, str] = {}
+        for kind in ("label", "sentences", "annotators"):
+            for column in getattr(self, kind):
+                if column in seen:
+                    raise param_error(
+                        kind,
+                        self.name,
+                        "columns not named by another label parameter",
+                        getattr(self, kind),
+                        hint=f"{column!r} is also in {seen[column]!r}.",
+                    )
+                seen[column] = kind
+
+    @property
+    def label_rules(self) -> LabelRules:
+        """The label rules that the parameters declare."""
+        return LabelRules(
+            positive=self.positive,
+            negative=self.negative,
+            threshold=self.threshold,
+            hallucinated_if=self.hallucinated_if,
+            empty_means=self.empty_means,
+            list_rule=self.list_rule,
+            sentence_rule=self.sentence_rule,
+            combine=self.combine,
+            aggregate=self.aggregate,
+            confirmed=self.polarity == "confirmed",
+        )
 
     @property
     def run_name(self) -> str:
@@ -251,22 +342,53 @@ class Files(Dataset):
         if progress is not None:
             progress(len(out.responses))
         used = ", ".join(f"{k} <- {v}" for k, v in mapping.items())
-        out.notes.extend(
-            [
-                f"Read {len(rows)} rows of {path.name}; columns used: {used}.",
-                f"Labels: {'/'.join(self.positive)} -> hallucinated, {'/'.join(self.negative)} "
-                "-> not (case-insensitive); an empty label cell -> None with an error."
-                if "label" in mapping
-                else "No label column: the responses carry no human labels.",
-                f"Scores {list(self.scores)} are stored as recorded:<column>; "
-                f"{list(self.flip)} flipped to 1 - value (higher = more likely hallucinated).",
-            ]
+        out.notes.append(f"Read {len(rows)} rows of {path.name}; columns used: {used}.")
+        if reader.verdicts:
+            out.notes.append(self._rules_note())
+            out.notes.extend(reader.rules.notes(reader.verdicts))
+        else:
+            out.notes.append("No label column: the responses carry no human labels.")
+        out.notes.append(
+            f"Scores {list(self.scores)} are stored as recorded:<column>; "
+            f"{list(self.flip)} flipped to 1 - value (higher = more likely hallucinated)."
         )
         return out
 
+    def _rules_note(self) -> str:
+        """Return the label rules in one sentence."""
+        if self.threshold is not None:
+            side = ">" if self.hallucinated_if == "above" else "<"
+            values = f"a value {side} {self.threshold:g} -> hallucinated, else not"
+        else:
+            values = (
+                f"{'/'.join(self.positive)} -> hallucinated, {'/'.join(self.negative)} -> not "
+                "(case-insensitive)"
+            )
+        parts = [f"Labels: {values}; an empty cell or list -> {self.empty_means}"]
+        parts.append(f"a list cell -> list_rule={self.list_rule}")
+        if self.sentences:
+            parts.append(f"per-sentence labels -> sentence_rule={self.sentence_rule}")
+        if len(self.label) + len(self.sentences) > 1:
+            parts.append(f"columns combined by {self.combine}")
+        if self.annotators:
+            parts.append(
+                f"annotators {list(self.annotators)} -> human:<column>"
+                + ("" if self.label or self.sentences else f", human = {self.aggregate}")
+            )
+        return "; ".join(parts) + "."
+
     def _mapping(self, available: list[str], path: Path) -> dict[str, str]:
         """Return field -> column for every field that is read, checking the columns exist."""
-        explicit = {"text": self.text, "label": self.label}
+        explicit = {"text": self.text}
+        label = self.label
+        if not (label or self.sentences or self.annotators) and "label" in available:
+            label = ("label",)
+        if len(label) == 1:
+            explicit["label"] = label[0]
+        else:
+            explicit.update({f"label:{c}": c for c in label})
+        explicit.update({f"sentences:{c}": c for c in self.sentences})
+        explicit.update({f"human:{c}": c for c in self.annotators})
         explicit.update(dict(c.split(":", 1) for c in self.columns))
         explicit.update({f"score:{c}": c for c in self.scores})
         mapping = {}
@@ -283,7 +405,7 @@ class Files(Dataset):
                     field=column,
                 )
             mapping[field] = column
-        for field in ("text", "label", *FIELDS):
+        for field in ("text", *FIELDS):
             if field not in mapping and field in available:
                 mapping[field] = field
         if "text" not in mapping:

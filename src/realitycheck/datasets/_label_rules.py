@@ -1,0 +1,313 @@
+"""Label rules of the ``files`` dataset: how label cells become hallucination verdicts.
+
+A :class:`LabelRules` holds the rules (value lists, a numeric threshold with
+its direction, what an empty cell means, how a list cell, several label
+columns, per-sentence labels and per-annotator verdicts are combined). A
+:class:`LabelReader` applies them to the cells of one file, counts every
+mapping per source value and writes those counts, and a polarity warning,
+as plain-language notes.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import logging
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from realitycheck.datasets._tables import cell_text
+from realitycheck.errors import InvalidInputError
+
+__all__ = [
+    "AGGREGATES",
+    "COMBINES",
+    "DIRECTIONS",
+    "EMPTY_MEANS",
+    "LIST_RULES",
+    "POLARITIES",
+    "LabelReader",
+    "LabelRules",
+    "share_of",
+]
+
+logger = logging.getLogger(__name__)
+
+DIRECTIONS = ("above", "below")
+EMPTY_MEANS = ("excluded", "hallucinated", "faithful")
+LIST_RULES = ("any", "all", "nonempty")
+COMBINES = ("any_of", "all_of")
+AGGREGATES = ("majority", "worst", "dawid_skene")
+POLARITIES = ("unconfirmed", "confirmed")
+_SHOWN = 12
+"""Source values listed per column in the notes; the rest are counted together."""
+
+
+def share_of(rule: str) -> float | None:
+    """Return X of a ``share>=X`` sentence rule, or None when ``rule`` is not of that form.
+
+    X must be a number in (0, 1].
+    """
+    if not rule.startswith("share>="):
+        return None
+    try:
+        value = float(rule[len("share>=") :])
+    except ValueError:
+        return None
+    return value if 0.0 < value <= 1.0 else None
+
+
+def _outcome(verdict: bool | None) -> str:
+    return "excluded" if verdict is None else "hallucinated" if verdict else "faithful"
+
+
+@dataclass(frozen=True)
+class LabelRules:
+    """How label cells become verdicts (checked by :class:`~realitycheck.datasets.files.Files`).
+
+    Attributes:
+        positive: Cell values that mean hallucinated (compared as :func:`cell_text`).
+        negative: Cell values that mean faithful.
+        threshold: A numeric cell beyond it is hallucinated; None = use the value lists.
+        hallucinated_if: ``above`` or ``below`` the threshold; a tie is faithful.
+        empty_means: ``excluded`` (no verdict), ``hallucinated`` or ``faithful``.
+        list_rule: ``any``, ``all`` or ``nonempty`` for a list cell of a label column.
+        sentence_rule: ``strictest``, ``majority`` or ``share>=X`` for a cell of
+            per-sentence labels.
+        combine: ``any_of`` or ``all_of`` over several label (and sentence) columns.
+        aggregate: ``majority``, ``worst`` or ``dawid_skene`` over annotator columns.
+        confirmed: The user confirmed the polarity (no warning above 50%).
+    """
+
+    positive: tuple[str, ...]
+    negative: tuple[str, ...]
+    threshold: float | None = None
+    hallucinated_if: str = ""
+    empty_means: str = "excluded"
+    list_rule: str = "any"
+    sentence_rule: str = "strictest"
+    combine: str = "any_of"
+    aggregate: str = "majority"
+    confirmed: bool = False
+
+    @property
+    def empty(self) -> bool | None:
+        """The verdict of an empty cell or list."""
+        return {"excluded": None, "hallucinated": True, "faithful": False}[self.empty_means]
+
+
+class LabelReader:
+    """Applies :class:`LabelRules` to the label cells of one file, counting each mapping.
+
+    Args:
+        rules: The rules.
+        path: The file, named in every error.
+    """
+
+    def __init__(self, rules: LabelRules, path: Path) -> None:
+        self.rules = rules
+        self.path = path
+        self.tally: dict[str, Counter[tuple[str, str]]] = {}
+
+    def _count(self, column: str, source: str, verdict: bool | None) -> None:
+        self.tally.setdefault(column, Counter())[(source, _outcome(verdict))] += 1
+
+    def _error(self, message: str, line: int, column: str) -> InvalidInputError:
+        return InvalidInputError(message, path=self.path, line=line, field=column)
+
+    def scalar(self, raw: Any, column: str, line: int, *, count: str = "") -> bool:
+        """Return the verdict of one non-empty value; ``count`` prefixes its tally entry."""
+        rules = self.rules
+        if isinstance(raw, dict | list | tuple):
+            raise self._error(
+                f"The label must be one value here. Got a {type(raw).__name__} ({raw!r:.80}).",
+                line,
+                column,
+            )
+        if rules.threshold is not None:
+            number = math.nan if isinstance(raw, bool) else _number(raw)
+            if not math.isfinite(number):
+                raise self._error(
+                    f"The label must be a finite number to compare with threshold="
+                    f"{rules.threshold:g}. Got {raw!r} instead.",
+                    line,
+                    column,
+                )
+            if rules.hallucinated_if == "above":
+                verdict = number > rules.threshold
+                source = f"> {rules.threshold:g}" if verdict else f"<= {rules.threshold:g}"
+            else:
+                verdict = number < rules.threshold
+                source = f"< {rules.threshold:g}" if verdict else f">= {rules.threshold:g}"
+            self._count(column, f"{count}{source}", verdict)
+            return verdict
+        value = cell_text(raw)
+        if value not in rules.positive and value not in rules.negative:
+            raise self._error(
+                f"The label {raw!r} is neither positive {rules.positive} nor negative "
+                f"{rules.negative}; set the 'positive' and 'negative' parameters, or "
+                "'threshold' and 'hallucinated_if' for a numeric score.",
+                line,
+                column,
+            )
+        verdict = value in rules.positive
+        self._count(column, f"{count}{value!r}", verdict)
+        return verdict
+
+    def items(self, raw: Any, column: str, line: int) -> list[Any] | None:
+        """Return a list cell's items (JSON or Python-literal text, never evaluated), or None.
+
+        None means the cell is not a list. Text that starts with ``[`` or ends
+        with ``]`` must parse as a list.
+        """
+        if isinstance(raw, list | tuple):
+            return list(raw)
+        if not isinstance(raw, str):
+            return None
+        text = raw.strip()
+        if not (text.startswith("[") or text.endswith("]")):
+            return None
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            try:
+                parsed = ast.literal_eval(text)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                raise self._error(
+                    f"The list cell cannot be read as JSON or as a Python literal: {text!r:.80}.",
+                    line,
+                    column,
+                ) from None
+        if not isinstance(parsed, list | tuple):
+            raise self._error(
+                f"The cell looks like a list but reads as {type(parsed).__name__}: {text!r:.80}.",
+                line,
+                column,
+            )
+        return list(parsed)
+
+    def _item_verdicts(self, items: list[Any], column: str, line: int) -> list[bool]:
+        out = []
+        for i, item in enumerate(items, start=1):
+            if cell_text(item) is None and not isinstance(item, list | dict):
+                raise self._error(f"Item {i} of the list is empty.", line, column)
+            if isinstance(item, list | tuple | dict):
+                raise self._error(
+                    f"Item {i} of the list must be one value. Got a {type(item).__name__}.",
+                    line,
+                    column,
+                )
+            out.append(self.scalar(item, column, line, count="item "))
+        return out
+
+    def cell(self, raw: Any, column: str, line: int, *, sentences: bool = False) -> bool | None:
+        """Return the verdict of one label cell (None = no verdict).
+
+        ``sentences`` reads the cell as per-sentence labels (``sentence_rule``);
+        otherwise a list cell follows ``list_rule``.
+        """
+        rules = self.rules
+        items = self.items(raw, column, line)
+        if items is None:
+            if cell_text(raw) is None:
+                self._count(column, "empty", rules.empty)
+                return rules.empty
+            if sentences:
+                raise self._error(
+                    f"The cell must be a list of per-sentence labels. Got {raw!r:.80} instead.",
+                    line,
+                    column,
+                )
+            if rules.list_rule == "nonempty":
+                self._count(column, "non-empty value", True)
+                return True
+            return self.scalar(raw, column, line)
+        if not items:
+            self._count(column, "empty list", rules.empty)
+            return rules.empty
+        if not sentences and rules.list_rule == "nonempty":
+            self._count(column, "non-empty list", True)
+            return True
+        verdicts = self._item_verdicts(items, column, line)
+        if sentences:
+            return self._sentence_verdict(verdicts)
+        return any(verdicts) if rules.list_rule == "any" else all(verdicts)
+
+    def _sentence_verdict(self, verdicts: list[bool]) -> bool:
+        rule = self.rules.sentence_rule
+        if rule == "strictest":
+            return any(verdicts)
+        share = sum(verdicts) / len(verdicts)
+        if rule == "majority":
+            return share >= 0.5
+        return share >= (share_of(rule) or 1.0)
+
+    def combine(self, verdicts: Sequence[bool | None]) -> bool | None:
+        """Combine the verdicts of several label columns by ``combine``.
+
+        ``any_of``: hallucinated when any column is, faithful when all are,
+        else no verdict. ``all_of``: hallucinated when all are, faithful when
+        any is faithful, else no verdict.
+        """
+        if self.rules.combine == "any_of":
+            if any(v is True for v in verdicts):
+                return True
+            return None if any(v is None for v in verdicts) else False
+        if any(v is False for v in verdicts):
+            return False
+        return None if any(v is None for v in verdicts) else True
+
+    def vote(self, verdicts: Sequence[bool | None]) -> bool | None:
+        """Aggregate annotator verdicts by ``majority`` (a tie is hallucinated) or ``worst``.
+
+        Annotators without a verdict are left out; with none left, no verdict.
+        """
+        given = [v for v in verdicts if v is not None]
+        if not given:
+            return None
+        if self.rules.aggregate == "worst":
+            return any(given)
+        return 2 * sum(given) >= len(given)
+
+    def notes(self, verdicts: Sequence[bool | None]) -> list[str]:
+        """Return the mapping counts per column and, if due, the polarity warning.
+
+        ``verdicts`` are the final ``human`` verdicts; when more than half of
+        those given are hallucinated and the polarity is not confirmed, a
+        warning is logged and added.
+        """
+        out = []
+        for column, counts in self.tally.items():
+            parts = [f"{src} -> {what} {n}" for (src, what), n in counts.most_common(_SHOWN)]
+            rest = sum(n for _, n in counts.most_common()[_SHOWN:])
+            more = f", and {rest} more cells of {len(counts) - _SHOWN} other values" if rest else ""
+            out.append(f"Label mapping of {column!r}: {', '.join(parts)}{more}.")
+        given = [v for v in verdicts if v is not None]
+        if not given:
+            return out
+        rate = sum(given) / len(given)
+        out.append(
+            f"Human labels: {sum(given)} hallucinated, {len(given) - sum(given)} faithful, "
+            f"{len(verdicts) - len(given)} without a verdict ({rate:.0%} hallucinated)."
+        )
+        if rate > 0.5 and not self.rules.confirmed:
+            warning = (
+                f"Warning: {rate:.0%} of the labelled responses of {self.path.name} map to "
+                "hallucinated. If a positive label means correct in this file, swap "
+                "'positive' and 'negative' (or the 'hallucinated_if' direction); if the "
+                "mapping is right, set polarity=confirmed."
+            )
+            logger.warning(warning)
+            out.append(warning)
+        return out
+
+
+def _number(raw: Any) -> float:
+    try:
+        return float(str(raw).strip()) if isinstance(raw, str) else float(raw)
+    except (TypeError, ValueError):
+        return math.nan
