@@ -4,6 +4,7 @@ import json
 import logging
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from realitycheck.datasets import datasets
@@ -154,7 +155,9 @@ def test_annotators_become_human_labels_with_a_majority(tmp_path):
 
 
 def test_annotators_worst(tmp_path):
-    bundle = _load(_jsonl(tmp_path, ANNOTATED), annotators=["ann1", "ann2", "ann3"], aggregate="worst")
+    bundle = _load(
+        _jsonl(tmp_path, ANNOTATED), annotators=["ann1", "ann2", "ann3"], aggregate="worst"
+    )
     assert _human(bundle) == [True, True, True, None]
 
 
@@ -304,10 +307,37 @@ def test_a_bad_label_parameter_is_refused(tmp_path, params, match):
 
 @pytest.mark.parametrize(
     ("params", "column"),
-    [({"annotators": ["ann1", "ann9"]}, "ann9"), ({"label": ["s", "u"]}, "u"), ({"sentences": "z"}, "z")],
+    [
+        ({"annotators": ["ann1", "ann9"]}, "ann9"),
+        ({"label": ["s", "u"]}, "u"),
+        ({"sentences": "z"}, "z"),
+    ],
 )
 def test_a_missing_label_column_is_named(tmp_path, params, column):
     path = _jsonl(tmp_path, [{"text": "a", "ann1": "yes", "s": "no"}])
     with pytest.raises(InvalidInputError, match=f"The column '{column}'") as info:
         Files(path=str(path), **params).load()
     assert info.value.field == column and info.value.path == str(path)
+
+
+def test_label_noise_reads_the_annotators_of_a_files_dataset(tmp_path):
+    from realitycheck import Bootstrap, RunStore, ingest
+    from realitycheck.store import RunData
+    from realitycheck.studies.label_noise import LabelNoise
+
+    rng = np.random.default_rng(0)
+    truth = rng.random(60) < 0.4
+    rows = []
+    for i, t in enumerate(truth):
+        votes = {f"ann{a}": bool(t) != (rng.random() < 0.15) for a in (1, 2, 3)}
+        rows.append({"text": f"answer {i}", "question": f"q{i}", **votes})
+    path = _jsonl(tmp_path, rows)
+    files = Files(path=str(path), annotators=["ann1", "ann2", "ann3"], title="mine")
+    store = RunStore(tmp_path / "run")
+    ingest(store, files)
+    data = RunData(store)
+    assert data.annotators_of("mine") == ["human:ann1", "human:ann2", "human:ann3"]
+    result = LabelNoise(repetitions=2).run(data, bootstrap=Bootstrap(n_resamples=20))
+    assert not any("fewer than two annotators" in s for s in result.skipped)
+    reliability = result.table("rater_reliability")
+    assert set(reliability["rater"]) == {"human:ann1", "human:ann2", "human:ann3"}

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from realitycheck.datasets._io import IdMaker, spec_json
-from realitycheck.datasets._label_rules import LabelReader
+from realitycheck.datasets._label_rules import LabelReader, rules_of
 from realitycheck.datasets._tables import cell_text
 from realitycheck.errors import InvalidInputError
 from realitycheck.records import TASKS, Example, Label, Response, Score
@@ -49,7 +49,7 @@ class RowReader:
         self.example_ids = IdMaker()
         self.name = owner.run_name
         self.spec = owner.spec_json
-        self.rules = LabelReader(owner.label_rules, path)
+        self.rules = LabelReader(rules_of(owner), path)
         self.columns = {
             kind: [c for f, c in mapping.items() if f == kind or f.startswith(f"{kind}:")]
             for kind in ("label", "sentences", "human")

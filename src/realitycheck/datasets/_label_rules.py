@@ -18,10 +18,14 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from realitycheck.datasets._tables import cell_text
 from realitycheck.errors import InvalidInputError
+from realitycheck.params import as_tuple, param_error
+
+if TYPE_CHECKING:
+    from realitycheck.datasets.files import Files
 
 __all__ = [
     "AGGREGATES",
@@ -32,6 +36,11 @@ __all__ = [
     "POLARITIES",
     "LabelReader",
     "LabelRules",
+    "check_label_params",
+    "column_names",
+    "number",
+    "rules_note",
+    "rules_of",
     "share_of",
 ]
 
@@ -41,7 +50,7 @@ DIRECTIONS = ("above", "below")
 EMPTY_MEANS = ("excluded", "hallucinated", "faithful")
 LIST_RULES = ("any", "all", "nonempty")
 COMBINES = ("any_of", "all_of")
-AGGREGATES = ("majority", "worst", "dawid_skene")
+AGGREGATES = ("majority", "worst")
 POLARITIES = ("unconfirmed", "confirmed")
 _SHOWN = 12
 """Source values listed per column in the notes; the rest are counted together."""
@@ -79,7 +88,7 @@ class LabelRules:
         sentence_rule: ``strictest``, ``majority`` or ``share>=X`` for a cell of
             per-sentence labels.
         combine: ``any_of`` or ``all_of`` over several label (and sentence) columns.
-        aggregate: ``majority``, ``worst`` or ``dawid_skene`` over annotator columns.
+        aggregate: ``majority`` or ``worst`` over annotator columns.
         confirmed: The user confirmed the polarity (no warning above 50%).
     """
 
@@ -129,7 +138,7 @@ class LabelReader:
                 column,
             )
         if rules.threshold is not None:
-            number = math.nan if isinstance(raw, bool) else _number(raw)
+            number = math.nan if isinstance(raw, bool) else _float(raw)
             if not math.isfinite(number):
                 raise self._error(
                     f"The label must be a finite number to compare with threshold="
@@ -306,8 +315,94 @@ class LabelReader:
         return out
 
 
-def _number(raw: Any) -> float:
+def _float(raw: Any) -> float:
     try:
         return float(str(raw).strip()) if isinstance(raw, str) else float(raw)
     except (TypeError, ValueError):
         return math.nan
+
+
+def column_names(value: Any) -> Any:
+    """Normalise column names, leaving out empty ones (``label=""`` names no column)."""
+    items = as_tuple(value)
+    if isinstance(items, tuple):
+        items = tuple(str(v) for v in items)
+    return tuple(v for v in items if v) if isinstance(items, tuple) else items
+
+
+def number(value: Any) -> Any:
+    """Read a number given as text (``"0.5"``); anything else is left for the constraint."""
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
+
+
+def check_label_params(files: Files) -> None:
+    """Refuse label parameters that contradict each other."""
+    if (files.threshold is None) != (not files.hallucinated_if):
+        given, missing = ("threshold", "hallucinated_if")
+        if files.threshold is None:
+            given, missing = missing, given
+        value = getattr(files, missing)
+        raise param_error(
+            missing,
+            files.name,
+            f"set together with {given!r}",
+            value,
+            hint="A numeric label needs both: threshold=0.5,hallucinated_if=below (or above).",
+        )
+    seen: dict[str, str] = {}
+    for kind in ("label", "sentences", "annotators"):
+        for column in getattr(files, kind):
+            if column in seen:
+                raise param_error(
+                    kind,
+                    files.name,
+                    "columns not named by another label parameter",
+                    getattr(files, kind),
+                    hint=f"{column!r} is also in {seen[column]!r}.",
+                )
+            seen[column] = kind
+
+
+def rules_of(files: Files) -> LabelRules:
+    """Return the label rules that the parameters of ``files`` declare."""
+    return LabelRules(
+        positive=files.positive,
+        negative=files.negative,
+        threshold=files.threshold,
+        hallucinated_if=files.hallucinated_if,
+        empty_means=files.empty_means,
+        list_rule=files.list_rule,
+        sentence_rule=files.sentence_rule,
+        combine=files.combine,
+        aggregate=files.aggregate,
+        confirmed=files.polarity == "confirmed",
+    )
+
+
+def rules_note(files: Files) -> str:
+    """Return the label rules in one sentence."""
+    if files.threshold is not None:
+        side = ">" if files.hallucinated_if == "above" else "<"
+        values = f"a value {side} {files.threshold:g} -> hallucinated, else not"
+    else:
+        values = (
+            f"{'/'.join(files.positive)} -> hallucinated, {'/'.join(files.negative)} -> not "
+            "(case-insensitive)"
+        )
+    parts = [f"Labels: {values}; an empty cell or list -> {files.empty_means}"]
+    parts.append(f"a list cell -> list_rule={files.list_rule}")
+    if files.sentences:
+        parts.append(f"per-sentence labels -> sentence_rule={files.sentence_rule}")
+    if len(files.label) + len(files.sentences) > 1:
+        parts.append(f"columns combined by {files.combine}")
+    if files.annotators:
+        parts.append(
+            f"annotators {list(files.annotators)} -> human:<column>"
+            + ("" if files.label or files.sentences else f", human = {files.aggregate}")
+        )
+    return "; ".join(parts) + "."

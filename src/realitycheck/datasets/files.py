@@ -21,7 +21,10 @@ from realitycheck.datasets._label_rules import (
     EMPTY_MEANS,
     LIST_RULES,
     POLARITIES,
-    LabelRules,
+    check_label_params,
+    column_names,
+    number,
+    rules_note,
     share_of,
 )
 from realitycheck.datasets._tables import FORMATS, cell_text, read_rows
@@ -57,22 +60,6 @@ def _label_values(value: Any) -> Any:
     """Normalise label values as cells compare (lower-cased text, ``1`` for ``1.0``)."""
     items = as_tuple(value)
     return tuple(cell_text(v) or "" for v in items) if isinstance(items, tuple) else value
-
-
-def _column_names(value: Any) -> Any:
-    """Normalise column names, leaving out empty ones (``label=""`` names no column)."""
-    items = _texts(value)
-    return tuple(v for v in items if v) if isinstance(items, tuple) else items
-
-
-def _number(value: Any) -> Any:
-    """Read a number given as text (``"0.5"``); anything else is left for the constraint."""
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return value
-    return value
 
 
 def _column_entries(value: Any) -> Any:
@@ -206,7 +193,7 @@ class Files(Dataset):
 
     path: str = required(PathLike(), Satisfies(_table_path, f"a path ending in one of {FORMATS}"))
     text: str = param("", InstanceOf(str), convert=str)
-    label: tuple[str, ...] = param((), _NAMES, convert=_column_names)
+    label: tuple[str, ...] = param((), _NAMES, convert=column_names)
     positive: tuple[str, ...] = param(
         ("1", "true", "yes", "hallucinated"), _NAMES, convert=_label_values
     )
@@ -217,12 +204,12 @@ class Files(Dataset):
     flip: tuple[str, ...] = param((), _NAMES, convert=_texts)
     columns: tuple[str, ...] = param((), _ColumnEntries(), convert=_column_entries)
     title: str = param("", InstanceOf(str), convert=str)
-    threshold: float | None = param(None, OrNone(Interval(float)), convert=_number)
+    threshold: float | None = param(None, OrNone(Interval(float)), convert=number)
     hallucinated_if: str = param("", OneOf("", *DIRECTIONS))
     empty_means: str = param("excluded", OneOf(EMPTY_MEANS))
     list_rule: str = param("any", OneOf(LIST_RULES))
     combine: str = param("any_of", OneOf(COMBINES))
-    sentences: tuple[str, ...] = param((), _NAMES, convert=_column_names)
+    sentences: tuple[str, ...] = param((), _NAMES, convert=column_names)
     sentence_rule: str = param(
         "strictest",
         Satisfies(
@@ -230,7 +217,7 @@ class Files(Dataset):
             "'strictest', 'majority' or 'share>=X' with X in (0, 1]",
         ),
     )
-    annotators: tuple[str, ...] = param((), _NAMES, convert=_column_names)
+    annotators: tuple[str, ...] = param((), _NAMES, convert=column_names)
     aggregate: str = param("majority", OneOf(AGGREGATES))
     polarity: str = param("unconfirmed", OneOf(POLARITIES), in_key=False)
 
@@ -258,51 +245,7 @@ class Files(Dataset):
                 hint=f"Not in 'scores': {extra}.",
             )
 
-        self._check_label_rules()
-
-    def _check_label_rules(self) -> None:
-        """Refuse label parameters that contradict each other."""
-        if (self.threshold is None) != (not self.hallucinated_if):
-            given, missing = (
-                ("threshold", "hallucinated_if") if self.threshold is not None else
-                ("hallucinated_if", "threshold")
-            )
-            value = getattr(self, missing)
-            raise param_error(
-                missing,
-                self.name,
-                f"set together with {given!r}",
-                value,
-                hint="A numeric label needs both: threshold=0.5,hallucinated_if=below (or above).",
-            )
-        seen: dict[str, str] = {}
-        for kind in ("label", "sentences", "annotators"):
-            for column in getattr(self, kind):
-                if column in seen:
-                    raise param_error(
-                        kind,
-                        self.name,
-                        "columns not named by another label parameter",
-                        getattr(self, kind),
-                        hint=f"{column!r} is also in {seen[column]!r}.",
-                    )
-                seen[column] = kind
-
-    @property
-    def label_rules(self) -> LabelRules:
-        """The label rules that the parameters declare."""
-        return LabelRules(
-            positive=self.positive,
-            negative=self.negative,
-            threshold=self.threshold,
-            hallucinated_if=self.hallucinated_if,
-            empty_means=self.empty_means,
-            list_rule=self.list_rule,
-            sentence_rule=self.sentence_rule,
-            combine=self.combine,
-            aggregate=self.aggregate,
-            confirmed=self.polarity == "confirmed",
-        )
+        check_label_params(self)
 
     @property
     def run_name(self) -> str:
@@ -344,7 +287,7 @@ class Files(Dataset):
         used = ", ".join(f"{k} <- {v}" for k, v in mapping.items())
         out.notes.append(f"Read {len(rows)} rows of {path.name}; columns used: {used}.")
         if reader.verdicts:
-            out.notes.append(self._rules_note())
+            out.notes.append(rules_note(self))
             out.notes.extend(reader.rules.notes(reader.verdicts))
         else:
             out.notes.append("No label column: the responses carry no human labels.")
@@ -353,29 +296,6 @@ class Files(Dataset):
             f"{list(self.flip)} flipped to 1 - value (higher = more likely hallucinated)."
         )
         return out
-
-    def _rules_note(self) -> str:
-        """Return the label rules in one sentence."""
-        if self.threshold is not None:
-            side = ">" if self.hallucinated_if == "above" else "<"
-            values = f"a value {side} {self.threshold:g} -> hallucinated, else not"
-        else:
-            values = (
-                f"{'/'.join(self.positive)} -> hallucinated, {'/'.join(self.negative)} -> not "
-                "(case-insensitive)"
-            )
-        parts = [f"Labels: {values}; an empty cell or list -> {self.empty_means}"]
-        parts.append(f"a list cell -> list_rule={self.list_rule}")
-        if self.sentences:
-            parts.append(f"per-sentence labels -> sentence_rule={self.sentence_rule}")
-        if len(self.label) + len(self.sentences) > 1:
-            parts.append(f"columns combined by {self.combine}")
-        if self.annotators:
-            parts.append(
-                f"annotators {list(self.annotators)} -> human:<column>"
-                + ("" if self.label or self.sentences else f", human = {self.aggregate}")
-            )
-        return "; ".join(parts) + "."
 
     def _mapping(self, available: list[str], path: Path) -> dict[str, str]:
         """Return field -> column for every field that is read, checking the columns exist."""
@@ -408,7 +328,9 @@ class Files(Dataset):
         for field in ("text", *FIELDS):
             if field not in mapping and field in available:
                 mapping[field] = field
-        if "text" not in mapping:
+        if "text" in mapping:
+            mapping = {"text": mapping.pop("text"), **mapping}
+        else:
             raise InvalidInputError(
                 "The file has no 'text' column; name the response column with the 'text' "
                 f"parameter. Available: {', '.join(available) or 'none'}.",
