@@ -38,7 +38,6 @@ __all__ = [
     "LabelRules",
     "check_label_params",
     "column_names",
-    "number",
     "rules_note",
     "rules_of",
     "share_of",
@@ -328,16 +327,6 @@ def column_names(value: Any) -> Any:
     if isinstance(items, tuple):
         items = tuple(str(v) for v in items)
     return tuple(v for v in items if v) if isinstance(items, tuple) else items
-
-
-def number(value: Any) -> Any:
-    """Read a number given as text (``"0.5"``); anything else is left for the constraint."""
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return value
-    return value
 
 
 def check_label_params(files: Files) -> None:

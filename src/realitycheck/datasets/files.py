@@ -23,7 +23,6 @@ from realitycheck.datasets._label_rules import (
     POLARITIES,
     check_label_params,
     column_names,
-    number,
     rules_note,
     share_of,
 )
@@ -134,9 +133,8 @@ class Files(Dataset):
     Column mapping (field: what its column holds):
 
     - ``text``: the response; required (parameter ``text``, else a ``text`` column).
-    - ``label``: the human label (parameter ``label``); a cell in ``positive``
-      is hallucinated, one in ``negative`` is not (case-insensitive), an empty
-      cell is no label (None, with an error), any other value is an error.
+    - ``label``: the human label (parameter ``label``, one column or several);
+      how its cells become verdicts is set by the label rules below.
     - ``question``: the question or instruction.
     - ``context``: the source passages.
     - ``references``: gold answers, a list or one string split at ``;``.
@@ -150,6 +148,51 @@ class Files(Dataset):
     them to another (``columns=question:prompt+references:gold``). Score
     columns (``scores``) become recorded detector scores; the columns not
     used are kept in each response's ``meta["extra"]``.
+
+    Label rules (each verdict is the ``human`` label of the response):
+
+    - Value lists: a cell in ``positive`` is hallucinated, one in ``negative``
+      is faithful (case-insensitive; ``1`` equals ``1.0`` and ``true``
+      equals ``True``); any other value is an error naming file, line and column.
+      If ``label: true`` means *factual* in your file, say so:
+      ``files[path=f.jsonl,positive=false,negative=true]``.
+    - Numeric threshold: ``label=factuality_score,threshold=0.5,hallucinated_if=below``
+      makes a score under 0.5 hallucinated; ``hallucinated_if=above`` makes a
+      score over it hallucinated. A tie (a score equal to the threshold) is
+      faithful in both directions. A cell that is not a number is an error.
+    - Empty cells: ``empty_means=excluded`` (the default: no verdict, the label
+      keeps the error "empty label cell"), ``hallucinated`` or ``faithful``.
+      An empty ``errors`` list that means "no error":
+      ``label=errors,list_rule=nonempty,empty_means=faithful``.
+    - List cells: a JSON list or a Python-literal list (``['yes','no']``, read as
+      data, never run) is hallucinated when any item is (``list_rule=any``, the
+      default), when all are (``list_rule=all``), or, with ``list_rule=nonempty``,
+      whenever it has an item (a list of error spans or error types; a non-empty
+      plain cell counts too). An empty list follows ``empty_means``.
+    - Several label columns: ``label=a+b`` with ``combine=any_of`` (the default:
+      hallucinated when any column is, faithful when all are, else no verdict)
+      or ``combine=all_of`` (hallucinated when all are, faithful when any is).
+    - Per-annotator columns: ``annotators=ann1+ann2+ann3`` reads each column by
+      the same rules into a ``human:<column>`` label, and ``human`` is their
+      ``aggregate``: ``majority`` (the default; a tie is hallucinated, an
+      annotator without a verdict is left out) or ``worst`` (hallucinated when
+      any annotator says so). With ``label`` given too, ``human`` is that column.
+      The label-noise study fits Dawid-Skene over the ``human:<column>`` labels;
+      the loader does not (the analysis layer sits above the datasets).
+    - Sentence labels: ``sentences=annotation`` names a column whose cells are
+      lists of per-sentence (or per-claim) labels, read by the value lists or
+      the threshold. ``sentence_rule=strictest`` (the default: any hallucinated
+      sentence makes the response hallucinated; seed paper 002: "Response-level
+      labels use the strictest sentence-level aggregation"), ``majority``
+      (half or more; a tie is hallucinated) or ``share>=0.3`` (at least that
+      share). For WikiBio-style labels:
+      ``sentences=annotation,positive=major_inaccurate+minor_inaccurate,negative=accurate``.
+      Sentence columns combine with label columns by ``combine``.
+    - Polarity: the notes (``datasets describe``, the report) count every
+      mapping per source value, such as ``'true' -> faithful 412, 'false' ->
+      hallucinated 88``. When more than half of the labelled responses map to
+      hallucinated, a warning is logged and added to the notes unless
+      ``polarity=confirmed``.
 
     Examples:
         A CSV with the columns ``prompt,answer,is_wrong,hhem``, where
@@ -177,7 +220,8 @@ class Files(Dataset):
     Args:
         path: The file; a relative path is read under ``data_dir`` when given.
         text: Column of the response text (default: ``text``).
-        label: Column of the human label (default: ``label`` if present, else no labels).
+        label: Column(s) of the human label (default: ``label`` if present and
+            neither ``sentences`` nor ``annotators`` is given, else no labels).
         positive: Label values that mean hallucinated (case-insensitive).
         negative: Label values that mean not hallucinated.
         scores: Columns of recorded detector scores, stored as ``recorded:<column>``.
@@ -189,6 +233,17 @@ class Files(Dataset):
             ids start with it: ``<name>/<example_id>``, and without an ``example_id``
             column ``<name>/<hash of question and context>`` (of the text when
             neither is mapped); ids never depend on the file name alone.
+        threshold: A numeric label beyond it is hallucinated (with ``hallucinated_if``).
+        hallucinated_if: ``above`` or ``below`` the threshold; a tie is faithful.
+        empty_means: An empty cell or list: ``excluded``, ``hallucinated`` or ``faithful``.
+        list_rule: A list cell: ``any``, ``all`` or ``nonempty``.
+        combine: Several label or sentence columns: ``any_of`` or ``all_of``.
+        sentences: Columns of per-sentence label lists.
+        sentence_rule: ``strictest``, ``majority`` or ``share>=X`` (X in (0, 1]).
+        annotators: Per-annotator columns, stored as ``human:<column>``.
+        aggregate: ``human`` from the annotators: ``majority`` (a tie is
+            hallucinated) or ``worst``.
+        polarity: ``confirmed`` silences the warning about more than 50% hallucinated.
     """
 
     path: str = required(PathLike(), Satisfies(_table_path, f"a path ending in one of {FORMATS}"))
@@ -204,7 +259,7 @@ class Files(Dataset):
     flip: tuple[str, ...] = param((), _NAMES, convert=_texts)
     columns: tuple[str, ...] = param((), _ColumnEntries(), convert=_column_entries)
     title: str = param("", InstanceOf(str), convert=str)
-    threshold: float | None = param(None, OrNone(Interval(float)), convert=number)
+    threshold: float | None = param(None, OrNone(Interval(float)))
     hallucinated_if: str = param("", OneOf("", *DIRECTIONS))
     empty_means: str = param("excluded", OneOf(EMPTY_MEANS))
     list_rule: str = param("any", OneOf(LIST_RULES))
