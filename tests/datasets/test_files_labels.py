@@ -341,3 +341,18 @@ def test_label_noise_reads_the_annotators_of_a_files_dataset(tmp_path):
     assert not any("fewer than two annotators" in s for s in result.skipped)
     reliability = result.table("rater_reliability")
     assert set(reliability["rater"]) == {"human:ann1", "human:ann2", "human:ann3"}
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "files[path=d.jsonl,sentences=s,sentence_rule=share>=0.3]",
+        "files[path=d.jsonl,annotators=a+b+c,aggregate=worst,empty_means=faithful]",
+        "files[path=d.jsonl,label=a+b,combine=all_of,list_rule=nonempty]",
+        "files[path=d.jsonl,label=s,threshold=0.5,hallucinated_if=above]",
+    ],
+)
+def test_label_rules_round_trip_through_the_key(key):
+    made = datasets.create_from_key(key)
+    assert datasets.create_from_key(made.key) == made
+    assert made.key.count(",") == key.count(",")

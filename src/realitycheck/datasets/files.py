@@ -190,9 +190,9 @@ class Files(Dataset):
       Sentence columns combine with label columns by ``combine``.
     - Polarity: the notes (``datasets describe``, the report) count every
       mapping per source value, such as ``'true' -> faithful 412, 'false' ->
-      hallucinated 88``. When more than half of the labelled responses map to
-      hallucinated, a warning is logged and added to the notes unless
-      ``polarity=confirmed``.
+      hallucinated 88`` (a threshold counts its two sides, a list its items).
+      When more than half of the labelled responses map to hallucinated, a
+      warning is logged and added to the notes unless ``polarity=confirmed``.
 
     Examples:
         A CSV with the columns ``prompt,answer,is_wrong,hhem``, where
