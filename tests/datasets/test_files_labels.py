@@ -356,3 +356,29 @@ def test_label_rules_round_trip_through_the_key(key):
     made = datasets.create_from_key(key)
     assert datasets.create_from_key(made.key) == made
     assert made.key.count(",") == key.count(",")
+
+
+def test_annotators_by_dawid_skene_match_the_analysis_fit(tmp_path):
+    from realitycheck.analysis import dawid_skene
+
+    rng = np.random.default_rng(1)
+    truth = rng.random(80) < 0.35
+    accuracy = {"ann1": 0.95, "ann2": 0.7, "ann3": 0.65}
+    rows = []
+    for i, t in enumerate(truth):
+        votes = {a: ("yes" if bool(t) != (rng.random() > p) else "no") for a, p in accuracy.items()}
+        if i % 7 == 0:
+            votes["ann3"] = ""
+        rows.append({"text": f"answer {i}", **votes})
+    bundle = _load(_jsonl(tmp_path, rows), annotators=list(accuracy), aggregate="dawid_skene")
+    matrix = np.array(
+        [[np.nan if lab.hallucinated is None else float(lab.hallucinated) for lab in col]
+         for col in ([x for x in bundle.labels if x.labeler == f"human:{a}"] for a in accuracy)]
+    ).T  # fmt: skip
+    fit = dawid_skene(matrix)
+    human = [x for x in bundle.labels if x.labeler == "human"]
+    assert [x.score for x in human] == pytest.approx(fit.posterior.tolist())
+    assert [x.hallucinated for x in human] == [bool(p >= 0.5) for p in fit.posterior]
+    majority = _human(_load(_jsonl(tmp_path, rows), annotators=list(accuracy)))
+    assert majority != [x.hallucinated for x in human]  # the reliable annotator weighs more
+    assert any(n.startswith("human = Dawid-Skene over 3 annotators") for n in bundle.notes)

@@ -5,13 +5,17 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from realitycheck.datasets._io import IdMaker, spec_json
 from realitycheck.datasets._label_rules import LabelReader, rules_of
 from realitycheck.datasets._tables import cell_text
 from realitycheck.errors import InvalidInputError
+from realitycheck.raters import dawid_skene
 from realitycheck.records import TASKS, Example, Label, Response, Score
 
 if TYPE_CHECKING:
@@ -55,6 +59,7 @@ class RowReader:
             for kind in ("label", "sentences", "human")
         }
         self.verdicts: list[bool | None] = []
+        self.pending: list[tuple[str, list[bool | None], str]] = []
 
     def cell(self, row: dict[str, Any], field: str, line: int) -> Any:
         column = self.mapping.get(field)
@@ -212,12 +217,44 @@ class RowReader:
             shown = _shown(next(iter(raws.values()))) if len(raws) == 1 else _shown(raws)
             why = "empty label cell" if len(raws) == 1 else f"no verdict by {self.owner.combine}"
         else:
-            verdict = self.rules.vote(votes)
             shown = _shown(dict(zip(self.columns["human"], votes, strict=True)))
+            if self.owner.aggregate == "dawid_skene":
+                self.pending.append((response_id, votes, shown))
+                return out
+            verdict = self.rules.vote(votes)
             why = "no annotator verdict"
         self.verdicts.append(verdict)
         out.append(self._label("human", response_id, verdict, shown, why))
         return out
+
+    def finish(self, out: Bundle) -> list[str]:
+        """Add the ``human`` labels that need every row (Dawid–Skene); return notes on them.
+
+        Each label's ``score`` is P(hallucinated | votes); it is hallucinated at
+        0.5 or above (a tie is hallucinated, as with ``majority``).
+        """
+        if not self.pending:
+            return []
+        matrix = np.array(
+            [[np.nan if v is None else float(v) for v in votes] for _, votes, _ in self.pending]
+        )
+        fit = dawid_skene(matrix)
+        for (response_id, _, shown), posterior in zip(self.pending, fit.posterior, strict=True):
+            given = not math.isnan(posterior)
+            verdict = bool(posterior >= 0.5) if given else None
+            self.verdicts.append(verdict)
+            label = self._label("human", response_id, verdict, shown, "no annotator verdict")
+            out.labels.append(replace(label, score=float(posterior) if given else None))
+        reliability = ", ".join(
+            f"{c} {sens:.2f}/{spec:.2f}"
+            for c, sens, spec in zip(
+                self.columns["human"], fit.sensitivity, fit.specificity, strict=True
+            )
+        )
+        return [
+            f"human = Dawid-Skene over {len(self.columns['human'])} annotators: prior "
+            f"{fit.prior:.2f}; sensitivity/specificity {reliability}."
+        ]
 
     def _raw(self, row: dict[str, Any], column: str, line: int) -> Any:
         if column not in row:

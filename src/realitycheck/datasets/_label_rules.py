@@ -49,7 +49,7 @@ DIRECTIONS = ("above", "below")
 EMPTY_MEANS = ("excluded", "hallucinated", "faithful")
 LIST_RULES = ("any", "all", "nonempty")
 COMBINES = ("any_of", "all_of")
-AGGREGATES = ("majority", "worst")
+AGGREGATES = ("majority", "worst", "dawid_skene")
 POLARITIES = ("unconfirmed", "confirmed")
 _SHOWN = 12
 """Source values listed per column in the notes; the rest are counted together."""
@@ -87,7 +87,8 @@ class LabelRules:
         sentence_rule: ``strictest``, ``majority`` or ``share>=X`` for a cell of
             per-sentence labels.
         combine: ``any_of`` or ``all_of`` over several label (and sentence) columns.
-        aggregate: ``majority`` or ``worst`` over annotator columns.
+        aggregate: ``majority``, ``worst`` or ``dawid_skene`` over annotator columns
+            (Dawid–Skene needs every row; :class:`RowReader` fits it at the end).
         confirmed: The user confirmed the polarity (no warning above 50%).
     """
 

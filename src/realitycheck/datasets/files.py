@@ -175,10 +175,12 @@ class Files(Dataset):
     - Per-annotator columns: ``annotators=ann1+ann2+ann3`` reads each column by
       the same rules into a ``human:<column>`` label, and ``human`` is their
       ``aggregate``: ``majority`` (the default; a tie is hallucinated, an
-      annotator without a verdict is left out) or ``worst`` (hallucinated when
-      any annotator says so). With ``label`` given too, ``human`` is that column.
-      The label-noise study fits Dawid-Skene over the ``human:<column>`` labels;
-      the loader does not (the analysis layer sits above the datasets).
+      annotator without a verdict is left out), ``worst`` (hallucinated when
+      any annotator says so) or ``dawid_skene`` (each annotator's reliability
+      fitted on the whole file; the label's ``score`` is P(hallucinated | votes),
+      hallucinated at 0.5 or above; needs crowd-kit). With ``label`` given too,
+      ``human`` is that column. Example:
+      ``files[path=f.csv,annotators=ann1+ann2+ann3,aggregate=dawid_skene]``.
     - Sentence labels: ``sentences=annotation`` names a column whose cells are
       lists of per-sentence (or per-claim) labels, read by the value lists or
       the threshold. ``sentence_rule=strictest`` (the default: any hallucinated
@@ -242,7 +244,7 @@ class Files(Dataset):
         sentence_rule: ``strictest``, ``majority`` or ``share>=X`` (X in (0, 1]).
         annotators: Per-annotator columns, stored as ``human:<column>``.
         aggregate: ``human`` from the annotators: ``majority`` (a tie is
-            hallucinated) or ``worst``.
+            hallucinated), ``worst`` or ``dawid_skene``.
         polarity: ``confirmed`` silences the warning about more than 50% hallucinated.
     """
 
@@ -341,9 +343,10 @@ class Files(Dataset):
             progress(len(out.responses))
         used = ", ".join(f"{k} <- {v}" for k, v in mapping.items())
         out.notes.append(f"Read {len(rows)} rows of {path.name}; columns used: {used}.")
+        fitted = reader.finish(out)
         if reader.verdicts:
             out.notes.append(rules_note(self))
-            out.notes.extend(reader.rules.notes(reader.verdicts))
+            out.notes.extend([*reader.rules.notes(reader.verdicts), *fitted])
         else:
             out.notes.append("No label column: the responses carry no human labels.")
         out.notes.append(
