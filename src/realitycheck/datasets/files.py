@@ -14,13 +14,19 @@ from typing import Any, ClassVar
 
 from realitycheck.datasets._base import Bundle, Dataset, dataset
 from realitycheck.datasets._file_rows import RowReader
-from realitycheck.datasets._tables import FORMATS, cell_text, read_rows
+from realitycheck.datasets._file_shapes import (
+    CONSTANTS,
+    AnswerEntries,
+    ConstantEntries,
+    pair_entries,
+)
+from realitycheck.datasets._tables import DELIMITERS, FORMATS, cell_text, format_of, read_rows
 from realitycheck.errors import DataNotFoundError, InvalidInputError
 from realitycheck.params import (
     Constraint,
     InstanceOf,
+    OneOf,
     PathLike,
-    Satisfies,
     SequenceOf,
     as_tuple,
     param,
@@ -93,10 +99,6 @@ class _ColumnEntries(Constraint):
                 close = difflib.get_close_matches(key, FIELDS, n=1)
                 return f"Did you mean {close[0]!r} for {key!r}?" if close else ""
         return ""
-
-
-def _table_path(value: Any) -> bool:
-    return Path(str(value)).suffix.lower() in FORMATS
 
 
 _NAMES = SequenceOf(InstanceOf(str))
@@ -175,7 +177,7 @@ class Files(Dataset):
             neither is mapped); ids never depend on the file name alone.
     """
 
-    path: str = required(PathLike(), Satisfies(_table_path, f"a path ending in one of {FORMATS}"))
+    path: str = required(PathLike())
     text: str = param("", InstanceOf(str), convert=str)
     label: str = param("", InstanceOf(str), convert=str)
     positive: tuple[str, ...] = param(
@@ -188,6 +190,13 @@ class Files(Dataset):
     flip: tuple[str, ...] = param((), _NAMES, convert=_texts)
     columns: tuple[str, ...] = param((), _ColumnEntries(), convert=_column_entries)
     title: str = param("", InstanceOf(str), convert=str)
+    format: str = param("", OneOf("", *(f[1:] for f in FORMATS)), convert=str)
+    records: str = param("", InstanceOf(str), convert=str)
+    delimiter: str = param("", OneOf("", *DELIMITERS), convert=str)
+    constants: tuple[str, ...] = param((), ConstantEntries(), convert=pair_entries)
+    samples: tuple[str, ...] = param((), _NAMES, convert=_texts)
+    meta: tuple[str, ...] = param((), _NAMES, convert=_texts)
+    answers: tuple[str, ...] = param((), AnswerEntries(), convert=pair_entries)
 
     files: ClassVar[tuple[str, ...]] = ()
     description: ClassVar[str] = "Your own file (JSONL, CSV or Parquet) with a column mapping."
@@ -203,6 +212,7 @@ class Files(Dataset):
                 self.negative,
                 hint=f"{sorted(both)} are in both.",
             )
+        self._check_shape()
         extra = [c for c in self.flip if c not in self.scores]
         if extra:
             raise param_error(
@@ -212,6 +222,31 @@ class Files(Dataset):
                 self.flip,
                 hint=f"Not in 'scores': {extra}.",
             )
+
+    def _check_shape(self) -> None:
+        """Refuse shape parameters that contradict each other or the file's format."""
+        suffix = Path(str(self.path)).suffix.lower()
+        if not self.format and suffix not in FORMATS:
+            raise param_error(
+                "path",
+                self.name,
+                f"a path ending in one of {FORMATS}, or 'format' set",
+                self.path,
+            )
+        kind = format_of(Path(str(self.path)), self.format)
+        problems = [
+            ("records", self.records and kind != "json", "empty unless the format is json"),
+            ("delimiter", self.delimiter and kind not in ("csv", "tsv"), "empty unless csv/tsv"),
+            ("answers", self.answers and self.text, "empty when 'text' names the answer column"),
+        ]
+        fixed = self.answers and ":" in self.answers[0]
+        problems.append(("label", fixed and self.label, "empty when 'answers' fix the labels"))
+        mapped = {c.split(":", 1)[0] for c in self.columns} & set(CONSTANTS)
+        set_twice = mapped & {c.split(":", 1)[0] for c in self.constants}
+        problems.append(("constants", set_twice, "fields that 'columns' does not map too"))
+        for name, bad, expected in problems:
+            if bad:
+                raise param_error(name, self.name, expected, getattr(self, name))
 
     @property
     def run_name(self) -> str:
@@ -236,7 +271,9 @@ class Files(Dataset):
             raise DataNotFoundError(
                 f"The file {str(path)!r} of dataset {self.run_name!r} does not exist."
             )
-        available, rows = read_rows(path)
+        available, rows = read_rows(
+            path, format=self.format, records=self.records, delimiter=self.delimiter
+        )
         mapping = self._mapping(available, path)
         if not rows:
             raise InvalidInputError(
@@ -269,6 +306,9 @@ class Files(Dataset):
         explicit = {"text": self.text, "label": self.label}
         explicit.update(dict(c.split(":", 1) for c in self.columns))
         explicit.update({f"score:{c}": c for c in self.scores})
+        explicit.update({f"sample:{c}": c for c in self.samples})
+        explicit.update({f"meta:{c}": c for c in self.meta})
+        explicit.update({f"answer:{c.split(':', 1)[0]}": c.split(":", 1)[0] for c in self.answers})
         mapping = {}
         for field, column in explicit.items():
             if not column:
@@ -283,10 +323,22 @@ class Files(Dataset):
                     field=column,
                 )
             mapping[field] = column
+        constant = {c.split(":", 1)[0] for c in self.constants}
+        fixed = bool(self.answers) and ":" in self.answers[0]
         for field in ("text", "label", *FIELDS):
-            if field not in mapping and field in available:
+            skip = field in constant or (field == "label" and fixed)
+            if field not in mapping and field in available and not skip:
                 mapping[field] = field
-        if "text" not in mapping:
+        if self.answers:
+            mapping.pop("text", None)
+            if not fixed and "label" not in mapping:
+                raise InvalidInputError(
+                    "The answers have no label: write column:faithful or column:hallucinated "
+                    "for each, or name a label column shared by them with 'label'.",
+                    path=path,
+                    field="answers",
+                )
+        elif "text" not in mapping:
             raise InvalidInputError(
                 "The file has no 'text' column; name the response column with the 'text' "
                 f"parameter. Available: {', '.join(available) or 'none'}.",
