@@ -189,6 +189,14 @@ def detect_cmd(ctx: click.Context, detectors: tuple[str, ...], **options: Any) -
     "on the calibration split.",
 )
 @click.option(
+    "--slice-by",
+    "slice_by",
+    multiple=True,
+    metavar="COLUMN",
+    help="Also measure per value of this metadata column (a files dataset's meta=); "
+    "repeatable or a comma list.",
+)
+@click.option(
     "--report/--no-report",
     default=True,
     show_default=True,
@@ -212,6 +220,7 @@ def evaluate_cmd(
     seed: int,
     threshold_objective: str,
     thresholds: tuple[str, ...],
+    slice_by: tuple[str, ...],
     report: bool,
     retry_errors: bool,
     replace: tuple[str, ...],
@@ -240,6 +249,7 @@ def evaluate_cmd(
         bootstrap=bootstrap_from(n_resamples, confidence, seed),
         threshold_objective=threshold_objective,
         thresholds=_parse_thresholds(thresholds),
+        slice_by=tuple(c.strip() for v in slice_by for c in v.split(",") if c.strip()),
     )
     store, names = _load_run(ctx, run_dir, dataset_keys, data_dir, replace)
     _warn_other_datasets(store, names)

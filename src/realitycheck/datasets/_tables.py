@@ -99,7 +99,9 @@ def _sniff(text: str) -> tuple[str, str]:
 
     :class:`csv.Sniffer` proposes one among :data:`DELIMITERS`; it is kept when
     the first rows split consistently with it, else the first delimiter that
-    does is taken, else ``,`` (and a bad row's error then suggests ``delimiter=``).
+    does is taken, else the one that splits the header into most fields, else
+    ``,``; a row that then splits unevenly is an error that names the
+    delimiter tried and suggests ``delimiter=``.
     """
     sample = text[:_SAMPLE_CHARS]
     truncated = len(text) > _SAMPLE_CHARS
@@ -112,7 +114,11 @@ def _sniff(text: str) -> tuple[str, str]:
     for candidate in DELIMITERS:
         if _consistent(sample, candidate, truncated):
             return candidate, "sniffed"
-    return ",", "the default: sniffing found no delimiter that splits every row alike"
+    first = sample.splitlines()[0] if sample.strip() else ""
+    widest = max(DELIMITERS, key=lambda d: len(next(csv.reader([first], delimiter=d), [])))
+    if len(next(csv.reader([first], delimiter=widest), [])) > 1:
+        return widest, "sniffed from the header; no delimiter splits every row alike"
+    return ",", "the default; sniffing found no delimiter"
 
 
 def _read_csv(path: Path, text: str, delimiter: str, how: str) -> _Rows:

@@ -1,4 +1,4 @@
-"""The user's own data: one JSONL, CSV/TSV or Parquet file with a column mapping.
+"""The user's own data: one JSON, JSONL, CSV/TSV or Parquet file with a column mapping.
 
 :class:`Files` (registered as ``files``) documents the column mapping with
 examples; ``realitycheck datasets describe files`` prints the same text.
@@ -109,8 +109,9 @@ _NAMES = SequenceOf(InstanceOf(str))
 class Files(Dataset):
     """Responses (and optional human labels and scores) from one file of your own.
 
-    The format follows the extension: ``.jsonl``, ``.csv``, ``.tsv`` or
-    ``.parquet``. Each row is one response. A field whose column is not named
+    The format follows the extension: ``.json``, ``.jsonl``, ``.csv``, ``.tsv``
+    or ``.parquet`` (``format=`` overrides it). Each row is one response (or one
+    per answer column, see ``answers``). A field whose column is not named
     uses the column of the same name when there is one (``question``,
     ``context``, ``references``, ``model``, ``example_id``, ``response_id``,
     ``task``). Rows without ``example_id`` are grouped into examples by
@@ -130,12 +131,61 @@ class Files(Dataset):
     - ``example_id``: groups the responses to one input.
     - ``response_id``: a unique id per row (default: made from example and model).
     - ``task``: one of qa, rag_qa, summary, data2text, dialogue, mcq, open
-      (default ``open``).
+      (default ``open``); ``constants=task:qa`` sets it for the whole file.
 
     The last seven read the column of the same name unless ``columns`` maps
     them to another (``columns=question:prompt+references:gold``). Score
     columns (``scores``) become recorded detector scores; the columns not
     used are kept in each response's ``meta["extra"]``.
+
+    Shapes (each a worked example of a ``-d`` key):
+
+    - **JSON.** A list of records, or an object holding exactly one list, loads
+      as it is. Name a nested list with a dotted path, ``records=data.items``
+      for ``{"data": {"items": [...]}}``. An object of one list per stratum,
+      ``{"low": [...], "high": [...]}``, loads with ``records=*`` (or
+      ``records=data.*``) and the list's key goes into the column ``stratum``::
+
+          files[path=phd.json,records=*,text=AI,meta=stratum]
+
+      ``format=json`` reads a JSON file whose name ends otherwise
+      (``files[path=dump.txt,format=json]``); likewise ``jsonl``, ``csv``,
+      ``tsv`` and ``parquet``. In a JSON file the line of an error is the
+      record's number, counted from 1 across strata.
+    - **Delimiters.** A ``.csv`` file's delimiter is sniffed among ``,``, tab,
+      ``;`` and ``|``, so a tab-separated file named ``.csv`` loads. When the
+      rows do not split alike, the error names the delimiter tried; set it
+      with ``delimiter=`` (``files[path=x.csv,delimiter=";"]``).
+    - **Constants.** ``constants=task:qa+model:gpt-4+split:test`` sets the
+      task, the model and the split of every row (a table in TOML). The task is
+      one of qa, rag_qa, summary, data2text, dialogue, mcq, open; the split is
+      kept in each response's ``meta["split"]``. A constant wins over a column
+      of the same name (which then stays in ``meta["extra"]``); mapping the
+      same field in ``columns`` too is an error.
+    - **Samples.** ``samples=samples`` reads one list cell per row (a JSON
+      list, JSON list text, or one sample per line) and ``samples=s1+s2+s3``
+      one sample per column (empty cells are skipped), into
+      ``Response.samples``, so ``mean_len``, ``std_len`` and the sampling
+      detectors run on them::
+
+          files[path=phd.json,records=*,text=AI,samples=samples]
+
+    - **Slice metadata.** ``meta=domain+category`` keeps those columns in each
+      response's ``meta["slice"]``; ``realitycheck evaluate --slice-by domain``
+      then adds one slice per value (``domain=biology``) to the metrics.
+    - **One-to-many rows.** A row with several answers side by side (HaluEval
+      QA: ``knowledge, question, right_answer, hallucinated_answer``) yields
+      one response per answer column, with a fixed label::
+
+          files[path=qa.jsonl,columns=context:knowledge,constants=task:qa,
+                answers=right_answer:faithful+hallucinated_answer:hallucinated]
+
+      (one line on the command line). Bare names, ``answers=a1+a2`` with
+      ``label=verdict``, share the row's label column instead. Response ids
+      end in ``/<answer column>``.
+    - **Ingest only.** ``realitycheck ingest -d KEY --out RUN`` loads the
+      datasets into a run and prints their counts, without labelling,
+      detecting or evaluating.
 
     Examples:
         A CSV with the columns ``prompt,answer,is_wrong,hhem``, where
@@ -175,6 +225,16 @@ class Files(Dataset):
             ids start with it: ``<name>/<example_id>``, and without an ``example_id``
             column ``<name>/<hash of question and context>`` (of the text when
             neither is mapped); ids never depend on the file name alone.
+        format: ``json``, ``jsonl``, ``csv``, ``tsv`` or ``parquet``; default: the extension.
+        records: For JSON, the dotted path to the list of records, ``*`` for strata.
+        delimiter: For CSV/TSV, the delimiter; default: sniffed (CSV) or tab (TSV).
+        constants: ``task``, ``model`` and ``split`` for every row, as
+            ``name:value`` entries or a table.
+        samples: One list column, or several columns of one sample each.
+        meta: Columns kept as slice metadata (``meta["slice"]``) for ``--slice-by``.
+        answers: Two or more answer columns, each ``column:faithful`` or
+            ``column:hallucinated``, or all bare with a shared ``label`` column;
+            they replace ``text``.
     """
 
     path: str = required(PathLike())
@@ -199,7 +259,7 @@ class Files(Dataset):
     answers: tuple[str, ...] = param((), AnswerEntries(), convert=pair_entries)
 
     files: ClassVar[tuple[str, ...]] = ()
-    description: ClassVar[str] = "Your own file (JSONL, CSV or Parquet) with a column mapping."
+    description: ClassVar[str] = "Your own file (JSON, JSONL, CSV or Parquet) with a column mapping."
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -294,11 +354,17 @@ class Files(Dataset):
                 f"Labels: {'/'.join(self.positive)} -> hallucinated, {'/'.join(self.negative)} "
                 "-> not (case-insensitive); an empty label cell -> None with an error."
                 if "label" in mapping
+                else f"Labels fixed per answer column: {', '.join(self.answers)}."
+                if self.answers
                 else "No label column: the responses carry no human labels.",
                 f"Scores {list(self.scores)} are stored as recorded:<column>; "
                 f"{list(self.flip)} flipped to 1 - value (higher = more likely hallucinated).",
             ]
         )
+        if self.answers:
+            out.notes.append(f"Each row yields {len(self.answers)} responses, one per answer column.")
+        if self.constants:
+            out.notes.append(f"Set for every row: {', '.join(self.constants)}.")
         return out
 
     def _mapping(self, available: list[str], path: Path) -> dict[str, str]:
@@ -316,6 +382,11 @@ class Files(Dataset):
             if column not in available:
                 close = difflib.get_close_matches(column, available, n=1)
                 hint = f" Did you mean {close[0]!r}?" if close else ""
+                if len(available) == 1 and any(d in available[0] for d in DELIMITERS):
+                    hint = (
+                        " The header was read as one column: does the file use another "
+                        f"delimiter? Set delimiter= (one of {DELIMITERS})."
+                    )
                 raise InvalidInputError(
                     f"The column {column!r} (for {field}) is not in the file.{hint} "
                     f"Available: {', '.join(available) or 'none'}.",

@@ -4,7 +4,8 @@ Two tables come out of it:
 
 * **metrics** — every detector against every reference labeler (human labels
   and, for labeler-shift analyses, the automatic labelers), per dataset and per
-  slice (``all``, ``task=…``, ``model=…``): AUROC and PR-AUC on every usable
+  slice (``all``, ``task=…``, ``model=…``, and ``<column>=…`` for each
+  ``slice_by`` column a dataset declared as ``meta``): AUROC and PR-AUC on every usable
   item, and thresholded metrics on the *test* split only, at a threshold chosen
   on the separate *calibration* split (or given, for binary detectors).
 * **agreement** — every automatic labeler against the human labels (or, with
@@ -22,6 +23,8 @@ responses to one source fall on the same side.
 
 from __future__ import annotations
 
+import difflib
+import json
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
 
@@ -92,6 +95,8 @@ class EvaluationConfig:
         calibration_fraction: Share of examples in the calibration split.
         thresholds: Fixed thresholds by detector key (hallucinated iff value >=
             threshold); these detectors skip the calibration-split choice.
+        slice_by: Metadata columns (a ``files`` dataset's ``meta``) that add one
+            slice per value, ``<column>=<value>``, when a dataset has two or more.
     """
 
     reference: str | None = param(None, OrNone(NonEmptyStr()))
@@ -106,6 +111,7 @@ class EvaluationConfig:
         Satisfies(_is_threshold_map, "a mapping from detector keys to numbers"),
         default_factory=dict,
     )
+    slice_by: tuple[str, ...] = param((), SequenceOf(NonEmptyStr()), convert=as_tuple)
 
     def __post_init__(self) -> None:
         check_params(self, owner="evaluate")
@@ -147,6 +153,8 @@ def _load(store: RunStore, config: EvaluationConfig, notes: list[str]) -> _Frame
         notes.append(f"{int(orphans.sum())} responses point at unknown examples and are excluded.")
         base = base[~orphans]
     base = base.assign(split=split_of(base["example_id"].tolist(), config.calibration_fraction))
+    if config.slice_by:
+        base = base.assign(**_slice_columns(data.responses.loc[base.index, "meta"], config))
     known = set(base["response_id"])
     for name, df in (("labels", data.labels), ("scores", data.scores)):
         stray = ~df["response_id"].isin(known)
@@ -165,12 +173,35 @@ def _load(store: RunStore, config: EvaluationConfig, notes: list[str]) -> _Frame
     )
 
 
+def _slice_columns(metas: pd.Series, config: EvaluationConfig) -> dict[str, list[object]]:
+    """Return ``slice:<column>`` -> each response's value of the declared slice columns.
+
+    Raises:
+        InvalidInputError: When no response declares a column of ``slice_by``.
+    """
+    values = [
+        dict((json.loads(m) if isinstance(m, str) and m else {}).get("slice") or {}) for m in metas
+    ]
+    known = sorted({k for v in values for k in v})
+    for column in config.slice_by:
+        if column not in known:
+            close = difflib.get_close_matches(column, known, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise InvalidInputError(
+                f"No response of the run has the slice column {column!r}.{hint} Available: "
+                f"{', '.join(known) or 'none (declare columns with meta= of the files dataset)'}.",
+                field="slice_by",
+            )
+    return {f"slice:{c}": [v.get(c) for v in values] for c in config.slice_by}
+
+
 def _slices(rows: pd.DataFrame) -> list[tuple[str, np.ndarray]]:
     out = [("all", np.ones(len(rows), dtype=bool))]
-    for column in ("task", "model"):
+    extra = [(c.removeprefix("slice:"), c) for c in rows.columns if c.startswith("slice:")]
+    for name, column in [("task", "task"), ("model", "model"), *extra]:
         values = sorted(rows[column].dropna().unique())
         if len(values) > 1:
-            out.extend((f"{column}={v}", (rows[column] == v).to_numpy()) for v in values)
+            out.extend((f"{name}={v}", (rows[column] == v).to_numpy()) for v in values)
     return out
 
 
