@@ -104,6 +104,16 @@ class _ColumnEntries(Constraint):
 _NAMES = SequenceOf(InstanceOf(str))
 
 
+def _delimiter_hint(available: list[str]) -> str:
+    """Return a sentence suggesting ``delimiter=`` when a CSV header was read as one column."""
+    if len(available) == 1 and any(d in available[0] for d in DELIMITERS):
+        return (
+            " The header was read as one column: does the file use another delimiter? "
+            f"Set delimiter= (one of {DELIMITERS})."
+        )
+    return ""
+
+
 @dataset("files")
 @dataclass(frozen=True, kw_only=True)
 class Files(Dataset):
@@ -382,11 +392,7 @@ class Files(Dataset):
             if column not in available:
                 close = difflib.get_close_matches(column, available, n=1)
                 hint = f" Did you mean {close[0]!r}?" if close else ""
-                if len(available) == 1 and any(d in available[0] for d in DELIMITERS):
-                    hint = (
-                        " The header was read as one column: does the file use another "
-                        f"delimiter? Set delimiter= (one of {DELIMITERS})."
-                    )
+                hint = _delimiter_hint(available) or hint
                 raise InvalidInputError(
                     f"The column {column!r} (for {field}) is not in the file.{hint} "
                     f"Available: {', '.join(available) or 'none'}.",
@@ -412,7 +418,8 @@ class Files(Dataset):
         elif "text" not in mapping:
             raise InvalidInputError(
                 "The file has no 'text' column; name the response column with the 'text' "
-                f"parameter. Available: {', '.join(available) or 'none'}.",
+                f"parameter.{_delimiter_hint(available)} "
+                f"Available: {', '.join(available) or 'none'}.",
                 path=path,
                 field="text",
             )
