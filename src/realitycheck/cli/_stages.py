@@ -235,7 +235,7 @@ def evaluate_cmd(
     """
     from realitycheck.detectors import detectors as det_registry
     from realitycheck.labelers import labelers as lab_registry
-    from realitycheck.pipeline import EvaluationConfig
+    from realitycheck.pipeline import EvaluationConfig, check_slice_by
     from realitycheck.runner import measure_run
 
     lab_keys, det_keys = split_keys(labelers), split_keys(detectors)
@@ -252,6 +252,7 @@ def evaluate_cmd(
         slice_by=tuple(c.strip() for v in slice_by for c in v.split(",") if c.strip()),
     )
     store, names = _load_run(ctx, run_dir, dataset_keys, data_dir, replace)
+    check_slice_by(store, config.slice_by)
     _warn_other_datasets(store, names)
     measure_run(
         store,

@@ -63,7 +63,7 @@ from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import MetricResult
 from realitycheck.store import RunData, RunStore
 
-__all__ = ["Evaluation", "EvaluationConfig", "evaluate"]
+__all__ = ["Evaluation", "EvaluationConfig", "check_slice_by", "evaluate"]
 
 _KEYS = OrNone(SequenceOf(NonEmptyStr()))
 
@@ -173,17 +173,27 @@ def _load(store: RunStore, config: EvaluationConfig, notes: list[str]) -> _Frame
     )
 
 
-def _slice_columns(metas: pd.Series, config: EvaluationConfig) -> dict[str, list[object]]:
-    """Return ``slice:<column>`` -> each response's value of the declared slice columns.
-
-    Raises:
-        InvalidInputError: When no response declares a column of ``slice_by``.
-    """
-    values = [
+def _slice_values(metas: pd.Series) -> list[dict[str, object]]:
+    """Return each response's declared slice columns (``meta["slice"]``)."""
+    return [
         dict((json.loads(m) if isinstance(m, str) and m else {}).get("slice") or {}) for m in metas
     ]
+
+
+def check_slice_by(store: RunStore, slice_by: tuple[str, ...]) -> None:
+    """Refuse, before any work, slice columns that no response of the run declares.
+
+    Raises:
+        InvalidInputError: With "Did you mean ...?" and the columns available.
+    """
+    if slice_by:
+        metas = store.frame("responses", columns=["meta"])["meta"]
+        _check_known(_slice_values(metas), slice_by)
+
+
+def _check_known(values: list[dict[str, object]], slice_by: tuple[str, ...]) -> None:
     known = sorted({k for v in values for k in v})
-    for column in config.slice_by:
+    for column in slice_by:
         if column not in known:
             close = difflib.get_close_matches(column, known, n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
@@ -192,6 +202,16 @@ def _slice_columns(metas: pd.Series, config: EvaluationConfig) -> dict[str, list
                 f"{', '.join(known) or 'none (declare columns with meta= of the files dataset)'}.",
                 field="slice_by",
             )
+
+
+def _slice_columns(metas: pd.Series, config: EvaluationConfig) -> dict[str, list[object]]:
+    """Return ``slice:<column>`` -> each response's value of the declared slice columns.
+
+    Raises:
+        InvalidInputError: When no response declares a column of ``slice_by``.
+    """
+    values = _slice_values(metas)
+    _check_known(values, config.slice_by)
     return {f"slice:{c}": [v.get(c) for v in values] for c in config.slice_by}
 
 
