@@ -150,7 +150,10 @@ CASES = [
 ]
 
 PARAM_CASES = [
-    ({"constants": "modle:x"}, r"'constants' parameter.*'modle' is not a constant\. Did you mean 'model'\?"),
+    (
+        {"constants": "modle:x"},
+        r"'constants' parameter.*'modle' is not a constant\. Did you mean 'model'\?",
+    ),
     ({"constants": "task:qna"}, r"The task 'qna' is not one of .*Did you mean 'qa'\?"),
     ({"constants": ("task:qa", "task:open")}, r"\['task'\] are set twice\."),
     ({"constants": "model:"}, r"The constant 'model' has an empty value\."),
@@ -172,7 +175,10 @@ PARAM_CASES = [
     ({"delimiter": ";", "path": "x.jsonl"}, r"'delimiter' parameter of files must be empty unless"),
     ({"delimiter": "::"}, r"'delimiter' parameter of files must be one of"),
     ({"format": "xlsx"}, r"'format' parameter of files must be one of .*'json'"),
-    ({"path": "x.xlsx"}, r"'path' parameter of files must be a path ending in one of .*'format' set"),
+    (
+        {"path": "x.xlsx"},
+        r"'path' parameter of files must be a path ending in one of .*'format' set",
+    ),
     (
         {"constants": "model:m", "columns": "model:llm"},
         r"'constants' parameter of files must be fields that 'columns' does not map too",

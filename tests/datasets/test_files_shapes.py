@@ -71,7 +71,10 @@ def test_a_sniffed_csv_keeps_commas_inside_tab_separated_cells(tmp_path):
 def test_a_wrong_delimiter_names_the_one_tried_and_offers_delimiter(tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("q;answer;wrong\nA?;B;no\nC?;D;yes;extra\n")
-    with pytest.raises(InvalidInputError, match=r"line 3: .*delimiter tried was ';' \(sniffed from the header.*set delimiter="):
+    with pytest.raises(
+        InvalidInputError,
+        match=r"line 3: .*delimiter tried was ';' \(sniffed from the header.*set delimiter=",
+    ):
         _load(path=str(path))
     with pytest.raises(InvalidInputError, match=r"read as one column.*Set delimiter="):
         _load(path=str(path), delimiter=",")
@@ -91,7 +94,9 @@ def test_strata_go_into_a_column_and_samples_into_responses():
         constants=("task:open", "model:chatgpt", "split:test"),
         title="phd",
     ).load()
-    assert [r.meta["slice"]["stratum"] for r in bundle.responses] == ["phd_low"] * 2 + ["phd_high"] * 2
+    assert [r.meta["slice"]["stratum"] for r in bundle.responses] == ["phd_low"] * 2 + [
+        "phd_high"
+    ] * 2
     assert [len(r.samples) for r in bundle.responses] == [2, 2, 3, 2]
     assert bundle.responses[2].samples[1] == "Kel Amberly is a sprinter."
     assert [lab.hallucinated for lab in bundle.labels] == [False, True, True, False]
@@ -145,7 +150,9 @@ def test_halueval_qa_rows_become_two_responses_with_fixed_labels():
 def test_answer_columns_can_share_a_label_column(tmp_path):
     path = tmp_path / "pairs.csv"
     path.write_text("q,a1,a2,verdict\nQ1?,x,y,yes\nQ2?,z,w,no\n")
-    bundle = Files(path=str(path), answers=("a1", "a2"), label="verdict", columns="question:q").load()
+    bundle = Files(
+        path=str(path), answers=("a1", "a2"), label="verdict", columns="question:q"
+    ).load()
     assert _summary(bundle) == [("x", True), ("y", True), ("z", False), ("w", False)]
 
 

@@ -11,17 +11,22 @@ import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from realitycheck.datasets._tables import FORMATS, format_of
 from realitycheck.errors import InvalidInputError
-from realitycheck.params import Constraint, as_tuple
+from realitycheck.params import Constraint, as_tuple, param_error
 from realitycheck.records import TASKS
+
+if TYPE_CHECKING:
+    from realitycheck.datasets.files import Files
 
 __all__ = [
     "ANSWER_LABELS",
     "CONSTANTS",
     "AnswerEntries",
     "ConstantEntries",
+    "check_shape",
     "pair_entries",
     "sample_texts",
 ]
@@ -64,7 +69,9 @@ class ConstantEntries(Constraint):
         name, given = entry.split(":", 1)
         if name not in CONSTANTS:
             close = difflib.get_close_matches(name, CONSTANTS, n=1)
-            return f"{name!r} is not a constant." + (f" Did you mean {close[0]!r}?" if close else "")
+            return f"{name!r} is not a constant." + (
+                f" Did you mean {close[0]!r}?" if close else ""
+            )
         if not given:
             return f"The constant {name!r} has an empty value."
         if name == "task" and given not in TASKS:
@@ -125,7 +132,9 @@ class AnswerEntries(Constraint):
             if label is not None and label not in ANSWER_LABELS:
                 close = difflib.get_close_matches(label, ANSWER_LABELS, n=1)
                 tip = f" Did you mean {close[0]!r}?" if close else ""
-                return f"The label {label!r} of {entry!r} is not one of {tuple(ANSWER_LABELS)}.{tip}"
+                return (
+                    f"The label {label!r} of {entry!r} is not one of {tuple(ANSWER_LABELS)}.{tip}"
+                )
         return ""
 
 
@@ -173,3 +182,34 @@ def sample_texts(value: Any, *, path: Path, line: int, column: str) -> tuple[str
             field=column,
         )
     return tuple(value)
+
+
+def check_shape(files: Files) -> None:
+    """Refuse shape parameters of ``files`` that contradict each other or the file's format.
+
+    Raises:
+        InvalidInputError: In the one parameter-error shape, naming the parameter.
+    """
+    suffix = Path(str(files.path)).suffix.lower()
+    if not files.format and suffix not in FORMATS:
+        raise param_error(
+            "path", files.name, f"a path ending in one of {FORMATS}, or 'format' set", files.path
+        )
+    kind = format_of(Path(str(files.path)), files.format)
+    fixed = bool(files.answers) and ":" in files.answers[0]
+    mapped = {c.split(":", 1)[0] for c in files.columns} & set(CONSTANTS)
+    set_twice = mapped & {c.split(":", 1)[0] for c in files.constants}
+    problems = [
+        ("records", bool(files.records) and kind != "json", "empty unless the format is json"),
+        ("delimiter", bool(files.delimiter) and kind not in ("csv", "tsv"), "empty unless csv/tsv"),
+        (
+            "answers",
+            bool(files.answers and files.text),
+            "empty when 'text' names the answer column",
+        ),
+        ("label", fixed and bool(files.label), "empty when 'answers' fix the labels"),
+        ("constants", bool(set_twice), "fields that 'columns' does not map too"),
+    ]
+    for name, bad, expected in problems:
+        if bad:
+            raise param_error(name, files.name, expected, getattr(files, name))

@@ -15,7 +15,9 @@ STRATUM = "stratum"
 """The column that holds a record's stratum (its list's key) with ``records=*``."""
 
 
-def json_records(path: Path, records: str = "") -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
+def json_records(
+    path: Path, records: str = ""
+) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
     """Return the columns and ``(record number, record)`` pairs of a JSON file.
 
     Args:

@@ -17,7 +17,7 @@ from realitycheck.datasets._io import read_jsonl, read_text
 from realitycheck.datasets._json_records import json_records
 from realitycheck.errors import InvalidInputError
 
-__all__ = ["DELIMITERS", "FORMATS", "cell_text", "format_of", "read_rows"]
+__all__ = ["DELIMITERS", "FORMATS", "cell_text", "delimiter_hint", "format_of", "read_rows"]
 
 FORMATS = (".json", ".jsonl", ".csv", ".tsv", ".parquet")
 """The file extensions read; ``format=`` names one of them without the dot."""
@@ -47,9 +47,7 @@ def format_of(path: Path, format: str = "") -> str:
     return name
 
 
-def read_rows(
-    path: Path, *, format: str = "", records: str = "", delimiter: str = ""
-) -> _Rows:
+def read_rows(path: Path, *, format: str = "", records: str = "", delimiter: str = "") -> _Rows:
     """Return the column names and ``(line, row)`` pairs of a table file.
 
     ``line`` is the 1-based line of the row in a JSONL, CSV or TSV file (the
@@ -211,3 +209,13 @@ def cell_text(value: Any) -> str | None:
     except ValueError:
         return text or None
     return str(int(number)) if math.isfinite(number) and number.is_integer() else text
+
+
+def delimiter_hint(available: list[str]) -> str:
+    """Return a sentence suggesting ``delimiter=`` when a CSV header was read as one column."""
+    if len(available) == 1 and any(d in available[0] for d in DELIMITERS):
+        return (
+            " The header was read as one column: does the file use another delimiter? "
+            f"Set delimiter= (one of {DELIMITERS})."
+        )
+    return ""

@@ -15,12 +15,18 @@ from typing import Any, ClassVar
 from realitycheck.datasets._base import Bundle, Dataset, dataset
 from realitycheck.datasets._file_rows import RowReader
 from realitycheck.datasets._file_shapes import (
-    CONSTANTS,
     AnswerEntries,
     ConstantEntries,
+    check_shape,
     pair_entries,
 )
-from realitycheck.datasets._tables import DELIMITERS, FORMATS, cell_text, format_of, read_rows
+from realitycheck.datasets._tables import (
+    DELIMITERS,
+    FORMATS,
+    cell_text,
+    delimiter_hint,
+    read_rows,
+)
 from realitycheck.errors import DataNotFoundError, InvalidInputError
 from realitycheck.params import (
     Constraint,
@@ -102,16 +108,6 @@ class _ColumnEntries(Constraint):
 
 
 _NAMES = SequenceOf(InstanceOf(str))
-
-
-def _delimiter_hint(available: list[str]) -> str:
-    """Return a sentence suggesting ``delimiter=`` when a CSV header was read as one column."""
-    if len(available) == 1 and any(d in available[0] for d in DELIMITERS):
-        return (
-            " The header was read as one column: does the file use another delimiter? "
-            f"Set delimiter= (one of {DELIMITERS})."
-        )
-    return ""
 
 
 @dataset("files")
@@ -269,7 +265,9 @@ class Files(Dataset):
     answers: tuple[str, ...] = param((), AnswerEntries(), convert=pair_entries)
 
     files: ClassVar[tuple[str, ...]] = ()
-    description: ClassVar[str] = "Your own file (JSON, JSONL, CSV or Parquet) with a column mapping."
+    description: ClassVar[str] = (
+        "Your own file (JSON, JSONL, CSV or Parquet) with a column mapping."
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -282,7 +280,7 @@ class Files(Dataset):
                 self.negative,
                 hint=f"{sorted(both)} are in both.",
             )
-        self._check_shape()
+        check_shape(self)
         extra = [c for c in self.flip if c not in self.scores]
         if extra:
             raise param_error(
@@ -292,31 +290,6 @@ class Files(Dataset):
                 self.flip,
                 hint=f"Not in 'scores': {extra}.",
             )
-
-    def _check_shape(self) -> None:
-        """Refuse shape parameters that contradict each other or the file's format."""
-        suffix = Path(str(self.path)).suffix.lower()
-        if not self.format and suffix not in FORMATS:
-            raise param_error(
-                "path",
-                self.name,
-                f"a path ending in one of {FORMATS}, or 'format' set",
-                self.path,
-            )
-        kind = format_of(Path(str(self.path)), self.format)
-        problems = [
-            ("records", self.records and kind != "json", "empty unless the format is json"),
-            ("delimiter", self.delimiter and kind not in ("csv", "tsv"), "empty unless csv/tsv"),
-            ("answers", self.answers and self.text, "empty when 'text' names the answer column"),
-        ]
-        fixed = self.answers and ":" in self.answers[0]
-        problems.append(("label", fixed and self.label, "empty when 'answers' fix the labels"))
-        mapped = {c.split(":", 1)[0] for c in self.columns} & set(CONSTANTS)
-        set_twice = mapped & {c.split(":", 1)[0] for c in self.constants}
-        problems.append(("constants", set_twice, "fields that 'columns' does not map too"))
-        for name, bad, expected in problems:
-            if bad:
-                raise param_error(name, self.name, expected, getattr(self, name))
 
     @property
     def run_name(self) -> str:
@@ -372,7 +345,9 @@ class Files(Dataset):
             ]
         )
         if self.answers:
-            out.notes.append(f"Each row yields {len(self.answers)} responses, one per answer column.")
+            out.notes.append(
+                f"Each row yields {len(self.answers)} responses, one per answer column."
+            )
         if self.constants:
             out.notes.append(f"Set for every row: {', '.join(self.constants)}.")
         return out
@@ -392,7 +367,7 @@ class Files(Dataset):
             if column not in available:
                 close = difflib.get_close_matches(column, available, n=1)
                 hint = f" Did you mean {close[0]!r}?" if close else ""
-                hint = _delimiter_hint(available) or hint
+                hint = delimiter_hint(available) or hint
                 raise InvalidInputError(
                     f"The column {column!r} (for {field}) is not in the file.{hint} "
                     f"Available: {', '.join(available) or 'none'}.",
@@ -418,7 +393,7 @@ class Files(Dataset):
         elif "text" not in mapping:
             raise InvalidInputError(
                 "The file has no 'text' column; name the response column with the 'text' "
-                f"parameter.{_delimiter_hint(available)} "
+                f"parameter.{delimiter_hint(available)} "
                 f"Available: {', '.join(available) or 'none'}.",
                 path=path,
                 field="text",

@@ -1,6 +1,7 @@
 """The stages that fill and measure a run: ingest, label, detect, evaluate."""
 
-from realitycheck.pipeline._evaluate import Evaluation, EvaluationConfig, check_slice_by, evaluate
+from realitycheck.pipeline._evaluate import Evaluation, EvaluationConfig, evaluate
+from realitycheck.pipeline._slices import check_slice_by
 from realitycheck.pipeline._stages import StageReport, detect, ingest, label
 
 __all__ = [

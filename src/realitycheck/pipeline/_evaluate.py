@@ -23,8 +23,6 @@ responses to one source fall on the same side.
 
 from __future__ import annotations
 
-import difflib
-import json
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
 
@@ -59,11 +57,12 @@ from realitycheck.params import (
     param,
 )
 from realitycheck.pipeline._checks import check_keys, explain_empty
+from realitycheck.pipeline._slices import slice_columns, slices
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import MetricResult
 from realitycheck.store import RunData, RunStore
 
-__all__ = ["Evaluation", "EvaluationConfig", "check_slice_by", "evaluate"]
+__all__ = ["Evaluation", "EvaluationConfig", "evaluate"]
 
 _KEYS = OrNone(SequenceOf(NonEmptyStr()))
 
@@ -154,7 +153,7 @@ def _load(store: RunStore, config: EvaluationConfig, notes: list[str]) -> _Frame
         base = base[~orphans]
     base = base.assign(split=split_of(base["example_id"].tolist(), config.calibration_fraction))
     if config.slice_by:
-        base = base.assign(**_slice_columns(data.responses.loc[base.index, "meta"], config))
+        base = base.assign(**slice_columns(data.responses.loc[base.index, "meta"], config.slice_by))
     known = set(base["response_id"])
     for name, df in (("labels", data.labels), ("scores", data.scores)):
         stray = ~df["response_id"].isin(known)
@@ -171,58 +170,6 @@ def _load(store: RunStore, config: EvaluationConfig, notes: list[str]) -> _Frame
         label_scores=data.wide_label_scores.reindex(ids).astype(float),
         scores=data.wide_scores.reindex(ids).astype(float),
     )
-
-
-def _slice_values(metas: pd.Series) -> list[dict[str, object]]:
-    """Return each response's declared slice columns (``meta["slice"]``)."""
-    return [
-        dict((json.loads(m) if isinstance(m, str) and m else {}).get("slice") or {}) for m in metas
-    ]
-
-
-def check_slice_by(store: RunStore, slice_by: tuple[str, ...]) -> None:
-    """Refuse, before any work, slice columns that no response of the run declares.
-
-    Raises:
-        InvalidInputError: With "Did you mean ...?" and the columns available.
-    """
-    if slice_by:
-        metas = store.frame("responses", columns=["meta"])["meta"]
-        _check_known(_slice_values(metas), slice_by)
-
-
-def _check_known(values: list[dict[str, object]], slice_by: tuple[str, ...]) -> None:
-    known = sorted({k for v in values for k in v})
-    for column in slice_by:
-        if column not in known:
-            close = difflib.get_close_matches(column, known, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise InvalidInputError(
-                f"No response of the run has the slice column {column!r}.{hint} Available: "
-                f"{', '.join(known) or 'none (declare columns with meta= of the files dataset)'}.",
-                field="slice_by",
-            )
-
-
-def _slice_columns(metas: pd.Series, config: EvaluationConfig) -> dict[str, list[object]]:
-    """Return ``slice:<column>`` -> each response's value of the declared slice columns.
-
-    Raises:
-        InvalidInputError: When no response declares a column of ``slice_by``.
-    """
-    values = _slice_values(metas)
-    _check_known(values, config.slice_by)
-    return {f"slice:{c}": [v.get(c) for v in values] for c in config.slice_by}
-
-
-def _slices(rows: pd.DataFrame) -> list[tuple[str, np.ndarray]]:
-    out = [("all", np.ones(len(rows), dtype=bool))]
-    extra = [(c.removeprefix("slice:"), c) for c in rows.columns if c.startswith("slice:")]
-    for name, column in [("task", "task"), ("model", "model"), *extra]:
-        values = sorted(rows[column].dropna().unique())
-        if len(values) > 1:
-            out.extend((f"{name}={v}", (rows[column] == v).to_numpy()) for v in values)
-    return out
 
 
 def _present(frame: pd.DataFrame, idx: np.ndarray, wanted: tuple[str, ...] | None) -> list[str]:
@@ -291,7 +238,7 @@ def _detector_rows(
             ok = ~np.isnan(y_all) & ~np.isnan(s_all[d]) & calib
             objective = config.threshold_objective
             thresholds[d] = choose_or_fix_threshold(y_all[ok], s_all[d][ok], objective)
-        for slice_name, in_slice in _slices(base):
+        for slice_name, in_slice in slices(base):
             valid = {d: in_slice & ~np.isnan(y_all) & ~np.isnan(s_all[d]) for d in dets}
             for keys, mask in group_by_mask(valid):
                 y, s = y_all[mask], np.vstack([s_all[k][mask] for k in keys])
@@ -354,7 +301,7 @@ def _agreement_rows(
     out: list[MetricResult] = []
     for ref in truths:
         y_all = frame.labels[ref].to_numpy()[rows_idx]
-        for slice_name, in_slice in _slices(base):
+        for slice_name, in_slice in slices(base):
             for lab in autos:
                 p_all = frame.labels[lab].to_numpy()[rows_idx]
                 sc_all = frame.label_scores[lab].to_numpy()[rows_idx]
