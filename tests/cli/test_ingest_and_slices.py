@@ -98,3 +98,15 @@ def test_an_unknown_slice_column_is_an_error_before_any_work(tmp_path, capsys):
         "Did you mean 'domain'? Available: domain." in err
     )
     assert RunStore(tmp_path / "run").frame("scores").empty
+
+
+
+def test_a_quoted_path_and_name_with_commas_work_on_the_command_line(tmp_path, capsys):
+    path = tmp_path / "a,b.csv"
+    path.write_text("q\tanswer\tlabel\nA, or B?\tB, surely\tno\n")
+    key = f'files[path="{path}",text=answer,columns=question:q,name="mine, v2"]'
+    assert main(["-q", "ingest", "-d", key, "--out", str(tmp_path / "run")]) == 0
+    assert "mine, v2: 1 examples, 1 responses" in capsys.readouterr().out
+    responses = RunStore(tmp_path / "run").frame("responses")
+    assert responses["text"].tolist() == ["B, surely"]
+    assert responses["response_id"].str.startswith("mine, v2/").all()
