@@ -100,7 +100,6 @@ def test_an_unknown_slice_column_is_an_error_before_any_work(tmp_path, capsys):
     assert RunStore(tmp_path / "run").frame("scores").empty
 
 
-
 def test_a_quoted_path_and_name_with_commas_work_on_the_command_line(tmp_path, capsys):
     path = tmp_path / "a,b.csv"
     path.write_text("q\tanswer\tlabel\nA, or B?\tB, surely\tno\n")
