@@ -1,4 +1,4 @@
-"""One verb per stage: datasets, label, detect, evaluate, report, demo.
+"""One verb per stage: datasets, ingest, label, detect, evaluate, report, demo.
 
 Every failure the user can fix ends in a one-paragraph message on stderr and a
 non-zero exit, never a traceback. An interrupted stage keeps what it stored;
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import click
 
-from realitycheck.cli import _catalog, _check, _generate, _stages, _study  # noqa: F401  (they register their verbs)
+from realitycheck.cli import _catalog, _check, _generate, _ingest, _stages, _study  # noqa: F401  (they register their verbs)
 from realitycheck.cli._common import (
     EXIT_ERROR,
     EXIT_INTERNAL,

@@ -189,6 +189,14 @@ def detect_cmd(ctx: click.Context, detectors: tuple[str, ...], **options: Any) -
     "on the calibration split.",
 )
 @click.option(
+    "--slice-by",
+    "slice_by",
+    multiple=True,
+    metavar="COLUMN",
+    help="Also measure per value of this metadata column (a files dataset's meta=); "
+    "repeatable or a comma list.",
+)
+@click.option(
     "--report/--no-report",
     default=True,
     show_default=True,
@@ -212,6 +220,7 @@ def evaluate_cmd(
     seed: int,
     threshold_objective: str,
     thresholds: tuple[str, ...],
+    slice_by: tuple[str, ...],
     report: bool,
     retry_errors: bool,
     replace: tuple[str, ...],
@@ -226,7 +235,7 @@ def evaluate_cmd(
     """
     from realitycheck.detectors import detectors as det_registry
     from realitycheck.labelers import labelers as lab_registry
-    from realitycheck.pipeline import EvaluationConfig
+    from realitycheck.pipeline import EvaluationConfig, check_slice_by
     from realitycheck.runner import measure_run
 
     lab_keys, det_keys = split_keys(labelers), split_keys(detectors)
@@ -240,8 +249,10 @@ def evaluate_cmd(
         bootstrap=bootstrap_from(n_resamples, confidence, seed),
         threshold_objective=threshold_objective,
         thresholds=_parse_thresholds(thresholds),
+        slice_by=tuple(c.strip() for v in slice_by for c in v.split(",") if c.strip()),
     )
     store, names = _load_run(ctx, run_dir, dataset_keys, data_dir, replace)
+    check_slice_by(store, config.slice_by)
     _warn_other_datasets(store, names)
     measure_run(
         store,

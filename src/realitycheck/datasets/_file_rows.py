@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from realitycheck.datasets._file_shapes import ANSWER_LABELS, sample_texts
 from realitycheck.datasets._io import IdMaker, spec_json
 from realitycheck.datasets._label_rules import LabelReader, rules_of
 from realitycheck.datasets._tables import cell_text
@@ -60,6 +61,11 @@ class RowReader:
         }
         self.verdicts: list[bool | None] = []
         self.pending: list[tuple[str, list[bool | None], str]] = []
+        self.constants = dict(c.split(":", 1) for c in owner.constants)
+        entries = [a.split(":", 1) + [""] for a in owner.answers]
+        self.answers: list[tuple[str, bool | None]] = [
+            (f"answer:{e[0]}", ANSWER_LABELS.get(e[1])) for e in entries
+        ] or [("text", None)]
 
     def cell(self, row: dict[str, Any], field: str, line: int) -> Any:
         column = self.mapping.get(field)
@@ -85,13 +91,19 @@ class RowReader:
         return str(value)
 
     def read(self, line: int, row: dict[str, Any], out: Bundle) -> None:
-        text = self.text_cell(row, "text", line)
-        if not text.strip():
-            raise InvalidInputError(
-                "The response text is empty.", path=self.path, line=line, field=self.mapping["text"]
-            )
-        example_id = self.example(line, row, out, text)
-        model = self.text_cell(row, "model", line) or "unknown"
+        texts = []
+        for field, _ in self.answers:
+            text = self.text_cell(row, field, line)
+            if not text.strip():
+                raise InvalidInputError(
+                    "The response text is empty.",
+                    path=self.path,
+                    line=line,
+                    field=self.mapping[field],
+                )
+            texts.append(text)
+        example_id = self.example(line, row, out, texts[0])
+        model = self.constants.get("model") or self.text_cell(row, "model", line) or "unknown"
         given = self.text_cell(row, "response_id", line)
         if "response_id" in self.mapping:
             if not given:
@@ -109,22 +121,70 @@ class RowReader:
                     line=line,
                     field=self.mapping["response_id"],
                 )
-        response_id = f"{self.name}/{given}" if given else self.ids.make(f"{example_id}/{model}")
-        self.response_lines[given or response_id] = line
-        used = set(self.mapping.values())
-        out.responses.append(
-            Response(
-                response_id=response_id,
-                example_id=example_id,
-                model=model,
-                text=text,
-                meta={"line": line, "extra": {k: v for k, v in row.items() if k not in used}},
+        if given:
+            self.response_lines[given] = line
+        samples = self.samples(row, line)
+        meta = self.response_meta(row, line)
+        for (field, fixed), text in zip(self.answers, texts, strict=True):
+            suffix = "" if field == "text" else f"/{self.mapping[field]}"
+            response_id = (
+                f"{self.name}/{given}{suffix}"
+                if given
+                else self.ids.make(f"{example_id}/{model}{suffix}")
             )
+            out.responses.append(
+                Response(
+                    response_id=response_id,
+                    example_id=example_id,
+                    model=model,
+                    text=text,
+                    samples=samples,
+                    meta={**meta, "answer_column": self.mapping[field]} if suffix else meta,
+                )
+            )
+            if fixed is not None:
+                out.labels.append(self.fixed_label(fixed, field, response_id))
+            elif any(self.columns.values()):
+                out.labels.extend(self.labels(row, line, response_id))
+            for column in self.owner.scores:
+                out.scores.append(self.score(row[column], column, line, response_id))
+
+    def samples(self, row: dict[str, Any], line: int) -> tuple[str, ...]:
+        """Return the row's samples: one list cell, or one text cell per sample column."""
+        columns = self.owner.samples
+        if len(columns) == 1:
+            return sample_texts(row.get(columns[0]), path=self.path, line=line, column=columns[0])
+        out = []
+        for column in columns:
+            text = self.text_cell(row, f"sample:{column}", line)
+            if text.strip():
+                out.append(text)
+        return tuple(out)
+
+    def response_meta(self, row: dict[str, Any], line: int) -> dict[str, Any]:
+        """Return a response's meta: its line, unused columns, slice columns and split."""
+        used = set(self.mapping.values())
+        meta: dict[str, Any] = {
+            "line": line,
+            "extra": {k: v for k, v in row.items() if k not in used},
+        }
+        if self.owner.meta:
+            meta["slice"] = {
+                c: self.text_cell(row, f"meta:{c}", line).strip() or None for c in self.owner.meta
+            }
+        if "split" in self.constants:
+            meta["split"] = self.constants["split"]
+        return meta
+
+    def fixed_label(self, hallucinated: bool, field: str, response_id: str) -> Label:
+        """Return the ``human`` label an answer column carries (``right_answer:faithful``)."""
+        return Label(
+            response_id=response_id,
+            labeler="human",
+            hallucinated=hallucinated,
+            raw=f"{self.mapping[field]}:{'hallucinated' if hallucinated else 'faithful'}",
+            spec=self.spec,
         )
-        if any(self.columns.values()):
-            out.labels.extend(self.labels(row, line, response_id))
-        for column in self.owner.scores:
-            out.scores.append(self.score(row[column], column, line, response_id))
 
     def example(self, line: int, row: dict[str, Any], out: Bundle, text: str) -> str:
         question = self.text_cell(row, "question", line)
@@ -154,7 +214,7 @@ class RowReader:
                     field=self.mapping.get("example_id"),
                 )
             return example_id
-        task = self.text_cell(row, "task", line) or "open"
+        task = self.constants.get("task") or self.text_cell(row, "task", line) or "open"
         if task not in TASKS:
             raise InvalidInputError(
                 f"The task must be one of {TASKS}. Got {task!r} instead.",
@@ -169,7 +229,8 @@ class RowReader:
             question=question,
             context=context,
             references=self.references(row, line),
-            meta={"file": self.path.name, "line": line},
+            meta={"file": self.path.name, "line": line}
+            | ({"split": self.constants["split"]} if "split" in self.constants else {}),
         )
         self.examples[example_id] = (line, example)
         out.examples.append(example)

@@ -1,4 +1,4 @@
-"""The user's own data: one JSONL, CSV/TSV or Parquet file with a column mapping.
+"""The user's own data: one JSON, JSONL, CSV/TSV or Parquet file with a column mapping.
 
 :class:`Files` (registered as ``files``) documents the column mapping with
 examples; ``realitycheck datasets describe files`` prints the same text.
@@ -14,6 +14,12 @@ from typing import Any, ClassVar
 
 from realitycheck.datasets._base import Bundle, Dataset, dataset
 from realitycheck.datasets._file_rows import RowReader
+from realitycheck.datasets._file_shapes import (
+    AnswerEntries,
+    ConstantEntries,
+    check_shape,
+    pair_entries,
+)
 from realitycheck.datasets._label_rules import (
     AGGREGATES,
     COMBINES,
@@ -26,7 +32,13 @@ from realitycheck.datasets._label_rules import (
     rules_note,
     share_of,
 )
-from realitycheck.datasets._tables import FORMATS, cell_text, read_rows
+from realitycheck.datasets._tables import (
+    DELIMITERS,
+    FORMATS,
+    cell_text,
+    delimiter_hint,
+    read_rows,
+)
 from realitycheck.errors import DataNotFoundError, InvalidInputError
 from realitycheck.params import (
     Constraint,
@@ -110,10 +122,6 @@ class _ColumnEntries(Constraint):
         return ""
 
 
-def _table_path(value: Any) -> bool:
-    return Path(str(value)).suffix.lower() in FORMATS
-
-
 _NAMES = SequenceOf(InstanceOf(str))
 
 
@@ -122,8 +130,9 @@ _NAMES = SequenceOf(InstanceOf(str))
 class Files(Dataset):
     """Responses (and optional human labels and scores) from one file of your own.
 
-    The format follows the extension: ``.jsonl``, ``.csv``, ``.tsv`` or
-    ``.parquet``. Each row is one response. A field whose column is not named
+    The format follows the extension: ``.json``, ``.jsonl``, ``.csv``, ``.tsv``
+    or ``.parquet`` (``format=`` overrides it). Each row is one response (or one
+    per answer column, see ``answers``). A field whose column is not named
     uses the column of the same name when there is one (``question``,
     ``context``, ``references``, ``model``, ``example_id``, ``response_id``,
     ``task``). Rows without ``example_id`` are grouped into examples by
@@ -142,7 +151,7 @@ class Files(Dataset):
     - ``example_id``: groups the responses to one input.
     - ``response_id``: a unique id per row (default: made from example and model).
     - ``task``: one of qa, rag_qa, summary, data2text, dialogue, mcq, open
-      (default ``open``).
+      (default ``open``); ``constants=task:qa`` sets it for the whole file.
 
     The last seven read the column of the same name unless ``columns`` maps
     them to another (``columns=question:prompt+references:gold``). Score
@@ -196,6 +205,55 @@ class Files(Dataset):
       When more than half of the labelled responses map to hallucinated, a
       warning is logged and added to the notes unless ``polarity=confirmed``.
 
+    Shapes (each a worked example of a ``-d`` key):
+
+    - **JSON.** A list of records, or an object holding exactly one list, loads
+      as it is. Name a nested list with a dotted path, ``records=data.items``
+      for ``{"data": {"items": [...]}}``. An object of one list per stratum,
+      ``{"low": [...], "high": [...]}``, loads with ``records=*`` (or
+      ``records=data.*``) and the list's key goes into the column ``stratum``::
+
+          files[path=phd.json,records=*,text=AI,meta=stratum]
+
+      ``format=json`` reads a JSON file whose name ends otherwise
+      (``files[path=dump.txt,format=json]``); likewise ``jsonl``, ``csv``,
+      ``tsv`` and ``parquet``. In a JSON file the line of an error is the
+      record's number, counted from 1 across strata.
+    - **Delimiters.** A ``.csv`` file's delimiter is sniffed among ``,``, tab,
+      ``;`` and ``|``, so a tab-separated file named ``.csv`` loads. When the
+      rows do not split alike, the error names the delimiter tried; set it
+      with ``delimiter=`` (``files[path=x.csv,delimiter=";"]``).
+    - **Constants.** ``constants=task:qa+model:gpt-4+split:test`` sets the
+      task, the model and the split of every row (a table in TOML). The task is
+      one of qa, rag_qa, summary, data2text, dialogue, mcq, open; the split is
+      kept in each response's ``meta["split"]``. A constant wins over a column
+      of the same name (which then stays in ``meta["extra"]``); mapping the
+      same field in ``columns`` too is an error.
+    - **Samples.** ``samples=samples`` reads one list cell per row (a JSON
+      list, JSON list text, or one sample per line) and ``samples=s1+s2+s3``
+      one sample per column (empty cells are skipped), into
+      ``Response.samples``, so ``mean_len``, ``std_len`` and the sampling
+      detectors run on them::
+
+          files[path=phd.json,records=*,text=AI,samples=samples]
+
+    - **Slice metadata.** ``meta=domain+category`` keeps those columns in each
+      response's ``meta["slice"]``; ``realitycheck evaluate --slice-by domain``
+      then adds one slice per value (``domain=biology``) to the metrics.
+    - **One-to-many rows.** A row with several answers side by side (HaluEval
+      QA: ``knowledge, question, right_answer, hallucinated_answer``) yields
+      one response per answer column, with a fixed label::
+
+          files[path=qa.jsonl,columns=context:knowledge,constants=task:qa,
+                answers=right_answer:faithful+hallucinated_answer:hallucinated]
+
+      (one line on the command line). Bare names, ``answers=a1+a2`` with
+      ``label=verdict``, share the row's label column instead. Response ids
+      end in ``/<answer column>``.
+    - **Ingest only.** ``realitycheck ingest -d KEY --out RUN`` loads the
+      datasets into a run and prints their counts, without labelling,
+      detecting or evaluating.
+
     Examples:
         A CSV with the columns ``prompt,answer,is_wrong,hhem``, where
         ``is_wrong`` is ``yes`` or ``no`` and ``hhem`` is a consistency
@@ -246,9 +304,19 @@ class Files(Dataset):
         aggregate: ``human`` from the annotators: ``majority`` (a tie is
             hallucinated), ``worst`` or ``dawid_skene``.
         polarity: ``confirmed`` silences the warning about more than 50% hallucinated.
+        format: ``json``, ``jsonl``, ``csv``, ``tsv`` or ``parquet``; default: the extension.
+        records: For JSON, the dotted path to the list of records, ``*`` for strata.
+        delimiter: For CSV/TSV, the delimiter; default: sniffed (CSV) or tab (TSV).
+        constants: ``task``, ``model`` and ``split`` for every row, as
+            ``name:value`` entries or a table.
+        samples: One list column, or several columns of one sample each.
+        meta: Columns kept as slice metadata (``meta["slice"]``) for ``--slice-by``.
+        answers: Two or more answer columns, each ``column:faithful`` or
+            ``column:hallucinated``, or all bare with a shared ``label`` column;
+            they replace ``text``.
     """
 
-    path: str = required(PathLike(), Satisfies(_table_path, f"a path ending in one of {FORMATS}"))
+    path: str = required(PathLike())
     text: str = param("", InstanceOf(str), convert=str)
     label: tuple[str, ...] = param((), _NAMES, convert=column_names)
     positive: tuple[str, ...] = param(
@@ -277,9 +345,18 @@ class Files(Dataset):
     annotators: tuple[str, ...] = param((), _NAMES, convert=column_names)
     aggregate: str = param("majority", OneOf(AGGREGATES))
     polarity: str = param("unconfirmed", OneOf(POLARITIES), in_key=False)
+    format: str = param("", OneOf("", *(f[1:] for f in FORMATS)), convert=str)
+    records: str = param("", InstanceOf(str), convert=str)
+    delimiter: str = param("", OneOf("", *DELIMITERS), convert=str)
+    constants: tuple[str, ...] = param((), ConstantEntries(), convert=pair_entries)
+    samples: tuple[str, ...] = param((), _NAMES, convert=_texts)
+    meta: tuple[str, ...] = param((), _NAMES, convert=_texts)
+    answers: tuple[str, ...] = param((), AnswerEntries(), convert=pair_entries)
 
     files: ClassVar[tuple[str, ...]] = ()
-    description: ClassVar[str] = "Your own file (JSONL, CSV or Parquet) with a column mapping."
+    description: ClassVar[str] = (
+        "Your own file (JSON, JSONL, CSV or Parquet) with a column mapping."
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -292,6 +369,7 @@ class Files(Dataset):
                 self.negative,
                 hint=f"{sorted(both)} are in both.",
             )
+        check_shape(self)
         extra = [c for c in self.flip if c not in self.scores]
         if extra:
             raise param_error(
@@ -327,7 +405,9 @@ class Files(Dataset):
             raise DataNotFoundError(
                 f"The file {str(path)!r} of dataset {self.run_name!r} does not exist."
             )
-        available, rows = read_rows(path)
+        available, rows = read_rows(
+            path, format=self.format, records=self.records, delimiter=self.delimiter
+        )
         mapping = self._mapping(available, path)
         if not rows:
             raise InvalidInputError(
@@ -347,19 +427,32 @@ class Files(Dataset):
         if reader.verdicts:
             out.notes.append(rules_note(self))
             out.notes.extend([*reader.rules.notes(reader.verdicts), *fitted])
+        elif self.answers:
+            out.notes.append(f"Labels fixed per answer column: {', '.join(self.answers)}.")
         else:
             out.notes.append("No label column: the responses carry no human labels.")
         out.notes.append(
             f"Scores {list(self.scores)} are stored as recorded:<column>; "
             f"{list(self.flip)} flipped to 1 - value (higher = more likely hallucinated)."
         )
+        if self.answers:
+            out.notes.append(
+                f"Each row yields {len(self.answers)} responses, one per answer column."
+            )
+        if self.constants:
+            out.notes.append(f"Set for every row: {', '.join(self.constants)}.")
         return out
+
+    def _constant_fields(self) -> set[str]:
+        return {c.split(":", 1)[0] for c in self.constants}
 
     def _mapping(self, available: list[str], path: Path) -> dict[str, str]:
         """Return field -> column for every field that is read, checking the columns exist."""
         explicit = {"text": self.text}
+        fixed = bool(self.answers) and ":" in self.answers[0]  # answers carry their labels
         label = self.label
-        if not (label or self.sentences or self.annotators) and "label" in available:
+        unlabelled = not (label or self.sentences or self.annotators or fixed)
+        if unlabelled and "label" in available and "label" not in self._constant_fields():
             label = ("label",)
         if len(label) == 1:
             explicit["label"] = label[0]
@@ -369,6 +462,9 @@ class Files(Dataset):
         explicit.update({f"human:{c}": c for c in self.annotators})
         explicit.update(dict(c.split(":", 1) for c in self.columns))
         explicit.update({f"score:{c}": c for c in self.scores})
+        explicit.update({f"sample:{c}": c for c in self.samples})
+        explicit.update({f"meta:{c}": c for c in self.meta})
+        explicit.update({f"answer:{c.split(':', 1)[0]}": c.split(":", 1)[0] for c in self.answers})
         mapping = {}
         for field, column in explicit.items():
             if not column:
@@ -376,6 +472,7 @@ class Files(Dataset):
             if column not in available:
                 close = difflib.get_close_matches(column, available, n=1)
                 hint = f" Did you mean {close[0]!r}?" if close else ""
+                hint = delimiter_hint(available) or hint
                 raise InvalidInputError(
                     f"The column {column!r} (for {field}) is not in the file.{hint} "
                     f"Available: {', '.join(available) or 'none'}.",
@@ -383,15 +480,26 @@ class Files(Dataset):
                     field=column,
                 )
             mapping[field] = column
+        constant = self._constant_fields()
         for field in ("text", *FIELDS):
-            if field not in mapping and field in available:
+            if field not in mapping and field in available and field not in constant:
                 mapping[field] = field
-        if "text" in mapping:
+        if self.answers:
+            mapping.pop("text", None)
+            if not fixed and not any(f == "label" or f.startswith("label:") for f in mapping):
+                raise InvalidInputError(
+                    "The answers have no label: write column:faithful or column:hallucinated "
+                    "for each, or name a label column shared by them with 'label'.",
+                    path=path,
+                    field="answers",
+                )
+        elif "text" in mapping:
             mapping = {"text": mapping.pop("text"), **mapping}
         else:
             raise InvalidInputError(
                 "The file has no 'text' column; name the response column with the 'text' "
-                f"parameter. Available: {', '.join(available) or 'none'}.",
+                f"parameter.{delimiter_hint(available)} "
+                f"Available: {', '.join(available) or 'none'}.",
                 path=path,
                 field="text",
             )

@@ -4,7 +4,8 @@ Two tables come out of it:
 
 * **metrics** — every detector against every reference labeler (human labels
   and, for labeler-shift analyses, the automatic labelers), per dataset and per
-  slice (``all``, ``task=…``, ``model=…``): AUROC and PR-AUC on every usable
+  slice (``all``, ``task=…``, ``model=…``, and ``<column>=…`` for each
+  ``slice_by`` column a dataset declared as ``meta``): AUROC and PR-AUC on every usable
   item, and thresholded metrics on the *test* split only, at a threshold chosen
   on the separate *calibration* split (or given, for binary detectors).
 * **agreement** — every automatic labeler against the human labels (or, with
@@ -56,6 +57,7 @@ from realitycheck.params import (
     param,
 )
 from realitycheck.pipeline._checks import check_keys, explain_empty
+from realitycheck.pipeline._slices import slice_columns, slices
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import MetricResult
 from realitycheck.store import RunData, RunStore
@@ -92,6 +94,8 @@ class EvaluationConfig:
         calibration_fraction: Share of examples in the calibration split.
         thresholds: Fixed thresholds by detector key (hallucinated iff value >=
             threshold); these detectors skip the calibration-split choice.
+        slice_by: Metadata columns (a ``files`` dataset's ``meta``) that add one
+            slice per value, ``<column>=<value>``, when a dataset has two or more.
     """
 
     reference: str | None = param(None, OrNone(NonEmptyStr()))
@@ -106,6 +110,7 @@ class EvaluationConfig:
         Satisfies(_is_threshold_map, "a mapping from detector keys to numbers"),
         default_factory=dict,
     )
+    slice_by: tuple[str, ...] = param((), SequenceOf(NonEmptyStr()), convert=as_tuple)
 
     def __post_init__(self) -> None:
         check_params(self, owner="evaluate")
@@ -147,6 +152,8 @@ def _load(store: RunStore, config: EvaluationConfig, notes: list[str]) -> _Frame
         notes.append(f"{int(orphans.sum())} responses point at unknown examples and are excluded.")
         base = base[~orphans]
     base = base.assign(split=split_of(base["example_id"].tolist(), config.calibration_fraction))
+    if config.slice_by:
+        base = base.assign(**slice_columns(data.responses.loc[base.index, "meta"], config.slice_by))
     known = set(base["response_id"])
     for name, df in (("labels", data.labels), ("scores", data.scores)):
         stray = ~df["response_id"].isin(known)
@@ -163,15 +170,6 @@ def _load(store: RunStore, config: EvaluationConfig, notes: list[str]) -> _Frame
         label_scores=data.wide_label_scores.reindex(ids).astype(float),
         scores=data.wide_scores.reindex(ids).astype(float),
     )
-
-
-def _slices(rows: pd.DataFrame) -> list[tuple[str, np.ndarray]]:
-    out = [("all", np.ones(len(rows), dtype=bool))]
-    for column in ("task", "model"):
-        values = sorted(rows[column].dropna().unique())
-        if len(values) > 1:
-            out.extend((f"{column}={v}", (rows[column] == v).to_numpy()) for v in values)
-    return out
 
 
 def _present(frame: pd.DataFrame, idx: np.ndarray, wanted: tuple[str, ...] | None) -> list[str]:
@@ -240,7 +238,7 @@ def _detector_rows(
             ok = ~np.isnan(y_all) & ~np.isnan(s_all[d]) & calib
             objective = config.threshold_objective
             thresholds[d] = choose_or_fix_threshold(y_all[ok], s_all[d][ok], objective)
-        for slice_name, in_slice in _slices(base):
+        for slice_name, in_slice in slices(base):
             valid = {d: in_slice & ~np.isnan(y_all) & ~np.isnan(s_all[d]) for d in dets}
             for keys, mask in group_by_mask(valid):
                 y, s = y_all[mask], np.vstack([s_all[k][mask] for k in keys])
@@ -303,7 +301,7 @@ def _agreement_rows(
     out: list[MetricResult] = []
     for ref in truths:
         y_all = frame.labels[ref].to_numpy()[rows_idx]
-        for slice_name, in_slice in _slices(base):
+        for slice_name, in_slice in slices(base):
             for lab in autos:
                 p_all = frame.labels[lab].to_numpy()[rows_idx]
                 sc_all = frame.label_scores[lab].to_numpy()[rows_idx]
