@@ -14,8 +14,12 @@ def _csv(tmp_path, labels=("yes", "no", "yes", "no", "yes", "no")):
     return path
 
 
+def _key(path):
+    return f"files[path={path},text=answer,columns=example_id:qid,positive=yes,negative=no]"
+
+
 def _evaluate(tmp_path, path, *extra):
-    key = f"files[path={path},text=answer,columns=example_id:qid,positive=yes,negative=no]"
+    key = _key(path)
     return main(
         ["-q", "evaluate", "-d", key, "-D", "length", "--out", str(tmp_path / "run")]
         + ["--no-report", "--n-resamples", "20", *extra]
@@ -87,3 +91,15 @@ def test_a_detector_whose_every_value_is_missing_says_so(tmp_path, capsys):
     assert "mean_len: 0 computed, 6 missing, 0 already stored" in printed.out
     assert "length: 6 computed, 0 already stored" in printed.out
     assert "mean_len: missing because the response has no sampled answers" in printed.err
+
+
+def test_the_report_never_says_a_detector_without_values_was_evaluated(tmp_path):
+    key = _key(_csv(tmp_path))
+    out = tmp_path / "run"
+    args = ["-q", "evaluate", "-d", key, "-D", "mean_len", "-D", "length", "--out", str(out)]
+    assert main([*args, "--n-resamples", "20"]) == 0
+    markdown = (out / "report.md").read_text(encoding="utf-8")
+    assert "Only these detectors were evaluated: length." in markdown
+    assert "have no value for any response, so nothing was measured for them: mean\\_len" in (
+        markdown
+    )

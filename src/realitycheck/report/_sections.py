@@ -63,7 +63,19 @@ def dataset_entries(data: ReportData) -> dict[str, list[tuple[str, Mapping[str, 
     return out
 
 
-def _method(evaluate: Mapping[str, Any]) -> list[str]:
+def _measured(data: ReportData) -> set[str]:
+    """Return the labeler and detector keys with at least one value in the run."""
+    keys: set[str] = set()
+    for table, column, value in (
+        (data.labels, "labeler", "hallucinated"),
+        (data.scores, "detector", "value"),
+    ):
+        if not table.empty:
+            keys.update(table.loc[table[value].notna(), column].astype(str))
+    return keys
+
+
+def _method(evaluate: Mapping[str, Any], measured: set[str] | None = None) -> list[str]:
     boot = evaluate.get("bootstrap", {})
     conf = boot.get("confidence", 0.95)
     cal = evaluate.get("calibration_fraction", 0.5)
@@ -85,9 +97,18 @@ def _method(evaluate: Mapping[str, Any]) -> list[str]:
         "has several).",
     ]
     for name in ("detectors", "labelers", "references"):
-        chosen = evaluate.get(name)
-        if chosen:
-            items.append(f"Only these {name} were evaluated: {', '.join(map(str, chosen))}.")
+        chosen = [str(k) for k in evaluate.get(name) or ()]
+        if not chosen:
+            continue
+        empty = [k for k in chosen if measured is not None and k not in measured]
+        ran = [k for k in chosen if k not in empty]
+        if ran:
+            items.append(f"Only these {name} were evaluated: {', '.join(ran)}.")
+        if empty:
+            items.append(
+                f"These {name} were asked for but have no value for any response, so nothing "
+                f"was measured for them: {', '.join(empty)} (see the notes for why)."
+            )
     return items
 
 
@@ -121,7 +142,7 @@ def header_section(data: ReportData) -> list[Block]:
     config = dict(m.get("config") or {})
     evaluate = config.pop("evaluate", None)
     if isinstance(evaluate, Mapping):
-        out.append(Bullets(tuple(_method(evaluate))))
+        out.append(Bullets(tuple(_method(evaluate, _measured(data)))))
     else:
         out.append(Paragraph("Not available: the manifest holds no evaluate settings."))
     components = dict(m.get("components") or {})
