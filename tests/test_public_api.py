@@ -20,3 +20,11 @@ def test_import_does_not_pull_torch_or_backends():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_did_you_mean_names_the_closest_choice_or_nothing():
+    from realitycheck.errors import did_you_mean
+
+    assert did_you_mean("humn", ["human", "recorded:x"]) == " Did you mean 'human'?"
+    assert did_you_mean("zzzz", ["human"]) == ""
+    assert did_you_mean("lenght", iter(["length"])) == " Did you mean 'length'?"

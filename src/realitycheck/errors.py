@@ -19,6 +19,8 @@ line, field) when there is a where.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from pathlib import Path
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "RetryableBackendError",
     "RunFolderError",
     "UnknownComponentError",
+    "did_you_mean",
 ]
 
 
@@ -123,3 +126,13 @@ class RetryableBackendError(BackendError):
 
 class FatalBackendError(BackendError):
     """A backend failure that will not succeed when retried (400, 401, 404)."""
+
+
+def did_you_mean(word: str, choices: Iterable[str], *, cutoff: float = 0.6) -> str:
+    """Return `` Did you mean 'x'?`` for the closest of ``choices`` to ``word``, or ``""``.
+
+    The leading space lets it follow a sentence directly; the match is
+    :func:`difflib.get_close_matches` at ``cutoff``.
+    """
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
+    return f" Did you mean {close[0]!r}?" if close else ""

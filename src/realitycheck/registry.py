@@ -52,7 +52,7 @@ from realitycheck._component_docs import ComponentDoc, default_of, describe_clas
 from realitycheck._discover import import_submodules
 from realitycheck._key_syntax import format_value, parse_key, split_keys
 from realitycheck._nested import nested, registry_of
-from realitycheck.errors import InvalidInputError, UnknownComponentError
+from realitycheck.errors import InvalidInputError, UnknownComponentError, did_you_mean
 from realitycheck.params import check_params
 
 __all__ = [
@@ -285,8 +285,7 @@ class Registry(Generic[T]):
         allowed = [f.name for f in dataclasses.fields(cls) if f.init]  # type: ignore[arg-type]
         for p in params:
             if p not in allowed:
-                close = difflib.get_close_matches(p, allowed, n=1)
-                hint = f" Did you mean {close[0]!r}?" if close else ""
+                hint = did_you_mean(p, allowed)
                 raise InvalidInputError(
                     f"The {self.kind} {cls.name!r} has no parameter {p!r}.{hint} "
                     f"Its parameters: {', '.join(allowed) or 'none'}."

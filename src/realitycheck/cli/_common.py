@@ -210,15 +210,12 @@ def lock_run(ctx: click.Context, run_dir: Any) -> None:
 
 def check_replace_names(replace: Sequence[str], chosen: Sequence[Any]) -> None:
     """Refuse a ``--replace-dataset`` name that none of the chosen datasets has."""
-    import difflib
-
-    from realitycheck.errors import InvalidInputError
+    from realitycheck.errors import InvalidInputError, did_you_mean
 
     known = sorted({n for ds in chosen for n in (ds.run_name, ds.key, ds.name)})
     for name in replace:
         if name not in known:
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(name, known)
             raise InvalidInputError(
                 f"--replace-dataset names a dataset this command does not load: {name!r}.{hint} "
                 f"Loaded here: {', '.join(known)}."

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from realitycheck.datasets._tables import FORMATS, format_of
-from realitycheck.errors import InvalidInputError
+from realitycheck.errors import InvalidInputError, did_you_mean
 from realitycheck.params import Constraint, as_tuple, param_error
 from realitycheck.records import TASKS
 
@@ -75,8 +75,7 @@ class ConstantEntries(Constraint):
         if not given:
             return f"The constant {name!r} has an empty value."
         if name == "task" and given not in TASKS:
-            close = difflib.get_close_matches(given, TASKS, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(given, TASKS)
             return f"The task {given!r} is not one of {TASKS}.{hint}"
         return ""
 
@@ -130,8 +129,7 @@ class AnswerEntries(Constraint):
         for entry in value:
             label = entry.split(":", 1)[1] if ":" in entry else None
             if label is not None and label not in ANSWER_LABELS:
-                close = difflib.get_close_matches(label, ANSWER_LABELS, n=1)
-                tip = f" Did you mean {close[0]!r}?" if close else ""
+                tip = did_you_mean(label, ANSWER_LABELS)
                 return (
                     f"The label {label!r} of {entry!r} is not one of {tuple(ANSWER_LABELS)}.{tip}"
                 )

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import Any
 
 from realitycheck.datasets._io import read_json
-from realitycheck.errors import InvalidInputError
+from realitycheck.errors import InvalidInputError, did_you_mean
 
 __all__ = ["STRATUM", "json_records"]
 
@@ -94,8 +93,7 @@ def _walk(data: Any, parts: list[str], path: Path, records: str) -> Any:
             )
         if key not in node:
             keys = [str(k) for k in node]
-            close = difflib.get_close_matches(key, keys, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(key, keys)
             raise InvalidInputError(
                 f"The records path {records!r} does not exist: {here!r} has no key {key!r}."
                 f"{hint} Keys: {', '.join(keys[:20]) or 'none'}.",

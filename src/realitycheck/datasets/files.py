@@ -39,7 +39,7 @@ from realitycheck.datasets._tables import (
     delimiter_hint,
     read_rows,
 )
-from realitycheck.errors import DataNotFoundError, InvalidInputError
+from realitycheck.errors import DataNotFoundError, InvalidInputError, did_you_mean
 from realitycheck.params import (
     Constraint,
     InstanceOf,
@@ -470,8 +470,7 @@ class Files(Dataset):
             if not column:
                 continue
             if column not in available:
-                close = difflib.get_close_matches(column, available, n=1)
-                hint = f" Did you mean {close[0]!r}?" if close else ""
+                hint = did_you_mean(column, available)
                 hint = delimiter_hint(available) or hint
                 raise InvalidInputError(
                     f"The column {column!r} (for {field}) is not in the file.{hint} "

@@ -11,14 +11,13 @@ uncertainty-based hallucination detection literature. Decoding strategies:
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import hashlib
 from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from realitycheck.backends import DECODINGS, Backend, GenerationRequest, require
-from realitycheck.errors import InvalidInputError
+from realitycheck.errors import InvalidInputError, did_you_mean
 from realitycheck.generation._prompts import VARIANT, Prompt
 from realitycheck.params import (
     InstanceOf,
@@ -310,8 +309,7 @@ def make_plan(text: str = "default", **overrides: Any) -> SamplingPlan:
     """
     name, params = parse_key(text)
     if name not in PLANS:
-        close = difflib.get_close_matches(name, PLANS, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(name, PLANS)
         raise InvalidInputError(
             f"There is no sampling plan named {name!r}.{hint} Available: {', '.join(PLANS)}."
         )
@@ -319,8 +317,7 @@ def make_plan(text: str = "default", **overrides: Any) -> SamplingPlan:
     merged = {**PLANS[name], **params, **overrides}
     for key in merged:
         if key not in allowed:
-            close = difflib.get_close_matches(key, allowed, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(key, allowed)
             raise InvalidInputError(
                 f"A sampling plan has no parameter {key!r}.{hint} "
                 f"Its parameters: {', '.join(allowed)}.",

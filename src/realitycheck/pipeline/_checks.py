@@ -7,12 +7,11 @@ and the keys the run holds. A run that yields no metric rows says why.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
-from realitycheck.errors import InvalidInputError
+from realitycheck.errors import InvalidInputError, did_you_mean
 from realitycheck.keys import LabelKey
 
 __all__ = ["check_keys", "explain_empty"]
@@ -24,8 +23,7 @@ def _matches(key: str, have: Iterable[str]) -> bool:
 
 
 def _refuse(kind: str, option: str, key: str, have: Sequence[str]) -> InvalidInputError:
-    close = difflib.get_close_matches(key, list(have), n=1, cutoff=0.6)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
+    hint = did_you_mean(key, list(have), cutoff=0.6)
     return InvalidInputError(
         f"The run holds no {kind} {key!r}.{hint} Its {kind}s: {', '.join(have) or 'none'}.",
         field=option,

@@ -6,13 +6,12 @@ A ``files`` dataset's ``meta`` columns are kept in each response's
 
 from __future__ import annotations
 
-import difflib
 import json
 
 import numpy as np
 import pandas as pd
 
-from realitycheck.errors import InvalidInputError
+from realitycheck.errors import InvalidInputError, did_you_mean
 from realitycheck.store import RunStore
 
 __all__ = ["check_slice_by", "slice_columns", "slices"]
@@ -40,8 +39,7 @@ def _check_known(values: list[dict[str, object]], slice_by: tuple[str, ...]) -> 
     known = sorted({k for v in values for k in v})
     for column in slice_by:
         if column not in known:
-            close = difflib.get_close_matches(column, known, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(column, known)
             raise InvalidInputError(
                 f"No response of the run has the slice column {column!r}.{hint} Available: "
                 f"{', '.join(known) or 'none (declare columns with meta= of the files dataset)'}.",

@@ -45,7 +45,6 @@ effort) and the key path, with close matches for unknown keys and names.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -57,7 +56,7 @@ from realitycheck.analysis import Bootstrap
 from realitycheck.backends import Backend, backends
 from realitycheck.datasets import Dataset, datasets
 from realitycheck.detectors import Detector, detectors
-from realitycheck.errors import InvalidInputError, UnknownComponentError
+from realitycheck.errors import InvalidInputError, UnknownComponentError, did_you_mean
 from realitycheck.generation import SamplingPlan, make_plan
 from realitycheck.keys import is_stored
 from realitycheck.labelers import Labeler, labelers
@@ -167,8 +166,7 @@ class _Reader:
         for key in value:
             if key in allowed:
                 continue
-            close = difflib.get_close_matches(key, allowed, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(key, allowed)
             if keys == ["evaluate"] and key in _BOOTSTRAP:
                 hint += f" ({key!r} belongs to the [bootstrap] table, shared with the studies.)"
             if key in _TOP_LISTS and keys:
