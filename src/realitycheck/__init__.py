@@ -21,8 +21,9 @@ command::
     components     labelers, detectors (a panel fits Dawid-Skene with analysis)
     analysis       splits, thresholds, Bootstrap settings, Measure, rater agreement
     components     datasets, backends
-    store          run folder, Parquet parts, manifest, study results
-    metrics · records · keys · registry · errors · text   (depend on nothing above)
+    store          run folder, Parquet parts, manifest, study results, secrets, locks
+    metrics · plots · raters   (raters: Dawid-Skene, read by datasets and analysis)
+    records · keys · registry · errors · text   (depend on nothing above)
 
 Attributes of this package are loaded on first use, so ``import realitycheck``
 and the command line's ``--help`` stay fast; the registries (``datasets``,
