@@ -43,12 +43,14 @@ def datasets_describe(
 
     A dataset that cannot be built without parameters (``files``) prints its
     documentation instead: what each parameter means, with examples. NAME may
-    be a key with parameters, e.g. 'files[path=my.csv,text=answer]'.
+    be a key with parameters, e.g. 'files[path=my.csv,text=answer]', or a
+    dataset spec file (my_data.toml).
     """
     from realitycheck.datasets import datasets, describe
+    from realitycheck.datasets.spec_file import is_spec_file
     from realitycheck.registry import parse_key
 
-    base, params = parse_key(name)
+    base, params = ("files", {"path": name}) if is_spec_file(name) else parse_key(name)
     doc = datasets.describe(base)
     missing = [p.name for p in doc.params if p.required and p.name not in params]
     if docs or missing:
@@ -59,14 +61,16 @@ def datasets_describe(
                 f"'{doc.name}[{missing[0]}=...]'.)"
             )
         return
-    (ds,) = datasets_from_keys([name], data_dir)
-    with progress_for(ctx).task(f"loading {ds.key}", None) as task:
-        bundle = ds.load(progress=task.advance)
-    summary = describe(bundle)
+    summaries = {}
+    for ds in datasets_from_keys([name], data_dir):  # a spec file may name several
+        with progress_for(ctx).task(f"loading {ds.key}", None) as task:
+            bundle = ds.load(progress=task.advance)
+        summaries[ds.key] = describe(bundle)
     if as_json:
-        click.echo(json.dumps(summary, indent=2, sort_keys=True, default=str))
+        shown = next(iter(summaries.values())) if len(summaries) == 1 else summaries
+        click.echo(json.dumps(shown, indent=2, sort_keys=True, default=str))
         return
-    click.echo(_format_summary(ds.key, summary))
+    click.echo("\n".join(_format_summary(key, s) for key, s in summaries.items()))
 
 
 def _format_summary(key: str, summary: dict[str, Any], indent: int = 0) -> str:

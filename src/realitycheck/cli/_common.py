@@ -184,10 +184,15 @@ def progress_for(ctx: click.Context) -> Any:
 
 
 def datasets_from_keys(keys: Sequence[str], data_dir: str | None) -> list[Any]:
+    """Build the datasets of ``-d`` values: keys, or spec files (``my_data.toml``)."""
     from realitycheck.datasets import datasets
+    from realitycheck.datasets.spec_file import is_spec_file, load_spec
 
     out = []
     for key in split_keys(keys):
+        if is_spec_file(key):
+            out.extend(load_spec(key))  # the files it names are its own
+            continue
         ds = datasets.create_from_key(key)
         if data_dir is not None:
             ds = type(ds)(**{**ds.params(), "data_dir": data_dir})
