@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
+from realitycheck.analysis import AGREEMENT_METRICS
 from realitycheck.keys import LabelKey
 from realitycheck.report._data import ReportData, verdicts
 from realitycheck.report._document import (
@@ -37,17 +38,7 @@ THRESHOLDED = (
     "cohen_kappa",
     "f1_weighted",
 )
-AGREEMENT = (
-    "precision",
-    "recall",
-    "f1",
-    "accuracy",
-    "cohen_kappa",
-    "balanced_accuracy",
-    "f1_macro",
-    "auroc",
-    "pr_auc",
-)
+AGREEMENT = (*AGREEMENT_METRICS, "auroc", "pr_auc")
 BESIDE_DETECTORS = ("balanced_accuracy", "f1_macro", "cohen_kappa")
 """What a labeler's verdicts show beside the detectors' thresholded metrics."""
 NAMES = {
