@@ -46,8 +46,12 @@ class DemoResult:
 
     run_dir: Path
     evaluation: Evaluation
-    studies: tuple[str, ...]
     runs: tuple[StudyRun, ...] = ()
+
+    @property
+    def studies(self) -> tuple[str, ...]:
+        """The keys of the studies it ran, in order."""
+        return tuple(run.result.study for run in self.runs)
 
 
 def run_demo(
@@ -95,6 +99,5 @@ def run_demo(
     return DemoResult(
         run_dir=store.path,
         evaluation=evaluation,
-        studies=tuple(d.result.study for d in done),
         runs=tuple(done),
     )
