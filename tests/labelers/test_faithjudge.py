@@ -99,14 +99,13 @@ def test_faithbench_annotations_shown_are_that_sources_human_ones(data_dir):
         for sample in json.loads(path.read_text())["samples"]:
             raw[(sample["source"], sample["summary"])] = sample["annotations"]
     big = judge(k=100)
+    ids = _ids_by_text(bundle)
     for response in bundle.responses:
         example = examples[response.example_id]
-        ids = {
-            r.text: r.response_id for r in bundle.responses if r.example_id == example.example_id
-        }
+        by_text = ids[example.example_id]
         for entry in reviewed(big.prompt(response, example)):
             annotations = raw[(example.context, entry["response"])]
-            assert entry["human verdict"] == FAITHBENCH_VERDICT[human[ids[entry["response"]]]]
+            assert entry["human verdict"] == FAITHBENCH_VERDICT[human[by_text[entry["response"]]]]
             shown = [
                 tuple(a.get(f, "") for f in ("span", "source_span", "label", "note"))
                 for a in entry["annotations"]
@@ -134,15 +133,14 @@ def test_ragtruth_annotations_shown_are_that_sources_human_spans(data_dir):
                 raw[(f"ragtruth/{task}/{obj['source_id']}", item["response"])] = item["labels"]
     human = {lab.response_id: lab.hallucinated for lab in bundle.labels if lab.labeler == "human"}
     big = judge(k=100)
+    ids = _ids_by_text(bundle)
     for response in bundle.responses:
         example = examples[response.example_id]
-        ids = {
-            r.text: r.response_id for r in bundle.responses if r.example_id == example.example_id
-        }
+        by_text = ids[example.example_id]
         for entry in reviewed(big.prompt(response, example)):
             spans = raw[(example.example_id, entry["response"])]
             assert entry["human verdict"] == ("unwanted" if spans else "consistent")
-            assert (entry["human verdict"] == "unwanted") == human[ids[entry["response"]]]
+            assert (entry["human verdict"] == "unwanted") == human[by_text[entry["response"]]]
             shown = [(a["span"], a["label"], a.get("note", "")) for a in entry["annotations"]]
             assert shown == [(s["text"], s["label_type"], (s["meta"] or "").strip()) for s in spans]
 
@@ -371,3 +369,11 @@ def test_annotations_are_quoted_data_that_cannot_close_the_data_block():
 def test_bad_parameters_fail_before_any_call(params, match):
     with pytest.raises(InvalidInputError, match=match):
         labelers.create("faithjudge", judge=MockBackend(), **params)
+
+
+def _ids_by_text(bundle) -> dict[str, dict[str, str]]:
+    """Each example's response ids by response text (built once, not per response)."""
+    out: dict[str, dict[str, str]] = {}
+    for r in bundle.responses:
+        out.setdefault(r.example_id, {})[r.text] = r.response_id
+    return out
