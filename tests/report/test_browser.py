@@ -168,6 +168,20 @@ def test_page_height_stays_under_its_bound(browser, files, width):
         visit.close()
 
 
+def test_a_long_unbroken_note_does_not_widen_the_page_at_390_px(
+    browser, make_run, tmp_path_factory
+):
+    root = tmp_path_factory.mktemp("long")
+    key = "files[path=/data/" + "x" * 300 + ".jsonl,text=answer]"  # one word, no break point
+    files = write_report(make_run(root / "run", note=key), root / "out")
+    visit = Visit(browser, files.html, 390)
+    try:
+        visit.page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        assert visit.page.evaluate("document.documentElement.scrollWidth") <= 390
+    finally:
+        visit.close()
+
+
 def _percent(cell: str) -> float:
     return float(cell.split("%", 1)[0])
 
