@@ -2,6 +2,7 @@ import csv
 import functools
 import hashlib
 import http.server
+import json
 import threading
 from pathlib import Path
 
@@ -148,3 +149,35 @@ def test_fetch_refuses_what_it_cannot_fetch(tmp_path):
 def test_verify_reports_missing_files(tmp_path):
     problems = verify(tmp_path, ["ragtruth"])
     assert problems == [f"ragtruth/{t}.jsonl: missing" for t in ("qa", "summary", "data2txt")]
+
+
+def test_an_unpinned_file_needs_trust_then_is_checked_against_its_record(server, tmp_path):
+    site, url = server
+    source = sources_of("halueval_qa")[0]
+    assert source.sha256 == ""  # not in the shared data folder: no digest pinned here
+    served = site / source.repo / source.commit / source.path
+    served.parent.mkdir(parents=True)
+    row = {"knowledge": "k", "question": "q?", "right_answer": "a", "hallucinated_answer": "b"}
+    served.write_text(json.dumps(row) + "\n")
+    dest = tmp_path / "cache"
+    with pytest.raises(InvalidInputError, match=r"no pinned SHA-256 .*--trust-unpinned"):
+        fetch("halueval_qa", dest=dest, base_url=url)
+    assert not (dest / source.local).exists() and _Handler.requests == []
+    fetch("halueval_qa", dest=dest, base_url=url, trust_unpinned=True)
+    digest = hashlib.sha256(served.read_bytes()).hexdigest()
+    assert (dest / f"{source.local}.sha256").read_text().split()[0] == digest
+    assert verify(dest, ["halueval_qa"]) == []
+    assert len(datasets.create("halueval_qa", data_dir=dest).load().responses) == 2
+    served.write_text(json.dumps(row | {"right_answer": "changed"}) + "\n")
+    with pytest.raises(InvalidInputError, match=rf"expected sha256 {digest}, got "):
+        fetch("halueval_qa", dest=dest, base_url=url, force=True)  # checked against the record
+    assert verify(dest, ["halueval_qa"]) == []  # the recorded file was kept
+
+
+def test_fetching_an_unpinned_file_on_the_command_line_says_how(tmp_path, capsys, monkeypatch):
+    from realitycheck.cli import main
+
+    monkeypatch.setenv(URL_ENV, "http://127.0.0.1:9")
+    code = main(["datasets", "fetch", "halueval_dialogue", "--dest", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "--trust-unpinned" in err and "Traceback" not in err

@@ -64,21 +64,63 @@ def test_a_spec_file_gives_each_dataset_its_own_name(folder, capsys):
     assert {"human:ann1", "human:ann2", "human:ann3", "human"} <= set(labels["labeler"])
 
 
-def test_a_glob_gives_one_dataset_per_file_with_its_stem_as_the_model(tmp_path):
+def _per_model_files(folder):
     for model in ("gpt-4", "llama"):
-        rows = [{"id": f"{model}-{i}", "answer": f"answer {i}", "label": "no"} for i in range(3)]
-        (tmp_path / f"{model}.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
-    (tmp_path / "s.toml").write_text(
-        '[dataset]\nname = "sent"\npath = "*.jsonl"\ntext = "answer"\n'
-        'columns = { example_id = "id" }\npositive = ["yes"]\nnegative = ["no"]\n'
-    )
+        rows = [{"id": str(i), "answer": f"{model} answer {i}", "label": "no"} for i in range(3)]
+        (folder / f"{model}.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+
+
+GLOB_SPEC = (
+    '[dataset]\nname = "sent"\npath = "*.jsonl"\ntext = "answer"\n'
+    'columns = { example_id = "id" }\npositive = ["yes"]\nnegative = ["no"]\n'
+)
+
+
+def test_a_glob_makes_one_dataset_with_each_files_stem_as_the_model(tmp_path):
+    _per_model_files(tmp_path)
+    (tmp_path / "s.toml").write_text(GLOB_SPEC)
+    (built,) = load_spec(tmp_path / "s.toml")
+    bundle = built.load()
+    assert built.run_name == "sent"
+    assert len(bundle.examples) == 3  # one example per id, answered by both models
+    by_model = {}
+    for r in bundle.responses:
+        by_model.setdefault(r.model, []).append(r.example_id)
+    assert sorted(by_model) == ["gpt-4", "llama"] and by_model["gpt-4"] == by_model["llama"]
+    assert [p.name for p in built.sources()] == ["gpt-4.jsonl", "llama.jsonl"]
+
+
+def test_each_file_gives_one_dataset_per_file(tmp_path):
+    _per_model_files(tmp_path)
+    (tmp_path / "s.toml").write_text(GLOB_SPEC + "each_file = true\n")
     built = load_spec(tmp_path / "s.toml")
     assert [d.run_name for d in built] == ["sent/gpt-4", "sent/llama"]
     assert {r.model for r in built[1].load().responses} == {"llama"}
 
 
-def test_only_toml_paths_are_spec_files():
-    assert is_spec_file("data/mine.toml")
+def test_a_list_of_paths_in_yaml_is_one_dataset(tmp_path):
+    _per_model_files(tmp_path)
+    (tmp_path / "s.yaml").write_text(
+        "dataset:\n  name: sent\n  path: [gpt-4.jsonl, llama.jsonl]\n  text: answer\n"
+        "  columns: {example_id: id}\n  positive: [yes]\n  negative: [no]\n"
+    )
+    (built,) = load_spec(tmp_path / "s.yaml")
+    assert {r.model for r in built.load().responses} == {"gpt-4", "llama"}
+
+
+def test_a_key_takes_several_paths_too(tmp_path):
+    from realitycheck.datasets import datasets
+
+    _per_model_files(tmp_path)
+    ds = datasets.create_from_key(
+        f"files[path={tmp_path}/gpt-4.jsonl+{tmp_path}/llama.jsonl,text=answer,"
+        "columns=example_id:id,positive=yes,negative=no,name=both]"
+    )
+    assert ds.run_name == "both" and len(ds.load().responses) == 6
+
+
+def test_only_toml_and_yaml_paths_are_spec_files():
+    assert is_spec_file("data/mine.toml") and is_spec_file("mine.yaml") and is_spec_file("m.YML")
     assert not is_spec_file("files[path=x.toml]") and not is_spec_file("truthfulqa")
 
 

@@ -92,12 +92,18 @@ def _format_summary(key: str, summary: dict[str, Any], indent: int = 0) -> str:
 @click.argument("name")
 @click.option("--dest", type=click.Path(file_okay=False), help="Where to put the files.")
 @click.option("--force", is_flag=True, help="Download again even if present.")
-def datasets_fetch(name: str, dest: str | None, force: bool) -> None:
+@click.option(
+    "--trust-unpinned",
+    is_flag=True,
+    help="Download a file whose SHA-256 is not pinned yet (HaluEval qa, dialogue, "
+    "summarization) and record its digest; later fetches are checked against it.",
+)
+def datasets_fetch(name: str, dest: str | None, force: bool, trust_unpinned: bool) -> None:
     """Download a dataset from its canonical source and verify its checksums."""
     from realitycheck.datasets import datasets, fetch
 
     datasets.get(name)
-    root = fetch(name, dest=dest, force=force)
+    root = fetch(name, dest=dest, force=force, trust_unpinned=trust_unpinned)
     click.echo(f"{name}: files verified in {root}")
 
 

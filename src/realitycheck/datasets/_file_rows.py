@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from realitycheck.datasets._file_shapes import ANSWER_LABELS, sample_texts
+from realitycheck.datasets._file_shapes import ANSWER_LABELS, answer_parts, sample_texts
 from realitycheck.datasets._io import IdMaker, spec_json
 from realitycheck.datasets._label_rules import LabelReader, rules_of
 from realitycheck.datasets._tables import cell_text
@@ -40,6 +40,17 @@ def _content_id(*texts: str) -> str:
     return hashlib.sha256(json.dumps(texts).encode("utf-8")).hexdigest()[:12]
 
 
+def _item_path(entry: str, row: dict[str, Any]) -> tuple[str, str]:
+    """Split ``claims.label`` into the column ``claims`` and the item key ``label``.
+
+    A column whose own name has the dot wins; so does a name without one.
+    """
+    if entry in row or "." not in entry:
+        return entry, ""
+    column, key = entry.split(".", 1)
+    return column, key
+
+
 class RowReader:
     """Turns rows into records, remembering ids already seen."""
 
@@ -47,25 +58,48 @@ class RowReader:
         self.owner = owner
         self.mapping = mapping
         self.path = path
-        self.examples: dict[str, tuple[int, Example]] = {}
+        self.file_model = ""
+        self.examples: dict[str, tuple[str, Example]] = {}
         self.groups: dict[tuple[str, str], str] = {}
-        self.response_lines: dict[str, int] = {}
+        self.response_lines: dict[str, str] = {}
         self.ids = IdMaker()
         self.example_ids = IdMaker()
         self.name = owner.run_name
         self.spec = owner.spec_json
         self.rules = LabelReader(rules_of(owner), path)
-        self.columns = {
-            kind: [c for f, c in mapping.items() if f == kind or f.startswith(f"{kind}:")]
-            for kind in ("label", "sentences", "human")
-        }
+        self.columns = self._label_columns()
         self.verdicts: list[bool | None] = []
         self.pending: list[tuple[str, list[bool | None], str]] = []
         self.constants = dict(c.split(":", 1) for c in owner.constants)
-        entries = [a.split(":", 1) + [""] for a in owner.answers]
-        self.answers: list[tuple[str, bool | None]] = [
-            (f"answer:{e[0]}", ANSWER_LABELS.get(e[1])) for e in entries
-        ] or [("text", None)]
+        parts = [answer_parts(a) for a in owner.answers]
+        self.answers: list[tuple[str, bool | None, str]] = [
+            (
+                f"answer:{column}",
+                ANSWER_LABELS.get(label),
+                label if label not in ANSWER_LABELS else "",
+            )
+            for column, label, _ in parts
+        ] or [("text", None, "")]
+
+    def _label_columns(self) -> dict[str, list[str]]:
+        return {
+            kind: [c for f, c in self.mapping.items() if f == kind or f.startswith(f"{kind}:")]
+            for kind in ("label", "sentences", "human")
+        }
+
+    def next_file(self, path: Path, mapping: dict[str, str], model: str) -> None:
+        """Read the following rows from another file of the same dataset.
+
+        Ids seen so far stay seen, so an example shared by two files (one file
+        per model) is one example; ``model`` is the model of rows that name none.
+        """
+        self.path = self.rules.path = path
+        self.mapping = mapping
+        self.columns = self._label_columns()
+        self.file_model = model
+
+    def _where(self, line: int) -> str:
+        return f"line {line} of {self.path.name}"
 
     def cell(self, row: dict[str, Any], field: str, line: int) -> Any:
         column = self.mapping.get(field)
@@ -92,7 +126,7 @@ class RowReader:
 
     def read(self, line: int, row: dict[str, Any], out: Bundle) -> None:
         texts = []
-        for field, _ in self.answers:
+        for field, _, _ in self.answers:
             text = self.text_cell(row, field, line)
             if not text.strip():
                 raise InvalidInputError(
@@ -103,7 +137,12 @@ class RowReader:
                 )
             texts.append(text)
         example_id = self.example(line, row, out, texts[0])
-        model = self.constants.get("model") or self.text_cell(row, "model", line) or "unknown"
+        model = (
+            self.constants.get("model")
+            or self.text_cell(row, "model", line)
+            or self.file_model
+            or "unknown"
+        )
         given = self.text_cell(row, "response_id", line)
         if "response_id" in self.mapping:
             if not given:
@@ -115,28 +154,28 @@ class RowReader:
                 )
             if given in self.response_lines:
                 raise InvalidInputError(
-                    f"The response id {given!r} repeats the one on line "
-                    f"{self.response_lines[given]}.",
+                    f"The response id {given!r} repeats the one on {self.response_lines[given]}.",
                     path=self.path,
                     line=line,
                     field=self.mapping["response_id"],
                 )
         if given:
-            self.response_lines[given] = line
+            self.response_lines[given] = self._where(line)
         samples = self.samples(row, line)
         meta = self.response_meta(row, line)
-        for (field, fixed), text in zip(self.answers, texts, strict=True):
+        for (field, fixed, tag), text in zip(self.answers, texts, strict=True):
             suffix = "" if field == "text" else f"/{self.mapping[field]}"
+            own_model = self.text_cell(row, f"answer_model:{field[7:]}", line) or model
             response_id = (
                 f"{self.name}/{given}{suffix}"
                 if given
-                else self.ids.make(f"{example_id}/{model}{suffix}")
+                else self.ids.make(f"{example_id}/{own_model}{suffix}")
             )
             out.responses.append(
                 Response(
                     response_id=response_id,
                     example_id=example_id,
-                    model=model,
+                    model=own_model,
                     text=text,
                     samples=samples,
                     meta={**meta, "answer_column": self.mapping[field]} if suffix else meta,
@@ -145,7 +184,7 @@ class RowReader:
             if fixed is not None:
                 out.labels.append(self.fixed_label(fixed, field, response_id))
             elif any(self.columns.values()):
-                out.labels.extend(self.labels(row, line, response_id))
+                out.labels.extend(self.labels(row, line, response_id, tag))
             for column in self.owner.scores:
                 out.scores.append(self.score(row[column], column, line, response_id))
 
@@ -163,7 +202,7 @@ class RowReader:
 
     def response_meta(self, row: dict[str, Any], line: int) -> dict[str, Any]:
         """Return a response's meta: its line, unused columns, slice columns and split."""
-        used = set(self.mapping.values())
+        used = {_item_path(column, row)[0] for column in self.mapping.values()}
         meta: dict[str, Any] = {
             "line": line,
             "extra": {k: v for k, v in row.items() if k not in used},
@@ -208,7 +247,7 @@ class RowReader:
             first, seen = self.examples[example_id]
             if (seen.question, seen.context) != (question, context):
                 raise InvalidInputError(
-                    f"The example {example_id!r} has another question or context on line {first}.",
+                    f"The example {example_id!r} has another question or context on {first}.",
                     path=self.path,
                     line=line,
                     field=self.mapping.get("example_id"),
@@ -232,7 +271,7 @@ class RowReader:
             meta={"file": self.path.name, "line": line}
             | ({"split": self.constants["split"]} if "split" in self.constants else {}),
         )
-        self.examples[example_id] = (line, example)
+        self.examples[example_id] = (self._where(line), example)
         out.examples.append(example)
         return example_id
 
@@ -252,27 +291,41 @@ class RowReader:
             field=self.mapping["references"],
         )
 
-    def labels(self, row: dict[str, Any], line: int, response_id: str) -> list[Label]:
+    def labels(
+        self, row: dict[str, Any], line: int, response_id: str, tag: str = ""
+    ) -> list[Label]:
         """Return the row's ``human:<annotator>`` labels and its ``human`` label.
 
         ``human`` comes from the label (and sentence) columns when there are
         any, combined by ``combine``; otherwise from the annotators by
-        ``aggregate``.
+        ``aggregate``. With a ``tag`` (an answer column's), a label cell says
+        hallucinated when it lists the tag.
         """
         out, votes = [], []
         for column in self.columns["human"]:
             raw = self._raw(row, column, line)
-            vote = self.rules.cell(raw, column, line)
+            vote = self.rules.cell(raw, column, line, tag=tag)
             votes.append(vote)
             out.append(
                 self._label(f"human:{column}", response_id, vote, _shown(raw), "empty label cell")
             )
         verdicts, raws = [], {}
         for kind in ("label", "sentences"):
-            for column in self.columns[kind]:
+            for entry in self.columns[kind]:
+                column, key = _item_path(entry, row)
                 raw = self._raw(row, column, line)
                 raws[column] = raw
-                verdicts.append(self.rules.cell(raw, column, line, sentences=kind == "sentences"))
+                sentences = kind == "sentences"
+                verdicts.append(
+                    self.rules.cell(
+                        raw,
+                        column,
+                        line,
+                        sentences=sentences,
+                        key=key,
+                        tag="" if sentences else tag,
+                    )
+                )
         if verdicts:
             verdict = verdicts[0] if len(verdicts) == 1 else self.rules.combine(verdicts)
             shown = _shown(next(iter(raws.values()))) if len(raws) == 1 else _shown(raws)

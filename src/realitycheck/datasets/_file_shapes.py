@@ -25,6 +25,8 @@ __all__ = [
     "ANSWER_LABELS",
     "CONSTANTS",
     "AnswerEntries",
+    "answer_parts",
+    "answers_fixed",
     "ConstantEntries",
     "check_shape",
     "pair_entries",
@@ -36,6 +38,21 @@ CONSTANTS = ("task", "model", "split")
 
 ANSWER_LABELS = {"hallucinated": True, "faithful": False}
 """The fixed labels an answer column can carry (``right_answer:faithful``)."""
+
+
+def answer_parts(entry: str) -> tuple[str, str, str]:
+    """Split an ``answers`` entry ``column[:label[:model column]]`` into its three parts.
+
+    The label is ``faithful``/``hallucinated`` (fixed) or a tag: the answer is
+    hallucinated when the row's label cell lists that tag (``ans1_text:answer1``).
+    """
+    column, label, model = ([*entry.split(":", 2), "", ""])[:3]
+    return column, label, model
+
+
+def answers_fixed(answers: tuple[str, ...]) -> bool:
+    """Return whether the answer columns carry fixed labels (``right_answer:faithful``)."""
+    return bool(answers) and all(answer_parts(a)[1] in ANSWER_LABELS for a in answers)
 
 
 def pair_entries(value: Any) -> Any:
@@ -98,7 +115,11 @@ class ConstantEntries(Constraint):
 
 
 class AnswerEntries(Constraint):
-    """Answer columns: all ``column:label`` (label in :data:`ANSWER_LABELS`) or all bare."""
+    """Answer columns: all ``column:label`` (fixed labels), all ``column:tag``, or all bare.
+
+    A third part names the column holding that answer's model
+    (``ans1_text:answer1:ans1_model``).
+    """
 
     def accepts(self, value: Any) -> bool:
         """Return whether the entries are one shape, with known labels and distinct columns."""
@@ -108,7 +129,9 @@ class AnswerEntries(Constraint):
         """Return the accepted shape."""
         return (
             "two or more answer columns, each column:label with a label among "
-            f"{tuple(ANSWER_LABELS)}, or all bare names sharing the 'label' column"
+            f"{tuple(ANSWER_LABELS)}, each column:tag (hallucinated when the 'label' cell "
+            "lists the tag), or all bare names sharing the 'label' column; a third part "
+            "column:label:model_column names the answer's model column"
         )
 
     def hint(self, value: Any) -> str:
@@ -119,20 +142,22 @@ class AnswerEntries(Constraint):
             return "One answer column is the 'text' parameter."
         if any(not isinstance(e, str) or not e.split(":", 1)[0] for e in value):
             return "An entry has no column name."
-        labelled = [":" in e for e in value]
+        parts = [answer_parts(e) for e in value]
+        labelled = [bool(label) for _, label, _ in parts]
         if any(labelled) and not all(labelled):
-            bare = [e for e in value if ":" not in e]
+            bare = [e for e in value if not answer_parts(e)[1]]
             return f"{bare} have no label; write column:faithful or column:hallucinated for each."
-        columns = [e.split(":", 1)[0] for e in value]
+        columns = [column for column, _, _ in parts]
         if len(set(columns)) != len(columns):
             return "A column is named twice."
-        for entry in value:
-            label = entry.split(":", 1)[1] if ":" in entry else None
-            if label is not None and label not in ANSWER_LABELS:
-                tip = did_you_mean(label, ANSWER_LABELS)
-                return (
-                    f"The label {label!r} of {entry!r} is not one of {tuple(ANSWER_LABELS)}.{tip}"
-                )
+        fixed = [label in ANSWER_LABELS for _, label, _ in parts if label]
+        if any(fixed) and not all(fixed):
+            tags = [e for e in value if answer_parts(e)[1] not in ANSWER_LABELS]
+            tip = did_you_mean(answer_parts(tags[0])[1], ANSWER_LABELS)
+            return (
+                f"{tags} mix tags with fixed labels {tuple(ANSWER_LABELS)}: give every answer a "
+                f"fixed label, or every answer a tag its row's label cell lists.{tip}"
+            )
         return ""
 
 
@@ -188,13 +213,18 @@ def check_shape(files: Files) -> None:
     Raises:
         InvalidInputError: In the one parameter-error shape, naming the parameter.
     """
-    suffix = Path(str(files.path)).suffix.lower()
-    if not files.format and suffix not in FORMATS:
+    paths = [Path(str(p)) for p in as_tuple(files.path)]
+    suffixes = {p.suffix.lower() for p in paths}
+    if not files.format and (len(suffixes) > 1 or not suffixes <= set(FORMATS)):
         raise param_error(
-            "path", files.name, f"a path ending in one of {FORMATS}, or 'format' set", files.path
+            "path",
+            files.name,
+            f"a path ending in one of {FORMATS} (several paths: all with one of them), "
+            "or 'format' set",
+            files.path,
         )
-    kind = format_of(Path(str(files.path)), files.format)
-    fixed = bool(files.answers) and ":" in files.answers[0]
+    kind = format_of(paths[0], files.format)
+    fixed = answers_fixed(files.answers)
     mapped = {c.split(":", 1)[0] for c in files.columns} & set(CONSTANTS)
     set_twice = mapped & {c.split(":", 1)[0] for c in files.constants}
     problems = [

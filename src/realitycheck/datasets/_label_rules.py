@@ -171,15 +171,25 @@ class LabelReader:
         """Return a list cell's items (JSON or Python-literal text, never evaluated), or None.
 
         None means the cell is not a list. Text that starts with ``[`` or ends
-        with ``]`` must parse as a list.
+        with ``]`` must parse as a list. A table cell, such as DelucionQA's
+        ``{'R1': 'Supported', 'R2': 'Neither'}``, is the list of its values in
+        their order.
         """
         if isinstance(raw, list | tuple):
             return list(raw)
+        if isinstance(raw, dict):
+            return list(raw.values())
         if not isinstance(raw, str):
             return None
         text = raw.strip()
+        if text.startswith("{") or text.endswith("}"):
+            return list(self._literal(text, line, column, dict, "table").values())
         if not (text.startswith("[") or text.endswith("]")):
             return None
+        return list(self._literal(text, line, column, list | tuple, "list"))
+
+    def _literal(self, text: str, line: int, column: str, kind: Any, name: str) -> Any:
+        """Return a cell's JSON or Python-literal value (read as data, never run) of ``kind``."""
         try:
             parsed = json.loads(text)
         except ValueError:
@@ -187,21 +197,30 @@ class LabelReader:
                 parsed = ast.literal_eval(text)
             except (ValueError, SyntaxError, MemoryError, RecursionError):
                 raise self._error(
-                    f"The list cell cannot be read as JSON or as a Python literal: {text!r:.80}.",
+                    f"The {name} cell cannot be read as JSON or as a Python literal: {text!r:.80}.",
                     line,
                     column,
                 ) from None
-        if not isinstance(parsed, list | tuple):
+        if not isinstance(parsed, kind):
             raise self._error(
-                f"The cell looks like a list but reads as {type(parsed).__name__}: {text!r:.80}.",
+                f"The cell looks like a {name} but reads as {type(parsed).__name__}: {text!r:.80}.",
                 line,
                 column,
             )
-        return list(parsed)
+        return parsed
 
-    def _item_verdicts(self, items: list[Any], column: str, line: int) -> list[bool]:
+    def _item_verdicts(self, items: list[Any], column: str, line: int, key: str) -> list[bool]:
         out = []
         for i, item in enumerate(items, start=1):
+            if key:
+                if not isinstance(item, dict) or key not in item:
+                    raise self._error(
+                        f"Item {i} of the list must be an object with the key {key!r}. "
+                        f"Got {item!r:.80} instead.",
+                        line,
+                        column,
+                    )
+                item = item[key]
             if cell_text(item) is None and not isinstance(item, list | dict):
                 raise self._error(f"Item {i} of the list is empty.", line, column)
             if isinstance(item, list | tuple | dict):
@@ -213,14 +232,29 @@ class LabelReader:
             out.append(self.scalar(item, column, line, count="item "))
         return out
 
-    def cell(self, raw: Any, column: str, line: int, *, sentences: bool = False) -> bool | None:
+    def cell(
+        self,
+        raw: Any,
+        column: str,
+        line: int,
+        *,
+        sentences: bool = False,
+        key: str = "",
+        tag: str = "",
+    ) -> bool | None:
         """Return the verdict of one label cell (None = no verdict).
 
         ``sentences`` reads the cell as per-sentence labels (``sentence_rule``);
-        otherwise a list cell follows ``list_rule``.
+        otherwise a list cell follows ``list_rule``. ``key`` reads each item of
+        a list of objects at that key (``claims.label`` for
+        ``[{"claim": ..., "label": true}, ...]``). With a ``tag``, the cell
+        (a value or a list) is hallucinated when it lists the tag, faithful
+        when it lists other values, and an empty cell follows ``empty_means``.
         """
         rules = self.rules
         items = self.items(raw, column, line)
+        if tag:
+            return self._tagged(raw, items, column, tag)
         if items is None:
             if cell_text(raw) is None:
                 self._count(column, "empty", rules.empty)
@@ -241,10 +275,20 @@ class LabelReader:
         if not sentences and rules.list_rule == "nonempty":
             self._count(column, "non-empty list", True)
             return True
-        verdicts = self._item_verdicts(items, column, line)
+        verdicts = self._item_verdicts(items, column, line, key)
         if sentences:
             return self._sentence_verdict(verdicts)
         return any(verdicts) if rules.list_rule == "any" else all(verdicts)
+
+    def _tagged(self, raw: Any, items: list[Any] | None, column: str, tag: str) -> bool | None:
+        listed = [cell_text(i) for i in (items if items is not None else [raw])]
+        listed = [v for v in listed if v]
+        if not listed:
+            self._count(column, "empty", self.rules.empty)
+            return self.rules.empty
+        verdict = tag.lower() in listed
+        self._count(column, f"{'lists' if verdict else 'does not list'} {tag!r}", verdict)
+        return verdict
 
     def _sentence_verdict(self, verdicts: list[bool]) -> bool:
         rule = self.rules.sentence_rule
@@ -282,12 +326,13 @@ class LabelReader:
             return any(given)
         return 2 * sum(given) >= len(given)
 
-    def notes(self, verdicts: Sequence[bool | None]) -> list[str]:
+    def notes(self, verdicts: Sequence[bool | None], source: str = "") -> list[str]:
         """Return the mapping counts per column and, if due, the polarity warning.
 
         ``verdicts`` are the final ``human`` verdicts; when more than half of
         those given are hallucinated and the polarity is not confirmed, a
-        warning is logged and added.
+        warning is logged and added. ``source`` names the files in the warning
+        (default: the file being read).
         """
         out = []
         for column, counts in self.tally.items():
@@ -305,8 +350,8 @@ class LabelReader:
         )
         if rate > 0.5 and not self.rules.confirmed:
             warning = (
-                f"Warning: {rate:.0%} of the labelled responses of {self.path.name} map to "
-                "hallucinated. If a positive label means correct in this file, swap "
+                f"Warning: {rate:.0%} of the labelled responses of {source or self.path.name} "
+                "map to hallucinated. If a positive label means correct in this file, swap "
                 "'positive' and 'negative' (or the 'hallucinated_if' direction); if the "
                 "mapping is right, set polarity=confirmed."
             )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import urllib.parse
 from dataclasses import dataclass
 
-__all__ = ["COMMITS", "DEFAULT_BASE_URL", "SOURCES", "Source"]
+__all__ = ["COMMITS", "DEFAULT_BASE_URL", "SOURCES", "UNPINNED", "Source"]
 
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com"
 
@@ -320,3 +320,17 @@ SOURCES: tuple[Source, ...] = (
     ),
 )
 """Every data file the built-in datasets read (and a few more in the shared data folder)."""
+
+UNPINNED: tuple[Source, ...] = (
+    Source("halueval/qa_data.json", "RUCAIBox/HaluEval", "data/qa_data.json", ""),
+    Source("halueval/dialogue_data.json", "RUCAIBox/HaluEval", "data/dialogue_data.json", ""),
+    Source(
+        "halueval/summarization_data.json", "RUCAIBox/HaluEval", "data/summarization_data.json", ""
+    ),
+)
+"""Files of the same pinned commits whose SHA-256 is not recorded here yet.
+
+They are not in the shared data folder, so their digests could not be taken.
+``datasets fetch --trust-unpinned`` downloads one, records its digest beside
+it (``<file>.sha256``) and checks every later fetch against that record.
+"""

@@ -9,6 +9,7 @@ atomically and checked against the SHA-256 recorded here.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import tempfile
 from collections.abc import Callable, Iterable
@@ -16,7 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from realitycheck.datasets._base import cache_dir, datasets
-from realitycheck.datasets._source_table import COMMITS, DEFAULT_BASE_URL, SOURCES, Source
+from realitycheck.datasets._source_table import (
+    COMMITS,
+    DEFAULT_BASE_URL,
+    SOURCES,
+    UNPINNED,
+    Source,
+)
 from realitycheck.errors import DataNotFoundError, InvalidInputError
 from realitycheck.params import Satisfies, check_arg
 
@@ -35,7 +42,8 @@ __all__ = [
 URL_ENV = "REALITYCHECK_DATA_URL"
 _CHUNK = 1 << 16
 
-_BY_LOCAL = {s.local: s for s in SOURCES}
+_BY_LOCAL = {s.local: s for s in (*SOURCES, *UNPINNED)}
+logger = logging.getLogger(__name__)
 
 
 def sha256(path: Path) -> str:
@@ -83,12 +91,15 @@ def fetch(
     force: bool = False,
     base_url: str | None = None,
     progress: Callable[[int], Any] | None = None,
+    trust_unpinned: bool = False,
 ) -> Path:
     """Download the files of dataset ``name`` and check their SHA-256.
 
     A file already present with the right checksum is kept (unless ``force``).
     Each download goes to a temporary file beside its target and is moved in
-    place only once its checksum matches.
+    place only once its checksum matches. A file whose digest is not pinned
+    here (:data:`UNPINNED`) is checked against the digest recorded at its first
+    download (``<file>.sha256``); that first download needs ``trust_unpinned``.
 
     Args:
         name: A registered dataset (``ragtruth``, ``faithbench``…).
@@ -97,6 +108,9 @@ def fetch(
         base_url: Where to download from; ``$REALITYCHECK_DATA_URL`` or the
             GitHub raw-file host by default.
         progress: Called with 1 after each file.
+        trust_unpinned: Download a file whose digest is neither pinned nor
+            recorded, and record it (a warning gives the digest to compare
+            with the source).
 
     Returns:
         The data root that now holds the files.
@@ -113,14 +127,40 @@ def fetch(
     check_arg(base, _HTTP, name="base_url", owner="fetch")
     for source in sources:
         target = root / source.local
-        if force or not target.is_file() or sha256(target) != source.sha256:
-            _download(source, source.url(base), target)
+        expected = source.sha256 or _recorded(target)
+        if not expected and not trust_unpinned:
+            raise InvalidInputError(
+                f"realitycheck has no pinned SHA-256 for {source.local} ({source.repo} @ "
+                f"{source.commit[:8]} : {source.path}), and none was recorded in {root}. "
+                "Rerun with --trust-unpinned to download it and record its digest; later "
+                "fetches are checked against that record.",
+                path=target,
+            )
+        if force or not target.is_file() or sha256(target) != expected:
+            got = _download(source, source.url(base), target, expected)
+            if not expected:
+                Path(f"{target}.sha256").write_text(f"{got}  {target.name}\n", encoding="utf-8")
+                logger.warning(
+                    "%s has no pinned digest; recorded sha256 %s from %s. Compare it with the "
+                    "file at the source before you rely on it.",
+                    source.local,
+                    got,
+                    source.url(base),
+                )
         if progress is not None:
             progress(1)
     return root
 
 
-def _download(source: Source, url: str, target: Path) -> None:
+def _recorded(target: Path) -> str:
+    """Return the digest recorded at a file's first download (``<file>.sha256``), or ''."""
+    record = Path(f"{target}.sha256")
+    if not record.is_file():
+        return ""
+    return record.read_text(encoding="utf-8").split(maxsplit=1)[0] if record.stat().st_size else ""
+
+
+def _download(source: Source, url: str, target: Path, expected: str) -> str:
     import urllib.error
     import urllib.request
 
@@ -137,14 +177,15 @@ def _download(source: Source, url: str, target: Path) -> None:
         tmp.unlink(missing_ok=True)
         raise DataNotFoundError(f"Could not download {url}: {exc}.", path=target) from None
     got = digest.hexdigest()
-    if got != source.sha256:
+    if expected and got != expected:
         tmp.unlink(missing_ok=True)
         raise InvalidInputError(
             f"The download from {url} does not match its checksum: expected sha256 "
-            f"{source.sha256}, got {got}. The file was deleted.",
+            f"{expected}, got {got}. The file was deleted.",
             path=target,
         )
     os.replace(tmp, target)
+    return got
 
 
 def verify(root: Path | str, names: Iterable[str] | None = None) -> list[str]:
@@ -168,7 +209,10 @@ def verify(root: Path | str, names: Iterable[str] | None = None) -> list[str]:
         if not path.is_file():
             problems.append(f"{source.local}: missing")
             continue
+        expected = source.sha256 or _recorded(path)
         got = sha256(path)
-        if got != source.sha256:
-            problems.append(f"{source.local}: sha256 is {got}, expected {source.sha256}")
+        if not expected:
+            problems.append(f"{source.local}: no digest pinned or recorded (sha256 is {got})")
+        elif got != expected:
+            problems.append(f"{source.local}: sha256 is {got}, expected {expected}")
     return problems

@@ -7,6 +7,7 @@ examples; ``realitycheck datasets describe files`` prints the same text.
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,8 @@ from realitycheck.datasets._file_rows import RowReader
 from realitycheck.datasets._file_shapes import (
     AnswerEntries,
     ConstantEntries,
+    answer_parts,
+    answers_fixed,
     check_shape,
     pair_entries,
 )
@@ -46,7 +49,6 @@ from realitycheck.params import (
     Interval,
     OneOf,
     OrNone,
-    PathLike,
     Satisfies,
     SequenceOf,
     as_tuple,
@@ -123,16 +125,42 @@ class _ColumnEntries(Constraint):
 
 
 _NAMES = SequenceOf(InstanceOf(str))
+_GLOB = frozenset("*?[")
+
+
+def _paths(value: Any) -> Any:
+    """Normalise ``path``: one path as text, several as a tuple of texts."""
+    items = as_tuple(value)
+    if not isinstance(items, tuple) or not all(isinstance(v, str | os.PathLike) for v in items):
+        return value
+    texts = tuple(os.fspath(v) for v in items)
+    return texts[0] if len(texts) == 1 else texts
+
+
+def _is_paths(value: Any) -> bool:
+    items = (value,) if isinstance(value, str) else value
+    return (
+        isinstance(items, tuple)
+        and bool(items)
+        and all(isinstance(v, str) and v.strip() for v in items)
+    )
+
+
+_PATHS = Satisfies(_is_paths, "a non-empty path, a glob such as 'runs/*.json', or a list of them")
 
 
 @dataset("files")
 @dataclass(frozen=True, kw_only=True)
 class Files(Dataset):
-    """Responses (and optional human labels and scores) from one file of your own.
+    """Responses (and optional human labels and scores) from files of your own.
 
     The format follows the extension: ``.json``, ``.jsonl``, ``.csv``, ``.tsv``
-    or ``.parquet`` (``format=`` overrides it). Each row is one response (or one
-    per answer column, see ``answers``). A field whose column is not named
+    or ``.parquet`` (``format=`` overrides it). ``path`` is one file, a glob
+    (``by_model/*.json``) or several files (``path=a.jsonl+b.jsonl``); with
+    several, a row that names no model takes its file's stem as the model.
+    Each row is one response (or one per answer column, see ``answers``).
+    A TOML or YAML spec file (``-d mine.toml``) holds the same parameters for
+    one or more named datasets; see "Spec files" below. A field whose column is not named
     uses the column of the same name when there is one (``question``,
     ``context``, ``references``, ``model``, ``example_id``, ``response_id``,
     ``task``). Rows without ``example_id`` are grouped into examples by
@@ -177,7 +205,10 @@ class Files(Dataset):
       data, never run) is hallucinated when any item is (``list_rule=any``, the
       default), when all are (``list_rule=all``), or, with ``list_rule=nonempty``,
       whenever it has an item (a list of error spans or error types; a non-empty
-      plain cell counts too). An empty list follows ``empty_means``.
+      plain cell counts too). An empty list follows ``empty_means``. A table
+      cell (``{'R1': 'Supported', 'R2': 'Neither'}``) counts as the list of its
+      values. A list of objects is read at one key with a dotted column:
+      ``sentences=claims.label`` for ``[{"claim": ..., "label": true}, ...]``.
     - Several label columns: ``label=a+b`` with ``combine=any_of`` (the default:
       hallucinated when any column is, faithful when all are, else no verdict)
       or ``combine=all_of`` (hallucinated when all are, faithful when any is).
@@ -248,8 +279,29 @@ class Files(Dataset):
                 answers=right_answer:faithful+hallucinated_answer:hallucinated]
 
       (one line on the command line). Bare names, ``answers=a1+a2`` with
-      ``label=verdict``, share the row's label column instead. Response ids
-      end in ``/<answer column>``.
+      ``label=verdict``, share the row's label column instead. A tag instead
+      of a fixed label makes an answer hallucinated when the row's label cell
+      lists the tag (HaluQuestQA's ``factuality_label`` is ``['answer1']``),
+      and a third part names the column holding that answer's model::
+
+          answers=ans1_text:answer1:ans1_label+ans2_text:answer2:ans2_label,
+          label=factuality_label,empty_means=faithful
+
+      Response ids end in ``/<answer column>``.
+    - **Spec files.** ``-d mine.toml`` (or ``mine.yaml``) builds one dataset per
+      ``[[datasets]]`` table, each keeping its ``name``; paths are relative to
+      the spec file, and ``each_file = true`` splits a glob into one dataset
+      per file. Errors name the spec file, the line and the key::
+
+          [[datasets]]
+          name = "factool"
+          path = "knowledge_qa.jsonl"
+          text = "response"
+          columns = { question = "prompt" }
+          constants = { task = "qa" }
+          label = "label"                # true means factual here
+          positive = ["false"]
+          negative = ["true"]
     - **Ingest only.** ``realitycheck ingest -d KEY --out RUN`` loads the
       datasets into a run and prints their counts, without labelling,
       detecting or evaluating.
@@ -278,7 +330,8 @@ class Files(Dataset):
             columns = { question = "prompt", references = "gold" }
 
     Args:
-        path: The file; a relative path is read under ``data_dir`` when given.
+        path: The file, a glob or several files; a relative path is read under
+            ``data_dir`` when given.
         text: Column of the response text (default: ``text``).
         label: Column(s) of the human label (default: ``label`` if present and
             neither ``sentences`` nor ``annotators`` is given, else no labels).
@@ -312,11 +365,13 @@ class Files(Dataset):
         samples: One list column, or several columns of one sample each.
         meta: Columns kept as slice metadata (``meta["slice"]``) for ``--slice-by``.
         answers: Two or more answer columns, each ``column:faithful`` or
-            ``column:hallucinated``, or all bare with a shared ``label`` column;
-            they replace ``text``.
+            ``column:hallucinated``, each ``column:tag`` (hallucinated when the
+            ``label`` cell lists the tag), or all bare with a shared ``label``
+            column; ``column:label:model_column`` adds the answer's model
+            column. They replace ``text``.
     """
 
-    path: str = required(PathLike())
+    path: str | tuple[str, ...] = required(_PATHS, convert=_paths)
     text: str = param("", InstanceOf(str), convert=str)
     label: tuple[str, ...] = param((), _NAMES, convert=column_names)
     positive: tuple[str, ...] = param(
@@ -385,48 +440,80 @@ class Files(Dataset):
     @property
     def run_name(self) -> str:
         """The dataset's name in the run: ``title``, else ``files:<path>``."""
-        return self.title or f"files:{self.path}"
+        return self.title or f"files:{'+'.join(as_tuple(self.path))}"
 
     def sources(self) -> list[Path]:
-        """Return the one file this dataset reads."""
-        return [self.file()]
+        """Return the files this dataset reads (a glob's matches, in name order)."""
+        return self.files_to_read()
 
-    def file(self) -> Path:
-        """Return the file to read, resolved against ``data_dir`` when it is relative."""
-        path = Path(str(self.path)).expanduser()
-        if not path.is_absolute() and self.data_dir is not None:
-            path = Path(self.data_dir) / path
-        return path
+    def files_to_read(self) -> list[Path]:
+        """Return the files to read, each resolved against ``data_dir`` when relative.
+
+        Raises:
+            DataNotFoundError: A file does not exist, or a glob matches none.
+        """
+        out: list[Path] = []
+        for given in as_tuple(self.path):
+            path = Path(str(given)).expanduser()
+            if not path.is_absolute() and self.data_dir is not None:
+                path = Path(self.data_dir) / path
+            if _GLOB & set(path.name):
+                matches = sorted(p for p in path.parent.glob(path.name) if p.is_file())
+                if not matches:
+                    raise DataNotFoundError(
+                        f"No file matches {str(path)!r} (dataset {self.run_name!r})."
+                    )
+                out.extend(matches)
+            elif not path.is_file():
+                raise DataNotFoundError(
+                    f"The file {str(path)!r} of dataset {self.run_name!r} does not exist."
+                )
+            else:
+                out.append(path)
+        return out
 
     def load(self, *, progress: Callable[[int], Any] | None = None) -> Bundle:
-        """Read the file into examples, responses, ``human`` labels and recorded scores."""
-        path = self.file()
-        if not path.is_file():
-            raise DataNotFoundError(
-                f"The file {str(path)!r} of dataset {self.run_name!r} does not exist."
-            )
-        available, rows = read_rows(
-            path, format=self.format, records=self.records, delimiter=self.delimiter
-        )
-        mapping = self._mapping(available, path)
-        if not rows:
-            raise InvalidInputError(
-                f"The file has a header ({', '.join(available) or 'no columns'}) but no rows; "
-                "nothing was loaded.",
-                path=path,
-            )
+        """Read the file(s) into examples, responses, ``human`` labels and recorded scores.
+
+        With several files (a list or a glob), a row that names no model takes
+        its file's stem as the model, and an example id shared by two files is
+        one example.
+        """
+        paths = self.files_to_read()
         out = Bundle(examples=[])
-        reader = RowReader(self, mapping, path)
-        for line, row in rows:
-            reader.read(line, row, out)
+        reader: RowReader | None = None
+        for path in paths:
+            available, rows = read_rows(
+                path, format=self.format, records=self.records, delimiter=self.delimiter
+            )
+            mapping = self._mapping(available, path)
+            if not rows:
+                raise InvalidInputError(
+                    f"The file has a header ({', '.join(available) or 'no columns'}) but no "
+                    "rows; nothing was loaded.",
+                    path=path,
+                )
+            if reader is None:
+                reader = RowReader(self, mapping, path)
+            model = path.stem if len(paths) > 1 else ""
+            reader.next_file(path, mapping, model)
+            for line, row in rows:
+                reader.read(line, row, out)
+            used = ", ".join(f"{k} <- {v}" for k, v in mapping.items())
+            out.notes.append(f"Read {len(rows)} rows of {path.name}; columns used: {used}.")
+        assert reader is not None  # files_to_read returns at least one file
         if progress is not None:
             progress(len(out.responses))
-        used = ", ".join(f"{k} <- {v}" for k, v in mapping.items())
-        out.notes.append(f"Read {len(rows)} rows of {path.name}; columns used: {used}.")
+        if len(paths) > 1 and "model" not in self._constant_fields():
+            out.notes.append(
+                f"Read {len(paths)} files; a row without a model column takes its file's "
+                "name (without the extension) as the model."
+            )
         fitted = reader.finish(out)
         if reader.verdicts:
+            names = ", ".join(p.name for p in paths[:3]) + (", …" if len(paths) > 3 else "")
             out.notes.append(rules_note(self))
-            out.notes.extend([*reader.rules.notes(reader.verdicts), *fitted])
+            out.notes.extend([*reader.rules.notes(reader.verdicts, names), *fitted])
         elif self.answers:
             out.notes.append(f"Labels fixed per answer column: {', '.join(self.answers)}.")
         else:
@@ -449,7 +536,7 @@ class Files(Dataset):
     def _mapping(self, available: list[str], path: Path) -> dict[str, str]:
         """Return field -> column for every field that is read, checking the columns exist."""
         explicit = {"text": self.text}
-        fixed = bool(self.answers) and ":" in self.answers[0]  # answers carry their labels
+        fixed = answers_fixed(self.answers)  # answers carry their labels
         label = self.label
         unlabelled = not (label or self.sentences or self.annotators or fixed)
         if unlabelled and "label" in available and "label" not in self._constant_fields():
@@ -464,12 +551,15 @@ class Files(Dataset):
         explicit.update({f"score:{c}": c for c in self.scores})
         explicit.update({f"sample:{c}": c for c in self.samples})
         explicit.update({f"meta:{c}": c for c in self.meta})
-        explicit.update({f"answer:{c.split(':', 1)[0]}": c.split(":", 1)[0] for c in self.answers})
+        for column, _, model in map(answer_parts, self.answers):
+            explicit[f"answer:{column}"] = column
+            explicit[f"answer_model:{column}"] = model
         mapping = {}
         for field, column in explicit.items():
             if not column:
                 continue
-            if column not in available:
+            listed = field.split(":", 1)[0] in ("label", "sentences") and "." in column
+            if column not in available and not (listed and column.split(".")[0] in available):
                 hint = did_you_mean(column, available)
                 hint = delimiter_hint(available) or hint
                 raise InvalidInputError(
@@ -485,10 +575,12 @@ class Files(Dataset):
                 mapping[field] = field
         if self.answers:
             mapping.pop("text", None)
-            if not fixed and not any(f == "label" or f.startswith("label:") for f in mapping):
+            labelled = any(f.split(":")[0] in ("label", "human", "sentences") for f in mapping)
+            if not fixed and not labelled:
                 raise InvalidInputError(
                     "The answers have no label: write column:faithful or column:hallucinated "
-                    "for each, or name a label column shared by them with 'label'.",
+                    "for each, or name a label column shared by them with 'label' (with "
+                    "column:tag entries, the cell that lists the tags of the wrong answers).",
                     path=path,
                     field="answers",
                 )

@@ -1,9 +1,10 @@
-"""Dataset spec files: your own datasets described once, in TOML, and named by ``-d spec.toml``.
+"""Dataset spec files: your own datasets described once, in TOML or YAML, named by ``-d``.
 
-A spec file holds one ``[dataset]`` table or several ``[[datasets]]``
-tables. Each table is the parameters of one ``files`` dataset (see
-``realitycheck datasets describe files``), written as TOML instead of a key,
-so lists and tables need no quoting::
+A spec file holds one ``[dataset]`` table or several ``[[datasets]]`` tables
+(in YAML: a ``dataset:`` mapping or a ``datasets:`` list). Each table is the
+parameters of one ``files`` dataset (see ``realitycheck datasets describe
+files``), written as TOML or YAML instead of a key, so lists and tables need
+no quoting::
 
     [[datasets]]
     name = "haluqa"
@@ -22,109 +23,250 @@ so lists and tables need no quoting::
     positive = ["yes"]
     negative = ["no"]
 
-``path = "per_model/*.json"`` (a glob) gives one dataset per matching file,
-named ``<name>/<file stem>``, with the file's stem as the model unless
-``constants`` names one. Every dataset keeps its own name in the run.
+The same first dataset in YAML (``mine.yaml``)::
+
+    datasets:
+      - name: haluqa
+        path: qa.jsonl
+        columns: {example_id: id, context: knowledge}
+        constants: {task: qa}
+        answers: ["right_answer:faithful", "hallucinated_answer:hallucinated"]
+
+``path`` is one file, a list of files or a glob (``per_model/*.json``); the
+files of one table make one dataset, and a row that names no model takes its
+file's stem as the model. ``each_file = true`` makes one dataset per file
+instead, named ``<name>/<file stem>``. Every dataset keeps its own name in the
+run. An error names the spec file, the line of the offending key and the key.
+YAML is read safely (no tags run code) with YAML 1.2 booleans: ``yes``, ``no``,
+``on`` and ``off`` stay text, so ``positive: [yes]`` means the cell ``yes``.
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from realitycheck._toml_lines import locate, syntax_error_line
 from realitycheck.datasets._base import Dataset, datasets
 from realitycheck.errors import InvalidInputError, RealityCheckError
 
-__all__ = ["is_spec_file", "load_spec"]
+__all__ = ["SPEC_SUFFIXES", "is_spec_file", "load_spec"]
 
+SPEC_SUFFIXES = (".toml", ".yaml", ".yml")
 _GLOB = frozenset("*?[")
+_PARAMETER = re.compile(r"The '(\w+)' parameter of|has no parameter '(\w+)'")
 
 
 def is_spec_file(key: str) -> bool:
-    """Return whether a ``-d`` value names a spec file (a ``.toml`` path), not a key."""
-    return key.endswith(".toml") and "[" not in key
+    """Return whether a ``-d`` value names a spec file (a TOML or YAML path), not a key."""
+    return key.lower().endswith(SPEC_SUFFIXES) and "[" not in key
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """A parsed spec file: its tables, and where in the text each key is."""
+
+    path: Path
+    text: str
+    tables: list[tuple[str, int | None, Any]]  # (top key, index in a list or None, table)
+    yaml_root: Any = None  # the composed YAML node tree, for line numbers
+
+    def line(self, table: int, key: str | None = None) -> int | None:
+        """Return the 1-based line of ``key`` in table number ``table`` (0-based), if found."""
+        top, index, _ = self.tables[table]
+        keys: list[str | int] = [top] if index is None else [top, index]
+        if key:
+            keys.append(key)
+        if self.yaml_root is None:
+            return locate(self.text, keys)
+        return _yaml_line(self.yaml_root, keys)
+
+    def error(self, message: str, table: int | None = None, key: str | None = None) -> Exception:
+        """Return the error naming this file, the key's line and the key."""
+        line = None if table is None else self.line(table, key)
+        return InvalidInputError(message, path=self.path, line=line, field=key)
 
 
 def load_spec(path: str | Path) -> list[Dataset]:
     """Build the datasets a spec file describes, in its order.
 
     Raises:
-        InvalidInputError: The file is missing or not TOML, a table is not one
-            dataset's parameters, or a parameter is refused (the message names
-            the file and the table).
+        InvalidInputError: The file is missing, is not TOML or YAML, a table
+            is not one dataset's parameters, or a parameter is refused (the
+            message names the file, the line, the key and the dataset).
     """
-    path = Path(path)
-    if not path.is_file():
-        raise InvalidInputError("The dataset spec file does not exist.", path=path)
-    try:
-        spec = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidInputError(f"The spec file is not valid TOML: {exc}.", path=path) from None
-    tables = _tables(spec, path)
+    spec = _parse(Path(path))
     out: list[Dataset] = []
-    for index, table in enumerate(tables, start=1):
-        out.extend(_datasets(table, path, index))
+    for number in range(len(spec.tables)):
+        out.extend(_datasets(spec, number))
     return out
 
 
-def _tables(spec: Mapping[str, Any], path: Path) -> list[Mapping[str, Any]]:
-    unknown = sorted(set(spec) - {"dataset", "datasets"})
-    if unknown or not spec:
+def _parse(path: Path) -> _Spec:
+    if not path.is_file():
+        raise InvalidInputError("The dataset spec file does not exist.", path=path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(f"The spec file is not UTF-8 text: {exc}.", path=path) from None
+    if path.suffix.lower() == ".toml":
+        try:
+            data: Any = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise InvalidInputError(
+                f"The spec file is not valid TOML: {exc}.",
+                path=path,
+                line=syntax_error_line(str(exc)),
+            ) from None
+        return _Spec(path, text, _tables(data, path))
+    data, root = _yaml(text, path)
+    return _Spec(path, text, _tables(data, path), root)
+
+
+def _yaml_loader() -> Any:
+    """Return a safe YAML loader whose booleans are YAML 1.2's: ``yes``/``no``/``on`` stay text.
+
+    Label values such as ``positive: [yes]`` must reach the loader as the text
+    ``yes``, not as ``True``.
+    """
+    import yaml  # here, not at import: the CLI starts faster
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.yaml_implicit_resolvers = {
+        first: [r for r in resolvers if r[0] != "tag:yaml.org,2002:bool"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    Loader.add_implicit_resolver(
+        "tag:yaml.org,2002:bool",
+        re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+        list("tTfF"),
+    )
+    return Loader
+
+
+def _yaml(text: str, path: Path) -> tuple[Any, Any]:
+    """Return a YAML file's data and its node tree (for line numbers); safe loading only."""
+    import yaml
+
+    loader = _yaml_loader()
+    try:
+        return yaml.load(text, Loader=loader), yaml.compose(text, Loader=loader)  # noqa: S506
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc)
         raise InvalidInputError(
-            "A spec file holds one [dataset] table or several [[datasets]] tables"
+            f"The spec file is not valid YAML: {problem}.",
+            path=path,
+            line=None if mark is None else mark.line + 1,
+        ) from None
+
+
+def _yaml_line(node: Any, keys: Sequence[str | int]) -> int | None:
+    """Return the line of the deepest node on the path ``keys`` in a composed YAML tree."""
+    line = None
+    for key in keys:
+        child = None
+        if isinstance(key, int) and node is not None and node.id == "sequence":
+            child = node.value[key] if key < len(node.value) else None
+            found = child
+        elif node is not None and node.id == "mapping":
+            pair = next((p for p in node.value if p[0].value == key), None)
+            found, child = (pair[0], pair[1]) if pair else (None, None)
+        else:
+            found = None
+        if found is None:
+            return line
+        line = found.start_mark.line + 1
+        node = child
+    return line
+
+
+def _tables(data: Any, path: Path) -> list[tuple[str, int | None, Any]]:
+    unknown = sorted(set(data) - {"dataset", "datasets"}) if isinstance(data, Mapping) else []
+    if not isinstance(data, Mapping) or unknown or not data:
+        raise InvalidInputError(
+            "A spec file holds one [dataset] table or several [[datasets]] tables "
+            "(in YAML, a 'dataset' mapping or a 'datasets' list)"
             + (f"; it also has {', '.join(map(repr, unknown))}." if unknown else "."),
             path=path,
         )
-    tables = [spec["dataset"]] if "dataset" in spec else []
-    many = spec.get("datasets", [])
+    tables: list[tuple[str, int | None, Any]] = []
+    if "dataset" in data:
+        tables.append(("dataset", None, data["dataset"]))
+    many = data.get("datasets", [])
     if not isinstance(many, list):
         raise InvalidInputError(
-            "'datasets' must be an array of tables ([[datasets]]).", path=path, field="datasets"
+            "'datasets' must be an array of tables ([[datasets]]; in YAML a list).",
+            path=path,
+            field="datasets",
         )
-    tables += many
-    for index, table in enumerate(tables, start=1):
+    tables += [("datasets", i, table) for i, table in enumerate(many)]
+    for number, (top, _, table) in enumerate(tables, start=1):
         if not isinstance(table, Mapping):
             raise InvalidInputError(
-                f"Dataset {index} must be a table of parameters.", path=path, field="datasets"
+                f"Dataset {number} must be a table of parameters.", path=path, field=top
             )
     return tables
 
 
-def _datasets(table: Mapping[str, Any], spec_path: Path, index: int) -> list[Dataset]:
-    where = f"dataset {index} ({table.get('name', 'unnamed')!r})"
+def _datasets(spec: _Spec, number: int) -> list[Dataset]:
+    table = spec.tables[number][2]
+    where = f"dataset {number + 1} ({table.get('name', 'unnamed')!r})"
     params = dict(table)
-    raw_path = params.pop("path", None)
-    if not isinstance(raw_path, str) or not raw_path:
-        raise InvalidInputError(
-            f"{where} needs a 'path' to its file (relative to the spec file or absolute).",
-            path=spec_path,
-            field="path",
-        )
-    target = Path(raw_path).expanduser()
-    if not target.is_absolute():
-        target = spec_path.parent / target
-    if not _GLOB & set(raw_path):
-        return [_build(params, target, spec_path, where)]
-    matches = sorted(p for p in target.parent.glob(target.name) if p.is_file())
-    if not matches:
-        raise InvalidInputError(
-            f"{where}: no file matches {raw_path!r}.", path=spec_path, field="path"
-        )
-    name = str(params.pop("name", "") or spec_path.stem)
+    each_file = params.pop("each_file", False)
+    if not isinstance(each_file, bool):
+        raise spec.error(f"{where}: 'each_file' must be true or false.", number, "each_file")
+    files = _files(spec, number, params.pop("path", None), where)
+    if not each_file:
+        return [_build(spec, number, params, files, where)]
+    name = str(params.pop("name", "") or spec.path.stem)
     constants = params.get("constants") or {}
     out = []
-    for match in matches:
-        per_file = {**params, "name": f"{name}/{match.stem}"}
+    for file in files:
+        per_file = {**params, "name": f"{name}/{file.stem}"}
         if isinstance(constants, Mapping) and "model" not in constants:
-            per_file["constants"] = {**constants, "model": match.stem}
-        out.append(_build(per_file, match, spec_path, f"{where}, file {match.name}"))
+            per_file["constants"] = {**constants, "model": file.stem}
+        out.append(_build(spec, number, per_file, [file], f"{where}, file {file.name}"))
     return out
 
 
-def _build(params: Mapping[str, Any], file: Path, spec_path: Path, where: str) -> Dataset:
+def _files(spec: _Spec, number: int, raw: Any, where: str) -> list[Path]:
+    """Return the files a table's ``path`` names: each relative to the spec file, globs expanded."""
+    given = [raw] if isinstance(raw, str) else raw
+    if not isinstance(given, list) or not given or not all(isinstance(g, str) and g for g in given):
+        raise spec.error(
+            f"{where} needs a 'path': a file, a glob or a list of them (relative to the spec "
+            "file or absolute).",
+            number,
+            "path",
+        )
+    out: list[Path] = []
+    for item in given:
+        target = Path(item).expanduser()
+        if not target.is_absolute():
+            target = spec.path.parent / target
+        if not _GLOB & set(target.name):
+            out.append(target)
+            continue
+        matches = sorted(p for p in target.parent.glob(target.name) if p.is_file())
+        if not matches:
+            raise spec.error(f"{where}: no file matches {item!r}.", number, "path")
+        out.extend(matches)
+    return out
+
+
+def _build(
+    spec: _Spec, number: int, params: Mapping[str, Any], files: list[Path], where: str
+) -> Dataset:
     try:
-        return datasets.create("files", path=str(file), **params)
+        return datasets.create("files", path=[str(f) for f in files], **params)
     except RealityCheckError as exc:
-        raise InvalidInputError(f"{where}: {exc}", path=spec_path) from None
+        match = _PARAMETER.search(str(exc))
+        key = (match.group(1) or match.group(2)) if match else None
+        raise spec.error(f"{where}: {exc}", number, key) from None

@@ -52,6 +52,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
+from realitycheck._toml_lines import locate, syntax_error_line
 from realitycheck.analysis import Bootstrap
 from realitycheck.backends import Backend, backends
 from realitycheck.datasets import Dataset, datasets
@@ -62,7 +63,6 @@ from realitycheck.keys import is_stored
 from realitycheck.labelers import Labeler, labelers
 from realitycheck.pipeline import EvaluationConfig
 from realitycheck.registry import Component
-from realitycheck.runner._toml_lines import locate, syntax_error_line
 from realitycheck.studies import studies as study_registry
 
 __all__ = ["DatasetEntry", "RunConfig", "load_run_config"]
