@@ -50,9 +50,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from realitycheck._toml_lines import locate, syntax_error_line
 from realitycheck.datasets._base import Dataset, datasets
 from realitycheck.errors import InvalidInputError, RealityCheckError
+from realitycheck.toml_lines import locate, syntax_error_line
 
 __all__ = ["SPEC_SUFFIXES", "is_spec_file", "load_spec"]
 

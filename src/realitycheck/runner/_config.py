@@ -52,7 +52,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from realitycheck._toml_lines import locate, syntax_error_line
 from realitycheck.analysis import Bootstrap
 from realitycheck.backends import Backend, backends
 from realitycheck.datasets import Dataset, datasets
@@ -64,6 +63,7 @@ from realitycheck.labelers import Labeler, labelers
 from realitycheck.pipeline import EvaluationConfig
 from realitycheck.registry import Component
 from realitycheck.studies import studies as study_registry
+from realitycheck.toml_lines import locate, syntax_error_line
 
 __all__ = ["DatasetEntry", "RunConfig", "load_run_config"]
 
