@@ -14,7 +14,8 @@ tables of many confusion metrics or many detectors at once
 (:func:`confusion_ci`, :func:`ranking_ci`), agreement between raters
 (:func:`majority_vote`, :func:`dawid_skene`, :func:`pairwise_kappa`,
 :func:`fleiss_by_count`, :func:`krippendorff_alpha`), factor analysis of
-mixed data (:func:`fit_famd`) and the refusal rule (:func:`refusal_mask`).
+mixed data (:func:`fit_famd`), the refusal rule (:func:`refusal_mask`) and prompt
+multiplicity (:func:`multiplicity`, :func:`consistency_vs_correctness`).
 Optional packages (crowd-kit, statsmodels, krippendorff, prince) and pandas
 are imported inside the functions that use them (:func:`require_module`).
 """
@@ -23,6 +24,13 @@ from realitycheck.analysis._bootstrap import Bootstrap
 from realitycheck.analysis._famd import FamdFit, famd_scores, fit_famd
 from realitycheck.analysis._intervals import RANKING_CI_COLUMNS, confusion_ci, ranking_ci
 from realitycheck.analysis._measure import Measure, Where, choose_or_fix_threshold, group_by_mask
+from realitycheck.analysis._multiplicity import (
+    CATEGORIES,
+    Multiplicity,
+    consistency_vs_correctness,
+    multiplicity,
+    self_consistency,
+)
 from realitycheck.analysis._names import (
     AGREEMENT_METRICS,
     OBJECTIVES,
@@ -45,6 +53,7 @@ from realitycheck.analysis._split import CALIBRATION, TEST, split_of
 __all__ = [
     "AGREEMENT_METRICS",
     "CALIBRATION",
+    "CATEGORIES",
     "OBJECTIVES",
     "RANKING_CI_COLUMNS",
     "RANKING_METRICS",
@@ -54,9 +63,11 @@ __all__ = [
     "DawidSkeneFit",
     "FamdFit",
     "Measure",
+    "Multiplicity",
     "Where",
     "choose_or_fix_threshold",
     "confusion_ci",
+    "consistency_vs_correctness",
     "dawid_skene",
     "famd_scores",
     "fit_famd",
@@ -65,9 +76,11 @@ __all__ = [
     "krippendorff_alpha",
     "leave_one_out_majority",
     "majority_vote",
+    "multiplicity",
     "pairwise_kappa",
     "ranking_ci",
     "refusal_mask",
     "require_module",
+    "self_consistency",
     "split_of",
 ]
