@@ -19,7 +19,6 @@ from typing import Any, ClassVar
 
 from realitycheck.backends._base import Backend, Dtype, Generation, GenerationRequest, backend
 from realitycheck.backends._chat import chat_text, continuation_start
-from realitycheck.backends._pairs import PairScore
 from realitycheck.backends._hf_decoding import (
     cut,
     eos_ids,
@@ -27,6 +26,7 @@ from realitycheck.backends._hf_decoding import (
     rng_devices,
     stop_on_text,
 )
+from realitycheck.backends._pairs import PairScore
 from realitycheck.errors import InvalidInputError, MissingDependencyError
 from realitycheck.params import InstanceOf, Interval, NonEmptyStr, OneOf, param, required
 
@@ -73,7 +73,7 @@ def load(model: str, device: str, dtype: str, attn_implementation: str) -> tuple
         MissingDependencyError: If torch or transformers is missing.
         InvalidInputError: If the model cannot be loaded.
     """
-    torch = _import_torch()
+    _import_torch()
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 

@@ -126,9 +126,8 @@ class PairGrounding(Detector):
                 for p in plan[0]
             }
         )
-        answers = dict(
-            zip(pairs, cached_pairs(self.classifier, pairs, labels=self.labels, cache=needs.cache))
-        )
+        scored = cached_pairs(self.classifier, pairs, labels=self.labels, cache=needs.cache)
+        answers = dict(zip(pairs, scored, strict=True))
         out = []
         for response, plan in zip(responses, plans, strict=True):
             if isinstance(plan, str):
