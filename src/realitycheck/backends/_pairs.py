@@ -232,7 +232,8 @@ def cached_pairs(
     answers = {key: PairScore.from_json(value) for key, value in stored.items()}
     misses = [key for key in first if key not in answers]
     if misses:
-        fresh = backend.score_pairs([tuple(pairs[first[k]]) for k in misses], labels=labels)
+        todo = [(pairs[first[k]][0], pairs[first[k]][1]) for k in misses]
+        fresh = backend.score_pairs(todo, labels=labels)
         if len(fresh) != len(misses):
             raise InvalidInputError(
                 f"The backend {backend.key!r} returned {len(fresh)} pair scores for "
