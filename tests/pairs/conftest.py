@@ -97,7 +97,7 @@ def relabelled(tmp_path, tiny_nli_dir):
     """Return a copy of the tiny NLI model whose config names its labels ``names``."""
 
     def copy(names: list[str]) -> Path:
-        folder = tmp_path / "relabelled"
+        folder = tmp_path / f"relabelled-{len(list(tmp_path.iterdir()))}"
         shutil.copytree(tiny_nli_dir, folder)
         config = json.loads((folder / "config.json").read_text())
         config["id2label"] = {str(i): n for i, n in enumerate(names)}
