@@ -3,7 +3,8 @@
 The backend's ``model`` is loaded with ``AutoModelForSequenceClassification``
 (once per process and spec), on the backend's device and weight type with
 the same rules as generation (:func:`realitycheck.backends.hf.resolve_device`,
-:func:`realitycheck.backends.hf.torch_dtype`). Each batch of pairs is
+:func:`realitycheck.backends.hf.torch_dtype`). The pairs are batched
+in order of length (text characters; less padding) and each batch is
 tokenised as text pairs (``tokenizer(premises, hypotheses)``, the
 tokenizer's own pair template and token type ids), padded, and truncated to
 the model's limit (the tokenizer's ``model_max_length``, at most the
@@ -96,9 +97,12 @@ def score_pairs(
     )
     classes = pair_classes(backend.model, _label_names(classifier), labels)
     limit = max_length(classifier, tokenizer)
-    out: list[PairScore] = []
-    for start in range(0, len(pairs), backend.batch_size):
-        chunk = pairs[start : start + backend.batch_size]
+    # Batches of similar lengths pad less; the answers go back to the pairs' order.
+    order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+    out: list[PairScore | None] = [None] * len(pairs)
+    for start in range(0, len(order), backend.batch_size):
+        rows = order[start : start + backend.batch_size]
+        chunk = [pairs[i] for i in rows]
         try:
             enc = tokenizer(
                 [p for p, _ in chunk],
@@ -111,9 +115,11 @@ def score_pairs(
             with torch.inference_mode():
                 logits = classifier(**enc).logits.float()
             probs = torch.sigmoid(logits) if len(classes) == 1 else torch.softmax(logits, dim=-1)
-            out.extend(pair_score(classes, row) for row in probs.cpu().tolist())
+            answers = [pair_score(classes, row) for row in probs.cpu().tolist()]
         except (RuntimeError, ValueError) as exc:
             if "out of memory" in str(exc).lower() and torch.cuda.is_available():
                 torch.cuda.empty_cache()
-            out.extend(PairScore(error=f"{type(exc).__name__}: {exc}") for _ in chunk)
-    return out
+            answers = [PairScore(error=f"{type(exc).__name__}: {exc}") for _ in chunk]
+        for i, answer in zip(rows, answers, strict=True):
+            out[i] = answer
+    return [a if a is not None else PairScore(error="not scored") for a in out]
