@@ -46,6 +46,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ClaimCheck", "CrossEncoder", "NLIGrounding", "PairGrounding", "word_windows"]
 
+_Plan = tuple[list[str], list[str]]
+
 
 def word_windows(text: str, window: int, stride: int) -> list[str]:
     """Cut ``text`` into windows of ``window`` words, one every ``stride`` words.
@@ -99,24 +101,24 @@ class PairGrounding(Detector):
         """Return the parts of the response that must each be supported."""
         raise NotImplementedError
 
+    def _plan(self, response: Response, needs: Needs) -> _Plan | str:
+        """Return the response's (premises, hypotheses), or why it cannot be scored."""
+        example = needs.examples.get(response.example_id)
+        if example is None:
+            return f"example {response.example_id!r} was not given"
+        premises = self.premises(example.context)
+        if not premises:
+            return "the example has no context"
+        hypotheses = self.hypotheses(response.text)
+        if not hypotheses:
+            return "the response is empty"
+        return premises, hypotheses
+
     def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
         """Return one score per response, in order (``1 - min`` support, in [0, 1])."""
         from realitycheck.backends import cached_pairs
 
-        plans: list[tuple[list[str], list[str]] | str] = []
-        for response in responses:
-            example = needs.examples.get(response.example_id)
-            if example is None:
-                plans.append(f"example {response.example_id!r} was not given")
-                continue
-            premises = self.premises(example.context)
-            hypotheses = self.hypotheses(response.text)
-            if not premises:
-                plans.append("the example has no context")
-            elif not hypotheses:
-                plans.append("the response is empty")
-            else:
-                plans.append((premises, hypotheses))
+        plans = [self._plan(response, needs) for response in responses]
         pairs = sorted(
             {
                 (p, h)
