@@ -323,7 +323,9 @@ def realitycheck_worker(cfg: dict[str, Any]) -> dict[str, Any]:
         "perplexity": Perplexity(),
         "mean_token_entropy": MeanTokenEntropy(),
         "eigenscore": EigenScore(layer=layer),
-        "semantic_entropy": SemanticEntropy(equivalence="nli", nli_model=cfg["nli"]),
+        "semantic_entropy": SemanticEntropy(
+            equivalence="nli", judge=HFBackend(model=cfg["nli"], device="cpu", batch_size=32)
+        ),
     }
     values = {name: [s.value for s in d.score(responses, Needs())] for name, d in detectors.items()}
     end = time.perf_counter()

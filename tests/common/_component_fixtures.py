@@ -17,6 +17,11 @@ MINIMAL: dict[tuple[str, str], dict[str, object]] = {
     ("backends", "openai"): {"model": "gpt-4o-mini", "base_url": "http://127.0.0.1:9/v1"},
     ("backends", "hf"): {"model": "/models/tiny"},  # needs a model; building it loads nothing
     ("backends", "vllm"): {"model": "/models/tiny"},  # likewise
+    # The pair classifiers: the mock's word-overlap stand-in for an NLI model.
+    ("labelers", "nli"): {"classifier": "mock"},
+    ("detectors", "nli_grounding"): {"classifier": "mock"},
+    ("detectors", "cross_encoder"): {"classifier": "mock"},
+    ("detectors", "claim_check"): {"classifier": "mock"},
     # A judge needs a backend: the mock, scripted to grade the invented answer as wrong.
     ("labelers", "qa_judge"): {
         "judge": {

@@ -147,9 +147,11 @@ def test_missing_samples_or_logprobs_give_none(word_equivalence):
     [
         ({"variant": "soft"}, "'variant' parameter"),
         ({"equivalence": "rouge"}, "'equivalence' parameter"),
-        ({"equivalence": "nli"}, "'nli_model' parameter"),
+        ({"equivalence": "nli"}, "'judge' parameter .* judge=hf"),
         ({"equivalence": "llm"}, "'judge' parameter"),
-        ({"judge": "mock"}, "'judge' parameter .* unless equivalence='llm'"),
+        ({"judge": "mock"}, "'judge' parameter .* unless equivalence is 'llm' or 'nli'"),
+        ({"equivalence": "nli", "judge": "openai[model=m]"}, "'pairs' capability"),
+        ({"labels": ["entailment", "neutral"]}, "'labels' parameter .* unless equivalence='nli'"),
         ({"equivalence": "llm", "judge": "opena[model=x]"}, "Did you mean 'openai'"),
         ({"equivalence": "llm", "judge": "rouge_l"}, "no backend named 'rouge_l'"),
         ({"threshold": "high"}, "'threshold' parameter"),
@@ -223,13 +225,16 @@ def test_nli_equivalence_uses_the_entailment_label_both_ways(tiny_nli):
         return int(logits.argmax()) == 2
 
     texts = ["paris", "the capital of france", "paris", "rome", "it is rome", "london city"]
-    check = NLIEntailment(str(tiny_nli), device="cpu", batch_size=3)
+    from realitycheck.backends.hf import HFBackend
+
+    check = NLIEntailment(HFBackend(model=str(tiny_nli), device="cpu", batch_size=3))
     pairs = [(a, b) for a in texts for b in texts]
     verdicts = check(pairs, "")
     assert verdicts == [reference(a, b) for a, b in pairs]
     assert 0 < sum(verdicts) < len(pairs)  # the random model is not constant
     assert meaning_classes(texts, check) == _greedy_reference(texts, reference)
-    det = detectors.create("semantic_entropy", equivalence="nli", nli_model=str(tiny_nli))
+    judge = {"name": "hf", "params": {"model": str(tiny_nli), "device": "cpu"}}
+    det = detectors.create("semantic_entropy", equivalence="nli", judge=judge)
     (score,) = det.score([_response("r", texts)], NEEDS)
     assert score.value == pytest.approx(_entropy_reference(_greedy_reference(texts, reference)))
 
@@ -244,8 +249,10 @@ def test_nli_model_needs_an_entailment_label(tmp_path, tiny_nli):
     config["id2label"] = {"0": "a", "1": "b", "2": "c"}
     config["label2id"] = {"a": 0, "b": 1, "c": 2}
     (broken / "config.json").write_text(json.dumps(config))
-    with pytest.raises(InvalidInputError, match="label starting with 'entail'"):
-        NLIEntailment(str(broken), device="cpu")([("a", "b")], "")
+    from realitycheck.backends.hf import HFBackend
+
+    with pytest.raises(InvalidInputError, match=r"broken.*\['a', 'b', 'c'\] name none of"):
+        NLIEntailment(HFBackend(model=str(broken), device="cpu"))([("a", "b")], "")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -18,20 +18,36 @@ from realitycheck.backends._cache import (
     default_cache_path,
     usage_of,
 )
+from realitycheck.backends._pairs import (
+    CONSISTENCY,
+    PAIR_CLASSES,
+    PairScore,
+    cached_pairs,
+    pair_cache_key,
+    pair_classes,
+    pair_score,
+)
 
 __all__ = [
     "CAPABILITIES",
+    "CONSISTENCY",
     "DECODINGS",
     "Backend",
     "CallCache",
     "Generation",
     "GenerationRequest",
+    "PAIR_CLASSES",
+    "PairScore",
     "Usage",
     "backend",
     "backends",
     "cached_generate",
+    "cached_pairs",
     "call_identity",
     "default_cache_path",
+    "pair_cache_key",
+    "pair_classes",
+    "pair_score",
     "require",
     "usage_of",
 ]

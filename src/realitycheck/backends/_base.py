@@ -15,11 +15,14 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from realitycheck.errors import InvalidInputError
 from realitycheck.params import InstanceOf, Interval, OneOf, SequenceOf, check_params, param
 from realitycheck.registry import Component, Registry
+
+if TYPE_CHECKING:
+    from realitycheck.backends._pairs import PairScore
 
 __all__ = [
     "CAPABILITIES",
@@ -44,6 +47,7 @@ CAPABILITIES = frozenset(
         "loglik",  # log-likelihood of a fixed continuation
         "beam",  # beam search
         "json_schema",  # constrains a reply to a JSON Schema (structured output)
+        "pairs",  # scores (premise, hypothesis) pairs with a sequence-pair classifier (NLI)
     }
 )
 DECODINGS = ("greedy", "beam", "sampling", "top_k", "top_p")
@@ -178,7 +182,8 @@ class Backend(Component):
     """A model that answers :class:`GenerationRequest` s.
 
     Subclasses set ``capabilities`` (a subset of :data:`CAPABILITIES`) and
-    implement :meth:`generate`; those with ``"loglik"`` implement :meth:`loglik`.
+    implement :meth:`generate`; those with ``"loglik"`` implement :meth:`loglik`,
+    those with ``"pairs"`` :meth:`score_pairs`.
     A failed request becomes a :class:`Generation` with ``error`` set, never an
     exception that loses the other requests' answers.
     """
@@ -192,6 +197,18 @@ class Backend(Component):
     def loglik(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """Return log p(continuation | prompt) for each ``(prompt, continuation)``."""
         raise InvalidInputError(f"The backend {self.key!r} cannot score fixed continuations.")
+
+    def score_pairs(
+        self, pairs: Sequence[tuple[str, str]], *, labels: Sequence[str] = ()
+    ) -> list[PairScore]:
+        """Score each ``(premise, hypothesis)`` with a sequence-pair classifier, in order.
+
+        Call it through :func:`~realitycheck.backends.cached_pairs`, which
+        caches the answers. ``labels`` declares the classifier's label names
+        in output order (empty = its own); a backend checks them
+        (:func:`~realitycheck.backends.pair_classes`) before scoring any pair.
+        """
+        raise InvalidInputError(f"The backend {self.key!r} cannot score sequence pairs.")
 
 
 backends: Registry[Backend] = Registry("backends", "realitycheck.backends")

@@ -113,8 +113,19 @@ class CallCache:
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Generation]:
         """Return the stored generations of those ``keys`` that are present (``cached=True``)."""
+        return {
+            key: Generation.from_json(value, cached=True)
+            for key, value in self.get_values(keys).items()
+        }
+
+    def get_values(self, keys: Iterable[str]) -> dict[str, str]:
+        """Return the stored JSON text of those ``keys`` that are present.
+
+        What :meth:`get_many` reads for generations; other answers (a
+        sequence-pair classifier's scores) are stored as their own JSON text.
+        """
         wanted = list(dict.fromkeys(keys))
-        found: dict[str, Generation] = {}
+        found: dict[str, str] = {}
         with self._lock:
             conn = self._connection()
             for start in range(0, len(wanted), _SQL_VARIABLES):
@@ -123,8 +134,7 @@ class CallCache:
                 rows = conn.execute(
                     f"SELECT key, value FROM calls WHERE key IN ({marks})", chunk
                 ).fetchall()
-                for key, value in rows:
-                    found[key] = Generation.from_json(value, cached=True)
+                found.update({key: value for key, value in rows})
         return found
 
     def get(self, key: str) -> Generation | None:
@@ -147,7 +157,10 @@ class CallCache:
                 f"Failed calls are never cached. Got a generation with error "
                 f"{generation.error[:80]!r} for key {key[:16]}."
             )
-        value = generation.to_json()
+        self.put_value(key, generation.to_json(), backend=backend)
+
+    def put_value(self, key: str, value: str, *, backend: str = "") -> None:
+        """Store one successful answer as JSON text and commit at once (see :meth:`put`)."""
         with self._lock:
             self._connection().execute(
                 "INSERT OR IGNORE INTO calls (key, backend, value, created) VALUES (?, ?, ?, ?)",

@@ -26,10 +26,11 @@ from realitycheck.backends._hf_decoding import (
     rng_devices,
     stop_on_text,
 )
+from realitycheck.backends._pairs import PairScore
 from realitycheck.errors import InvalidInputError, MissingDependencyError
 from realitycheck.params import InstanceOf, Interval, NonEmptyStr, OneOf, param, required
 
-__all__ = ["HFBackend", "generate_kwargs", "load", "resolve_device"]
+__all__ = ["HFBackend", "generate_kwargs", "load", "resolve_device", "torch_dtype"]
 
 _PURPOSE = "The hf backend"
 
@@ -51,6 +52,16 @@ def resolve_device(device: str) -> str:
     return device
 
 
+def torch_dtype(target: str, dtype: str) -> Any:
+    """Return the torch weight type: ``auto`` is float32 on CPU, bfloat16 (or float16) on GPU."""
+    torch = _import_torch()
+    if dtype != "auto":
+        return getattr(torch, dtype)
+    if target.startswith("cuda"):
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    return torch.float32
+
+
 @functools.lru_cache(maxsize=2)
 def load(model: str, device: str, dtype: str, attn_implementation: str) -> tuple[Any, Any]:
     """Load (once per process and spec) the model and tokenizer, ready to generate.
@@ -62,19 +73,13 @@ def load(model: str, device: str, dtype: str, attn_implementation: str) -> tuple
         MissingDependencyError: If torch or transformers is missing.
         InvalidInputError: If the model cannot be loaded.
     """
-    torch = _import_torch()
+    _import_torch()
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
     target = resolve_device(device)
-    if dtype == "auto":
-        if target.startswith("cuda"):
-            chosen = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-        else:
-            chosen = torch.float32
-    else:
-        chosen = getattr(torch, dtype)
+    chosen = torch_dtype(target, dtype)
     try:
         tokenizer = AutoTokenizer.from_pretrained(model)
         lm: Any = AutoModelForCausalLM.from_pretrained(
@@ -111,6 +116,10 @@ class HFBackend(Backend):
     token (which is not scored) or stop string; tokens are kept up to the
     last one that ends before the stop string.
 
+    With the ``pairs`` capability (:meth:`score_pairs`) the same ``model``
+    is loaded as a sequence-pair classifier instead
+    (:mod:`realitycheck.backends._hf_pairs`).
+
     Requests with a ``seed`` are generated one prompt at a time under that
     seed, so their samples do not depend on what else is in the batch;
     unseeded requests with identical settings are batched ``batch_size``
@@ -145,6 +154,7 @@ class HFBackend(Backend):
             "entropy",
             "hidden",
             "loglik",
+            "pairs",
         }
     )
 
@@ -303,3 +313,15 @@ class HFBackend(Backend):
             )
             out.extend(float(sum(f.token_logprobs)) for f in feats)
         return out
+
+    def score_pairs(
+        self, pairs: Sequence[tuple[str, str]], *, labels: Sequence[str] = ()
+    ) -> list[PairScore]:
+        """Score each ``(premise, hypothesis)`` with ``model`` as a sequence-pair classifier.
+
+        See :func:`realitycheck.backends._hf_pairs.score_pairs`: the labels
+        are checked before any pair is scored, ``batch_size`` pairs per pass.
+        """
+        from realitycheck.backends._hf_pairs import score_pairs
+
+        return score_pairs(self, pairs, labels=labels)

@@ -65,6 +65,14 @@ What it answers is a pure function of the request and its parameters:
   then pass, as transient failures do).
 * :meth:`loglik` is the sum of the canned log-probabilities of the
   continuation's tokens, the same number a generation of that text reports.
+* :meth:`score_pairs` (the ``pairs`` capability) is a word-overlap
+  stand-in for an NLI classifier with the outputs ``entailment``,
+  ``neutral``, ``contradiction`` (:data:`PAIR_LABELS`): with ``o`` the share
+  of the hypothesis's distinct :func:`~realitycheck.text.words` found in the
+  premise (1 for a hypothesis without words), the outputs are ``o``,
+  ``(1 - o) / 2`` and ``(1 - o) / 2``. Declared ``labels`` rename the three
+  outputs in that order and are checked like a real model's. A pair whose
+  premise or hypothesis matches ``fail_on`` is refused (an error answer).
 """
 
 from __future__ import annotations
@@ -84,6 +92,7 @@ from realitycheck.backends._base import (
     GenerationRequest,
     backend,
 )
+from realitycheck.backends._pairs import PAIRS, PairScore, pair_classes, pair_score
 from realitycheck.errors import FatalBackendError, RetryableBackendError
 from realitycheck.params import (
     AnyOf,
@@ -96,13 +105,16 @@ from realitycheck.params import (
     check_arg,
     param,
 )
+from realitycheck.text import words
 
-__all__ = ["HIDDEN_SIZE", "LAYERS", "MockBackend", "prompt_text", "tokenize"]
+__all__ = ["HIDDEN_SIZE", "LAYERS", "PAIR_LABELS", "MockBackend", "prompt_text", "tokenize"]
 
 HIDDEN_SIZE = 8
 """Size of the mock's hidden-state vectors."""
 LAYERS = 32
 """The mock's last layer (0 = embeddings), so layers 0..32 exist."""
+PAIR_LABELS = ("entailment", "neutral", "contradiction")
+"""The label names of the mock's pair classifier, in output order."""
 _RULE = "=>"
 _TOKEN = re.compile(r"\s*\S+")
 _LOG2 = math.log(2.0)
@@ -284,6 +296,27 @@ class MockBackend(Backend):
             if self.fail_on and re.search(self.fail_on, prompt):
                 raise FatalBackendError(self._refusal())
             out.append(math.fsum(self._token_logprobs(len(tokenize(continuation)))))
+        return out
+
+    def score_pairs(
+        self, pairs: Sequence[tuple[str, str]], *, labels: Sequence[str] = ()
+    ) -> list[PairScore]:
+        """Return the word-overlap stand-in for an NLI classifier (see the module docs).
+
+        Raises:
+            InvalidInputError: If ``pairs`` is not a list of (premise, hypothesis)
+                strings, or the declared ``labels`` do not fit the three outputs.
+        """
+        check_arg(pairs, PAIRS, name="pairs", owner="mock.score_pairs")
+        classes = pair_classes(self.model, PAIR_LABELS, labels)
+        out = []
+        for premise, hypothesis in pairs:
+            if self.fail_on and re.search(self.fail_on, f"{premise}\n{hypothesis}"):
+                out.append(PairScore(error=f"FatalBackendError: {self._refusal()}"))
+                continue
+            wanted = set(words(hypothesis))
+            share = len(wanted & set(words(premise))) / len(wanted) if wanted else 1.0
+            out.append(pair_score(classes, (share, (1 - share) / 2, (1 - share) / 2)))
         return out
 
     def _refusal(self) -> str:

@@ -10,6 +10,8 @@ engine's outputs map back to :class:`Generation` (:func:`from_request_output`,
 model's raw distribution, not full-vocabulary entropies or hidden states,
 so this backend does not declare ``entropy`` or ``hidden``. A request's
 JSON Schema is enforced by vLLM's guided decoding (``json_schema``).
+Sequence-pair classifiers (``pairs``) run on vLLM's pooling runner
+(:mod:`realitycheck.backends._vllm_pairs`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any, ClassVar
 
 from realitycheck.backends._base import Backend, Dtype, Generation, GenerationRequest, backend
 from realitycheck.backends._chat import chat_text, continuation_start
+from realitycheck.backends._pairs import PairScore
 from realitycheck.errors import InvalidInputError, MissingDependencyError
 from realitycheck.params import InstanceOf, Interval, NonEmptyStr, OneOf, OrNone, param, required
 
@@ -243,7 +246,17 @@ class VLLMBackend(Backend):
     chat_template: bool = param(True, InstanceOf(bool))
 
     capabilities: ClassVar[frozenset[str]] = frozenset(
-        {"completion", "chat", "n", "beam", "logprobs", "top_logprobs", "loglik", "json_schema"}
+        {
+            "completion",
+            "chat",
+            "n",
+            "beam",
+            "logprobs",
+            "top_logprobs",
+            "loglik",
+            "json_schema",
+            "pairs",
+        }
     )
 
     def _llm(self) -> Any:
@@ -322,3 +335,14 @@ class VLLMBackend(Backend):
             float(sum(out.prompt_logprobs[t][whole[t]].logprob for t in range(start, len(whole))))
             for out, whole, start in zip(outputs, wholes, starts, strict=True)
         ]
+
+    def score_pairs(
+        self, pairs: Sequence[tuple[str, str]], *, labels: Sequence[str] = ()
+    ) -> list[PairScore]:
+        """Score each ``(premise, hypothesis)`` with ``model`` on vLLM's pooling runner.
+
+        See :func:`realitycheck.backends._vllm_pairs.score_pairs`.
+        """
+        from realitycheck.backends._vllm_pairs import score_pairs
+
+        return score_pairs(self, pairs, labels=labels)

@@ -12,20 +12,23 @@ The entailment check is pluggable (:class:`EntailmentCheck`):
 * ``embedding`` — the model-free fallback: ``a`` entails ``b`` when the
   cosine of their all-MiniLM-L6-v2 embeddings is at least ``threshold``
   (default 0.85); symmetric, so "bidirectional" adds nothing.
-* ``nli`` — a natural-language-inference model through transformers
-  (:class:`NLIEntailment`): ``a`` entails ``b`` when the most probable label
-  for premise ``a`` and hypothesis ``b`` is the entailment label.
+* ``nli`` — a natural-language-inference classifier, any backend with the
+  ``pairs`` capability (:class:`NLIEntailment`): ``a`` entails ``b`` when
+  the most probable class for premise ``a`` and hypothesis ``b`` is
+  entailment.
 * ``llm`` — any realitycheck backend asked a yes/no question
-  (:class:`LLMEntailment`). The backend is a nested component, ``judge``:
-  its spec is part of the detector's spec and key, and its calls go through
-  the run's call cache (``Needs.cache``)::
+  (:class:`LLMEntailment`).
 
-      semantic_entropy[equivalence=llm,judge=openai[model=gpt-4o-mini]]
+For ``nli`` and ``llm`` the backend is a nested component, ``judge``: its
+spec is part of the detector's spec and key, and its calls go through the
+run's call cache (``Needs.cache``)::
+
+    semantic_entropy[equivalence=llm,judge=openai[model=gpt-4o-mini]]
+    semantic_entropy[equivalence=nli,judge=hf[model=microsoft/deberta-large-mnli]]
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -38,12 +41,18 @@ from realitycheck.detectors._features import sample_texts, sample_values
 from realitycheck.errors import (
     BackendError,
     FatalBackendError,
-    InvalidInputError,
-    MissingDependencyError,
     MissingFeatureError,
     RetryableBackendError,
 )
-from realitycheck.params import InstanceOf, Interval, OneOf, param, param_error
+from realitycheck.params import (
+    InstanceOf,
+    Interval,
+    OneOf,
+    SequenceOf,
+    as_tuple,
+    param,
+    param_error,
+)
 from realitycheck.records import Response, Score
 from realitycheck.registry import nested
 
@@ -132,66 +141,39 @@ class EmbeddingEntailment:
         return [bool(float(vectors[row[a]] @ vectors[row[b]]) >= self.threshold) for a, b in pairs]
 
 
-@functools.lru_cache(maxsize=2)
-def _nli_model(path: str, device: str) -> tuple[Any, Any, int]:
-    try:
-        import torch
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
-    except ImportError:
-        raise MissingDependencyError(
-            "transformers", extra="hf", purpose="Entailment with an NLI model"
-        ) from None
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(path)
-        model = AutoModelForSequenceClassification.from_pretrained(path).to(device).eval()
-    except OSError as exc:
-        raise InvalidInputError(f"Cannot load the NLI model {path!r}: {exc}") from None
-    labels = {int(i): str(name).lower() for i, name in model.config.id2label.items()}
-    entail = [i for i, name in labels.items() if name.startswith("entail")]
-    if len(entail) != 1:
-        raise InvalidInputError(
-            f"The NLI model {path!r} must have exactly one label starting with 'entail' in "
-            f"its id2label. Got {sorted(labels.values())} instead."
-        )
-    return model, tokenizer, entail[0]
-
-
 @dataclass(frozen=True)
 class NLIEntailment:
-    """``a`` entails ``b`` iff an NLI model's top label for (premise a, hypothesis b) is entailment.
+    """``a`` entails ``b`` iff the NLI top class for (premise a, hypothesis b) is entailment.
+
+    The classifier is any backend with the ``pairs`` capability (an NLI
+    model on ``hf`` or ``vllm``), called through
+    :func:`realitycheck.backends.cached_pairs`: identical pairs are scored
+    once, and never again when ``cache`` is given. The top class is the most
+    probable one (:meth:`~realitycheck.backends.PairScore.top`; a
+    single-logit model entails at consistency >= 0.5). A pair the classifier
+    failed on raises :class:`~realitycheck.errors.FatalBackendError`.
 
     Args:
-        model: A local folder or hub id of a sequence-classification NLI model
-            whose ``id2label`` has one label starting with "entail".
-        device: ``auto`` (CUDA if available, else CPU), ``cpu``, ``cuda``…
-        batch_size: Pairs per forward pass.
+        backend: A backend with the ``pairs`` capability.
+        cache: A ``CallCache`` to store and reuse the answers, or ``None``.
+        labels: The classifier's label names in output order (empty = its own).
     """
 
-    model: str
-    device: str = "auto"
-    batch_size: int = 32
+    backend: Any
+    cache: Any = None
+    labels: tuple[str, ...] = ()
 
     def __call__(self, pairs: Sequence[tuple[str, str]], question: str) -> list[bool]:
         """Return one verdict per pair."""
-        import torch
+        from realitycheck.backends import cached_pairs
 
-        model, tokenizer, entail = _nli_model(self.model, self.device)
-        out: list[bool] = []
-        for start in range(0, len(pairs), self.batch_size):
-            chunk = pairs[start : start + self.batch_size]
-            enc = tokenizer(
-                [a for a, _ in chunk],
-                [b for _, b in chunk],
-                padding=True,
-                truncation=True,
-                return_tensors="pt",
-            ).to(model.device)
-            with torch.no_grad():
-                logits = model(**enc).logits
-            out.extend(bool(v) for v in (logits.argmax(dim=-1) == entail).tolist())
-        return out
+        answers = cached_pairs(self.backend, pairs, labels=self.labels, cache=self.cache)
+        failed = [a.error for a in answers if a.error]
+        if failed:
+            raise FatalBackendError(
+                f"The NLI classifier failed on {len(failed)} of {len(answers)} pairs: {failed[0]}"
+            )
+        return [a.top() == "entailment" for a in answers]
 
 
 _JUDGE_PROMPT = (
@@ -273,38 +255,51 @@ class SemanticEntropy(Detector):
         variant: ``discrete`` or ``weighted``.
         equivalence: ``embedding`` (model-free fallback), ``nli`` or ``llm``.
         threshold: Cosine threshold of the ``embedding`` check.
-        nli_model: Folder or hub id of the NLI model (``equivalence="nli"``).
-        judge: The backend asked whether answers entail each other
-            (``equivalence="llm"``), e.g. ``openai[model=gpt-4o-mini]`` in a key
-            or ``{ name = "openai", params = { model = "gpt-4o-mini" } }`` in TOML.
+        judge: The backend asked whether answers entail each other: with
+            ``equivalence="llm"`` any backend, e.g. ``openai[model=gpt-4o-mini]``
+            in a key or ``{ name = "openai", params = { model = "gpt-4o-mini" } }``
+            in TOML; with ``equivalence="nli"`` one with the ``pairs``
+            capability, e.g. ``hf[model=PATH]``.
+        labels: The NLI judge's label names in output order, when its config
+            lacks them (empty = its ``id2label``; ``equivalence="nli"``).
         length_normalized: Whether ``weighted`` uses mean token log-probabilities.
     """
 
     variant: Literal["discrete", "weighted"] = param("discrete", OneOf(_VARIANTS))
     equivalence: Literal["embedding", "nli", "llm"] = param("embedding", OneOf(_EQUIVALENCES))
     threshold: float = param(0.85, Interval(float, -1, 1))
-    nli_model: str = param("", InstanceOf(str))
     judge: Backend | None = nested("backends")
+    labels: tuple[str, ...] = param((), SequenceOf(InstanceOf(str)), convert=as_tuple)
     length_normalized: bool = param(True, InstanceOf(bool))
     needs: ClassVar[frozenset[str]] = frozenset({"samples"})
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.equivalence == "nli" and not self.nli_model:
-            raise param_error(
-                "nli_model", self.name, "an NLI model folder when equivalence='nli'", ""
-            )
-        if self.equivalence == "llm" and self.judge is None:
+        if self.equivalence in ("llm", "nli") and self.judge is None:
+            example = "hf[model=PATH]" if self.equivalence == "nli" else "openai[model=gpt-4o-mini]"
             raise param_error(
                 "judge",
                 self.name,
-                "a backend, e.g. judge=openai[model=gpt-4o-mini], when equivalence='llm'",
+                f"a backend, e.g. judge={example}, when equivalence={self.equivalence!r}",
                 None,
             )
-        if self.equivalence != "llm" and self.judge is not None:
+        if self.equivalence == "embedding" and self.judge is not None:
             raise param_error(
-                "judge", self.name, "left out unless equivalence='llm'", got=repr(self.judge.key)
+                "judge",
+                self.name,
+                "left out unless equivalence is 'llm' or 'nli'",
+                got=repr(self.judge.key),
             )
+        judge = self.judge
+        if self.equivalence == "nli" and judge is not None and "pairs" not in judge.capabilities:
+            raise param_error(
+                "judge",
+                self.name,
+                "a backend with the 'pairs' capability (hf, vllm, mock) when equivalence='nli'",
+                got=repr(judge.key),
+            )
+        if self.labels and self.equivalence != "nli":
+            raise param_error("labels", self.name, "left out unless equivalence='nli'", self.labels)
         if self.variant == "weighted":
             # The weighted variant also reads token log-probabilities.
             object.__setattr__(self, "needs", frozenset({"samples", "logprobs"}))
@@ -313,10 +308,10 @@ class SemanticEntropy(Detector):
         """Return the entailment check this detector is configured with.
 
         Args:
-            cache: The call cache the ``llm`` judge's calls go through.
+            cache: The call cache the ``nli`` and ``llm`` judges' calls go through.
         """
         if self.equivalence == "nli":
-            return NLIEntailment(self.nli_model)
+            return NLIEntailment(self.judge, cache=cache, labels=self.labels)
         if self.equivalence == "llm":
             return LLMEntailment(self.judge, cache=cache)
         return EmbeddingEntailment(self.threshold)

@@ -1,0 +1,125 @@
+"""The ``hf`` backend's ``pairs`` capability: a transformers sequence-pair classifier.
+
+The backend's ``model`` is loaded with ``AutoModelForSequenceClassification``
+(once per process and spec), on the backend's device and weight type with
+the same rules as generation (:func:`realitycheck.backends.hf.resolve_device`,
+:func:`realitycheck.backends.hf.torch_dtype`). The pairs are batched
+in order of length (text characters; less padding) and each batch is
+tokenised as text pairs (``tokenizer(premises, hypotheses)``, the
+tokenizer's own pair template and token type ids), padded, and truncated to
+the model's limit (the tokenizer's ``model_max_length``, at most the
+config's ``max_position_embeddings``) longest text first. The logits are
+taken in float32: a softmax over them gives the class probabilities, or,
+for one output, ``sigmoid(logit)`` the consistency score.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from realitycheck.backends._pairs import PAIRS, PairScore, pair_classes, pair_score
+from realitycheck.errors import InvalidInputError
+from realitycheck.params import check_arg
+
+if TYPE_CHECKING:
+    from realitycheck.backends.hf import HFBackend
+
+__all__ = ["load_classifier", "max_length", "score_pairs"]
+
+
+@functools.lru_cache(maxsize=2)
+def load_classifier(
+    model: str, device: str, dtype: str, attn_implementation: str
+) -> tuple[Any, Any]:
+    """Load (once per process and spec) a sequence-pair classifier and its tokenizer.
+
+    Raises:
+        MissingDependencyError: If torch or transformers is missing.
+        InvalidInputError: If the model cannot be loaded as a sequence classifier.
+    """
+    from realitycheck.backends.hf import _import_torch, resolve_device, torch_dtype
+
+    _import_torch()
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    target = resolve_device(device)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(model)
+        classifier: Any = AutoModelForSequenceClassification.from_pretrained(
+            model, dtype=torch_dtype(target, dtype), attn_implementation=attn_implementation
+        )
+    except (OSError, ValueError) as exc:
+        raise InvalidInputError(
+            f"Cannot load {model!r} as a sequence-pair classifier: {exc}", field="model"
+        ) from None
+    classifier.to(target).eval()
+    return classifier, tokenizer
+
+
+def max_length(classifier: Any, tokenizer: Any) -> int | None:
+    """Return the most tokens a pair may have: the tokenizer's limit, at most the model's."""
+    limits = [
+        int(v)
+        for v in (
+            getattr(tokenizer, "model_max_length", None),
+            getattr(classifier.config, "max_position_embeddings", None),
+        )
+        if isinstance(v, int) and 0 < v < 1_000_000
+    ]
+    return min(limits) if limits else None
+
+
+def _label_names(classifier: Any) -> list[str]:
+    config = classifier.config
+    id2label = getattr(config, "id2label", None) or {}
+    return [str(id2label.get(i, f"LABEL_{i}")) for i in range(int(config.num_labels))]
+
+
+def score_pairs(
+    backend: HFBackend, pairs: Sequence[tuple[str, str]], *, labels: Sequence[str] = ()
+) -> list[PairScore]:
+    """Score each ``(premise, hypothesis)``; a failed batch becomes error answers.
+
+    Raises:
+        InvalidInputError: If the pairs are not pairs of strings, or the
+            labels do not fit the model (before any pair is scored).
+    """
+    from realitycheck.backends.hf import _import_torch
+
+    check_arg(pairs, PAIRS, name="pairs", owner="hf.score_pairs")
+    torch = _import_torch()
+    classifier, tokenizer = load_classifier(
+        backend.model, backend.device, backend.dtype, backend.attn_implementation
+    )
+    classes = pair_classes(backend.model, _label_names(classifier), labels)
+    limit = max_length(classifier, tokenizer)
+    # Batches of similar lengths pad less; the answers go back to the pairs' order.
+    order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+    out: list[PairScore | None] = [None] * len(pairs)
+    for start in range(0, len(order), backend.batch_size):
+        rows = order[start : start + backend.batch_size]
+        chunk = [pairs[i] for i in rows]
+        try:
+            enc = tokenizer(
+                [p for p, _ in chunk],
+                [h for _, h in chunk],
+                padding=True,
+                truncation=limit is not None,
+                max_length=limit,
+                return_tensors="pt",
+            ).to(classifier.device)
+            with torch.inference_mode():
+                logits = classifier(**enc).logits.float()
+            probs = torch.sigmoid(logits) if len(classes) == 1 else torch.softmax(logits, dim=-1)
+            answers = [pair_score(classes, row) for row in probs.cpu().tolist()]
+        except (RuntimeError, ValueError) as exc:
+            if "out of memory" in str(exc).lower() and torch.cuda.is_available():
+                torch.cuda.empty_cache()
+            answers = [PairScore(error=f"{type(exc).__name__}: {exc}") for _ in chunk]
+        for i, answer in zip(rows, answers, strict=True):
+            out[i] = answer
+    return [a if a is not None else PairScore(error="not scored") for a in out]
