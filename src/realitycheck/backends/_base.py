@@ -178,7 +178,8 @@ class Backend(Component):
     """A model that answers :class:`GenerationRequest` s.
 
     Subclasses set ``capabilities`` (a subset of :data:`CAPABILITIES`) and
-    implement :meth:`generate`; those with ``"loglik"`` implement :meth:`loglik`.
+    implement :meth:`generate`; those with ``"loglik"`` implement :meth:`loglik`,
+    those with ``"hidden"`` :meth:`last_hidden`.
     A failed request becomes a :class:`Generation` with ``error`` set, never an
     exception that loses the other requests' answers.
     """
@@ -192,6 +193,15 @@ class Backend(Component):
     def loglik(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """Return log p(continuation | prompt) for each ``(prompt, continuation)``."""
         raise InvalidInputError(f"The backend {self.key!r} cannot score fixed continuations.")
+
+    def last_hidden(self, texts: Sequence[str], *, layer: int = -1) -> list[tuple[float, ...]]:
+        """Return the hidden state of each text's last token at ``layer`` (-1 = the last layer).
+
+        Backends with the ``hidden`` capability implement it: the text is read
+        as a raw prompt (with the tokenizer's special tokens, e.g. BOS), nothing
+        is generated.
+        """
+        raise InvalidInputError(f"The backend {self.key!r} cannot return hidden states.")
 
 
 backends: Registry[Backend] = Registry("backends", "realitycheck.backends")
