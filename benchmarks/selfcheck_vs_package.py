@@ -10,7 +10,10 @@ The three variants and what is held equal:
 
 * **n-gram** (unigram, no model): ``SelfCheckNgram(n=1)``'s document-level
   ``avg_neg_logprob`` and ``avg_max_neg_logprob`` against ``selfcheck_ngram``
-  with ``statistic="avg"`` and ``"max"``.
+  with ``statistic="avg"`` and ``"max"``. The package builds a spaCy
+  pipeline for every response (its ``UnigramModel`` loads one per instance);
+  that, not the counting, is most of its time here, and it would be more
+  with ``en_core_web_sm``.
 * **BERTScore**: ``SelfCheckBERTScore(rescale_with_baseline=False)``, whose
   ``bert_score.score`` call is pointed at a tiny BERT folder
   (``model_type=FOLDER, num_layers=2``; the package takes no model argument,
@@ -35,7 +38,8 @@ words per sentence, which the package's BERTScore variant requires).
 
 Each tool runs in its own fresh process with ``--threads`` torch threads
 (default 1, as on a shared machine several OpenMP threads stall); the timed
-part starts after the imports and includes loading the models.
+part starts after the imports (transformers' BERT and Llama classes are
+imported first in both) and includes loading the models.
 
 Run from the repository root::
 
@@ -144,6 +148,21 @@ def prompt_template() -> str:
     )
 
 
+def preload() -> None:
+    """Import the model classes both tools use, so that no timing includes an import."""
+    from transformers import (  # noqa: F401
+        AutoConfig,
+        AutoModel,
+        AutoModelForCausalLM,
+        AutoTokenizer,
+        BertModel,
+        BertTokenizer,
+        BertTokenizerFast,
+        LlamaForCausalLM,
+        PreTrainedTokenizerFast,
+    )
+
+
 def package_worker(cfg: dict[str, Any]) -> dict[str, Any]:
     """Run the selfcheckgpt package (in its own virtual environment)."""
     import functools
@@ -158,6 +177,7 @@ def package_worker(cfg: dict[str, Any]) -> dict[str, Any]:
 
     spacy.load = blank  # en_core_web_sm cannot be downloaded here
     torch.set_num_threads(cfg["threads"])
+    preload()
     import bert_score
     from selfcheckgpt.modeling_selfcheck import (
         SelfCheckBERTScore,
@@ -191,6 +211,8 @@ def package_worker(cfg: dict[str, Any]) -> dict[str, Any]:
 def realitycheck_worker(cfg: dict[str, Any]) -> dict[str, Any]:
     """Run realitycheck's three detectors on the same inputs."""
     import torch
+
+    preload()
 
     from realitycheck import Needs, Response
     from realitycheck.backends.hf import HFBackend
