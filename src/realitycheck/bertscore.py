@@ -111,6 +111,9 @@ def load_encoder(model: str, device: str) -> tuple[Any, Any]:
     target = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
     try:
         tokenizer = AutoTokenizer.from_pretrained(model)
+        if type(tokenizer).__name__.startswith(("GPT2", "Roberta")):
+            # bert-score encodes with add_prefix_space=True for byte-level BPE.
+            tokenizer = AutoTokenizer.from_pretrained(model, add_prefix_space=True)
         encoder = AutoModel.from_pretrained(model)
     except (OSError, ValueError) as exc:
         raise InvalidInputError(f"Cannot load the model {model!r}: {exc}", field="model") from None
@@ -120,19 +123,12 @@ def load_encoder(model: str, device: str) -> tuple[Any, Any]:
 
 
 def _encode(tokenizer: Any, text: str) -> list[int]:
-    kwargs: dict[str, Any] = {}
-    if type(tokenizer).__name__.startswith(("GPT2", "Roberta")):
-        kwargs["add_prefix_space"] = True  # bert-score's rule for byte-level BPE
     text = text.strip()
     if not text:
         return list(tokenizer.build_inputs_with_special_tokens([]))
     return list(
         tokenizer.encode(
-            text,
-            add_special_tokens=True,
-            max_length=tokenizer.model_max_length,
-            truncation=True,
-            **kwargs,
+            text, add_special_tokens=True, max_length=tokenizer.model_max_length, truncation=True
         )
     )
 
