@@ -98,6 +98,12 @@ def test_detector_without_generation_features_says_what_is_missing(name):
         assert s.value is None and s.error, f"{name} must explain a missing feature"
 
 
+# Detectors whose value on the mock backend means nothing: the mock's hidden
+# states are hashes of single tokens. Their formula and sign are tested against
+# a direct transformers pass in tests/whitebox/test_self_evaluation.py.
+NO_SIGN_ON_THE_MOCK = {"surprisal"}
+
+
 @pytest.mark.parametrize("name", TEXT_DETECTORS)
 def test_detector_sign_order_invariance_and_missing_inputs(name):
     det = _build(detectors, name)
@@ -107,7 +113,8 @@ def test_detector_sign_order_invariance_and_missing_inputs(name):
     backward = {x.response_id: x for x in det.score(responses[::-1], needs)}
     assert forward == backward
     assert all(x.detector == det.key for x in forward.values())
-    assert forward["good"].value < forward["bad"].value, "higher must mean more hallucinated"
+    if name not in NO_SIGN_ON_THE_MOCK:
+        assert forward["good"].value < forward["bad"].value, "higher must mean more hallucinated"
     if "context" in det.needs:
         (missing,) = det.score([NO_REFERENCE], needs)
         assert missing.value is None and missing.error

@@ -183,7 +183,8 @@ class Backend(Component):
 
     Subclasses set ``capabilities`` (a subset of :data:`CAPABILITIES`) and
     implement :meth:`generate`; those with ``"loglik"`` implement :meth:`loglik`,
-    those with ``"pairs"`` :meth:`score_pairs`.
+    those with ``"pairs"`` :meth:`score_pairs` and those with ``"hidden"``
+    :meth:`last_hidden`.
     A failed request becomes a :class:`Generation` with ``error`` set, never an
     exception that loses the other requests' answers.
     """
@@ -209,6 +210,15 @@ class Backend(Component):
         (:func:`~realitycheck.backends.pair_classes`) before scoring any pair.
         """
         raise InvalidInputError(f"The backend {self.key!r} cannot score sequence pairs.")
+
+    def last_hidden(self, texts: Sequence[str], *, layer: int = -1) -> list[tuple[float, ...]]:
+        """Return the hidden state of each text's last token at ``layer`` (-1 = the last layer).
+
+        Backends with the ``hidden`` capability implement it: the text is read
+        as a raw prompt (with the tokenizer's special tokens, e.g. BOS), nothing
+        is generated.
+        """
+        raise InvalidInputError(f"The backend {self.key!r} cannot return hidden states.")
 
 
 backends: Registry[Backend] = Registry("backends", "realitycheck.backends")

@@ -325,3 +325,50 @@ class HFBackend(Backend):
         from realitycheck.backends._hf_pairs import score_pairs
 
         return score_pairs(self, pairs, labels=labels)
+
+    def last_hidden(self, texts: Sequence[str], *, layer: int = -1) -> list[tuple[float, ...]]:
+        """Return the hidden state of each text's last token at ``layer`` (-1 = the last).
+
+        Each text is tokenised with the tokenizer's special tokens (e.g. BOS)
+        and read in one forward pass (right-padded batches of ``batch_size``;
+        padding after the last token cannot change it in a causal model).
+        ``hidden_states[layer]`` as transformers returns it: 0 = the
+        embeddings, the last = the final layer's output after the model's
+        final norm.
+
+        Raises:
+            InvalidInputError: If ``layer`` is out of range or a text yields no token.
+        """
+        torch = _import_torch()
+        model, tokenizer = self._loaded()
+        n_layers = int(model.config.get_text_config().num_hidden_layers)
+        if not -1 <= layer <= n_layers:
+            raise InvalidInputError(
+                f"The 'layer' of last_hidden must be in -1..{n_layers} for {self.model!r} "
+                f"(0 = embeddings, -1 = last). Got {layer} instead.",
+                field="layer",
+            )
+        ids = [list(tokenizer(text)["input_ids"]) for text in texts]
+        empty = [k for k, row in enumerate(ids) if not row]
+        if empty:
+            raise InvalidInputError(f"Text {empty[0]} yields no token for {self.model!r}.")
+        pad = int(tokenizer.pad_token_id)
+        out: list[tuple[float, ...]] = []
+        for start in range(0, len(ids), self.batch_size):
+            chunk = ids[start : start + self.batch_size]
+            width = max(len(row) for row in chunk)
+            batch = torch.full((len(chunk), width), pad, dtype=torch.long)
+            mask = torch.zeros((len(chunk), width), dtype=torch.long)
+            for i, row in enumerate(chunk):
+                batch[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+                mask[i, : len(row)] = 1
+            with torch.inference_mode():
+                result = model(
+                    input_ids=batch.to(model.device),
+                    attention_mask=mask.to(model.device),
+                    output_hidden_states=True,
+                    use_cache=False,
+                )
+            states = result.hidden_states[layer].float()
+            out.extend(tuple(states[i, len(row) - 1].tolist()) for i, row in enumerate(chunk))
+        return out

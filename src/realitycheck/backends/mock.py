@@ -73,6 +73,8 @@ What it answers is a pure function of the request and its parameters:
   ``(1 - o) / 2`` and ``(1 - o) / 2``. Declared ``labels`` rename the three
   outputs in that order and are checked like a real model's. A pair whose
   premise or hypothesis matches ``fail_on`` is refused (an error answer).
+* :meth:`last_hidden` is the hidden vector of a text's last token, the
+  ``last@L{l}`` a generation ending in that token reports.
 """
 
 from __future__ import annotations
@@ -236,6 +238,7 @@ def _as_logprob(value: Any) -> Any:
 _LOGPROB = Interval(float, -math.inf, 0, closed="neither")
 _REQUESTS = SequenceOf(InstanceOf(GenerationRequest))
 _PAIRS = SequenceOf(SequenceOf(InstanceOf(str), length=2))
+_TEXTS = SequenceOf(InstanceOf(str))
 
 
 @backend("mock")
@@ -317,6 +320,26 @@ class MockBackend(Backend):
             wanted = set(words(hypothesis))
             share = len(wanted & set(words(premise))) / len(wanted) if wanted else 1.0
             out.append(pair_score(classes, (share, (1 - share) / 2, (1 - share) / 2)))
+
+    def last_hidden(self, texts: Sequence[str], *, layer: int = -1) -> list[tuple[float, ...]]:
+        """Return the mock's hidden vector of each text's last token at ``layer`` (-1 = 32).
+
+        The same vector as ``last@L{layer}`` of a generation ending in that
+        token; a text without a token gets the zero vector.
+
+        Raises:
+            InvalidInputError: If ``texts`` is not a list of strings or ``layer`` is out of range.
+            FatalBackendError: If a text matches ``fail_on``.
+        """
+        check_arg(texts, _TEXTS, name="texts", owner="mock.last_hidden")
+        check_arg(layer, Interval(int, -1, LAYERS), name="layer", owner="mock.last_hidden")
+        chosen = LAYERS if layer == -1 else layer
+        out = []
+        for text in texts:
+            if self.fail_on and re.search(self.fail_on, text):
+                raise FatalBackendError(self._refusal())
+            tokens = tokenize(text)
+            out.append(tuple(_vector(chosen, tokens[-1])) if tokens else (0.0,) * HIDDEN_SIZE)
         return out
 
     def _refusal(self) -> str:
