@@ -320,6 +320,7 @@ class MockBackend(Backend):
             wanted = set(words(hypothesis))
             share = len(wanted & set(words(premise))) / len(wanted) if wanted else 1.0
             out.append(pair_score(classes, (share, (1 - share) / 2, (1 - share) / 2)))
+        return out
 
     def last_hidden(self, texts: Sequence[str], *, layer: int = -1) -> list[tuple[float, ...]]:
         """Return the mock's hidden vector of each text's last token at ``layer`` (-1 = 32).
