@@ -69,6 +69,13 @@ def _make_backend(key: str, model: str | None) -> Any:
     multiple=True,
     help="Prompt variant: zero_shot, few_shot, zero_shot@2 ... (repeatable; default zero_shot).",
 )
+@click.option(
+    "--retriever",
+    "retriever_key",
+    help="Prepend retrieved passages to each question, e.g. "
+    "'bm25[corpus=passages.jsonl,k=3]' (a JSONL of {id, text, title}); their ids are "
+    "stored in each response's meta.",
+)
 @click.option("--limit", type=click.IntRange(min=1), help="Answer the first N examples only.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=16, show_default=True)
 @cache_options
@@ -89,6 +96,7 @@ def generate_cmd(
     model: str | None,
     plan_key: str,
     variants: tuple[str, ...],
+    retriever_key: str | None,
     limit: int | None,
     batch_size: int,
     cache_dir: str | None,
@@ -105,6 +113,8 @@ def generate_cmd(
     from realitycheck.store import RunStore
 
     overrides: dict[str, Any] = {"variants": split_keys(variants)} if variants else {}
+    if retriever_key is not None:
+        overrides["retriever"] = retriever_key
     plan = make_plan(plan_key, **overrides)
     backend = _make_backend(backend_key, model)
     plan.check(backend)
@@ -152,6 +162,7 @@ def run_cmd(
     params = { model = "PATH", device = "auto" }
     [plan]                         (n_samples, temperature, decoding, variants...)
     n_samples = 10
+    retriever = { name = "bm25", params = { corpus = "passages.jsonl", k = 3 } }
     [bootstrap]                    (every interval: n_resamples, confidence, seed)
     n_resamples = 1000
 

@@ -29,6 +29,9 @@
     [plan]                         # a SamplingPlan: preset = "default" | "greedy" | "beam"
     n_samples = 10
     variants = ["zero_shot", "few_shot"]
+    retriever = { name = "bm25", params = { corpus = "passages.jsonl", k = 3 } }
+                                   # passages prepended to each question (corpus relative
+                                   # to this file, like every path)
 
     [evaluate]                     # an EvaluationConfig
     threshold_objective = "f1_macro"
@@ -62,6 +65,7 @@ from realitycheck.keys import is_stored
 from realitycheck.labelers import Labeler, labelers
 from realitycheck.pipeline import EvaluationConfig
 from realitycheck.registry import Component
+from realitycheck.retrievers import Retriever, retrievers
 from realitycheck.studies import studies as study_registry
 from realitycheck.toml_lines import locate, syntax_error_line
 
@@ -279,11 +283,25 @@ def _datasets(
     return tuple(out)
 
 
+def _retriever(reader: _Reader, value: Any) -> Retriever:
+    """Build the plan's retriever, its corpus path taken relative to the config file."""
+    where = ["plan", "retriever"]
+    reader.typed(value, (str, dict), where)
+    built = reader.build(where, partial(retrievers.build, value))
+    corpus = getattr(built, "corpus", None)
+    if isinstance(corpus, str):
+        moved: dict[str, Any] = {"corpus": str(reader.path_of(corpus, where))}
+        built = dataclasses.replace(built, **moved)
+    return built
+
+
 def _plan(reader: _Reader, raw: Any) -> SamplingPlan:
     table = dict(reader.typed(raw if raw is not None else {}, dict, ["plan"]))
     preset = reader.typed(table.pop("preset", "default"), str, ["plan", "preset"])
     allowed = ["preset", *(f.name for f in dataclasses.fields(SamplingPlan) if f.init)]
     reader.table(table, ["plan"], allowed)
+    if "retriever" in table:
+        table["retriever"] = _retriever(reader, table["retriever"])
     for key, value in table.items():
         try:
             make_plan(preset, **{key: value})
