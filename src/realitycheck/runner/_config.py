@@ -41,6 +41,12 @@
     confidence = 0.95
     seed = 0
 
+    [models."meta-llama/Llama-2-7b-chat-hf"]   # per-model metadata, read by the studies
+    family = "llama-2"                         # (see realitycheck.model_info); a model
+    size = 7e9                                 # without it is reported as unknown
+    instruction_tuned = true
+    decoding = "greedy"
+
 Every mistake is reported before any work, naming the file, the line (best
 effort) and the key path, with close matches for unknown keys and names.
 """
@@ -63,6 +69,7 @@ from realitycheck.errors import InvalidInputError, UnknownComponentError, did_yo
 from realitycheck.generation import SamplingPlan, make_plan
 from realitycheck.keys import is_stored
 from realitycheck.labelers import Labeler, labelers
+from realitycheck.model_info import ModelInfo, models_from_table
 from realitycheck.pipeline import EvaluationConfig
 from realitycheck.registry import Component
 from realitycheck.retrievers import Retriever, retrievers
@@ -82,6 +89,7 @@ _TOP = (
     "evaluate",
     "bootstrap",
     "reference",
+    "models",
 )
 _TOP_LISTS = ("labelers", "detectors", "studies")
 _RUN = ("out", "batch_size", "cache", "cache_dir", "data_dir", "report")
@@ -128,6 +136,7 @@ class RunConfig:
         cache: Whether to use the shared call cache; ``cache_dir`` moves it.
         cache_dir: Folder of the call cache (``None`` = the default).
         report: Whether to write the report.
+        models: Per-model metadata from the ``[models]`` table (model name → fields).
         raw: The file's content as parsed (written to the run manifest).
     """
 
@@ -148,6 +157,7 @@ class RunConfig:
     cache: bool = True
     cache_dir: Path | None = None
     report: bool = True
+    models: Mapping[str, ModelInfo] = field(default_factory=dict)
     raw: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -438,5 +448,6 @@ def load_run_config(path: str | Path) -> RunConfig:
         if "cache_dir" in run
         else None,
         report=reader.typed(run.get("report", True), bool, ["run", "report"]),
+        models=models_from_table(raw.get("models", {}), path=file, text=text, keys=("models",)),
         raw=raw,
     )
