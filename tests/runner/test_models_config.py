@@ -80,3 +80,19 @@ def test_run_records_the_table_and_a_models_file_and_refuses_a_model_in_both(
     assert main(["-q", "run", str(config), "--models", str(extra)]) == 2
     err = capsys.readouterr().err
     assert "more.yaml, field 'gpt2': The model 'gpt2' is given twice" in err
+
+
+def test_evaluate_records_a_models_file_before_measuring(tmp_path, data_dir, capsys):
+    models = tmp_path / "models.toml"
+    models.write_text('[gpt2]\nfamily = "gpt-2"\nsize = 1.5e9\ninstruction_tuned = false\n')
+    args = ["-q", "evaluate", "-d", "begin[splits=cmu-dev]", "--data-dir", str(data_dir),
+            "-D", "length", "--n-resamples", "20", "--no-report",
+            "--run", str(tmp_path / "run")]  # fmt: skip
+    assert main([*args, "--models", str(models)]) == 0, capsys.readouterr().err
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["config"]["models"] == {
+        "gpt2": {"family": "gpt-2", "size": 1.5e9, "instruction_tuned": False}
+    }
+    models.write_text('[gpt2]\nsize = "1.5B"\n')
+    assert main([*args, "--models", str(models)]) == 2
+    assert "models.toml, line 2, field 'gpt2.size'" in capsys.readouterr().err
