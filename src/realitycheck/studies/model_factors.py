@@ -103,9 +103,9 @@ def _rates(ds: str, frame: pd.DataFrame, table: pd.DataFrame, confidence: float)
     n = table["model"].map(grouped.size()).to_numpy(dtype=float)
     k = table["model"].map(grouped.sum()).to_numpy(dtype=float)
     low, high = wilson_interval(k, n, confidence=confidence)
-    return table.assign(
-        dataset=ds, n=n.astype(int), n_hallucinated=k.astype(int), rate=k / n
-    ).assign(ci_low=low, ci_high=high)
+    out = table.assign(n=n.astype(int), n_hallucinated=k.astype(int), rate=k / n)
+    out.insert(0, "dataset", ds)
+    return out.assign(ci_low=low, ci_high=high)
 
 
 def _per_example(frame: pd.DataFrame, models: list[str]) -> pd.DataFrame:
