@@ -167,7 +167,7 @@ def test_requested_pairs_and_derived_groups(data):
     assert tests.loc["faithbench", "n_no_group"] == 6 * 75
     rule = tests.loc["faithbench", "group_rule"]
     assert "binned" in rule and "never from the model's name" in rule
-    assert "unknown (no metadata), so left out: Anthropic/claude-3-5-sonnet-20240620" in rule
+    assert "unknown (not in the metadata), so left out: Anthropic/claude-3-5-sonnet" in rule
     assert rule.endswith("and 1 more")
     assert tests.loc["halueval_general", "why"].startswith("not applicable: no item")
     tuned = Significance(group="instruction_tuned").run(

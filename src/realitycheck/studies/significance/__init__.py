@@ -89,7 +89,7 @@ def _rule(grouping: str, models: pd.Series, groups: pd.Series) -> str:
         shown = ", ".join(unknown[:5]) + (
             f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
         )
-        rule += f"; unknown (no metadata), so left out: {shown}"
+        rule += f"; unknown (not in the metadata), so left out: {shown}"
     return rule
 
 
