@@ -20,14 +20,14 @@ command::
     pipeline       stages: ingest, label, detect, evaluate   | generation
     components     labelers, detectors (a panel fits Dawid-Skene with analysis)
     analysis       splits, thresholds, Bootstrap settings, Measure, rater agreement
-    components     datasets, backends
+    components     datasets, backends, retrievers
     store          run folder, Parquet parts, manifest, study results, secrets, locks
     metrics · plots · raters   (raters: Dawid-Skene, read by datasets and analysis)
     records · keys · registry · errors · text   (depend on nothing above)
 
 Attributes of this package are loaded on first use, so ``import realitycheck``
 and the command line's ``--help`` stay fast; the registries (``datasets``,
-``labelers``, ``detectors``, ``backends``, ``studies``) import their built-in
+``labelers``, ``detectors``, ``backends``, ``retrievers``, ``studies``) import their built-in
 components when first asked for a name.
 """
 
@@ -42,6 +42,7 @@ from realitycheck.backends import backend, backends
 from realitycheck.datasets import dataset, datasets
 from realitycheck.detectors import detector, detectors
 from realitycheck.labelers import labeler, labelers
+from realitycheck.retrievers import retriever, retrievers
 from realitycheck.studies import studies, study
 
 if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers and IDEs
@@ -151,6 +152,8 @@ __all__ = [
     "labelers",
     "load_run_config",
     "make_plan",
+    "retriever",
+    "retrievers",
     "run_config",
     "run_demo",
     "run_studies",

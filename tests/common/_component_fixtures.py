@@ -8,11 +8,12 @@ import numpy as np
 
 from realitycheck import Example, Label, Response, RunStore, Score
 
-FAMILIES = ("datasets", "backends", "labelers", "detectors", "studies")
+FAMILIES = ("datasets", "backends", "labelers", "detectors", "retrievers", "studies")
 
 MINIMAL: dict[tuple[str, str], dict[str, object]] = {
     # The least a user must give; every other registered component builds with none.
     ("datasets", "files"): {"path": "my.csv"},
+    ("retrievers", "bm25"): {"corpus": "passages.jsonl"},  # building it reads nothing
     ("detectors", "recorded"): {"source": "hhem"},
     ("backends", "openai"): {"model": "gpt-4o-mini", "base_url": "http://127.0.0.1:9/v1"},
     ("backends", "hf"): {"model": "/models/tiny"},  # needs a model; building it loads nothing

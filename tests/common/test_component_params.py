@@ -1,6 +1,6 @@
 """Every registered component declares each parameter's constraint once, at its field.
 
-For each labeler, detector, dataset and backend: every parameter has a declared
+For each labeler, detector, dataset, backend and retriever: every parameter has a declared
 constraint (:func:`realitycheck.params.param`) or is listed below as
 deliberately unconstrained, with the reason; the defaults pass their own
 constraints; and a value outside each declared range or choice list fails
@@ -20,7 +20,7 @@ from realitycheck.params import Interval, OneOf, OrNone, constraints_of
 from realitycheck.registry import registry_of
 
 # The families converted so far; studies follow.
-FAMILIES = ("labelers", "detectors", "datasets", "backends")
+FAMILIES = ("labelers", "detectors", "datasets", "backends", "retrievers")
 
 # Parameters without a declared constraint, on purpose: (component, field) -> why.
 UNCONSTRAINED: dict[tuple[str, str], str] = {}

@@ -7,6 +7,8 @@ from sklearn.metrics import roc_auc_score
 from realitycheck import InvalidInputError, RunStore, datasets, detect, detectors, ingest
 from realitycheck.analysis import Bootstrap
 from realitycheck.metrics import paired_auroc_bootstrap
+from realitycheck.model_info import ModelInfo
+from realitycheck.runner import record_models
 from realitycheck.store import RunData
 from realitycheck.studies import studies
 from realitycheck.studies.significance import Significance, group_of_models
@@ -32,6 +34,7 @@ def default(data):
         ({"value": ""}, "'value' parameter of significance"),
         ({"value": "hallucinated:"}, "'value' parameter of significance"),
         ({"group": "size"}, "'group' parameter of significance must be one of .* or 'meta:<key>'"),
+        ({"group": "params"}, "'group' parameter of significance must be one of .*'family'"),
         ({"group": "meta:"}, "'group' parameter"),
         ({"paired": "maybe"}, "'paired' parameter of significance must be one of"),
         ({"alpha": 1.5}, r"'alpha' parameter of significance must be a float in \(0, 1\)"),
@@ -52,23 +55,33 @@ def test_compare_pairs_are_normalised_and_round_trip_through_the_key():
     assert rebuilt.compare == study.compare
 
 
+INFO = {
+    "llama-2-13b-chat": ModelInfo(model="llama-2-13b-chat", family="llama-2", size=13e9,
+                                  instruction_tuned=True),
+    "base-small": ModelInfo(model="base-small", family="toy", size=2.999e9,
+                            instruction_tuned=False),
+    "edge-3b": ModelInfo(model="edge-3b", size=3e9),
+    "edge-30b": ModelInfo(model="edge-30b", size=30e9),
+}  # fmt: skip
+
+
 @pytest.mark.parametrize(
-    ("model", "size_bin", "tuned"),
+    ("model", "family", "size_bin", "tuned"),
     [
-        ("meta-llama/Meta-Llama-3.1-70B-Instruct", ">=30B", "tuned"),
-        ("llama-2-13b-chat", "10-30B", "tuned"),
-        ("Qwen/Qwen2.5-7B-Instruct", "3-10B", "tuned"),
-        ("google/gemma-2-2b-it", "<3B", "tuned"),
-        ("EleutherAI/pythia-1.4b", "<3B", "base"),
-        ("openai/gpt-4o", None, "base"),
-        ("microsoft/Phi-3-mini-4k-instruct", None, "tuned"),
-        ("some-8bit-model", None, "base"),
+        ("llama-2-13b-chat", "llama-2", "10-30B", "tuned"),
+        ("base-small", "toy", "<3B", "base"),
+        ("edge-3b", None, "3-10B", None),
+        ("edge-30b", None, ">=30B", None),
+        # no metadata: unknown, whatever the name says (the old name regex read 70B / tuned)
+        ("meta-llama/Meta-Llama-3.1-70B-Instruct", None, None, None),
+        ("google/gemma-2-2b-it", None, None, None),
     ],
 )
-def test_size_bin_and_instruction_tuning_come_from_the_model_name(model, size_bin, tuned):
+def test_model_factors_come_from_the_metadata_never_from_the_name(model, family, size_bin, tuned):
     models = pd.Series([model])
-    assert group_of_models(models, "size_bin").iloc[0] == size_bin
-    assert group_of_models(models, "instruction_tuned").iloc[0] == tuned
+    assert group_of_models(models, "family", INFO).iloc[0] == family
+    assert group_of_models(models, "size_bin", INFO).iloc[0] == size_bin
+    assert group_of_models(models, "instruction_tuned", INFO).iloc[0] == tuned
 
 
 def test_faithbench_hallucination_rate_by_summarizer_is_a_friedman_test(data, default):
@@ -121,21 +134,48 @@ def test_detector_comparison_pits_the_best_against_each_other(data, default):
     assert first.n_resamples == direct.n_resamples <= 200
 
 
+SIZES = {
+    "mistralai/Mistral-7B-Instruct-v0.3": 7.2e9,
+    "Qwen/Qwen2.5-7B-Instruct": 7.6e9,
+    "meta-llama/Meta-Llama-3.1-8B-Instruct": 8e9,
+    "meta-llama/Meta-Llama-3.1-70B-Instruct": 70e9,
+}
+
+
 def test_requested_pairs_and_derived_groups(data):
     pair = "recorded:hhem-2.1 vs recorded:trueteacher"
     study = Significance(group="size_bin", compare=[pair])
-    result = study.run(data, bootstrap=Bootstrap(n_resamples=100))
+    bare = study.run(data, bootstrap=Bootstrap(n_resamples=20)).table("tests")
+    # Without metadata every summarizer is unknown: no groups, and no size guessed from names.
+    assert bare.set_index("dataset").loc["faithbench", "why"] == (
+        "not applicable: no item has both a value and a group"
+    )
+    record_models(
+        data.store,
+        {m: ModelInfo(model=m, size=s, instruction_tuned=True) for m, s in SIZES.items()},
+    )
+    with_info = RunData(data.store)
+    result = study.run(with_info, bootstrap=Bootstrap(n_resamples=100))
     det = result.table("detectors")
     assert det[["detector_a", "detector_b"]].values.tolist() == [
         ["recorded:hhem-2.1", "recorded:trueteacher"]
     ]
     assert "ragtruth: detector comparison: 1 detector(s), 2 needed" in result.skipped
     tests = result.table("tests").set_index("dataset")
-    # FaithBench names a size for 4 of its 10 summarizers: 7B, 7B, 8B -> 3-10B; 70B -> >=30B.
+    # Metadata gives a size for 4 of the 10 summarizers: 7.2B, 7.6B, 8B -> 3-10B; 70B -> >=30B.
     assert tests.loc["faithbench", "n_groups"] == 2
     assert tests.loc["faithbench", "n_no_group"] == 6 * 75
-    assert "binned" in tests.loc["faithbench", "group_rule"]
+    rule = tests.loc["faithbench", "group_rule"]
+    assert "binned" in rule and "never from the model's name" in rule
+    assert "unknown (not in the metadata), so left out: Anthropic/claude-3-5-sonnet" in rule
+    assert rule.endswith("and 1 more")
     assert tests.loc["halueval_general", "why"].startswith("not applicable: no item")
+    tuned = Significance(group="instruction_tuned").run(
+        with_info, bootstrap=Bootstrap(n_resamples=20)
+    )
+    assert (
+        "only 1 group (tuned)" in tuned.table("tests").set_index("dataset").loc["faithbench", "why"]
+    )
 
 
 def test_a_detector_value_across_groups_and_a_missing_value(data):

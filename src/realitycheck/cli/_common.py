@@ -21,6 +21,7 @@ __all__ = [
     "echo_stage",
     "listener_for",
     "lock_run",
+    "models_option",
     "progress_for",
     "reference_option",
     "replace_option",
@@ -54,6 +55,15 @@ reference_option = click.option(
     metavar="KEY",
     help="The ground truth: any label key (human, 'human[protocol=worst]', a judge, a "
     "panel, recorded:gpt_4o). Default: the datasets' human labels.",
+)
+
+models_option = click.option(
+    "--models",
+    "models_file",
+    type=click.Path(dir_okay=False),
+    help="Per-model metadata (family, size in parameters, instruction_tuned, decoding) "
+    "from a TOML, YAML or CSV file mapping each model name to its fields; studies group "
+    "models by it (models without it are unknown). Replaces the run's earlier metadata.",
 )
 
 replace_option = click.option(

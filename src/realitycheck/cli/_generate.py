@@ -14,6 +14,7 @@ from realitycheck.cli._common import (
     datasets_from_keys,
     listener_for,
     lock_run,
+    models_option,
     progress_for,
     reference_option,
     replace_option,
@@ -69,6 +70,13 @@ def _make_backend(key: str, model: str | None) -> Any:
     multiple=True,
     help="Prompt variant: zero_shot, few_shot, zero_shot@2 ... (repeatable; default zero_shot).",
 )
+@click.option(
+    "--retriever",
+    "retriever_key",
+    help="Prepend retrieved passages to each question, e.g. "
+    "'bm25[corpus=passages.jsonl,k=3]' (a JSONL of {id, text, title}); their ids are "
+    "stored in each response's meta.",
+)
 @click.option("--limit", type=click.IntRange(min=1), help="Answer the first N examples only.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=16, show_default=True)
 @cache_options
@@ -89,6 +97,7 @@ def generate_cmd(
     model: str | None,
     plan_key: str,
     variants: tuple[str, ...],
+    retriever_key: str | None,
     limit: int | None,
     batch_size: int,
     cache_dir: str | None,
@@ -105,6 +114,8 @@ def generate_cmd(
     from realitycheck.store import RunStore
 
     overrides: dict[str, Any] = {"variants": split_keys(variants)} if variants else {}
+    if retriever_key is not None:
+        overrides["retriever"] = retriever_key
     plan = make_plan(plan_key, **overrides)
     backend = _make_backend(backend_key, model)
     plan.check(backend)
@@ -122,8 +133,26 @@ def generate_cmd(
     )
 
 
+def _merge_models(config: Any, models_file: str) -> dict[str, Any]:
+    """The run config's [models] and the --models file's; a model in both is an error."""
+    from realitycheck.errors import InvalidInputError
+    from realitycheck.model_info import read_models
+
+    extra = read_models(models_file)
+    for name in extra:
+        if name in config.models:
+            raise InvalidInputError(
+                f"The model {name!r} is given twice: in the [models] table of "
+                f"{config.path} and in this file. Keep one.",
+                path=models_file,
+                field=name,
+            )
+    return {**config.models, **extra}
+
+
 @cli.command("run")
 @click.argument("config_path", type=click.Path(dir_okay=False))
+@models_option
 @retry_errors_option
 @reference_option
 @replace_option
@@ -131,6 +160,7 @@ def generate_cmd(
 def run_cmd(
     ctx: click.Context,
     config_path: str,
+    models_file: str | None,
     retry_errors: bool,
     reference: str | None,
     replace: tuple[str, ...],
@@ -152,8 +182,13 @@ def run_cmd(
     params = { model = "PATH", device = "auto" }
     [plan]                         (n_samples, temperature, decoding, variants...)
     n_samples = 10
+    retriever = { name = "bm25", params = { corpus = "passages.jsonl", k = 3 } }
     [bootstrap]                    (every interval: n_resamples, confidence, seed)
     n_resamples = 1000
+    [models."org/model-7b"]        (per-model metadata for the studies; or --models FILE)
+    family = "org"
+    size = 7e9
+    instruction_tuned = false
 
     Every stage resumes: running the same file again does only what is missing,
     and retries what failed for a reason that may pass (--retry-errors: all that failed).
@@ -163,6 +198,8 @@ def run_cmd(
     from realitycheck.runner import load_run_config, run_config
 
     config = load_run_config(config_path)
+    if models_file is not None:
+        config = dataclasses.replace(config, models=_merge_models(config, models_file))
     if reference is not None:
         config = dataclasses.replace(
             config,

@@ -19,6 +19,7 @@ from realitycheck.cli._common import (
     echo_stage,
     listener_for,
     lock_run,
+    models_option,
     progress_for,
     reference_option,
     replace_option,
@@ -202,6 +203,7 @@ def detect_cmd(ctx: click.Context, detectors: tuple[str, ...], **options: Any) -
     show_default=True,
     help="Also write report.html / report.md / CSV tables into the run folder.",
 )
+@models_option
 @retry_errors_option
 @replace_option
 @cache_options
@@ -222,6 +224,7 @@ def evaluate_cmd(
     thresholds: tuple[str, ...],
     slice_by: tuple[str, ...],
     report: bool,
+    models_file: str | None,
     retry_errors: bool,
     replace: tuple[str, ...],
     cache_dir: str | None,
@@ -235,8 +238,9 @@ def evaluate_cmd(
     """
     from realitycheck.detectors import detectors as det_registry
     from realitycheck.labelers import labelers as lab_registry
+    from realitycheck.model_info import read_models
     from realitycheck.pipeline import EvaluationConfig, check_slice_by
-    from realitycheck.runner import measure_run
+    from realitycheck.runner import measure_run, record_models
 
     lab_keys, det_keys = split_keys(labelers), split_keys(detectors)
     labs = [lab_registry.create_from_key(k) for k in lab_keys if not is_stored(k)]
@@ -251,7 +255,9 @@ def evaluate_cmd(
         thresholds=_parse_thresholds(thresholds),
         slice_by=tuple(c.strip() for v in slice_by for c in v.split(",") if c.strip()),
     )
+    models = read_models(models_file) if models_file is not None else {}
     store, names = _load_run(ctx, run_dir, dataset_keys, data_dir, replace)
+    record_models(store, models)
     check_slice_by(store, config.slice_by)
     _warn_other_datasets(store, names)
     measure_run(

@@ -12,6 +12,7 @@ from realitycheck.cli._common import (
     bootstrap_options,
     cli,
     listener_for,
+    models_option,
     progress_for,
     reference_option,
 )
@@ -53,6 +54,7 @@ def exit_if_studies_failed(runs: Sequence[StudyRun]) -> None:
 )
 @bootstrap_options
 @reference_option
+@models_option
 @click.option(
     "--report/--no-report",
     default=True,
@@ -68,6 +70,7 @@ def study_cmd(
     confidence: float,
     seed: int,
     reference: str | None,
+    models_file: str | None,
     report: bool,
 ) -> None:
     """Run studies (e.g. length, 'label_noise[rate=0.2]', all) over a run.
@@ -75,17 +78,22 @@ def study_cmd(
     Each result (tables as CSV, figures as PNG, the finding) is stored in
     RUN/studies/<study>/ and becomes a section of the report. --reference KEY
     is the ground truth of every study whose key does not name its own.
+    --models FILE gives the models' family, size and tuning to the studies that
+    group by them (significance, model_factors).
     A study that fails is stored with its error and the others still run;
     the command then exits non-zero naming the failed studies.
     """
     import os
 
     from realitycheck.cli._common import lock_run, split_keys
-    from realitycheck.runner import run_studies
+    from realitycheck.model_info import read_models
+    from realitycheck.runner import record_models, run_studies
     from realitycheck.store import RunStore
 
+    models = read_models(models_file) if models_file is not None else {}
     lock_run(ctx, run_dir)
     store = RunStore(run_dir)
+    record_models(store, models)
     listener = listener_for(ctx)
     runs = run_studies(
         store,

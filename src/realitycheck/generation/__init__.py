@@ -1,7 +1,8 @@
 """Generation: prompts, sampling plans and the stage that fills a run with model answers.
 
 A :class:`SamplingPlan` says how to answer (a low-temperature best answer plus
-stochastic samples, the decoding strategy, the prompt variants);
+stochastic samples, the decoding strategy, the prompt variants, an optional
+retriever whose passages are prepended to each question);
 :func:`build_prompt` writes each prompt; :func:`generate` calls a backend through
 the shared call cache and stores one response per example and variant, resuming
 a stopped run.
@@ -19,6 +20,7 @@ from realitycheck.generation._plans import (
 )
 from realitycheck.generation._prompts import (
     PROMPT_TASKS,
+    RETRIEVAL_TASKS,
     STYLES,
     Prompt,
     build_prompt,
@@ -43,6 +45,7 @@ __all__ = [
     "PROMPT_TASKS",
     "PlanRequests",
     "Prompt",
+    "RETRIEVAL_TASKS",
     "SAMPLE_DECODINGS",
     "STYLES",
     "SamplingPlan",

@@ -30,7 +30,8 @@ from realitycheck.params import (
     param,
     param_error,
 )
-from realitycheck.registry import Component, parse_key
+from realitycheck.registry import Component, nested, parse_key
+from realitycheck.retrievers import Retriever
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -78,6 +79,10 @@ class SamplingPlan(Component):
         hidden_layers: Layers whose hidden-state features to ask for (white-box backends).
         variants: Prompt variants to answer (``zero_shot``, ``few_shot``, ``@2`` wordings).
         few_shot_k: Demonstrations in a few-shot prompt.
+        retriever: Passages to prepend to each question's prompt (in-context
+            retrieval augmentation, e.g. ``bm25[corpus=passages.jsonl,k=3]``); the
+            question is the query and the ids of the passages are stored in each
+            response's meta. ``None`` = no retrieval.
         seed: Base seed of sampled requests, shifted per prompt by a hash of its
             text (see :meth:`requests`); greedy and beam requests carry none.
             ``None`` sends unseeded requests (faster batching on some backends, not
@@ -108,6 +113,7 @@ class SamplingPlan(Component):
         in_key=False,
     )
     few_shot_k: int = param(5, Interval(int, 1))
+    retriever: Retriever | None = nested("retrievers")
     seed: int | None = param(0, OrNone(Interval(int)))
 
     name: ClassVar[str] = "plan"

@@ -16,7 +16,8 @@ What a response stores (the shared conventions of the backends):
   ``token_entropies``, ``top_logprobs`` and ``hidden`` (feature name → floats);
 * ``model``, ``decoding`` (of the best answer) and ``prompt_variant``;
 * ``meta``: the backend and plan keys, the generation hash, the ids of few-shot
-  demonstrations and the finish reason of the best answer.
+  demonstrations, the ids of the retrieved passages (``passages``, best first,
+  when the plan has a retriever) and the finish reason of the best answer.
 """
 
 from __future__ import annotations
@@ -33,10 +34,17 @@ from realitycheck.datasets import Dataset
 from realitycheck.errors import InvalidInputError
 from realitycheck.generation._errors import update_generation_errors
 from realitycheck.generation._plans import PlanRequests, SamplingPlan, usable_capabilities
-from realitycheck.generation._prompts import Prompt, build_prompt, choose_demos, parse_variant
+from realitycheck.generation._prompts import (
+    RETRIEVAL_TASKS,
+    Prompt,
+    build_prompt,
+    choose_demos,
+    parse_variant,
+)
 from realitycheck.params import InstanceOf, Interval, check_arg
 from realitycheck.progress import NullProgress, Progress, ProgressTask
 from realitycheck.records import Example, Response
+from realitycheck.retrievers import Passage
 from realitycheck.store import RunStore
 
 __all__ = ["DEFAULT_BATCH_SIZE", "GenerationReport", "generate", "generation_key", "load_inputs"]
@@ -157,6 +165,8 @@ def _assemble(
     meta: dict[str, Any] = {"backend": backend.key, "plan": plan.key, "generation": key}
     if job.prompt.demos:
         meta["demos"] = list(job.prompt.demos)
+    if plan.retriever is not None:
+        meta["passages"] = list(job.prompt.passages)
     if best.finish_reasons:
         meta["finish_reason"] = best.finish_reasons[0]
     return Response(
@@ -196,6 +206,10 @@ def _jobs(
         by_dataset.setdefault(example.dataset, []).append(example)
     jobs, reused = [], 0
     capabilities = usable_capabilities(backend)
+    todo = [
+        e for e in examples if any(f"{e.example_id}/{v}/{key}" not in done for v in plan.variants)
+    ]
+    retrieved = _retrieve(todo, plan)
     for example in examples:
         for variant in plan.variants:
             response_id = f"{example.example_id}/{variant}/{key}"
@@ -210,7 +224,8 @@ def _jobs(
                     plan.few_shot_k,
                     seed=plan.seed if plan.seed is not None else 0,
                 )
-            prompt = build_prompt(example, variant, demos=demos)
+            passages = retrieved.get(example.example_id, ())
+            prompt = build_prompt(example, variant, demos=demos, passages=passages)
             requests = plan.requests(
                 prompt, task=example.task, capabilities=capabilities, tag=response_id
             )
@@ -224,6 +239,24 @@ def _jobs(
                 )
             )
     return jobs, reused
+
+
+def _retrieve(examples: Sequence[Example], plan: SamplingPlan) -> dict[str, tuple[Passage, ...]]:
+    """Return the passages the plan's retriever finds for each example's question (none without).
+
+    Every task is checked before the corpus is read, and the corpus before any call.
+    """
+    if plan.retriever is None or not examples:
+        return {}
+    for example in examples:
+        if example.task not in RETRIEVAL_TASKS:
+            raise InvalidInputError(
+                f"The sampling plan retrieves passages ({plan.retriever.key}), which only "
+                f"{' and '.join(RETRIEVAL_TASKS)} prompts can take; example "
+                f"{example.example_id!r} has task {example.task!r}."
+            )
+    found = plan.retriever.open().search([e.question for e in examples])
+    return {e.example_id: passages for e, passages in zip(examples, found, strict=True)}
 
 
 def generate(

@@ -19,6 +19,7 @@ from realitycheck.runner._run import (
     generate_datasets,
     make_cache,
     measure_run,
+    record_models,
     run_config,
 )
 from realitycheck.runner._studies import StudyRun, build_studies, expand_study_keys, run_studies
@@ -40,6 +41,7 @@ __all__ = [
     "load_run_config",
     "make_cache",
     "measure_run",
+    "record_models",
     "run_config",
     "run_demo",
     "run_studies",

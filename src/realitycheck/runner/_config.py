@@ -29,6 +29,9 @@
     [plan]                         # a SamplingPlan: preset = "default" | "greedy" | "beam"
     n_samples = 10
     variants = ["zero_shot", "few_shot"]
+    retriever = { name = "bm25", params = { corpus = "passages.jsonl", k = 3 } }
+                                   # passages prepended to each question (corpus relative
+                                   # to this file, like every path)
 
     [evaluate]                     # an EvaluationConfig
     threshold_objective = "f1_macro"
@@ -37,6 +40,12 @@
     n_resamples = 1000
     confidence = 0.95
     seed = 0
+
+    [models."meta-llama/Llama-2-7b-chat-hf"]   # per-model metadata, read by the studies
+    family = "llama-2"                         # (see realitycheck.model_info); a model
+    size = 7e9                                 # without it is reported as unknown
+    instruction_tuned = true
+    decoding = "greedy"
 
 Every mistake is reported before any work, naming the file, the line (best
 effort) and the key path, with close matches for unknown keys and names.
@@ -60,8 +69,10 @@ from realitycheck.errors import InvalidInputError, UnknownComponentError, did_yo
 from realitycheck.generation import SamplingPlan, make_plan
 from realitycheck.keys import is_stored
 from realitycheck.labelers import Labeler, labelers
+from realitycheck.model_info import ModelInfo, models_from_table
 from realitycheck.pipeline import EvaluationConfig
 from realitycheck.registry import Component
+from realitycheck.retrievers import Retriever, retrievers
 from realitycheck.studies import studies as study_registry
 from realitycheck.toml_lines import locate, syntax_error_line
 
@@ -78,6 +89,7 @@ _TOP = (
     "evaluate",
     "bootstrap",
     "reference",
+    "models",
 )
 _TOP_LISTS = ("labelers", "detectors", "studies")
 _RUN = ("out", "batch_size", "cache", "cache_dir", "data_dir", "report")
@@ -124,6 +136,7 @@ class RunConfig:
         cache: Whether to use the shared call cache; ``cache_dir`` moves it.
         cache_dir: Folder of the call cache (``None`` = the default).
         report: Whether to write the report.
+        models: Per-model metadata from the ``[models]`` table (model name → fields).
         raw: The file's content as parsed (written to the run manifest).
     """
 
@@ -144,6 +157,7 @@ class RunConfig:
     cache: bool = True
     cache_dir: Path | None = None
     report: bool = True
+    models: Mapping[str, ModelInfo] = field(default_factory=dict)
     raw: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -279,11 +293,25 @@ def _datasets(
     return tuple(out)
 
 
+def _retriever(reader: _Reader, value: Any) -> Retriever:
+    """Build the plan's retriever, its corpus path taken relative to the config file."""
+    where = ["plan", "retriever"]
+    reader.typed(value, (str, dict), where)
+    built = reader.build(where, partial(retrievers.build, value))
+    corpus = getattr(built, "corpus", None)
+    if isinstance(corpus, str):
+        moved: dict[str, Any] = {"corpus": str(reader.path_of(corpus, where))}
+        built = dataclasses.replace(built, **moved)
+    return built
+
+
 def _plan(reader: _Reader, raw: Any) -> SamplingPlan:
     table = dict(reader.typed(raw if raw is not None else {}, dict, ["plan"]))
     preset = reader.typed(table.pop("preset", "default"), str, ["plan", "preset"])
     allowed = ["preset", *(f.name for f in dataclasses.fields(SamplingPlan) if f.init)]
     reader.table(table, ["plan"], allowed)
+    if "retriever" in table:
+        table["retriever"] = _retriever(reader, table["retriever"])
     for key, value in table.items():
         try:
             make_plan(preset, **{key: value})
@@ -420,5 +448,6 @@ def load_run_config(path: str | Path) -> RunConfig:
         if "cache_dir" in run
         else None,
         report=reader.typed(run.get("report", True), bool, ["run", "report"]),
+        models=models_from_table(raw.get("models", {}), path=file, text=text, keys=("models",)),
         raw=raw,
     )

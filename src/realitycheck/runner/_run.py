@@ -6,7 +6,7 @@ arguments and prints what the runner tells it through a :class:`Listener`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,7 @@ from realitycheck.datasets import Dataset
 from realitycheck.detectors import Detector
 from realitycheck.generation import GenerationReport, SamplingPlan, generate, load_inputs
 from realitycheck.labelers import Labeler
+from realitycheck.model_info import ModelInfo, models_to_manifest
 from realitycheck.pipeline import (
     Evaluation,
     EvaluationConfig,
@@ -38,6 +39,7 @@ __all__ = [
     "generate_datasets",
     "make_cache",
     "measure_run",
+    "record_models",
     "run_config",
 ]
 
@@ -83,6 +85,16 @@ def make_cache(enabled: bool, cache_dir: str | Path | None = None) -> CallCache 
     if not enabled:
         return None
     return CallCache(Path(cache_dir) / "calls.sqlite" if cache_dir is not None else None)
+
+
+def record_models(store: RunStore, models: Mapping[str, ModelInfo]) -> None:
+    """Write the per-model metadata into the run's manifest (``config.models``).
+
+    It replaces the metadata recorded before; studies read it through
+    :attr:`realitycheck.store.RunData.models`. Nothing is written when ``models`` is empty.
+    """
+    if models:
+        store.update_manifest(config={"models": models_to_manifest(models)})
 
 
 def generate_datasets(
@@ -182,6 +194,7 @@ def run_config(
     listener = listener or Listener()
     store = RunStore(config.out)
     store.update_manifest(config={"run_file": str(config.path), "run_config": dict(config.raw)})
+    record_models(store, config.models)
     cache = make_cache(config.cache, config.cache_dir)
     generation: dict[str, Any] = {}
     if config.backend is not None:

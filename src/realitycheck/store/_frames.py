@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from realitycheck.keys import LabelKey
+from realitycheck.model_info import ModelInfo, models_from_manifest
 from realitycheck.store._store import RunStore
 
 __all__ = ["RunData"]
@@ -39,6 +40,15 @@ class RunData:
         self.responses = responses
         self.labels = store.frame("labels")
         self.scores = store.frame("scores")
+
+    @functools.cached_property
+    def models(self) -> dict[str, ModelInfo]:
+        """The run's per-model metadata (family, size, tuning, decoding), by model name.
+
+        Written to the manifest (``config.models``) from a models file
+        (``--models``) or a run config's ``[models]`` table; ``{}`` when none.
+        """
+        return models_from_manifest(self.store.read_manifest().get("config", {}).get("models"))
 
     @property
     def datasets(self) -> list[str]:

@@ -14,6 +14,22 @@ below from this package, never from its private modules.
 """
 
 from realitycheck.studies._base import Study, studies, study
+from realitycheck.studies._models import UNKNOWN, model_factor_table, tuning_pairs
+from realitycheck.studies._retrieval import retrieval_ambiguity, retrieval_changes, retrieved_ids
 from realitycheck.studies._tools import automatic_labelers, base_name, fmt, quiet
 
-__all__ = ["Study", "automatic_labelers", "base_name", "fmt", "quiet", "studies", "study"]
+__all__ = [
+    "UNKNOWN",
+    "Study",
+    "automatic_labelers",
+    "base_name",
+    "fmt",
+    "model_factor_table",
+    "quiet",
+    "retrieval_ambiguity",
+    "retrieval_changes",
+    "retrieved_ids",
+    "studies",
+    "study",
+    "tuning_pairs",
+]

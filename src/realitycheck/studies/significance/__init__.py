@@ -9,8 +9,8 @@ paired bootstrap are :func:`realitycheck.metrics.delong` and
 from __future__ import annotations
 
 import json
-import re
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -26,6 +26,7 @@ from realitycheck.metrics import (
     paired_auroc_bootstrap,
     wilson_interval,
 )
+from realitycheck.model_info import ModelInfo
 from realitycheck.params import AnyOf, Interval, OneOf, OrNone, Satisfies, param
 from realitycheck.store import RunData, StudyResult, StudyTable
 from realitycheck.studies import Study, study
@@ -36,31 +37,60 @@ __all__ = ["Significance", "group_of_models"]
 
 Paired = Literal["auto", "yes", "no"]
 
-GROUPINGS = ("model", "task", "decoding", "prompt_variant", "size_bin", "instruction_tuned")
-SIZE = re.compile(r"(\d+(?:\.\d+)?)b(?![a-z])", re.IGNORECASE)
-SIZE_BINS = ((3.0, "<3B"), (10.0, "3-10B"), (30.0, "10-30B"), (float("inf"), ">=30B"))
-TUNED = re.compile(r"instruct|chat|-it(?![a-z0-9])", re.IGNORECASE)
+GROUPINGS = (
+    "model", "task", "decoding", "prompt_variant", "family", "size_bin", "instruction_tuned",
+)  # fmt: skip
+MODEL_FACTORS = ("family", "size_bin", "instruction_tuned")
+SIZE_BINS = ((3e9, "<3B"), (10e9, "3-10B"), (30e9, "10-30B"), (float("inf"), ">=30B"))
+_FROM_METADATA = (
+    "from the run's model metadata (a models file given with --models, or the run "
+    "config's [models] table), never from the model's name"
+)
 RULES = {
-    "size_bin": "size parsed from the model name (a number followed by 'b', e.g. 7b, 13B, "
-    "1.5b) and binned as <3B, 3-10B, 10-30B, >=30B; models without one are left out",
-    "instruction_tuned": "'tuned' when the model name contains 'instruct', 'chat' or '-it', "
-    "else 'base'",
+    "family": f"the model's family {_FROM_METADATA}",
+    "size_bin": f"the model's size in parameters {_FROM_METADATA}, binned as <3B, 3-10B, "
+    "10-30B, >=30B",
+    "instruction_tuned": f"'tuned' or 'base' {_FROM_METADATA}",
 }
 
 
-def group_of_models(models: pd.Series, grouping: str) -> pd.Series:
-    """Derive ``size_bin`` or ``instruction_tuned`` from model names (None where unknown)."""
+def _factor(info: ModelInfo | None, grouping: str) -> str | None:
+    if info is None:
+        return None
+    if grouping == "family":
+        return info.family
     if grouping == "instruction_tuned":
-        return models.map(lambda m: "tuned" if TUNED.search(str(m)) else "base")
+        return (
+            None
+            if info.instruction_tuned is None
+            else ("tuned" if info.instruction_tuned else "base")
+        )
+    if info.size is None:
+        return None
+    return next(label for edge, label in SIZE_BINS if info.size < edge)
 
-    def size_bin(name: Any) -> str | None:
-        found = SIZE.search(str(name))
-        if found is None:
-            return None
-        size = float(found.group(1))
-        return next(label for edge, label in SIZE_BINS if size < edge)
 
-    return models.map(size_bin)
+def group_of_models(models: pd.Series, grouping: str, info: Mapping[str, ModelInfo]) -> pd.Series:
+    """Return each model's ``family``, ``size_bin`` or ``instruction_tuned`` group from ``info``.
+
+    ``info`` is the run's model metadata (:attr:`realitycheck.store.RunData.models`);
+    a model without it (or without that field) gets None: unknown, left out of the test.
+    """
+    return models.map(lambda m: _factor(info.get(str(m)), grouping))
+
+
+def _rule(grouping: str, models: pd.Series, groups: pd.Series) -> str:
+    """The grouping's rule, naming the models left out as unknown."""
+    rule = RULES.get(grouping, "")
+    if grouping not in MODEL_FACTORS:
+        return rule
+    unknown = sorted({str(m) for m in models[groups.isna()].dropna().unique()})
+    if unknown:
+        shown = ", ".join(unknown[:5]) + (
+            f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        )
+        rule += f"; unknown (not in the metadata), so left out: {shown}"
+    return rule
 
 
 def _meta_value(text: Any, key: str) -> str | None:
@@ -72,9 +102,9 @@ def _meta_value(text: Any, key: str) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
-def _groups(frame: pd.DataFrame, grouping: str) -> pd.Series:
-    if grouping in ("size_bin", "instruction_tuned"):
-        return group_of_models(frame["model"], grouping)
+def _groups(frame: pd.DataFrame, grouping: str, info: Mapping[str, ModelInfo]) -> pd.Series:
+    if grouping in MODEL_FACTORS:
+        return group_of_models(frame["model"], grouping, info)
     if grouping.startswith("meta:"):
         key = grouping.split(":", 1)[1]
         return frame["meta"].map(lambda t: _meta_value(t, key))
@@ -145,7 +175,9 @@ class Significance(Study):
         value: ``hallucinated:<labeler>``, a detector key or a labeler key;
             ``None`` = ``hallucinated:<reference>``.
         group: ``model``, ``task``, ``decoding``, ``prompt_variant``,
-            ``size_bin``, ``instruction_tuned`` or ``meta:<key>``.
+            ``family``, ``size_bin``, ``instruction_tuned`` (these three from the
+            run's model metadata; models without it are unknown and left out) or
+            ``meta:<key>``.
         paired: ``auto``, ``yes`` or ``no``: whether groups are matched on example.
         alpha: Significance level of the normality checks and the tables.
         compare: Detector pairs ``"A vs B"``; None = best vs each other.
@@ -241,7 +273,7 @@ class Significance(Study):
         self, data: RunData, ds: str, values: pd.Series, confidence: float
     ) -> dict[str, pd.DataFrame]:
         frame = data.frame(ds)
-        groups = _groups(frame, self.group)
+        groups = _groups(frame, self.group, data.models)
         result = compare_groups(
             values.to_numpy(dtype=float), groups.to_numpy(), frame["example_id"].to_numpy(),
             alpha=self.alpha, paired=self.paired,
@@ -253,7 +285,7 @@ class Significance(Study):
             "n_groups": result.n_groups, "n_values": result.n_values,
             "n_blocks": result.n_blocks, "n_no_group": int(groups.isna().sum()),
             "n_no_value": int(values.isna().sum()),
-            "why": result.why, "group_rule": RULES.get(self.group, ""),
+            "why": result.why, "group_rule": _rule(self.group, frame["model"], groups),
         }  # fmt: skip
         described = self._describe(values, groups, confidence)
         means = dict(zip(described["group"], described["mean"], strict=True))
