@@ -18,6 +18,7 @@ from realitycheck.backends._cache import (
     default_cache_path,
     usage_of,
 )
+from realitycheck.backends._cached_loglik import cached_loglik_tokens, loglik_key
 
 __all__ = [
     "CAPABILITIES",
@@ -30,8 +31,10 @@ __all__ = [
     "backend",
     "backends",
     "cached_generate",
+    "cached_loglik_tokens",
     "call_identity",
     "default_cache_path",
+    "loglik_key",
     "require",
     "usage_of",
 ]
