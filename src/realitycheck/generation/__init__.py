@@ -7,6 +7,23 @@ the shared call cache and stores one response per example and variant, resuming
 a stopped run.
 """
 
+from realitycheck.generation._choice import (
+    NORMALISATIONS,
+    TEMPLATES,
+    McqPrompt,
+    OptionScore,
+    choose_option,
+    render,
+    true_mass,
+)
+from realitycheck.generation._choose import (
+    GOLD_LABELER,
+    ChoicePlan,
+    ChoiceReport,
+    check_questions,
+    choice_key,
+    choose,
+)
 from realitycheck.generation._errors import generation_errors
 from realitycheck.generation._plans import (
     DEFAULT_MAX_TOKENS,
@@ -33,8 +50,26 @@ from realitycheck.generation._stage import (
     generation_key,
     load_inputs,
 )
+from realitycheck.generation.variants import PromptVariant, Skipped, variant, variants
 
 __all__ = [
+    "GOLD_LABELER",
+    "NORMALISATIONS",
+    "TEMPLATES",
+    "ChoicePlan",
+    "ChoiceReport",
+    "McqPrompt",
+    "OptionScore",
+    "PromptVariant",
+    "Skipped",
+    "check_questions",
+    "choice_key",
+    "choose",
+    "choose_option",
+    "render",
+    "true_mass",
+    "variant",
+    "variants",
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_MAX_TOKENS",
     "FORMATS",
