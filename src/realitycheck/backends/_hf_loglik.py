@@ -25,13 +25,21 @@ def split_pairs(
 ) -> tuple[list[list[int]], list[list[int]]]:
     """Return the context tokens and the continuation tokens of each pair.
 
+    Each distinct prompt is tokenised once, and the joint texts in one batch
+    call of the (fast) tokenizer.
+
     Raises:
         InvalidInputError: If a prompt yields no token to condition on.
     """
+    if not pairs:
+        return [], []
+    prompts = sorted({p for p, _ in pairs})  # options share their prompt: tokenised once
+    prompt_ids = dict(zip(prompts, tokenizer(prompts)["input_ids"], strict=True))
+    wholes = tokenizer([p + c for p, c in pairs])["input_ids"]
     contexts, continuations = [], []
-    for k, (prompt, continuation) in enumerate(pairs):
-        ctx = list(tokenizer(prompt)["input_ids"])
-        whole = list(tokenizer(prompt + continuation)["input_ids"])
+    for k, ((prompt, _), whole) in enumerate(zip(pairs, wholes, strict=True)):
+        ctx = list(prompt_ids[prompt])
+        whole = list(whole)
         shared = continuation_start(ctx, whole, k)
         contexts.append(whole[:shared])
         continuations.append(whole[shared:])
