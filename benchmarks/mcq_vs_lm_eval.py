@@ -53,7 +53,7 @@ LM_EVAL = "lm-eval==0.4.13"
 
 RC_SCRIPT = """
 import json, sys, time
-cfg = json.loads(sys.argv[1])
+cfg = json.loads(open(sys.argv[1], encoding="utf-8").read())
 import torch
 torch.set_num_threads(cfg["threads"])
 from realitycheck.backends.hf import HFBackend
@@ -79,7 +79,7 @@ print(json.dumps({"seconds": seconds, "load": load, "sums": sums, "choices": cho
 
 LM_EVAL_SCRIPT = """
 import json, sys, time
-cfg = json.loads(sys.argv[1])
+cfg = json.loads(open(sys.argv[1], encoding="utf-8").read())
 import torch
 torch.set_num_threads(cfg["threads"])
 from lm_eval.api.instance import Instance
@@ -133,26 +133,26 @@ def ensure_venv(venv: Path) -> Path:
     return python
 
 
-def questions(data_dir: Path, dataset: str, n: int) -> list[tuple[str, list[str]]]:
-    """Return ``(context, options)`` of the first ``n`` questions."""
+def questions(data_dir: Path, n: int) -> list[tuple[str, list[str]]]:
+    """Return ``(context, options)`` of the first ``n`` TruthfulQA MC1 questions."""
     from realitycheck.datasets import datasets
 
-    key = "truthfulqa_mc" if dataset == "truthfulqa" else "factor"
-    examples = datasets.create(key, data_dir=str(data_dir)).load().examples[:n]
-    if dataset == "truthfulqa":
-        return [(f"Q: {e.question}\nA:", list(e.choices)) for e in examples]
-    return [(e.question.rstrip(), list(e.choices)) for e in examples]
+    examples = datasets.create("truthfulqa_mc", data_dir=str(data_dir)).load().examples[:n]
+    return [(f"Q: {e.question}\nA:", list(e.choices)) for e in examples]
 
 
 def run(python: str, script: str, cfg: dict, env: dict[str, str]) -> dict:
     """Run one tool in a fresh process and return what it printed."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as fh:
+        json.dump(cfg, fh)
     out = subprocess.run(
-        [python, "-c", script, json.dumps(cfg)],
+        [python, "-c", script, fh.name],
         check=True,
         capture_output=True,
         text=True,
         env=env,
     )
+    os.unlink(fh.name)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -160,7 +160,6 @@ def main() -> None:
     """Build the model, run both tools, print agreement and the speed ratio."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--questions", type=int, default=200)
-    parser.add_argument("--dataset", choices=("truthfulqa", "factor"), default="truthfulqa")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=2)
@@ -171,9 +170,9 @@ def main() -> None:
 
     from _tiny_llama import build_llama
 
-    items = questions(args.data_dir, args.dataset, args.questions)
+    items = questions(args.data_dir, args.questions)
     texts = [c + " " + " ".join(options) for c, options in items]
-    folder = args.models / f"{args.dataset}-{args.questions}"
+    folder = args.models / f"truthfulqa-{args.questions}"
     if not (folder / "config.json").exists():
         build_llama(folder, texts)
     pairs = [(c, " " + o) for c, options in items for o in options]
@@ -191,7 +190,7 @@ def main() -> None:
     ours = [run(sys.executable, RC_SCRIPT, cfg, env) for _ in range(args.repeats)]
     t_ours = min(r["seconds"] for r in ours)
     print(
-        f"{args.dataset}: {len(items)} questions, {len(pairs)} options scored, "
+        f"TruthfulQA MC1: {len(items)} questions, {len(pairs)} options scored, "
         f"{args.threads} torch thread(s), best of {args.repeats} runs"
     )
     print(

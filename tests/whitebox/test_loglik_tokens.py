@@ -45,6 +45,24 @@ def test_hf_token_logliks_equal_a_direct_forward_pass(hf, reference):
     assert sums == pytest.approx([math.fsum(v) for v in got], abs=1e-9)
 
 
+MCQ = [
+    (context, option)
+    for context in ("the cat", "who is the king of the old city", "one two three four five six")
+    for option in (" sat", " is the queen of london", " red blue green black")
+]
+
+
+@pytest.mark.parametrize("batch_size", [1, 4, 64])
+def test_options_sharing_a_context_equal_a_direct_forward_pass(reference, tiny_lm_dir, batch_size):
+    """Contexts run once with their cache copied per option: same numbers as full passes."""
+    from realitycheck.backends.hf import HFBackend
+
+    backend = HFBackend(model=str(tiny_lm_dir), device="cpu", batch_size=batch_size)
+    got = backend.loglik_tokens(MCQ + [("the sun", " is red")])
+    for pair, values in zip(MCQ + [("the sun", " is red")], got, strict=True):
+        np.testing.assert_allclose(values, _direct(reference, *pair), atol=1e-5, rtol=0)
+
+
 def test_hf_scores_do_not_depend_on_batch_or_order(hf):
     from realitycheck.backends.hf import HFBackend
 

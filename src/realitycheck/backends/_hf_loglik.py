@@ -4,9 +4,11 @@ Each ``(prompt, continuation)`` pair is tokenised twice, the prompt alone
 (with the tokenizer's special tokens, e.g. BOS) and prompt + continuation;
 the tokens of the joint text after the longest prefix the two share are the
 continuation's (:func:`realitycheck.backends._chat.continuation_start`), so a
-token spanning the boundary counts to the continuation. The pairs are sorted
-by length before batching, so a batch holds sequences of similar length and
-little padding; the answers come back in the order of the pairs.
+token spanning the boundary counts to the continuation. Continuations that share
+their context (the options of one question) are scored against one run of
+the context (:mod:`realitycheck.backends._hf_prefix`); the other pairs are
+sorted by length before batching, so a batch holds sequences of similar
+length and little padding. The answers come back in the order of the pairs.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 from realitycheck.backends._chat import continuation_start
 from realitycheck.backends._hf_forward import forward_features
+from realitycheck.backends._hf_prefix import shared_context_logliks
 
 __all__ = ["split_pairs", "token_logliks"]
 
@@ -61,9 +64,25 @@ def token_logliks(
         One tuple per pair, in the order of ``pairs`` (empty for an empty continuation).
     """
     contexts, continuations = split_pairs(tokenizer, pairs)
-    order = sorted(range(len(pairs)), key=lambda i: -(len(contexts[i]) + len(continuations[i])))
-    out: list[tuple[float, ...]] = [()] * len(pairs)
     pad_id = int(tokenizer.pad_token_id)
+    uses: dict[tuple[int, ...], int] = {}
+    for context, continuation in zip(contexts, continuations, strict=True):
+        if continuation:
+            uses[tuple(context)] = uses.get(tuple(context), 0) + 1
+    shared = [i for i, c in enumerate(contexts) if uses.get(tuple(c), 0) > 1]
+    out: list[tuple[float, ...]] = [()] * len(pairs)
+    if shared:
+        scored = shared_context_logliks(
+            model,
+            [contexts[i] for i in shared],
+            [continuations[i] for i in shared],
+            pad_id=pad_id,
+            batch_size=batch_size,
+        )
+        for i, values in zip(shared, scored, strict=True):
+            out[i] = values
+    alone = [i for i, c in enumerate(contexts) if uses.get(tuple(c), 0) == 1]
+    order = sorted(alone, key=lambda i: -(len(contexts[i]) + len(continuations[i])))
     for s in range(0, len(order), batch_size):
         chunk = order[s : s + batch_size]
         feats = forward_features(
