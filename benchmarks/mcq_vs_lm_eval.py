@@ -3,14 +3,15 @@
 Both tools score the same ``(context, continuation)`` pairs with the same
 tiny local Llama (random weights, built by ``benchmarks/_tiny_llama.py``,
 saved with ``save_pretrained``) on CPU with the same number of torch threads:
-the first ``--questions`` TruthfulQA MC1 questions (or FACTOR news prefixes,
-``--dataset factor``) in the ``qa`` template (``Q: question\\nA:``, each
-option after a space; FACTOR: the prefix, each completion after a space),
-every option of every question.
+the first ``--questions`` TruthfulQA MC1 questions in the ``qa`` template
+(``Q: question\nA:``, each option after a space), every option of every
+question. (FACTOR's prefixes run past the tiny model's 256 positions, where
+lm-eval truncates the context from the left and realitycheck does not, so
+they are not compared here.)
 
 * realitycheck: the ``hf`` backend's :meth:`loglik_tokens` (all pairs in one
-  call: pairs sorted by length, ``--batch-size`` sequences per forward pass,
-  left padding, logits kept only for the continuation positions), then
+  call: each question's context run once and its KV cache copied to its
+  options, about ``--batch-size`` options per forward pass), then
   :func:`choose_option` per question;
 * lm-eval: ``HFLM(pretrained=FOLDER, add_bos_token=True)`` (the BOS token
   realitycheck's tokenisation also adds), ``loglikelihood`` on ``Instance``
