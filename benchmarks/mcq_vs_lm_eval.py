@@ -4,7 +4,7 @@ Both tools score the same ``(context, continuation)`` pairs with the same
 tiny local Llama (random weights, built by ``benchmarks/_tiny_llama.py``,
 saved with ``save_pretrained``) on CPU with the same number of torch threads:
 the first ``--questions`` TruthfulQA MC1 questions in the ``qa`` template
-(``Q: question\nA:``, each option after a space), every option of every
+(``Q: question\\nA:``, each option after a space), every option of every
 question. (FACTOR's prefixes run past the tiny model's 256 positions, where
 lm-eval truncates the context from the left and realitycheck does not, so
 they are not compared here.)
