@@ -11,6 +11,12 @@
         "shuffle_demos[seed=1]",
         { name = "k_shot", params = { k = 3, seed = 2 } },
     ]
+
+The backend must score continuations: ``hf``, ``vllm`` (on a GPU: ``name =
+"vllm"``, ``params = { model = "PATH" }``; options are scored from the
+engine's prompt log-probs) or ``openai`` with ``mode = "completions"`` (a
+server that echoes prompt log-probs). Each dataset entry's ``limit`` takes
+the first questions; demonstrations come from the whole dataset.
 """
 
 from __future__ import annotations
