@@ -224,6 +224,8 @@ class FakeOpenAIServer:
     def answer(self, body: dict[str, Any], chat: bool) -> dict[str, Any]:
         """Build the response body for a request body."""
         prompt = prompt_of(body)
+        if body.get("echo") and not chat:
+            return _echo_answer(prompt, body)
         n = int(body.get("n") or 1)
         max_tokens = int(body.get("max_tokens") or 16)
         temperature = float(body.get("temperature", 1.0))
@@ -253,6 +255,45 @@ class FakeOpenAIServer:
                 "total_tokens": len(prompt.split()) + sum(len(c["_tokens"]) for c in choices),
             },
         }
+
+
+def echo_tokens(text: str) -> list[tuple[str, int, float | None]]:
+    """The server's echo of ``text``: (token, character offset, log-prob) per token.
+
+    A token is a run of non-space characters with the spaces before it; its
+    log-prob is a hash of the text before it and itself (none for the first).
+    """
+    out: list[tuple[str, int, float | None]] = []
+    for match in re.finditer(r"\s*\S+", text):
+        token, start = match.group(0), match.start()
+        d = _digest("echo", text[:start], token)
+        out.append((token, start, None if start == 0 else -round(0.01 + d[0] / 32, 4)))
+    return out
+
+
+def _echo_answer(prompt: str, body: dict[str, Any]) -> dict[str, Any]:
+    """Answer an ``echo=True`` completions request: the prompt's tokens and log-probs."""
+    echoed = echo_tokens(prompt)
+    return {
+        "id": "cmpl-" + _digest(prompt).hex()[:12],
+        "object": "text_completion",
+        "model": body.get("model", ""),
+        "choices": [
+            {
+                "index": 0,
+                "text": prompt,
+                "finish_reason": "length",
+                "_tokens": [],
+                "logprobs": {
+                    "tokens": [t for t, _, _ in echoed],
+                    "token_logprobs": [v for _, _, v in echoed],
+                    "top_logprobs": [None] * len(echoed),
+                    "text_offset": [o for _, o, _ in echoed],
+                },
+            }
+        ],
+        "usage": {"prompt_tokens": len(echoed), "completion_tokens": 0},
+    }
 
 
 def _choice(exp: dict[str, Any], index: int, *, chat: bool, top_logprobs: int) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from realitycheck.backends._cache import (
     default_cache_path,
     usage_of,
 )
+from realitycheck.backends._cached_loglik import cached_loglik_tokens, loglik_key
 from realitycheck.backends._pairs import (
     CONSISTENCY,
     PAIR_CLASSES,
@@ -48,6 +49,8 @@ __all__ = [
     "pair_cache_key",
     "pair_classes",
     "pair_score",
+    "cached_loglik_tokens",
+    "loglik_key",
     "require",
     "usage_of",
 ]

@@ -220,6 +220,14 @@ class Backend(Component):
         """
         raise InvalidInputError(f"The backend {self.key!r} cannot return hidden states.")
 
+    def loglik_tokens(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, ...]]:
+        """Return ``log p(c_t | prompt, c_<t)`` for each token ``c_t`` of each continuation.
+
+        The sum of a pair's values is its :meth:`loglik`; their number is the
+        continuation's token count (what per-token normalisation divides by).
+        """
+        raise InvalidInputError(f"The backend {self.key!r} cannot score fixed continuations.")
+
 
 backends: Registry[Backend] = Registry("backends", "realitycheck.backends")
 backend = backends.register

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from realitycheck.backends._base import Backend, Dtype, Generation, GenerationRequest, backend
-from realitycheck.backends._chat import chat_text, continuation_start
+from realitycheck.backends._chat import chat_text
 from realitycheck.backends._hf_decoding import (
     cut,
     eos_ids,
@@ -291,28 +291,21 @@ class HFBackend(Backend):
         Raises:
             InvalidInputError: If the prompt yields no token to condition on.
         """
-        from realitycheck.backends._hf_forward import forward_features
+        return [float(sum(values)) for values in self.loglik_tokens(pairs)]
+
+    def loglik_tokens(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, ...]]:
+        """Return each continuation token's log-probability (tokenised as in :meth:`loglik`).
+
+        Pairs are sorted by length and scored ``batch_size`` sequences per
+        forward pass (:mod:`realitycheck.backends._hf_loglik`).
+
+        Raises:
+            InvalidInputError: If a prompt yields no token to condition on.
+        """
+        from realitycheck.backends._hf_loglik import token_logliks
 
         model, tokenizer = self._loaded()
-        contexts, continuations = [], []
-        for k, (prompt, continuation) in enumerate(pairs):
-            ctx = list(tokenizer(prompt)["input_ids"])
-            whole = list(tokenizer(prompt + continuation)["input_ids"])
-            shared = continuation_start(ctx, whole, k)
-            contexts.append(whole[:shared])
-            continuations.append(whole[shared:])
-        out: list[float] = []
-        for s in range(0, len(pairs), self.batch_size):
-            feats = forward_features(
-                model,
-                tokenizer,
-                contexts[s : s + self.batch_size],
-                continuations[s : s + self.batch_size],
-                pad_id=int(tokenizer.pad_token_id),
-                entropy=False,
-            )
-            out.extend(float(sum(f.token_logprobs)) for f in feats)
-        return out
+        return token_logliks(model, tokenizer, pairs, batch_size=self.batch_size)
 
     def score_pairs(
         self, pairs: Sequence[tuple[str, str]], *, labels: Sequence[str] = ()

@@ -293,12 +293,21 @@ class MockBackend(Backend):
             InvalidInputError: If ``pairs`` is not a list of (prompt, continuation) strings.
             FatalBackendError: If a prompt matches ``fail_on``.
         """
+        return [math.fsum(values) for values in self.loglik_tokens(pairs)]
+
+    def loglik_tokens(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, ...]]:
+        """Return the canned log-probability of each token (:func:`tokenize`) of each continuation.
+
+        Raises:
+            InvalidInputError: If ``pairs`` is not a list of (prompt, continuation) strings.
+            FatalBackendError: If a prompt matches ``fail_on``.
+        """
         check_arg(pairs, _PAIRS, name="pairs", owner="mock.loglik")
         out = []
         for prompt, continuation in pairs:
             if self.fail_on and re.search(self.fail_on, prompt):
                 raise FatalBackendError(self._refusal())
-            out.append(math.fsum(self._token_logprobs(len(tokenize(continuation)))))
+            out.append(self._token_logprobs(len(tokenize(continuation))))
         return out
 
     def score_pairs(

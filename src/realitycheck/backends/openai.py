@@ -30,6 +30,7 @@ import functools
 import importlib
 import json
 import logging
+import math
 import os
 import random
 import re
@@ -157,7 +158,9 @@ class OpenAIBackend(Backend):
     ``response_format`` of type ``json_schema`` (chat mode; OpenAI, vLLM and
     llama.cpp servers constrain the reply to it). When a server refuses token log-probs as
     unsupported, the request is answered without them and a warning is logged;
-    detectors that need them then report the missing feature.
+    detectors that need them then report the missing feature. In
+    ``completions`` mode :meth:`loglik_tokens` scores fixed continuations
+    from echoed prompt log-probs (``echo=True, max_tokens=0``).
 
     Attributes:
         model: The model name the server knows.
@@ -173,7 +176,7 @@ class OpenAIBackend(Backend):
     """
 
     capabilities: ClassVar[frozenset[str]] = frozenset(
-        {"chat", "completion", "n", "logprobs", "top_logprobs", "json_schema"}
+        {"chat", "completion", "n", "logprobs", "top_logprobs", "json_schema", "loglik"}
     )
 
     model: str = required(NonEmptyStr())
@@ -196,6 +199,29 @@ class OpenAIBackend(Backend):
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         """Answer each request, in order (see :meth:`generate_each`)."""
         return self.generate_each(requests)
+
+    def loglik(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """Return ``log p(continuation | prompt)`` for each pair (see :meth:`loglik_tokens`)."""
+        return [math.fsum(values) for values in self.loglik_tokens(pairs)]
+
+    def loglik_tokens(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, ...]]:
+        """Return each continuation token's log-probability, echoed by ``/completions``.
+
+        Only in ``completions`` mode (:mod:`realitycheck.backends._openai_loglik`).
+
+        Raises:
+            InvalidInputError: In ``chat`` mode, before any call.
+            BackendError: A call failed after the retries.
+        """
+        from realitycheck.backends._openai_loglik import score_pairs
+
+        if self.mode != "completions":
+            raise InvalidInputError(
+                "The openai backend scores continuations only in mode='completions' (the "
+                "chat API does not echo prompt log-probabilities). Got mode='chat'."
+            )
+        _sdk()
+        return score_pairs(self, list(pairs), self._api_key())
 
     def generate_each(
         self,

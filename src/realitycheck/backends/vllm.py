@@ -319,6 +319,15 @@ class VLLMBackend(Backend):
 
     def loglik(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """Return ``log p(continuation | prompt)`` for each pair (boundary rule as in ``hf``)."""
+        return [float(sum(values)) for values in self.loglik_tokens(pairs)]
+
+    def loglik_tokens(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, ...]]:
+        """Return each continuation token's log-probability, from vLLM's prompt log-probs.
+
+        All pairs go to the engine in one call (vLLM batches them itself),
+        each as prompt + continuation with ``prompt_logprobs=0`` and one
+        generated token, which is ignored.
+        """
         llm = self._llm()
         tokenizer = llm.get_tokenizer()
         wholes, starts = [], []
@@ -332,7 +341,7 @@ class VLLMBackend(Backend):
             [{"prompt_token_ids": w} for w in wholes], sampling_params=params, use_tqdm=False
         )
         return [
-            float(sum(out.prompt_logprobs[t][whole[t]].logprob for t in range(start, len(whole))))
+            tuple(float(out.prompt_logprobs[t][whole[t]].logprob) for t in range(start, len(whole)))
             for out, whole, start in zip(outputs, wholes, starts, strict=True)
         ]
 

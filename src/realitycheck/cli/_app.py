@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import click
 
-from realitycheck.cli import _catalog, _check, _generate, _ingest, _stages, _study  # noqa: F401  (they register their verbs)
+from realitycheck.cli import _catalog, _check, _choose, _generate, _ingest, _stages, _study  # noqa: F401  (they register their verbs)
 from realitycheck.cli._common import (
     EXIT_ERROR,
     EXIT_INTERNAL,

@@ -18,6 +18,7 @@ __all__ = [
     "check_replace_names",
     "cli",
     "datasets_from_keys",
+    "echo_choice",
     "echo_stage",
     "listener_for",
     "lock_run",
@@ -130,6 +131,9 @@ def listener_for(ctx: click.Context) -> Any:
         def generation(self, dataset: str, report: Any, run_dir: Any) -> None:
             echo_generation(dataset, report, run_dir)
 
+        def choice(self, dataset: str, report: Any) -> None:
+            echo_choice(dataset, report)
+
         def stage(self, report: Any) -> None:
             echo_stage(report)
 
@@ -167,6 +171,21 @@ def echo_generation(name: str, report: Any, run_dir: Any) -> None:
         click.echo(
             f"  {report.failed} generations failed and are listed in "
             f"{run_dir / 'generation_errors.parquet'}; run the same command again to retry them.",
+            err=True,
+        )
+
+
+def echo_choice(name: str, report: Any) -> None:
+    """Print what the choose stage did for one dataset, and which variants it skipped where."""
+    click.echo(
+        f"{name}: {report.computed} questions answered by likelihood, {report.reused} already "
+        f"stored ({report.pairs_scored} options scored, the rest from the cache)"
+    )
+    for key, skipped in report.skipped.items():
+        click.echo(
+            scrub_text(
+                f"  {key} skipped {skipped['questions']} questions, e.g. {skipped['reason']}"
+            ),
             err=True,
         )
 

@@ -8,6 +8,23 @@ the shared call cache and stores one response per example and variant, resuming
 a stopped run.
 """
 
+from realitycheck.generation._choice import (
+    NORMALISATIONS,
+    TEMPLATES,
+    McqPrompt,
+    OptionScore,
+    choose_option,
+    render,
+    true_mass,
+)
+from realitycheck.generation._choose import (
+    GOLD_LABELER,
+    ChoicePlan,
+    ChoiceReport,
+    check_questions,
+    choice_key,
+    choose,
+)
 from realitycheck.generation._errors import generation_errors
 from realitycheck.generation._plans import (
     DEFAULT_MAX_TOKENS,
@@ -35,22 +52,36 @@ from realitycheck.generation._stage import (
     generation_key,
     load_inputs,
 )
+from realitycheck.generation.variants import PromptVariant, Skipped, variant, variants
 
 __all__ = [
+    "ChoicePlan",
+    "ChoiceReport",
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_MAX_TOKENS",
     "FORMATS",
+    "GOLD_LABELER",
     "GenerationReport",
+    "McqPrompt",
+    "NORMALISATIONS",
+    "OptionScore",
     "PLANS",
     "PROMPT_TASKS",
     "PlanRequests",
     "Prompt",
     "RETRIEVAL_TASKS",
+    "PromptVariant",
     "SAMPLE_DECODINGS",
     "STYLES",
     "SamplingPlan",
+    "Skipped",
+    "TEMPLATES",
     "build_prompt",
+    "check_questions",
+    "choice_key",
+    "choose",
     "choose_demos",
+    "choose_option",
     "delimit",
     "generate",
     "generation_errors",
@@ -58,4 +89,8 @@ __all__ = [
     "load_inputs",
     "make_plan",
     "parse_variant",
+    "render",
+    "true_mass",
+    "variant",
+    "variants",
 ]

@@ -4,6 +4,7 @@ It sits above the report, the studies and the pipeline, and below the command
 line, which only parses arguments and calls it.
 """
 
+from realitycheck.runner._choice_config import ChoiceSettings
 from realitycheck.runner._config import DatasetEntry, RunConfig, load_run_config
 from realitycheck.runner._demo import (
     DEMO_DATASETS,
@@ -16,6 +17,7 @@ from realitycheck.runner._demo import (
 from realitycheck.runner._run import (
     Listener,
     RunOutcome,
+    choose_datasets,
     generate_datasets,
     make_cache,
     measure_run,
@@ -29,6 +31,7 @@ __all__ = [
     "DEMO_DETECTORS",
     "DEMO_LABELERS",
     "DEMO_PLAN",
+    "ChoiceSettings",
     "DatasetEntry",
     "DemoResult",
     "Listener",
@@ -36,6 +39,7 @@ __all__ = [
     "RunOutcome",
     "StudyRun",
     "build_studies",
+    "choose_datasets",
     "expand_study_keys",
     "generate_datasets",
     "load_run_config",

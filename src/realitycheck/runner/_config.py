@@ -33,6 +33,11 @@
                                    # passages prepended to each question (corpus relative
                                    # to this file, like every path)
 
+    # or, for MCQ datasets, [choice] instead of [plan] (see runner._choice_config):
+    # [choice]
+    # normalisation = "token"
+    # variants = ["default", "shuffle_options[seed=1]"]
+
     [evaluate]                     # an EvaluationConfig
     threshold_objective = "f1_macro"
 
@@ -62,7 +67,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from realitycheck.analysis import Bootstrap
-from realitycheck.backends import Backend, backends
+from realitycheck.backends import Backend, backends, require
 from realitycheck.datasets import Dataset, datasets
 from realitycheck.detectors import Detector, detectors
 from realitycheck.errors import InvalidInputError, UnknownComponentError, did_you_mean
@@ -73,6 +78,7 @@ from realitycheck.model_info import ModelInfo, models_from_table
 from realitycheck.pipeline import EvaluationConfig
 from realitycheck.registry import Component
 from realitycheck.retrievers import Retriever, retrievers
+from realitycheck.runner._choice_config import ChoiceSettings, parse_choice
 from realitycheck.studies import studies as study_registry
 from realitycheck.toml_lines import locate, syntax_error_line
 
@@ -83,6 +89,7 @@ _TOP = (
     "datasets",
     "backend",
     "plan",
+    "choice",
     "labelers",
     "detectors",
     "studies",
@@ -123,6 +130,8 @@ class RunConfig:
         datasets: The datasets, in file order.
         backend: The model to generate with; ``None`` = evaluate the datasets' own responses.
         plan: How to sample.
+        choice: How to answer MCQ datasets by likelihood (a ``[choice]`` table), or
+            ``None`` to generate with ``plan``.
         labelers: Labelers to run.
         detectors: Detectors to run.
         label_keys: Labeler keys to measure (the built ones plus stored ``human`` ones).
@@ -145,6 +154,7 @@ class RunConfig:
     datasets: tuple[DatasetEntry, ...]
     backend: Backend | None
     plan: SamplingPlan
+    choice: ChoiceSettings | None = None
     labelers: tuple[Labeler, ...] = ()
     detectors: tuple[Detector, ...] = ()
     label_keys: tuple[str, ...] = ()
@@ -402,8 +412,15 @@ def load_run_config(path: str | Path) -> RunConfig:
             ["backend", "params"] if params else ["backend", "name"],
             lambda: backends.create(name, **params),
         )
-    elif "plan" in raw:
-        raise reader.fail("A [plan] needs a [backend] to generate with.", ["plan"])
+    elif "plan" in raw or "choice" in raw:
+        table_name = "plan" if "plan" in raw else "choice"
+        raise reader.fail(f"A [{table_name}] needs a [backend] to answer with.", [table_name])
+    if "plan" in raw and "choice" in raw:
+        raise reader.fail(
+            "A run either generates ([plan]) or chooses by likelihood ([choice]), not both.",
+            ["choice"],
+        )
+    choice = parse_choice(reader, raw["choice"]) if "choice" in raw else None
     labs, label_keys = _components(reader, raw, "labelers", labelers)
     dets, detector_keys = _components(reader, raw, "detectors", detectors)
     study_entries = reader.typed(raw.get("studies", []), list, ["studies"])
@@ -412,7 +429,9 @@ def load_run_config(path: str | Path) -> RunConfig:
     else:
         study_keys = _components(reader, raw, "studies", study_registry)[1]
     plan = _plan(reader, raw.get("plan"))
-    if backend is not None:
+    if backend is not None and choice is not None:
+        reader.build(["backend"], lambda: require({"loglik"}, backend, who="[choice]"))
+    elif backend is not None:
         needs = {d.key: frozenset(getattr(d, "needs", frozenset())) for d in dets}
         reader.build(["detectors"], lambda: plan.check(backend, needs=needs))
     batch_size = reader.typed(run.get("batch_size", 16), int, ["run", "batch_size"])
@@ -432,6 +451,7 @@ def load_run_config(path: str | Path) -> RunConfig:
         datasets=_datasets(reader, raw.get("datasets"), data_dir, generating=backend is not None),
         backend=backend,
         plan=plan,
+        choice=choice,
         labelers=tuple(labs),  # type: ignore[arg-type]
         detectors=tuple(dets),  # type: ignore[arg-type]
         label_keys=tuple(label_keys),

@@ -14,7 +14,14 @@ from typing import Any
 from realitycheck.backends import Backend, CallCache
 from realitycheck.datasets import Dataset
 from realitycheck.detectors import Detector
-from realitycheck.generation import GenerationReport, SamplingPlan, generate, load_inputs
+from realitycheck.generation import (
+    ChoiceReport,
+    GenerationReport,
+    SamplingPlan,
+    choose,
+    generate,
+    load_inputs,
+)
 from realitycheck.labelers import Labeler
 from realitycheck.model_info import ModelInfo, models_to_manifest
 from realitycheck.pipeline import (
@@ -28,6 +35,7 @@ from realitycheck.pipeline import (
 )
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.report import ReportFiles, write_report
+from realitycheck.runner._choice_config import ChoiceSettings
 from realitycheck.runner._config import RunConfig
 from realitycheck.runner._studies import StudyRun, run_studies
 from realitycheck.store import RunStore
@@ -36,6 +44,7 @@ from realitycheck.text import csv_safe_frame
 __all__ = [
     "Listener",
     "RunOutcome",
+    "choose_datasets",
     "generate_datasets",
     "make_cache",
     "measure_run",
@@ -52,6 +61,9 @@ class Listener:
 
     def generation(self, dataset: str, report: GenerationReport, run_dir: Path) -> None:
         """One dataset was answered by the backend."""
+
+    def choice(self, dataset: str, report: ChoiceReport) -> None:
+        """One MCQ dataset was answered by likelihood."""
 
     def stage(self, report: StageReport) -> None:
         """A label or detect stage finished."""
@@ -74,6 +86,7 @@ class RunOutcome:
     """What a run did, stage by stage."""
 
     generation: dict[str, GenerationReport] = field(default_factory=dict)
+    choice: dict[str, ChoiceReport] = field(default_factory=dict)
     stages: list[StageReport] = field(default_factory=list)
     evaluation: Evaluation | None = None
     studies: list[StudyRun] = field(default_factory=list)
@@ -130,6 +143,41 @@ def generate_datasets(
         )
         listener.generation(dataset.key, report, store.path)
         out[dataset.run_name] = report
+    return out
+
+
+def choose_datasets(
+    store: RunStore,
+    entries: Sequence[tuple[Dataset, int | None]],
+    backend: Backend,
+    settings: ChoiceSettings,
+    *,
+    cache: CallCache | None,
+    batch_size: int,
+    progress: Progress | None = None,
+    listener: Listener | None = None,
+) -> dict[str, ChoiceReport]:
+    """Answer the first ``limit`` MCQ questions of each dataset by likelihood, under each variant.
+
+    Demonstrations are drawn from the whole dataset, so they do not depend on the limit.
+    """
+    progress = progress or NullProgress()
+    listener = listener or Listener()
+    out = {}
+    for dataset, limit in entries:
+        pool = load_inputs(store, dataset, progress=progress)
+        out[dataset.run_name] = report = choose(
+            store,
+            pool[:limit] if limit is not None else pool,
+            backend,
+            settings.plan,
+            settings.variants,
+            cache=cache,
+            demos=pool,
+            batch_size=batch_size,
+            progress=progress,
+        )
+        listener.choice(dataset.key, report)
     return out
 
 
@@ -197,7 +245,20 @@ def run_config(
     record_models(store, config.models)
     cache = make_cache(config.cache, config.cache_dir)
     generation: dict[str, Any] = {}
-    if config.backend is not None:
+    chosen: dict[str, ChoiceReport] = {}
+    if config.backend is not None and config.choice is not None:
+        chosen = choose_datasets(
+            store,
+            [(entry.dataset, entry.limit) for entry in config.datasets],
+            config.backend,
+            config.choice,
+            cache=cache,
+            batch_size=config.batch_size,
+            progress=progress,
+            listener=listener,
+        )
+        names = list(chosen)
+    elif config.backend is not None:
         generation = generate_datasets(
             store,
             [(entry.dataset, entry.limit) for entry in config.datasets],
@@ -231,6 +292,7 @@ def run_config(
         listener=listener,
     )
     outcome.generation = generation
+    outcome.choice = chosen
     outcome.studies = run_studies(
         store,
         config.studies,

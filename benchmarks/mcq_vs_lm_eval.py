@@ -1,0 +1,221 @@
+"""realitycheck vs lm-evaluation-harness: MCQ option scoring on the same tiny model and inputs.
+
+Both tools score the same ``(context, continuation)`` pairs with the same
+tiny local Llama (random weights, built by ``benchmarks/_tiny_llama.py``,
+saved with ``save_pretrained``) on CPU with the same number of torch threads:
+the first ``--questions`` TruthfulQA MC1 questions in the ``qa`` template
+(``Q: question\\nA:``, each option after a space), every option of every
+question. (FACTOR's prefixes run past the tiny model's 256 positions, where
+lm-eval truncates the context from the left and realitycheck does not, so
+they are not compared here.)
+
+* realitycheck: the ``hf`` backend's :meth:`loglik_tokens` (all pairs in one
+  call: each question's context run once and its KV cache copied to its
+  options, about ``--batch-size`` options per forward pass), then
+  :func:`choose_option` per question;
+* lm-eval: ``HFLM(pretrained=FOLDER, add_bos_token=True)`` (the BOS token
+  realitycheck's tokenisation also adds), ``loglikelihood`` on ``Instance``
+  requests, at its default batch size (1) and at the same ``--batch-size``
+  (both printed, each with its own ratio); its choices are ``acc``
+  (argmax of the summed log-likelihood) and ``acc_norm`` (argmax of the sum
+  divided by the option's length in characters).
+
+Each tool runs in a fresh process (lm-eval in its own virtual environment,
+which this script creates when missing: a venv beside the project's whose
+``.pth`` file adds the project's site-packages, so both tools use the very
+same torch and transformers, plus ``pip install lm-eval`` with the
+project's constraints). Scoring is timed from the pairs (after the model
+is loaded; loading is timed apart, and on a loaded shared machine it is
+noisy and dominated by ``from_pretrained``) to the choices, tokenisation
+included; each tool runs ``--repeats`` times and the best time is kept.
+Printed: the largest difference between the two tools' summed
+log-likelihoods, whether the choices are identical (by the sum and per
+character), and the speed ratio lm-eval / realitycheck.
+
+Run from the repository root::
+
+    .venv/bin/python benchmarks/mcq_vs_lm_eval.py --questions 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "benchmarks"))
+DEFAULT_VENV = REPO / "benchmarks" / ".venv-lmeval"
+LM_EVAL = "lm-eval==0.4.13"
+
+RC_SCRIPT = """
+import json, sys, time
+cfg = json.loads(open(sys.argv[1], encoding="utf-8").read())
+import torch
+torch.set_num_threads(cfg["threads"])
+from realitycheck.backends.hf import HFBackend
+from realitycheck.generation import OptionScore, choose_option
+loading = time.perf_counter()
+backend = HFBackend(model=cfg["model"], device="cpu", dtype="float32", batch_size=cfg["batch"])
+backend.loglik_tokens([])  # loads the model
+start = time.perf_counter()
+pairs = [tuple(p) for p in cfg["pairs"]]
+values = backend.loglik_tokens(pairs)
+sums, choices = [sum(v) for v in values], {"sum": [], "char": []}
+offset = 0
+for n, lengths in zip(cfg["counts"], cfg["lengths"]):
+    scores = [OptionScore(index=i, loglik=sum(values[offset + i]),
+                          n_tokens=len(values[offset + i]), n_chars=lengths[i]) for i in range(n)]
+    choices["sum"].append(choose_option(scores, "none"))
+    choices["char"].append(choose_option(scores, "char"))
+    offset += n
+seconds = time.perf_counter() - start
+load = start - loading
+print(json.dumps({"seconds": seconds, "load": load, "sums": sums, "choices": choices}))
+"""
+
+LM_EVAL_SCRIPT = """
+import json, sys, time
+cfg = json.loads(open(sys.argv[1], encoding="utf-8").read())
+import torch
+torch.set_num_threads(cfg["threads"])
+from lm_eval.api.instance import Instance
+from lm_eval.models.huggingface import HFLM
+loading = time.perf_counter()
+lm = HFLM(pretrained=cfg["model"], device="cpu", dtype="float32", batch_size=cfg["batch"],
+          add_bos_token=True)
+start = time.perf_counter()
+requests = [Instance(request_type="loglikelihood", doc={}, arguments=tuple(p), idx=i)
+            for i, p in enumerate(cfg["pairs"])]
+results = lm.loglikelihood(requests, disable_tqdm=True)
+sums = [float(r[0]) for r in results]
+choices = {"sum": [], "char": []}
+offset = 0
+for n, lengths in zip(cfg["counts"], cfg["lengths"]):
+    part = sums[offset : offset + n]
+    choices["sum"].append(max(range(n), key=lambda i: (part[i], -i)))
+    choices["char"].append(max(range(n), key=lambda i: (part[i] / lengths[i], -i)))
+    offset += n
+seconds = time.perf_counter() - start
+load = start - loading
+print(json.dumps({"seconds": seconds, "load": load, "sums": sums, "choices": choices}))
+"""
+
+
+def ensure_venv(venv: Path) -> Path:
+    """Return the lm-eval venv's python, creating the venv when it is missing."""
+    python = venv / "bin" / "python"
+    if python.exists():
+        return python
+    import site
+    import sysconfig
+
+    base = getattr(sys, "_base_executable", sys.executable)
+    subprocess.run([base, "-m", "venv", str(venv)], check=True)
+    purelib = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
+    ours = site.getsitepackages()[0] if site.getsitepackages() else sysconfig.get_paths()["purelib"]
+    (purelib / "realitycheck_parent.pth").write_text(ours + "\n", encoding="utf-8")
+    constraints = REPO / "constraints.txt"
+    pip = [str(python), "-m", "pip", "install", "-q", LM_EVAL]
+    if constraints.exists():
+        pip += ["-c", str(constraints)]
+    subprocess.run(pip, check=True)
+    return python
+
+
+def questions(data_dir: Path, n: int) -> list[tuple[str, list[str]]]:
+    """Return ``(context, options)`` of the first ``n`` TruthfulQA MC1 questions."""
+    from realitycheck.datasets import datasets
+
+    examples = datasets.create("truthfulqa_mc", data_dir=str(data_dir)).load().examples[:n]
+    return [(f"Q: {e.question}\nA:", list(e.choices)) for e in examples]
+
+
+def run(python: str, script: str, cfg: dict, env: dict[str, str]) -> dict:
+    """Run one tool in a fresh process and return what it printed."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as fh:
+        json.dump(cfg, fh)
+    out = subprocess.run(
+        [python, "-c", script, fh.name],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    os.unlink(fh.name)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    """Build the model, run both tools, print agreement and the speed ratio."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--questions", type=int, default=200)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--venv", type=Path, default=DEFAULT_VENV)
+    parser.add_argument("--models", type=Path, default=Path(tempfile.gettempdir()) / "rc-mcq")
+    args = parser.parse_args()
+
+    from _tiny_llama import build_llama
+
+    items = questions(args.data_dir, args.questions)
+    texts = [c + " " + " ".join(options) for c, options in items]
+    folder = args.models / f"truthfulqa-{args.questions}"
+    if not (folder / "config.json").exists():
+        build_llama(folder, texts)
+    pairs = [(c, " " + o) for c, options in items for o in options]
+    cfg = {
+        "model": str(folder),
+        "batch": args.batch_size,
+        "threads": args.threads,
+        "pairs": pairs,
+        "counts": [len(options) for _, options in items],
+        "lengths": [[len(o) for o in options] for _, options in items],
+    }
+    lm_eval_python = ensure_venv(args.venv)
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "HF_HUB_OFFLINE": "1"}
+    env["TOKENIZERS_PARALLELISM"] = "false"
+    ours = [run(sys.executable, RC_SCRIPT, cfg, env) for _ in range(args.repeats)]
+    t_ours = min(r["seconds"] for r in ours)
+    print(
+        f"TruthfulQA MC1: {len(items)} questions, {len(pairs)} options scored, "
+        f"{args.threads} torch thread(s), best of {args.repeats} runs"
+    )
+    print(
+        f"realitycheck (batch size {args.batch_size}): {t_ours:.2f} s scoring "
+        f"({len(pairs) / t_ours:.0f} options/s), {min(r['load'] for r in ours):.1f} s loading"
+    )
+    for batch in (1, args.batch_size):  # lm-eval's default batch size, then ours
+        theirs = [
+            run(str(lm_eval_python), LM_EVAL_SCRIPT, {**cfg, "batch": batch}, env)
+            for _ in range(args.repeats)
+        ]
+        diff = max(abs(x - y) for x, y in zip(ours[0]["sums"], theirs[0]["sums"], strict=True))
+        same_sum = ours[0]["choices"]["sum"] == theirs[0]["choices"]["sum"]
+        same_char = ours[0]["choices"]["char"] == theirs[0]["choices"]["char"]
+        t_theirs = min(r["seconds"] for r in theirs)
+        print(
+            f"lm-eval (batch size {batch}): {t_theirs:.2f} s scoring "
+            f"({len(pairs) / t_theirs:.0f} options/s), "
+            f"{min(r['load'] for r in theirs):.1f} s loading\n"
+            f"  largest |sum log-likelihood| difference: {diff:.2e}\n"
+            f"  identical choices by sum: {same_sum}; per character (acc_norm): {same_char}\n"
+            f"  speed ratio lm-eval / realitycheck: {t_theirs / t_ours:.2f}x"
+        )
+
+
+if __name__ == "__main__":
+    main()

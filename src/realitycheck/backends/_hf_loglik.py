@@ -1,0 +1,98 @@
+"""Continuation log-likelihoods on a local causal LM, per token, batched by length.
+
+Each ``(prompt, continuation)`` pair is tokenised twice, the prompt alone
+(with the tokenizer's special tokens, e.g. BOS) and prompt + continuation;
+the tokens of the joint text after the longest prefix the two share are the
+continuation's (:func:`realitycheck.backends._chat.continuation_start`), so a
+token spanning the boundary counts to the continuation. Continuations that share
+their context (the options of one question) are scored against one run of
+the context (:mod:`realitycheck.backends._hf_prefix`); the other pairs are
+sorted by length before batching, so a batch holds sequences of similar
+length and little padding. The answers come back in the order of the pairs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from realitycheck.backends._chat import continuation_start
+from realitycheck.backends._hf_forward import forward_features
+from realitycheck.backends._hf_prefix import shared_context_logliks
+
+__all__ = ["split_pairs", "token_logliks"]
+
+
+def split_pairs(
+    tokenizer: Any, pairs: Sequence[tuple[str, str]]
+) -> tuple[list[list[int]], list[list[int]]]:
+    """Return the context tokens and the continuation tokens of each pair.
+
+    Each distinct prompt is tokenised once, and the joint texts in one batch
+    call of the (fast) tokenizer.
+
+    Raises:
+        InvalidInputError: If a prompt yields no token to condition on.
+    """
+    if not pairs:
+        return [], []
+    prompts = sorted({p for p, _ in pairs})  # options share their prompt: tokenised once
+    prompt_ids = dict(zip(prompts, tokenizer(prompts)["input_ids"], strict=True))
+    wholes = tokenizer([p + c for p, c in pairs])["input_ids"]
+    contexts, continuations = [], []
+    for k, ((prompt, _), whole) in enumerate(zip(pairs, wholes, strict=True)):
+        ctx = list(prompt_ids[prompt])
+        whole = list(whole)
+        shared = continuation_start(ctx, whole, k)
+        contexts.append(whole[:shared])
+        continuations.append(whole[shared:])
+    return contexts, continuations
+
+
+def token_logliks(
+    model: Any, tokenizer: Any, pairs: Sequence[tuple[str, str]], *, batch_size: int
+) -> list[tuple[float, ...]]:
+    """Return ``log p(c_t | prompt, c_<t)`` for every continuation token of every pair.
+
+    Args:
+        model: A causal LM in eval mode.
+        tokenizer: Its tokenizer; its pad token pads the batches.
+        pairs: ``(prompt, continuation)`` texts.
+        batch_size: Sequences per forward pass.
+
+    Returns:
+        One tuple per pair, in the order of ``pairs`` (empty for an empty continuation).
+    """
+    contexts, continuations = split_pairs(tokenizer, pairs)
+    pad_id = int(tokenizer.pad_token_id)
+    uses: dict[tuple[int, ...], int] = {}
+    for context, continuation in zip(contexts, continuations, strict=True):
+        if continuation:
+            uses[tuple(context)] = uses.get(tuple(context), 0) + 1
+    shared = [i for i, c in enumerate(contexts) if uses.get(tuple(c), 0) > 1]
+    out: list[tuple[float, ...]] = [()] * len(pairs)
+    if shared:
+        scored = shared_context_logliks(
+            model,
+            [contexts[i] for i in shared],
+            [continuations[i] for i in shared],
+            pad_id=pad_id,
+            batch_size=batch_size,
+        )
+        for i, values in zip(shared, scored, strict=True):
+            out[i] = values
+    alone = [i for i, c in enumerate(contexts) if uses.get(tuple(c), 0) == 1]
+    order = sorted(alone, key=lambda i: -(len(contexts[i]) + len(continuations[i])))
+    for s in range(0, len(order), batch_size):
+        chunk = order[s : s + batch_size]
+        feats = forward_features(
+            model,
+            tokenizer,
+            [contexts[i] for i in chunk],
+            [continuations[i] for i in chunk],
+            pad_id=pad_id,
+            entropy=False,
+        )
+        for i, f in zip(chunk, feats, strict=True):
+            out[i] = tuple(f.token_logprobs)
+    return out

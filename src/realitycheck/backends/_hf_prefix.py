@@ -1,0 +1,128 @@
+"""Scoring several continuations of one context with the context run once (a shared KV cache).
+
+The options of a multiple-choice question continue the same prompt. Instead
+of one forward pass over ``context + option`` per option, the distinct
+contexts of a batch go through the model once (left-padded, keeping only the
+last position's logits, which predict each option's first token) and their
+key/value cache is copied to one row per option; the options then run
+against it (right-padded, positions continuing after their context). A
+causal model's output at a position depends only on the positions before it,
+so the numbers are those of the full pass (float rounding apart); the saving
+is the context's share of the tokens, times the options per question.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["shared_context_logliks"]
+
+
+def _accepts_logits_to_keep(model: Any) -> bool:
+    try:
+        return "logits_to_keep" in inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):  # pragma: no cover - exotic wrappers
+        return False
+
+
+def _padded(rows: Sequence[Sequence[int]], pad_id: int, *, left: bool) -> tuple[Any, Any]:
+    import torch
+
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):
+        span = slice(width - len(row), width) if left else slice(0, len(row))
+        ids[i, span] = torch.tensor(list(row), dtype=torch.long)
+        mask[i, span] = 1
+    return ids, mask
+
+
+def _score_chunk(
+    model: Any, chunk: Sequence[tuple[tuple[int, ...], list[Sequence[int]]]], pad_id: int
+) -> list[list[float]]:
+    """Return the token log-probs of every option of every context in ``chunk``, in order."""
+    import torch
+
+    device = model.device
+    ctx_ids, ctx_mask = _padded([c for c, _ in chunk], pad_id, left=True)
+    ctx_ids, ctx_mask = ctx_ids.to(device), ctx_mask.to(device)
+    kwargs: dict[str, Any] = {
+        "input_ids": ctx_ids,
+        "attention_mask": ctx_mask,
+        "position_ids": (ctx_mask.cumsum(dim=-1) - 1).clamp(min=0),
+        "use_cache": True,
+    }
+    if _accepts_logits_to_keep(model):
+        kwargs["logits_to_keep"] = 1
+    options = [o for _, members in chunk for o in members]
+    owners = torch.tensor(
+        [g for g, (_, members) in enumerate(chunk) for _ in members], device=device
+    )
+    opt_ids, opt_mask = _padded(options, pad_id, left=False)
+    opt_ids, opt_mask = opt_ids.to(device), opt_mask.to(device)
+    lengths = torch.tensor([len(c) for c, _ in chunk], device=device)
+    steps = torch.arange(opt_ids.shape[1], device=device)
+    with torch.inference_mode():
+        first = model(**kwargs)
+        cache = first.past_key_values
+        cache.batch_select_indices(owners)
+        second = model(
+            input_ids=opt_ids,
+            attention_mask=torch.cat([ctx_mask[owners], opt_mask], dim=1),
+            position_ids=lengths[owners][:, None] + steps[None, :],
+            past_key_values=cache,
+            use_cache=True,
+        )
+        # Option token j is predicted by the context's last position (j = 0) or by
+        # option position j - 1.
+        logits = torch.cat(
+            [first.logits[:, -1:, :].float()[owners], second.logits[:, :-1, :].float()], dim=1
+        )
+        chosen = logits.gather(2, opt_ids[:, :, None])[:, :, 0]
+        values = (chosen - torch.logsumexp(logits, dim=-1)).tolist()
+    return [values[r][: len(o)] for r, o in enumerate(options)]
+
+
+def shared_context_logliks(
+    model: Any,
+    contexts: Sequence[Sequence[int]],
+    continuations: Sequence[Sequence[int]],
+    *,
+    pad_id: int,
+    batch_size: int,
+) -> list[tuple[float, ...]]:
+    """Return each continuation's token log-probs, each distinct context run once per batch.
+
+    Args:
+        model: A causal LM in eval mode whose cache supports ``batch_select_indices``.
+        contexts: Each pair's context token ids (non-empty).
+        continuations: Each pair's continuation token ids (empty scores ``()``).
+        pad_id: The padding token id (masked out).
+        batch_size: Options per forward pass (a context's options are never split;
+            a batch may exceed it by one context's options).
+
+    Returns:
+        One tuple per pair, in order.
+    """
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for i, (context, continuation) in enumerate(zip(contexts, continuations, strict=True)):
+        if continuation:
+            groups.setdefault(tuple(context), []).append(i)
+    ordered = sorted(groups.items(), key=lambda kv: -len(kv[0]))
+    out: list[tuple[float, ...]] = [()] * len(contexts)
+    start = 0
+    while start < len(ordered):
+        stop, rows = start, 0
+        while stop < len(ordered) and (rows == 0 or rows + len(ordered[stop][1]) <= batch_size):
+            rows += len(ordered[stop][1])
+            stop += 1
+        part = ordered[start:stop]
+        chunk = [(context, [continuations[i] for i in members]) for context, members in part]
+        scored = _score_chunk(model, chunk, pad_id)
+        for i, values in zip([i for _, m in part for i in m], scored, strict=True):
+            out[i] = tuple(values)
+        start = stop
+    return out

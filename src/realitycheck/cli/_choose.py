@@ -1,0 +1,128 @@
+"""The ``choose`` verb: answer multiple-choice datasets by likelihood, under prompt variants."""
+
+from __future__ import annotations
+
+import click
+
+from realitycheck.cli._common import (
+    cache_from,
+    cache_options,
+    cli,
+    datasets_from_keys,
+    echo_choice,
+    lock_run,
+    progress_for,
+    split_keys,
+)
+
+__all__: list[str] = []
+
+
+@cli.command("choose")
+@click.option(
+    "--dataset",
+    "-d",
+    "dataset_keys",
+    multiple=True,
+    required=True,
+    help="MCQ dataset key, e.g. factor, 'factor[part=expert]' or 'truthfulqa_mc[variant=mc2]'.",
+)
+@click.option("--data-dir", type=click.Path(file_okay=False), help="Folder holding the data.")
+@click.option(
+    "--backend",
+    "-b",
+    "backend_key",
+    required=True,
+    help="A backend that scores continuations: 'hf[model=PATH]', 'vllm[model=PATH]' or "
+    "'openai[model=NAME,base_url=URL,mode=completions]'.",
+)
+@click.option("--model", help="The backend's model (overrides model= in --backend).")
+@click.option(
+    "--normalisation",
+    type=click.Choice(["token", "char", "none"]),
+    default="token",
+    show_default=True,
+    help="Compare options by log-likelihood per token, per character, or the plain sum.",
+)
+@click.option(
+    "--template",
+    type=click.Choice(["plain", "qa", "letters"]),
+    default="plain",
+    show_default=True,
+    help="plain: prompt + option; qa: 'Q: ... A:' + option; letters: options listed, "
+    "letters scored.",
+)
+@click.option(
+    "--shots",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Fixed demonstrations: the dataset's first N other questions.",
+)
+@click.option(
+    "--variant",
+    "variant_keys",
+    multiple=True,
+    help="Prompt variant key (repeatable; default 'default'), e.g. 'shuffle_options[seed=1]', "
+    "'k_shot[k=3,seed=2]', 'instruction[file=W.txt,line=2]', "
+    "'paraphrase[backend=openai[model=M]]'.",
+)
+@click.option("--limit", type=click.IntRange(min=1), help="Answer the first N questions only.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True)
+@cache_options
+@click.option(
+    "--out",
+    "--run",
+    "run_dir",
+    type=click.Path(file_okay=False),
+    required=True,
+    help="The run folder (created if missing; resumed if present).",
+)
+@click.pass_context
+def choose_cmd(
+    ctx: click.Context,
+    dataset_keys: tuple[str, ...],
+    data_dir: str | None,
+    backend_key: str,
+    model: str | None,
+    normalisation: str,
+    template: str,
+    shots: int,
+    variant_keys: tuple[str, ...],
+    limit: int | None,
+    batch_size: int,
+    cache_dir: str | None,
+    no_cache: bool,
+    run_dir: str,
+) -> None:
+    """Answer MCQ questions by the likelihood of each option: one response per variant.
+
+    Each response's text is the chosen option; its meta holds every option's
+    summed, per-token and per-character log-likelihood, and a 'gold' label
+    says whether the choice is correct. Run the same command again to resume;
+    scored options come from the call cache.
+    """
+    from realitycheck.backends import require
+    from realitycheck.cli._generate import _make_backend
+    from realitycheck.generation import ChoicePlan, variants
+    from realitycheck.runner import ChoiceSettings, choose_datasets
+    from realitycheck.store import RunStore
+
+    plan = ChoicePlan(normalisation=normalisation, template=template, shots=shots)
+    keys = split_keys(variant_keys) if variant_keys else ["default"]
+    chosen_variants = tuple(variants.create_from_key(k) for k in keys)
+    backend = _make_backend(backend_key, model)
+    require({"loglik"}, backend, who="choose")
+    chosen = datasets_from_keys(dataset_keys, data_dir)
+    lock_run(ctx, run_dir)
+    reports = choose_datasets(
+        RunStore(run_dir),
+        [(ds, limit) for ds in chosen],
+        backend,
+        ChoiceSettings(plan=plan, variants=chosen_variants),
+        cache=cache_from(no_cache, cache_dir),
+        batch_size=batch_size,
+        progress=progress_for(ctx),
+    )
+    for name, report in reports.items():
+        echo_choice(name, report)
