@@ -214,8 +214,8 @@ def detect(
     return _run_stage(
         store,
         detectors,
-        lambda det, examples: lambda batch: det.score(
-            batch, Needs(examples=examples, cache=cache, store=store)
+        lambda det, examples: (
+            lambda batch: det.score(batch, Needs(examples=examples, cache=cache, store=store))
         ),
         table="scores",
         stored_need="recorded",
