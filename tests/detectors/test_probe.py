@@ -275,3 +275,12 @@ def test_embedding_features_are_source_response_and_their_product(tmp_path, monk
     assert errors == [""] * 5
     assert det.feature_names(frame) == ["embedding (1152 values)"]
     embeddings.clear_cache()
+
+
+def test_score_patterns_never_match_a_supervised_detector():
+    from realitycheck.detectors.probe import score_features
+
+    keys = ["length", "length[unit=chars]", "probe", "probe[seed=1]", "finetuned[model=m]", "x:y"]
+    assert score_features(["*"], keys) == ["length", "length[unit=chars]", "x:y"]
+    assert score_features(["length*", "x:y"], keys) == ["length", "length[unit=chars]", "x:y"]
+    assert score_features(["nothing"], keys) == []
