@@ -15,6 +15,7 @@ MINIMAL: dict[tuple[str, str], dict[str, object]] = {
     ("datasets", "files"): {"path": "my.csv"},
     ("retrievers", "bm25"): {"corpus": "passages.jsonl"},  # building it reads nothing
     ("detectors", "recorded"): {"source": "hhem"},
+    ("detectors", "finetuned"): {"model": "/models/tiny"},  # building it loads nothing
     ("backends", "openai"): {"model": "gpt-4o-mini", "base_url": "http://127.0.0.1:9/v1"},
     ("backends", "hf"): {"model": "/models/tiny"},  # needs a model; building it loads nothing
     ("backends", "vllm"): {"model": "/models/tiny"},  # likewise

@@ -85,8 +85,20 @@ def test_labeler_sign_order_invariance_and_missing_inputs(name):
 
 
 GENERATION_FEATURES = {"samples", "logprobs", "entropy", "hidden"}
-TEXT_DETECTORS = [n for n in COMPUTED_DETECTORS if not detectors.get(n).needs & GENERATION_FEATURES]
+# Supervised detectors need a run's labels to train on; they are checked on runs in their tests.
+TRAINED_DETECTORS = [n for n in COMPUTED_DETECTORS if "labels" in detectors.get(n).needs]
+TEXT_DETECTORS = [
+    n for n in COMPUTED_DETECTORS if not detectors.get(n).needs & (GENERATION_FEATURES | {"labels"})
+]
 FEATURE_DETECTORS = [n for n in COMPUTED_DETECTORS if detectors.get(n).needs & GENERATION_FEATURES]
+
+
+@pytest.mark.parametrize("name", TRAINED_DETECTORS)
+def test_supervised_detector_outside_a_run_says_it_needs_one(name):
+    det = _build(detectors, name)
+    scores = det.score([FAITHFUL, INVENTED], Needs(examples=EXAMPLES))
+    assert [s.response_id for s in scores] == ["good", "bad"]
+    assert all(s.value is None and "within a run" in s.error for s in scores)
 
 
 @pytest.mark.parametrize("name", FEATURE_DETECTORS)

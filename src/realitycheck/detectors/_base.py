@@ -11,6 +11,7 @@ from realitycheck.registry import Component, Registry
 
 if TYPE_CHECKING:
     from realitycheck.backends import CallCache
+    from realitycheck.store import RunStore
 
 __all__ = ["Detector", "Needs", "detector", "detectors"]
 
@@ -25,11 +26,18 @@ class Needs:
         cache: The run's call cache: a detector that calls a backend (a judge)
             sends its requests through it with
             :func:`~realitycheck.backends.cached_generate`; ``None`` = no cache.
+        store: The run being scored, for a detector that reads more than the
+            responses it is given: a supervised detector (``probe``,
+            ``finetuned``) reads the training labels and other detectors'
+            scores of the whole dataset from it and saves its trained weights
+            in it. ``None`` outside a run; such a detector then returns
+            ``None`` scores saying so.
     """
 
     examples: Mapping[str, Example] = field(default_factory=dict)
     recorded: Mapping[tuple[str, str], Score] = field(default_factory=dict)
     cache: CallCache | None = None
+    store: RunStore | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

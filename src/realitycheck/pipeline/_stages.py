@@ -204,7 +204,9 @@ def detect(
     """Score every stored response (of ``datasets``) that a detector has not scored yet.
 
     ``cache`` is the run's call cache, handed to detectors in :class:`Needs`
-    (a detector with a judge sends its calls through it).
+    (a detector with a judge sends its calls through it), with the run itself
+    (a supervised detector reads its training labels from it and saves its
+    weights in it).
 
     Scores whose error is retryable are computed again; ``retry_errors=True``
     recomputes every score with an error.
@@ -212,7 +214,9 @@ def detect(
     return _run_stage(
         store,
         detectors,
-        lambda det, examples: lambda batch: det.score(batch, Needs(examples=examples, cache=cache)),
+        lambda det, examples: (
+            lambda batch: det.score(batch, Needs(examples=examples, cache=cache, store=store))
+        ),
         table="scores",
         stored_need="recorded",
         datasets=datasets,

@@ -1,7 +1,10 @@
 """Label noise: detector metrics and rankings under noisy test labels; rater reliability.
 
 Parts: ``_simulation`` (noisy label sets and measurement under them),
-``_raters`` (the rater tables), ``_report`` (tables, figures, finding).
+``_raters`` (the rater tables), ``_report`` (tables, figures, finding). The
+noisy label sets are public here, for the ``train_noise`` study, which puts
+the same noise into training labels: :func:`random_flips`,
+:func:`dissenting_label_proposal` and :func:`apply_proposal`.
 """
 
 from __future__ import annotations
@@ -30,8 +33,14 @@ from realitycheck.studies.label_noise._report import (
     ranking_row,
     tables,
 )
+from realitycheck.studies.label_noise._simulation import (
+    Noisy,
+    apply_proposal,
+    dissenting_label_proposal,
+    random_flips,
+)
 
-__all__ = ["LabelNoise"]
+__all__ = ["LabelNoise", "Noisy", "apply_proposal", "dissenting_label_proposal", "random_flips"]
 
 _RATE = Interval(float, 0, 1)
 
