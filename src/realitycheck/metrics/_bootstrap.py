@@ -192,10 +192,10 @@ def _score_values(
     for counts in chunks:
         values = np.empty((scores.shape[0], counts.shape[0]))
         for k, row in enumerate(scores):
-            if name == "prr":
-                values[k] = weighted_prr(labels, row, counts)
-            else:
+            if name == "ece" or name == "brier":
                 values[k] = weighted_calibration_metric(name, labels, row, counts)
+            else:
+                values[k] = weighted_prr(labels, row, counts)
         out.append(values)
     return np.concatenate(out, axis=1)
 

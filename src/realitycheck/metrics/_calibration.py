@@ -52,7 +52,7 @@ def check_probabilities(
 
 
 def bin_edges(probs: FloatArray, n_bins: int, binning: str) -> FloatArray:
-    """The ``n_bins + 1`` bin edges of :func:`ece` (as ``sklearn.calibration.calibration_curve``)."""
+    """The ``n_bins + 1`` bin edges of :func:`ece`, as ``sklearn.calibration.calibration_curve``."""
     if binning == "equal_width":
         return np.linspace(0.0, 1.0, n_bins + 1)
     return np.percentile(probs, np.linspace(0.0, 100.0, n_bins + 1))

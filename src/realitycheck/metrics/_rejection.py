@@ -92,7 +92,7 @@ def rejection_curve(y_true: Any, y_score: Any) -> RejectionCurve:
 
 
 def prr(y_true: Any, y_score: Any) -> float:
-    """Prediction-rejection ratio, as LM-Polygraph defines it (Malinin et al.; Fadeeva et al., 2023).
+    """Prediction-rejection ratio as LM-Polygraph defines it (Malinin et al.; Fadeeva et al. 2023).
 
     The quality of a response is 1 when it is not hallucinated and 0 when it
     is (LM-Polygraph's quality target, min-max normalised, is exactly this
