@@ -187,12 +187,14 @@ def brier(y_true: Any, y_prob: Any) -> float:
 
 
 def weighted_calibration_metric(
-    kind: Literal["ece", "brier"],
+    kind: str,
     labels: npt.NDArray[np.bool_],
     probs: FloatArray,
     weights: npt.NDArray[Any],
 ) -> FloatArray:
     """ECE (10 equal-width bins) or Brier score for many weightings of the same items.
+
+    ``kind`` is ``"ece"`` or ``"brier"``.
 
     Row ``b`` of ``weights`` gives each item's multiplicity; the result equals
     the metric on the data set in which item ``i`` appears ``weights[b, i]``
