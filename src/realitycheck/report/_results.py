@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import pandas as pd
 
 from realitycheck.analysis import AGREEMENT_METRICS
 from realitycheck.keys import LabelKey
+from realitycheck.report._cells import Footnotes, Index, MetricRow, cell, index_rows
 from realitycheck.report._data import ReportData, verdicts
 from realitycheck.report._document import (
     Block,
@@ -55,36 +56,6 @@ NAMES = {
 }
 
 
-class _Row(NamedTuple):
-    value: float
-    ci_low: float
-    ci_high: float
-    n: int
-    n_positive: int
-    n_excluded: int
-    threshold: float
-    note: str
-
-
-_Index = dict[tuple[str, str, str, str], _Row]
-
-
-def _index(df: pd.DataFrame) -> _Index:
-    """Key the rows of a metric table by (slice, detector, labeler, metric)."""
-    names = ("slice", "detector", "labeler", "metric", *_Row._fields)
-    columns: list[list[Any]] = [df[c].tolist() for c in names]
-    out: _Index = {}
-    for sl, det, lab, metric, v, lo, hi, n, pos, excl, t, note in zip(*columns, strict=True):
-        text = "" if is_missing(note) else str(note)
-        out[(sl, det, lab, metric)] = _Row(v, lo, hi, n, pos, excl, t, text)
-    return out
-
-
-def _cell(index: _Index, key: tuple[str, str, str, str]) -> str:
-    row = index.get(key)
-    return "" if row is None else fmt_ci(row.value, row.ci_low, row.ci_high)
-
-
 def _slices(df: pd.DataFrame) -> dict[str, list[str]]:
     """Group the slice names other than ``all`` by their prefix (``task``, ``model``…)."""
     groups: dict[str, list[str]] = {}
@@ -109,38 +80,8 @@ def detector_order(df: pd.DataFrame, reference: str) -> list[str]:
     return first + sorted(set(df["detector"]) - set(first))
 
 
-class _Footnotes:
-    """Number distinct notes and hand out ``[k]`` markers for table cells."""
-
-    def __init__(self) -> None:
-        self.notes: dict[str, int] = {}
-
-    def mark(self, note: str) -> str:
-        if not note:
-            return ""
-        k = self.notes.setdefault(note, len(self.notes) + 1)
-        return f"[{k}]"
-
-    def table(
-        self, columns: tuple[str, ...], rows: Sequence[tuple[str, ...]], align: str, caption: str
-    ) -> Table:
-        """Return a table whose last column holds the markers, dropped when there is none."""
-        if not self.notes:
-            columns, align = columns[:-1], align[:-1]
-            rows = [r[:-1] for r in rows]
-        footnotes = tuple(f"[{k}] {note}" for note, k in self.notes.items())
-        return Table(
-            columns=columns,
-            rows=tuple(rows),
-            align=align,
-            caption=caption,
-            footnotes=footnotes,
-            csv="metrics.csv",
-        )
-
-
-def _ranking_table(index: _Index, dets: list[str], refs: list[str]) -> Table:
-    notes = _Footnotes()
+def _ranking_table(index: Index, dets: list[str], refs: list[str]) -> Table:
+    notes = Footnotes()
     rows = []
     for det in dets:
         for ref in refs:
@@ -153,8 +94,8 @@ def _ranking_table(index: _Index, dets: list[str], refs: list[str]) -> Table:
                 (
                     det,
                     ref,
-                    _cell(index, ("all", det, ref, "auroc")),
-                    _cell(index, ("all", det, ref, "pr_auc")),
+                    cell(index, ("all", det, ref, "auroc")),
+                    cell(index, ("all", det, ref, "pr_auc")),
                     fmt_count(base.n),
                     fmt_count(base.n_positive),
                     fmt_count(base.n_excluded),
@@ -170,8 +111,8 @@ def _ranking_table(index: _Index, dets: list[str], refs: list[str]) -> Table:
     )
 
 
-def _threshold_table(index: _Index, dets: list[str], reference: str, metrics: list[str]) -> Table:
-    notes = _Footnotes()
+def _threshold_table(index: Index, dets: list[str], reference: str, metrics: list[str]) -> Table:
+    notes = Footnotes()
     rows = []
     for det in dets:
         found = [index.get(("all", det, reference, m)) for m in metrics]
@@ -198,7 +139,7 @@ def _labelers_beside(agreement: pd.DataFrame, reference: str) -> Table | None:
     df = agreement[agreement["labeler"] == reference]
     if df.empty:
         return None
-    index = _index(df)
+    index = index_rows(df)
     rows = []
     for lab in sorted(set(df["detector"]), key=lambda x: (-_kappa_of(index, x, reference), x)):
         found = [index.get(("all", lab, reference, m)) for m in BESIDE_DETECTORS]
@@ -223,10 +164,10 @@ def _labelers_beside(agreement: pd.DataFrame, reference: str) -> Table | None:
 
 
 def _slice_table(
-    index: _Index, names: list[str], slices: list[str], reference: str, metric: str, what: str
+    index: Index, names: list[str], slices: list[str], reference: str, metric: str, what: str
 ) -> Table:
     """One metric per slice; the longer of the two lists (slices, names) runs down the rows."""
-    largest: dict[str, _Row] = {}
+    largest: dict[str, MetricRow] = {}
     for (sl, _, lab, _), row in index.items():
         if lab == reference and sl in slices and (sl not in largest or row.n > largest[sl].n):
             largest[sl] = row
@@ -237,7 +178,7 @@ def _slice_table(
     caption = f"{NAMES.get(metric, metric)} against {reference} labels per slice."
     if len(slices) > len(names):
         rows = tuple(
-            (s, size, *(_cell(index, (s, n, reference, metric)) for n in names))
+            (s, size, *(cell(index, (s, n, reference, metric)) for n in names))
             for s, size in zip(slices, sizes, strict=True)
         )
         return Table(
@@ -247,7 +188,7 @@ def _slice_table(
             caption=caption,
         )
     body = [("n (hallucinated)", *sizes)]
-    body += [(n, *(_cell(index, (s, n, reference, metric)) for s in slices)) for n in names]
+    body += [(n, *(cell(index, (s, n, reference, metric)) for s in slices)) for n in names]
     return Table(
         columns=(what, *slices),
         rows=tuple(body),
@@ -266,7 +207,7 @@ def metrics_section(data: ReportData, reference: str) -> list[Block]:
         return out
     for ds in sorted(set(data.metrics["dataset"])):
         df = data.metrics[data.metrics["dataset"] == ds]
-        index = _index(df)
+        index = index_rows(df)
         dets = detector_order(df, reference)
         refs = _ordered(sorted(set(df["labeler"])), reference)
         out.append(Heading(ds, 3))
@@ -331,7 +272,7 @@ def curves_section(data: ReportData, reference: str) -> list[Block]:
     return out
 
 
-def _agreement_table(index: _Index, labelers: list[str], reference: str) -> Table:
+def _agreement_table(index: Index, labelers: list[str], reference: str) -> Table:
     rows = []
     for lab in labelers:
         found = [index.get(("all", lab, reference, m)) for m in AGREEMENT]
@@ -356,7 +297,7 @@ def _agreement_table(index: _Index, labelers: list[str], reference: str) -> Tabl
     )
 
 
-def _kappa_of(index: _Index, lab: str, reference: str) -> Any:
+def _kappa_of(index: Index, lab: str, reference: str) -> Any:
     row = index.get(("all", lab, reference, "cohen_kappa"))
     return float("-inf") if row is None or is_missing(row.value) else row.value
 
@@ -378,7 +319,7 @@ def agreement_section(data: ReportData, reference: str) -> list[Block]:
         return out
     for ds in sorted(set(data.agreement["dataset"])):
         df = data.agreement[data.agreement["dataset"] == ds]
-        index = _index(df)
+        index = index_rows(df)
         out.append(Heading(ds, 3))
         for ref in _ordered(sorted(set(df["labeler"])), reference):
             found = set(df.loc[df["labeler"] == ref, "detector"])
