@@ -288,9 +288,9 @@ def test_single_annotators_are_pooled_in_the_coverage_table(tmp_path, make_run):
 
 
 def _index_row(n, value):
-    from realitycheck.report._results import _Row
+    from realitycheck.report._cells import MetricRow
 
-    return _Row(value, value - 0.1, value + 0.1, n, n // 2, 0, float("nan"), "")
+    return MetricRow(value, value - 0.1, value + 0.1, n, n // 2, 0, float("nan"), "")
 
 
 @pytest.mark.parametrize(
