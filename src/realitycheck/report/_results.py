@@ -7,8 +7,9 @@ from typing import Any
 
 import pandas as pd
 
-from realitycheck.analysis import AGREEMENT_METRICS
+from realitycheck.analysis import AGREEMENT_METRICS, CALIBRATION_METRICS, SCORE_METRICS
 from realitycheck.keys import LabelKey
+from realitycheck.report._calibration import calibration_table, selective_figures
 from realitycheck.report._cells import Footnotes, Index, MetricRow, cell, index_rows
 from realitycheck.report._data import ReportData, verdicts
 from realitycheck.report._document import (
@@ -28,7 +29,8 @@ from realitycheck.report._figures import curves, render_pr, render_roc
 
 __all__ = ["agreement_section", "curves_section", "detector_order", "metrics_section"]
 
-RANKING = ("auroc", "pr_auc")
+RANKING = SCORE_METRICS
+"""The metrics of a score on every response (AUROC, PR-AUC, PRR), columns of the main table."""
 THRESHOLDED = (
     "balanced_accuracy",
     "f1_macro",
@@ -40,11 +42,13 @@ THRESHOLDED = (
     "f1_weighted",
 )
 AGREEMENT = (*AGREEMENT_METRICS, "auroc", "pr_auc")
+CURVES_TITLE = "ROC, precision-recall, rejection and reliability curves"
 BESIDE_DETECTORS = ("balanced_accuracy", "f1_macro", "cohen_kappa")
 """What a labeler's verdicts show beside the detectors' thresholded metrics."""
 NAMES = {
     "auroc": "AUROC",
     "pr_auc": "PR-AUC",
+    "prr": "PRR",
     "balanced_accuracy": "Bal. accuracy",
     "f1_macro": "F1-macro",
     "f1_weighted": "F1-weighted",
@@ -85,17 +89,15 @@ def _ranking_table(index: Index, dets: list[str], refs: list[str]) -> Table:
     rows = []
     for det in dets:
         for ref in refs:
-            auroc = index.get(("all", det, ref, "auroc"))
-            pr = index.get(("all", det, ref, "pr_auc"))
-            base = auroc or pr
+            found = [index.get(("all", det, ref, m)) for m in RANKING]
+            base = next((r for r in found if r is not None), None)
             if base is None:
                 continue
             rows.append(
                 (
                     det,
                     ref,
-                    cell(index, ("all", det, ref, "auroc")),
-                    cell(index, ("all", det, ref, "pr_auc")),
+                    *(cell(index, ("all", det, ref, m)) for m in RANKING),
                     fmt_count(base.n),
                     fmt_count(base.n_positive),
                     fmt_count(base.n_excluded),
@@ -103,11 +105,13 @@ def _ranking_table(index: Index, dets: list[str], refs: list[str]) -> Table:
                 )
             )
     return notes.table(
-        ("detector", "reference", "AUROC", "PR-AUC", "n", "hallucinated", "excluded", "note"),
+        ("detector", "reference", *(NAMES[m] for m in RANKING), "n", "hallucinated", "excluded")
+        + ("note",),
         rows,
-        "llrrrrrl",
+        "ll" + "r" * len(RANKING) + "rrrl",
         "All responses; value [CI]. Each detector against each reference labeler "
-        "(the first row of a detector is the main reference).",
+        "(the first row of a detector is the main reference). PRR: prediction-rejection "
+        "ratio, 1 = rejecting by the score removes the hallucinated responses first, 0 = random.",
     )
 
 
@@ -214,9 +218,12 @@ def metrics_section(data: ReportData, reference: str) -> list[Block]:
         if reference not in refs:
             out.append(Paragraph(f"No metric against {reference} labels on this dataset."))
         out.append(_ranking_table(index, dets, refs))
-        out.append(Fold(f"Thresholded metrics and AUROC per slice on {ds}"))
+        out.append(
+            Fold(f"Thresholded metrics, calibration (ECE, Brier) and AUROC per slice on {ds}")
+        )
         thresholded = [m for m in THRESHOLDED if m in set(df["metric"])]
-        thresholded += sorted(set(df["metric"]) - set(RANKING) - set(THRESHOLDED))
+        shown = {*RANKING, *THRESHOLDED, *CALIBRATION_METRICS}
+        thresholded += sorted(set(df["metric"]) - shown)
         # The reference and every other human protocol (e.g. FaithBench's worst-label
         # aggregation) get their thresholded table; automatic labelers stay in metrics.csv.
         human_refs = [r for r in refs if r == reference or LabelKey.parse(r).protocol is not None]
@@ -237,6 +244,9 @@ def metrics_section(data: ReportData, reference: str) -> list[Block]:
                         )
                     )
                 )
+        calibration = calibration_table(index, dets, reference)
+        if calibration is not None:
+            out.append(calibration)
         for slices in _slices(df[df["labeler"] == reference]).values():
             out.append(_slice_table(index, dets, slices, reference, "auroc", "detector"))
         out.append(FoldEnd())
@@ -244,8 +254,11 @@ def metrics_section(data: ReportData, reference: str) -> list[Block]:
 
 
 def curves_section(data: ReportData, reference: str) -> list[Block]:
-    """Build the ROC and PR section: one figure of each per dataset, from scores and labels."""
-    out: list[Block] = [Heading("ROC and precision-recall curves", 2)]
+    """Build the curves section: ROC, PR, rejection and reliability figures per dataset.
+
+    All are drawn from the stored scores and labels, folded per dataset.
+    """
+    out: list[Block] = [Heading(CURVES_TITLE, 2)]
     if data.scores.empty:
         out.append(Paragraph("Not available: the run holds no detector scores."))
         return out
@@ -260,10 +273,11 @@ def curves_section(data: ReportData, reference: str) -> list[Block]:
         found, notes = curves(data, ds, reference, order)
         out.append(Heading(ds, 3))
         if found:
-            out.append(Fold(f"ROC and precision-recall curves of {len(found)} detectors on {ds}"))
+            out.append(Fold(f"{CURVES_TITLE} of {len(found)} detectors on {ds}"))
             out.append(render_roc(found, ds, reference))
             y = verdicts(data, reference)[(data.responses["dataset"] == ds).to_numpy()]
             out.append(render_pr(found, ds, reference, float(y.mean())))
+            out += selective_figures(data, ds, reference, order)
             out.append(FoldEnd())
         else:
             out.append(Paragraph(f"No curve: no detector has scores and {reference} labels here."))
