@@ -171,9 +171,10 @@ def test_rejection_curve_equals_a_plain_loop(seed):
 # ---- bootstrap ----------------------------------------------------------------
 
 
+@pytest.mark.parametrize("ties", [False, True])
 @pytest.mark.parametrize("metric", ["prr", "ece", "brier"])
-def test_bootstrap_distribution_equals_the_metric_on_each_resample(metric):
-    y, p = _data(3, n=60, ties=True)
+def test_bootstrap_distribution_equals_the_metric_on_each_resample(metric, ties):
+    y, p = _data(3, n=60, ties=ties)
     scores = np.vstack([p, 1 - p])
     got = M.bootstrap_distribution(metric, y, scores, n_resamples=40, seed=5)
     func = getattr(M, metric)

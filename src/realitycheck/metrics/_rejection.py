@@ -132,9 +132,11 @@ def prr(y_true: Any, y_score: Any) -> float:
     return float(weighted_prr(labels, scores, weights)[0])
 
 
-def _harmonic(n: int) -> FloatArray:
-    """``H[k] = 1 + 1/2 + ... + 1/k`` for ``k = 0 .. n``."""
-    return np.r_[0.0, np.cumsum(1.0 / np.arange(1, n + 1, dtype=np.float64))]
+def _harmonic(n: int) -> tuple[FloatArray, FloatArray]:
+    """``H[k] = 1 + 1/2 + ... + 1/k`` and ``G[k] = H[0] + ... + H[k - 1] = k H[k] - k``."""
+    k = np.arange(n + 1, dtype=np.float64)
+    harmonic = np.r_[0.0, np.cumsum(1.0 / k[1:])]
+    return harmonic, k * harmonic - k
 
 
 def weighted_prr(
@@ -144,33 +146,40 @@ def weighted_prr(
 
     Row ``b`` of ``weights`` gives each item's multiplicity; the result equals
     :func:`prr` on the data set in which item ``i`` appears ``weights[b, i]``
-    times. Over a run of tied scores with total weight ``W`` and quality
-    ``Q`` entered after ``M`` items of quality ``C``, the sum of ``C_m / m``
-    is ``C dH + Q - (Q / W) M dH`` with ``dH = H[M + W] - H[M]`` (harmonic
-    numbers), so every resample costs a few passes over its groups.
+    times. A correct response at (0-based) position ``k`` of the ascending
+    order is kept at rejection sizes ``m = k + 1 .. N``, so it adds
+    ``sum_{m > k} 1 / m = H[N] - H[k]`` to ``sum_m C_m / m``; the copies of an
+    item at positions ``a .. b - 1`` add ``w H[N] - (G[b] - G[a])`` with
+    ``G[k] = k H[k] - k`` (harmonic numbers), and a run of tied scores shares
+    its correct weight evenly over its positions. Every resample thus costs a
+    running sum of its weights and two look-ups per correct item.
 
     Returns:
         Shape (B,); NaN where a row has one class only.
     """
     order = np.argsort(scores, kind="stable")
     sorted_scores = scores[order]
+    correct_items = ~labels[order]
+    w = np.asarray(weights[:, order], dtype=np.int64)
+    ends = np.cumsum(w, axis=1)
+    total = ends[:, -1]
+    harmonic, partial = _harmonic(int(total.max()))
     starts = np.r_[0, np.flatnonzero(np.diff(sorted_scores)) + 1]
-    w = weights[:, order].astype(np.float64)
-    group_w = np.add.reduceat(w, starts, axis=1)
-    group_q = np.add.reduceat(w * ~labels[order], starts, axis=1)
-    total = group_w.sum(axis=1)
-    correct = group_q.sum(axis=1)
-    harmonic = _harmonic(int(total.max()))
-    m_end = np.cumsum(group_w, axis=1)
-    m_start = m_end - group_w
-    c_start = np.cumsum(group_q, axis=1) - group_q
-    dh = harmonic[m_end.astype(np.int64)] - harmonic[m_start.astype(np.int64)]
-    mean_q = np.divide(group_q, group_w, out=np.zeros_like(group_q), where=group_w > 0)
-    area = (c_start * dh + group_q - mean_q * m_start * dh).sum(axis=1)
-    oracle = correct + correct * (
-        harmonic[total.astype(np.int64)] - harmonic[correct.astype(np.int64)]
-    )
-    random = correct
+    if starts.size == scores.size:  # no tie: one look-up pair per correct item
+        end = ends[:, correct_items]
+        kept = w[:, correct_items]
+        correct = kept.sum(axis=1)
+        inner = (partial[end] - partial[end - kept]).sum(axis=1)
+    else:
+        group_w = np.add.reduceat(w, starts, axis=1)
+        group_q = np.add.reduceat(w * correct_items, starts, axis=1)
+        end = ends[:, np.r_[starts[1:], scores.size] - 1]
+        share = np.divide(group_q, group_w, out=np.zeros(group_q.shape), where=group_w > 0)
+        correct = group_q.sum(axis=1)
+        inner = (share * (partial[end] - partial[end - group_w])).sum(axis=1)
+    area = correct * harmonic[total] - inner
+    oracle = correct + correct * (harmonic[total] - harmonic[correct])
+    random = correct.astype(np.float64)
     out = np.full(total.shape, np.nan)
     defined = (correct > 0) & (correct < total)
     np.divide(area - random, oracle - random, out=out, where=defined)
