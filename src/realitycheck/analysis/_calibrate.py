@@ -91,7 +91,7 @@ def calibrate(
     out = np.full(apply.shape, np.nan)
     out[known] = fit(y.astype(float), s.astype(float), apply[known].astype(float))
     note = (
-        f"{_NAMES[method]} fitted on {y.size} calibration-split responses "
-        f"({int(y.sum())} hallucinated); metric on the test split"
+        f"{_NAMES[method]} fitted on {y.size:,} calibration-split responses "
+        f"({int(y.sum()):,} hallucinated); metric on the test split"
     )
     return out, note
