@@ -160,22 +160,28 @@ def weighted_prr(
     order = np.argsort(scores, kind="stable")
     sorted_scores = scores[order]
     correct_items = ~labels[order]
-    w = np.asarray(weights[:, order], dtype=np.int64)
-    ends = np.cumsum(w, axis=1)
+    # Half-width integers halve the memory traffic when the totals fit.
+    fits = int(weights.sum(axis=1).max()) < np.iinfo(np.int32).max
+    dtype: type[np.signedinteger[Any]] = np.int32 if fits else np.int64
+    w: npt.NDArray[np.signedinteger[Any]] = np.asarray(weights[:, order], dtype=dtype)
+    ends: npt.NDArray[np.signedinteger[Any]] = np.cumsum(w, axis=1, dtype=dtype)
     total = ends[:, -1]
     harmonic, partial = _harmonic(int(total.max()))
     starts = np.r_[0, np.flatnonzero(np.diff(sorted_scores)) + 1]
     if starts.size == scores.size:  # no tie: one look-up pair per correct item
         end = ends[:, correct_items]
         kept = w[:, correct_items]
-        correct = kept.sum(axis=1)
+        correct = kept.sum(axis=1, dtype=np.int64)
         inner = (partial[end] - partial[end - kept]).sum(axis=1)
     else:
-        group_w = np.add.reduceat(w, starts, axis=1)
-        group_q = np.add.reduceat(w * correct_items, starts, axis=1)
-        end = ends[:, np.r_[starts[1:], scores.size] - 1]
+        # Running sums read at the last item of each run of ties give the runs' totals.
+        last = np.r_[starts[1:], scores.size] - 1
+        end = ends[:, last]
+        group_w = np.diff(end, axis=1, prepend=0)
+        running_q = np.cumsum(w * correct_items, axis=1, dtype=dtype)
+        group_q = np.diff(running_q[:, last], axis=1, prepend=0)
         share = np.divide(group_q, group_w, out=np.zeros(group_q.shape), where=group_w > 0)
-        correct = group_q.sum(axis=1)
+        correct = group_q.sum(axis=1, dtype=np.int64)
         inner = (share * (partial[end] - partial[end - group_w])).sum(axis=1)
     area = correct * harmonic[total] - inner
     oracle = correct + correct * (harmonic[total] - harmonic[correct])
