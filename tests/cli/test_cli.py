@@ -57,3 +57,12 @@ def test_malformed_threshold_option(tmp_path, capsys):
     code = main(["evaluate", "-d", "ragtruth", "--threshold", "length", "--out", str(tmp_path)])
     assert code == 2
     assert "--threshold must be written KEY=NUMBER" in capsys.readouterr().err
+
+
+def test_unknown_calibration_method_fails_before_any_work(tmp_path, capsys):
+    out = tmp_path / "r"
+    code = main(["evaluate", "-d", "ragtruth", "--calibration", "sigmoid", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "'calibration' parameter of evaluate must be one of" in err
+    assert not out.exists()

@@ -10,8 +10,11 @@ import realitycheck.metrics as metrics
 PACKAGE = Path(metrics.__file__).parent
 # Shared with evaluate and the studies; not metric functions of their own.
 BUILDING_BLOCKS = {
+    "CALIBRATION_METRICS",
     "CLASSIFICATION_METRICS",
+    "ECE_BINNINGS",
     "RANKING_METRICS",
+    "REJECTION_METRICS",
     "THRESHOLD_OBJECTIVES",
     "bootstrap_distribution",
     "from_counts",
@@ -29,11 +32,18 @@ EXPECTED = BUILDING_BLOCKS | {
     "kendall_tau_b",
     "paired_auroc_bootstrap",
     "wilson_interval",
+    "RejectionCurve",
+    "Reliability",
     "UndefinedMetricWarning",
     "accuracy",
     "auroc",
     "balanced_accuracy",
     "bootstrap_ci",
+    "brier",
+    "ece",
+    "prr",
+    "rejection_curve",
+    "reliability",
     "choose_threshold",
     "cohen_kappa",
     "f1",
@@ -51,7 +61,7 @@ RANGED = sorted(
     EXPECTED
     - BUILDING_BLOCKS
     - {"BootstrapResult", "UndefinedMetricWarning", "bootstrap_ci", "choose_threshold"}
-    - {"DeLong", "PairedBootstrap", "discordant_pairs"}
+    - {"DeLong", "PairedBootstrap", "discordant_pairs", "RejectionCurve", "Reliability"}
 )
 
 

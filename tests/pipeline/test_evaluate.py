@@ -1,6 +1,6 @@
 import numpy as np
 import pytest
-from sklearn.metrics import average_precision_score, f1_score, roc_auc_score
+from sklearn.metrics import average_precision_score, brier_score_loss, f1_score, roc_auc_score
 
 from realitycheck import (
     EvaluationConfig,
@@ -99,6 +99,60 @@ def test_agreement_of_an_automatic_labeler_with_humans(run):
     assert "coin" in set(result.metrics["labeler"])
 
 
+def _prr_by_loop(y, s):
+    """LM-Polygraph's PRR: areas under the accuracy-of-kept curve, normalised by oracle/random."""
+    quality = 1.0 - y
+
+    def area(uncertainty):
+        kept = quality[np.argsort(uncertainty, kind="stable")]
+        return np.mean([kept[: len(kept) - k].mean() for k in range(len(kept))])
+
+    return (area(s) - quality.mean()) / (area(-quality) - quality.mean())
+
+
+def _isotonic_by_hand(y_fit, s_fit, s_apply):
+    """Pool adjacent violators on the calibration items, then linear between fitted points."""
+    order = np.argsort(s_fit)
+    blocks = []
+    for v in y_fit[order]:
+        blocks.append([float(v), 1])
+        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+            (m2, w2), (m1, w1) = blocks.pop(), blocks.pop()
+            blocks.append([(m1 * w1 + m2 * w2) / (w1 + w2), w1 + w2])
+    fitted = np.concatenate([[m] * w for m, w in blocks])
+    return np.interp(s_apply, s_fit[order], fitted)
+
+
+def test_prr_on_all_items_and_calibrated_brier_on_the_test_split(run):
+    config = EvaluationConfig(bootstrap=Bootstrap(n_resamples=50), calibration="isotonic")
+    result = evaluate(run, config)
+    _, y, s, split, _ = _truth(run)
+    cal, test = split == "calibration", split == "test"
+    m = result.metrics.set_index(["slice", "detector", "labeler", "metric"])
+    prr = m.loc[("all", "recorded:noisy", "human", "prr")]
+    assert prr["value"] == pytest.approx(_prr_by_loop(y, s), abs=1e-12)
+    assert prr["n"] == 80 and prr["ci_low"] <= prr["value"] <= prr["ci_high"]
+    probs = _isotonic_by_hand(y[cal], s[cal], s[test])
+    brier = m.loc[("all", "recorded:noisy", "human", "brier")]
+    assert brier["value"] == pytest.approx(brier_score_loss(y[test], probs), abs=1e-12)
+    assert brier["n"] == test.sum()
+    ece = m.loc[("all", "recorded:noisy", "human", "ece")]
+    assert 0 <= ece["ci_low"] <= ece["value"] <= ece["ci_high"] <= 1
+    assert f"isotonic regression fitted on {cal.sum()} calibration-split responses" in ece["note"]
+
+
+def test_ece_and_brier_follow_the_calibration_method(run):
+    platt = evaluate(run, EvaluationConfig(bootstrap=Bootstrap(n_resamples=20)))
+    row = platt.metrics.set_index(["slice", "detector", "labeler", "metric"]).loc[
+        ("all", "recorded:noisy", "human", "brier")
+    ]
+    assert row["note"].startswith("Platt scaling fitted on")
+    # The noisy detector's raw values exceed 1: taken as they are, they are not probabilities.
+    raw = evaluate(run, EvaluationConfig(bootstrap=Bootstrap(n_resamples=20), calibration="none"))
+    assert not raw.metrics["metric"].isin(["ece", "brier"]).any()
+    assert (raw.metrics["metric"] == "prr").any()
+
+
 def test_evaluate_on_empty_run_is_a_clear_error(tmp_path):
     with pytest.raises(InvalidInputError, match="holds no responses"):
         evaluate(RunStore(tmp_path))
@@ -115,6 +169,7 @@ def test_evaluate_on_empty_run_is_a_clear_error(tmp_path):
         (lambda: Bootstrap(seed=True), "'seed' parameter of Bootstrap"),
         (lambda: EvaluationConfig(bootstrap=1000), "'bootstrap' parameter of evaluate"),
         (lambda: EvaluationConfig(threshold_objective="vibes"), "'threshold_objective' parameter"),
+        (lambda: EvaluationConfig(calibration="sigmoid"), "'calibration' parameter of evaluate"),
     ],
 )
 def test_config_validation(make, message):

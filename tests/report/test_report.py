@@ -17,7 +17,7 @@ SECTIONS = (
     "Key findings",
     "Data overview",
     "Detector metrics",
-    "ROC and precision-recall curves",
+    "ROC, precision-recall, rejection and reliability curves",
     "Labeler agreement with humans",
     "Studies",
     "Notes",
@@ -42,10 +42,9 @@ def test_writes_every_file(report):
         "coverage.csv",
     }
     assert {p.name for p in report.figures} == {
-        "roc_alpha.png",
-        "pr_alpha.png",
-        "roc_beta.png",
-        "pr_beta.png",
+        f"{kind}_{ds}.png"
+        for kind in ("roc", "pr", "rejection", "reliability")
+        for ds in ("alpha", "beta")
     }
     for path in (report.html, report.markdown, *report.tables, *report.figures):
         assert path.is_file() and path.stat().st_size > 0, path
@@ -82,7 +81,7 @@ def test_html_is_self_contained_and_embeds_figures(report):
     assert page.lower().count("<script") == 1  # the page's own inline script, no src
     assert f"<script>{SCRIPT}</script>" in page
     images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
-    assert len(images) == 4
+    assert len(images) == 8
     for fig in report.figures:  # each embedded figure links to its file beside the report
         assert f'<a href="figures/{fig.name}"><img' in page
     for name in ("metrics.csv", "agreement.csv", "overview.csv", "coverage.csv"):
@@ -288,9 +287,9 @@ def test_single_annotators_are_pooled_in_the_coverage_table(tmp_path, make_run):
 
 
 def _index_row(n, value):
-    from realitycheck.report._results import _Row
+    from realitycheck.report._cells import MetricRow
 
-    return _Row(value, value - 0.1, value + 0.1, n, n // 2, 0, float("nan"), "")
+    return MetricRow(value, value - 0.1, value + 0.1, n, n // 2, 0, float("nan"), "")
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,8 @@ and detectors (a ``panel`` labeler fits Dawid-Skene on the calibration split),
 and above the datasets, backends and the store; it imports no component. It
 holds the calibration/test split (:func:`split_of`), one
 set of bootstrap settings (:class:`Bootstrap`), the measurement of many
-detectors on the same items (:class:`Measure`), threshold choice on the
+detectors on the same items (:class:`Measure`), threshold choice and score
+calibration (:func:`calibrate`, Platt or isotonic via scikit-learn) on the
 calibration split, and the metric and objective lists in table order. The
 label-key grammar it reads keys with is :class:`realitycheck.keys.LabelKey`.
 
@@ -21,6 +22,7 @@ are imported inside the functions that use them (:func:`require_module`).
 """
 
 from realitycheck.analysis._bootstrap import Bootstrap
+from realitycheck.analysis._calibrate import CALIBRATION_METHODS, calibrate
 from realitycheck.analysis._famd import FamdFit, famd_scores, fit_famd
 from realitycheck.analysis._intervals import RANKING_CI_COLUMNS, confusion_ci, ranking_ci
 from realitycheck.analysis._measure import Measure, Where, choose_or_fix_threshold, group_by_mask
@@ -33,8 +35,11 @@ from realitycheck.analysis._multiplicity import (
 )
 from realitycheck.analysis._names import (
     AGREEMENT_METRICS,
+    CALIBRATION_METRICS,
     OBJECTIVES,
     RANKING_METRICS,
+    REJECTION_METRICS,
+    SCORE_METRICS,
     THRESHOLD_METRICS,
 )
 from realitycheck.analysis._optional import require_module
@@ -54,9 +59,13 @@ __all__ = [
     "AGREEMENT_METRICS",
     "CALIBRATION",
     "CATEGORIES",
+    "CALIBRATION_METHODS",
+    "CALIBRATION_METRICS",
     "OBJECTIVES",
     "RANKING_CI_COLUMNS",
     "RANKING_METRICS",
+    "REJECTION_METRICS",
+    "SCORE_METRICS",
     "TEST",
     "THRESHOLD_METRICS",
     "Bootstrap",
@@ -65,6 +74,7 @@ __all__ = [
     "Measure",
     "Multiplicity",
     "Where",
+    "calibrate",
     "choose_or_fix_threshold",
     "confusion_ci",
     "consistency_vs_correctness",

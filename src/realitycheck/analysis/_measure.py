@@ -48,9 +48,14 @@ class Measure:
         thresholds: Sequence[float] | None = None,
         notes: Sequence[str] | None = None,
     ) -> list[MetricResult]:
-        """Return one MetricResult per row of ``s`` (shape k × n), keyed by ``keys``."""
+        """Return one MetricResult per row of ``s`` (shape k × n), keyed by ``keys``.
+
+        With one class only every metric is NaN, except ECE and the Brier
+        score, which are defined there.
+        """
         k = s.shape[0]
-        if y.size == 0 or y.min() == y.max():
+        one_class = y.size > 0 and y.min() == y.max()
+        if y.size == 0 or (one_class and metric not in M.CALIBRATION_METRICS):
             values = [(float("nan"),) * 3] * k
         else:
             t = None if thresholds is None else np.asarray(thresholds, dtype=float)

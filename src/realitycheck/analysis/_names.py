@@ -7,9 +7,25 @@ those names); the tuples only fix the order in which the tables show them.
 
 from __future__ import annotations
 
-from realitycheck.metrics import RANKING_METRICS, THRESHOLD_OBJECTIVES
+from realitycheck.metrics import (
+    CALIBRATION_METRICS,
+    RANKING_METRICS,
+    REJECTION_METRICS,
+    THRESHOLD_OBJECTIVES,
+)
 
-__all__ = ["AGREEMENT_METRICS", "OBJECTIVES", "RANKING_METRICS", "THRESHOLD_METRICS"]
+__all__ = [
+    "AGREEMENT_METRICS",
+    "CALIBRATION_METRICS",
+    "OBJECTIVES",
+    "RANKING_METRICS",
+    "REJECTION_METRICS",
+    "SCORE_METRICS",
+    "THRESHOLD_METRICS",
+]
+
+SCORE_METRICS: tuple[str, ...] = RANKING_METRICS + REJECTION_METRICS
+"""Metrics of a detector's score on every usable item, in table order: AUROC, PR-AUC, PRR."""
 
 THRESHOLD_METRICS: tuple[str, ...] = (
     "balanced_accuracy",

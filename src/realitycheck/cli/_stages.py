@@ -183,6 +183,13 @@ def detect_cmd(ctx: click.Context, detectors: tuple[str, ...], **options: Any) -
     help="What the calibration-split threshold maximises.",
 )
 @click.option(
+    "--calibration",
+    default="platt",
+    show_default=True,
+    help="How a detector's score becomes a probability before ECE and Brier, fitted on the "
+    "calibration split: platt, isotonic, or none (scores in [0, 1] taken as they are).",
+)
+@click.option(
     "--threshold",
     "thresholds",
     multiple=True,
@@ -221,6 +228,7 @@ def evaluate_cmd(
     confidence: float,
     seed: int,
     threshold_objective: str,
+    calibration: str,
     thresholds: tuple[str, ...],
     slice_by: tuple[str, ...],
     report: bool,
@@ -252,6 +260,7 @@ def evaluate_cmd(
         reference=reference,
         bootstrap=bootstrap_from(n_resamples, confidence, seed),
         threshold_objective=threshold_objective,
+        calibration=calibration,
         thresholds=_parse_thresholds(thresholds),
         slice_by=tuple(c.strip() for v in slice_by for c in v.split(",") if c.strip()),
     )

@@ -22,6 +22,14 @@ from realitycheck.metrics._bootstrap import (
     bootstrap_distribution,
     resample_indices,
 )
+from realitycheck.metrics._calibration import (
+    CALIBRATION_METRICS,
+    ECE_BINNINGS,
+    Reliability,
+    brier,
+    ece,
+    reliability,
+)
 from realitycheck.metrics._classification import (
     CLASSIFICATION_METRICS,
     accuracy,
@@ -37,15 +45,26 @@ from realitycheck.metrics._classification import (
 from realitycheck.metrics._correlation import pearson, rankdata, spearman
 from realitycheck.metrics._proportion import wilson_interval
 from realitycheck.metrics._ranking import auroc, pr_auc, precision_recall_curve, roc_curve
+from realitycheck.metrics._rejection import (
+    REJECTION_METRICS,
+    RejectionCurve,
+    prr,
+    rejection_curve,
+)
 from realitycheck.metrics._threshold import THRESHOLD_OBJECTIVES, choose_threshold
 from realitycheck.metrics._validation import UndefinedMetricWarning
 
 __all__ = [
     "BootstrapResult",
+    "CALIBRATION_METRICS",
     "CLASSIFICATION_METRICS",
     "DeLong",
+    "ECE_BINNINGS",
     "PairedBootstrap",
     "RANKING_METRICS",
+    "REJECTION_METRICS",
+    "RejectionCurve",
+    "Reliability",
     "THRESHOLD_OBJECTIVES",
     "UndefinedMetricWarning",
     "accuracy",
@@ -54,11 +73,13 @@ __all__ = [
     "balanced_accuracy",
     "bootstrap_ci",
     "bootstrap_distribution",
+    "brier",
     "choose_threshold",
     "cohen_kappa",
     "correlation_pvalue",
     "delong",
     "discordant_pairs",
+    "ece",
     "f1",
     "f1_macro",
     "f1_weighted",
@@ -69,8 +90,11 @@ __all__ = [
     "pr_auc",
     "precision",
     "precision_recall_curve",
+    "prr",
     "rankdata",
     "recall",
+    "rejection_curve",
+    "reliability",
     "resample_indices",
     "roc_curve",
     "spearman",

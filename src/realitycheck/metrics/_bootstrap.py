@@ -5,7 +5,9 @@ when B x n is large) and turned into per-item multiplicities with one
 ``np.bincount`` on offset positions. Each detector's scores are sorted once;
 ranking metrics are then evaluated for all resamples of a chunk at once by the
 weighted kernel of ``_ranking`` (running sums over the sorted order, ties
-exact), thresholded metrics from confusion counts obtained by matrix products.
+exact), PRR by that of ``_rejection`` (harmonic numbers over runs of tied
+scores), ECE and Brier score by matrix products over fixed bins, thresholded
+metrics from confusion counts obtained by matrix products.
 Only a user-supplied callable falls back to a loop over resamples. Memory
 stays near 100 MB whatever B, n and the number of detectors.
 """
@@ -20,8 +22,14 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from realitycheck.metrics._calibration import (
+    CALIBRATION_METRICS,
+    check_probabilities,
+    weighted_calibration_metric,
+)
 from realitycheck.metrics._classification import CLASSIFICATION_METRICS, from_counts
 from realitycheck.metrics._ranking import RankIndex, WeightedItems, weighted_rank_metric
+from realitycheck.metrics._rejection import REJECTION_METRICS, weighted_prr
 from realitycheck.metrics._validation import (
     UndefinedMetricWarning,
     check_binary,
@@ -47,7 +55,11 @@ FloatArray = npt.NDArray[np.float64]
 Metric = str | Callable[[Any, Any], float]
 
 RANKING_METRICS: tuple[str, ...] = ("auroc", "pr_auc")
-BOOTSTRAP_METRICS: tuple[str, ...] = RANKING_METRICS + CLASSIFICATION_METRICS
+BOOTSTRAP_METRICS: tuple[str, ...] = (
+    RANKING_METRICS + REJECTION_METRICS + CALIBRATION_METRICS + CLASSIFICATION_METRICS
+)
+# Metrics of the score itself: no threshold applies.
+_SCORE_METRICS = RANKING_METRICS + REJECTION_METRICS + CALIBRATION_METRICS
 
 # Resamples are drawn (and evaluated) in chunks of about this many item
 # positions; a handful of int64/float64 arrays of this size stay near 100 MB.
@@ -124,10 +136,10 @@ def _check_threshold(
     threshold: Any, metric: Metric, scores: FloatArray, owner: str
 ) -> FloatArray | None:
     """Return one threshold per row of ``scores``, or None to use them as predictions."""
-    if isinstance(metric, str) and metric in RANKING_METRICS:
+    if isinstance(metric, str) and metric in _SCORE_METRICS:
         if threshold is not None:
             raise param_error(
-                "threshold", owner, f"None for the ranking metric {metric!r}", threshold
+                "threshold", owner, f"None for the score metric {metric!r}", threshold
             )
         return None
     if threshold is None:
@@ -168,6 +180,22 @@ def _ranking_values(
         values = np.empty((len(indexes), counts.shape[0]))
         for k, index in enumerate(indexes):
             values[k] = weighted_rank_metric(kind, index, items)
+        out.append(values)
+    return np.concatenate(out, axis=1)
+
+
+def _score_values(
+    name: str, labels: npt.NDArray[np.bool_], scores: FloatArray, chunks: Iterator[Any]
+) -> FloatArray:
+    """PRR, ECE or Brier score of every row of ``scores`` for every resample."""
+    out = []
+    for counts in chunks:
+        values = np.empty((scores.shape[0], counts.shape[0]))
+        for k, row in enumerate(scores):
+            if name == "ece" or name == "brier":
+                values[k] = weighted_calibration_metric(name, labels, row, counts)
+            else:
+                values[k] = weighted_prr(labels, row, counts)
         out.append(values)
     return np.concatenate(out, axis=1)
 
@@ -227,9 +255,14 @@ def _prepare(
     """Validate; return the metric, labels, 2-D scores and 2-D metric inputs."""
     resolved: Metric = check_arg(metric, _METRIC, name="metric", owner=owner)
     labels = check_binary(y_true, "y_true", owner)
-    if isinstance(resolved, str) and resolved in RANKING_METRICS and threshold is None:
+    rank_based = RANKING_METRICS + REJECTION_METRICS
+    if isinstance(resolved, str) and resolved in rank_based and threshold is None:
         # Rank-based: order-exact scores (integers beyond 2**53 as exact ranks).
         scores = check_scores(y_score, "y_score", owner, ndim=(1, 2))[0]
+    elif isinstance(resolved, str) and resolved in CALIBRATION_METRICS:
+        scores = check_numbers(y_score, "y_score", owner, ndim=(1, 2))
+        for row in np.atleast_2d(scores):
+            check_probabilities(labels, row, owner, name="y_score")
     else:
         scores = check_numbers(y_score, "y_score", owner, ndim=(1, 2))
     check_same_length(labels, "y_true", scores, "y_score", owner)
@@ -259,6 +292,8 @@ def _values(
         return _ranking_values("auroc", labels, inputs, chunks)
     if metric == "pr_auc":
         return _ranking_values("pr_auc", labels, inputs, chunks)
+    if metric in REJECTION_METRICS or metric in CALIBRATION_METRICS:
+        return _score_values(metric, labels, inputs, chunks)
     return _thresholded_values(metric, labels, inputs, chunks)
 
 
@@ -315,7 +350,9 @@ def bootstrap_ci(
     interpolation, as ``np.quantile``).
 
     Args:
-        metric: A name, ``"auroc"``, ``"pr_auc"`` or a classification metric
+        metric: A name, ``"auroc"``, ``"pr_auc"``, ``"prr"``, ``"ece"`` (10
+            equal-width bins), ``"brier"`` (both on probabilities in [0, 1])
+            or a classification metric
             (``"accuracy"``, ``"balanced_accuracy"``, ``"precision"``,
             ``"recall"``, ``"f1"``, ``"f1_macro"``, ``"f1_weighted"``,
             ``"cohen_kappa"``), all vectorised over resamples; or a callable
@@ -331,7 +368,7 @@ def bootstrap_ci(
             predictions): predict hallucinated iff ``y_score >= threshold``; a
             number, or one per row of a 2-D ``y_score``. May be None when
             ``y_score`` already holds 0/1 predictions. Must be None for
-            ``"auroc"`` and ``"pr_auc"``.
+            ``"auroc"``, ``"pr_auc"``, ``"prr"``, ``"ece"`` and ``"brier"``.
 
     Returns:
         A :class:`BootstrapResult`; scalars for a 1-D ``y_score``, arrays of

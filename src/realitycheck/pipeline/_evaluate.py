@@ -5,9 +5,12 @@ Two tables come out of it:
 * **metrics** — every detector against every reference labeler (human labels
   and, for labeler-shift analyses, the automatic labelers), per dataset and per
   slice (``all``, ``task=…``, ``model=…``, and ``<column>=…`` for each
-  ``slice_by`` column a dataset declared as ``meta``): AUROC and PR-AUC on every usable
-  item, and thresholded metrics on the *test* split only, at a threshold chosen
-  on the separate *calibration* split (or given, for binary detectors).
+  ``slice_by`` column a dataset declared as ``meta``): AUROC, PR-AUC and PRR
+  (prediction-rejection ratio) on every usable item; thresholded metrics on the
+  *test* split only, at a threshold chosen on the separate *calibration* split
+  (or given, for binary detectors); ECE and the Brier score on the *test* split
+  of probabilities mapped from the score by Platt scaling or isotonic regression
+  fitted on the calibration split.
 * **agreement** — every automatic labeler against the human labels (or, with
   ``reference`` set, every other labeler against the reference): precision,
   recall, F1, agreement (accuracy), Cohen's kappa, balanced accuracy and
@@ -31,14 +34,16 @@ import pandas as pd
 
 from realitycheck.analysis import (
     AGREEMENT_METRICS,
+    CALIBRATION_METHODS,
+    CALIBRATION_METRICS,
     OBJECTIVES,
     RANKING_METRICS,
+    SCORE_METRICS,
     TEST,
     THRESHOLD_METRICS,
     Bootstrap,
     Measure,
     Where,
-    choose_or_fix_threshold,
     group_by_mask,
     split_of,
 )
@@ -58,6 +63,7 @@ from realitycheck.params import (
 )
 from realitycheck.pipeline._checks import check_keys, explain_empty
 from realitycheck.pipeline._slices import slice_columns, slices
+from realitycheck.pipeline._test_split import fit_calibrations, fit_thresholds, test_split_rows
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import MetricResult
 from realitycheck.store import RunData, RunStore
@@ -91,6 +97,13 @@ class EvaluationConfig:
             human aggregates (not single annotators) and every automatic labeler.
         bootstrap: Resamples, confidence and seed of every interval.
         threshold_objective: What the calibration-split threshold maximises.
+        calibration: How a detector's score becomes a probability of
+            hallucination before ECE and the Brier score: ``platt`` (Platt
+            scaling) or ``isotonic`` (isotonic regression), fitted with
+            scikit-learn on the calibration split of each dataset and
+            reference, the metrics measured on the test split; ``none`` takes
+            scores as probabilities (detectors with a value outside [0, 1]
+            then get neither metric). PRR needs no calibration: it is rank-based.
         calibration_fraction: Share of examples in the calibration split.
         thresholds: Fixed thresholds by detector key (hallucinated iff value >=
             threshold); these detectors skip the calibration-split choice.
@@ -104,6 +117,7 @@ class EvaluationConfig:
     references: tuple[str, ...] | None = param(None, _KEYS, convert=as_tuple)
     bootstrap: Bootstrap = param(MISSING, InstanceOf(Bootstrap), default_factory=Bootstrap)
     threshold_objective: str = param("f1_macro", OneOf(*OBJECTIVES))
+    calibration: str = param("platt", OneOf(*CALIBRATION_METHODS))
     calibration_fraction: float = param(0.5, Interval(float, 0, 1, closed="neither"))
     thresholds: Mapping[str, float] = param(
         MISSING,
@@ -230,14 +244,16 @@ def _detector_rows(
     for ref in refs:
         y_all = frame.labels[ref].to_numpy()[rows_idx]
         s_all = {d: frame.scores[d].to_numpy()[rows_idx] for d in dets}
-        thresholds: dict[str, tuple[float, str]] = {}
-        for d in dets:
-            if d in config.thresholds:
-                thresholds[d] = (float(config.thresholds[d]), "threshold given by the user")
-                continue
-            ok = ~np.isnan(y_all) & ~np.isnan(s_all[d]) & calib
-            objective = config.threshold_objective
-            thresholds[d] = choose_or_fix_threshold(y_all[ok], s_all[d][ok], objective)
+        thresholds = fit_thresholds(
+            y_all, s_all, calib, config.thresholds, config.threshold_objective
+        )
+        thresholded = {
+            d: (s_all[d], note, t) for d, (t, note) in thresholds.items() if not np.isnan(t)
+        }
+        probabilities = {
+            d: (p, note, None)
+            for d, (p, note) in fit_calibrations(y_all, s_all, calib, config.calibration).items()
+        }
         for slice_name, in_slice in slices(base):
             valid = {d: in_slice & ~np.isnan(y_all) & ~np.isnan(s_all[d]) for d in dets}
             for keys, mask in group_by_mask(valid):
@@ -248,29 +264,14 @@ def _detector_rows(
                     dataset=dataset,
                     n_excluded=int(in_slice.sum() - mask.sum()),
                 )
-                for metric in RANKING_METRICS:
+                for metric in SCORE_METRICS:
                     out += measure.rows(metric, keys, y, s, where)
-            for keys, mask in group_by_mask({d: valid[d] & test for d in dets}):
-                usable = [k for k in keys if not np.isnan(thresholds[k][0])]
-                if not usable:
-                    continue
-                y, s = y_all[mask], np.vstack([s_all[k][mask] for k in usable])
-                where = Where(
-                    labeler=ref,
-                    slice=slice_name,
-                    dataset=dataset,
-                    n_excluded=int((in_slice & test).sum() - mask.sum()),
-                )
-                for metric in THRESHOLD_METRICS:
-                    out += measure.rows(
-                        metric,
-                        usable,
-                        y,
-                        s,
-                        where,
-                        thresholds=[thresholds[k][0] for k in usable],
-                        notes=[thresholds[k][1] for k in usable],
-                    )
+            where = Where(labeler=ref, slice=slice_name, dataset=dataset, n_excluded=0)
+            in_test = in_slice & test
+            out += test_split_rows(THRESHOLD_METRICS, thresholded, y_all, in_test, where, measure)
+            out += test_split_rows(
+                CALIBRATION_METRICS, probabilities, y_all, in_test, where, measure
+            )
     return out
 
 

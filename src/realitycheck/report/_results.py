@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import pandas as pd
 
-from realitycheck.analysis import AGREEMENT_METRICS
+from realitycheck.analysis import AGREEMENT_METRICS, CALIBRATION_METRICS, SCORE_METRICS
 from realitycheck.keys import LabelKey
+from realitycheck.report._calibration import calibration_table, selective_figures
+from realitycheck.report._cells import Footnotes, Index, MetricRow, cell, index_rows
 from realitycheck.report._data import ReportData, verdicts
 from realitycheck.report._document import (
     Block,
@@ -27,7 +29,8 @@ from realitycheck.report._figures import curves, render_pr, render_roc
 
 __all__ = ["agreement_section", "curves_section", "detector_order", "metrics_section"]
 
-RANKING = ("auroc", "pr_auc")
+RANKING = SCORE_METRICS
+"""The metrics of a score on every response (AUROC, PR-AUC, PRR), columns of the main table."""
 THRESHOLDED = (
     "balanced_accuracy",
     "f1_macro",
@@ -39,11 +42,13 @@ THRESHOLDED = (
     "f1_weighted",
 )
 AGREEMENT = (*AGREEMENT_METRICS, "auroc", "pr_auc")
+CURVES_TITLE = "ROC, precision-recall, rejection and reliability curves"
 BESIDE_DETECTORS = ("balanced_accuracy", "f1_macro", "cohen_kappa")
 """What a labeler's verdicts show beside the detectors' thresholded metrics."""
 NAMES = {
     "auroc": "AUROC",
     "pr_auc": "PR-AUC",
+    "prr": "PRR",
     "balanced_accuracy": "Bal. accuracy",
     "f1_macro": "F1-macro",
     "f1_weighted": "F1-weighted",
@@ -53,36 +58,6 @@ NAMES = {
     "accuracy": "Accuracy",
     "cohen_kappa": "Cohen's kappa",
 }
-
-
-class _Row(NamedTuple):
-    value: float
-    ci_low: float
-    ci_high: float
-    n: int
-    n_positive: int
-    n_excluded: int
-    threshold: float
-    note: str
-
-
-_Index = dict[tuple[str, str, str, str], _Row]
-
-
-def _index(df: pd.DataFrame) -> _Index:
-    """Key the rows of a metric table by (slice, detector, labeler, metric)."""
-    names = ("slice", "detector", "labeler", "metric", *_Row._fields)
-    columns: list[list[Any]] = [df[c].tolist() for c in names]
-    out: _Index = {}
-    for sl, det, lab, metric, v, lo, hi, n, pos, excl, t, note in zip(*columns, strict=True):
-        text = "" if is_missing(note) else str(note)
-        out[(sl, det, lab, metric)] = _Row(v, lo, hi, n, pos, excl, t, text)
-    return out
-
-
-def _cell(index: _Index, key: tuple[str, str, str, str]) -> str:
-    row = index.get(key)
-    return "" if row is None else fmt_ci(row.value, row.ci_low, row.ci_high)
 
 
 def _slices(df: pd.DataFrame) -> dict[str, list[str]]:
@@ -109,52 +84,20 @@ def detector_order(df: pd.DataFrame, reference: str) -> list[str]:
     return first + sorted(set(df["detector"]) - set(first))
 
 
-class _Footnotes:
-    """Number distinct notes and hand out ``[k]`` markers for table cells."""
-
-    def __init__(self) -> None:
-        self.notes: dict[str, int] = {}
-
-    def mark(self, note: str) -> str:
-        if not note:
-            return ""
-        k = self.notes.setdefault(note, len(self.notes) + 1)
-        return f"[{k}]"
-
-    def table(
-        self, columns: tuple[str, ...], rows: Sequence[tuple[str, ...]], align: str, caption: str
-    ) -> Table:
-        """Return a table whose last column holds the markers, dropped when there is none."""
-        if not self.notes:
-            columns, align = columns[:-1], align[:-1]
-            rows = [r[:-1] for r in rows]
-        footnotes = tuple(f"[{k}] {note}" for note, k in self.notes.items())
-        return Table(
-            columns=columns,
-            rows=tuple(rows),
-            align=align,
-            caption=caption,
-            footnotes=footnotes,
-            csv="metrics.csv",
-        )
-
-
-def _ranking_table(index: _Index, dets: list[str], refs: list[str]) -> Table:
-    notes = _Footnotes()
+def _ranking_table(index: Index, dets: list[str], refs: list[str]) -> Table:
+    notes = Footnotes()
     rows = []
     for det in dets:
         for ref in refs:
-            auroc = index.get(("all", det, ref, "auroc"))
-            pr = index.get(("all", det, ref, "pr_auc"))
-            base = auroc or pr
+            found = [index.get(("all", det, ref, m)) for m in RANKING]
+            base = next((r for r in found if r is not None), None)
             if base is None:
                 continue
             rows.append(
                 (
                     det,
                     ref,
-                    _cell(index, ("all", det, ref, "auroc")),
-                    _cell(index, ("all", det, ref, "pr_auc")),
+                    *(cell(index, ("all", det, ref, m)) for m in RANKING),
                     fmt_count(base.n),
                     fmt_count(base.n_positive),
                     fmt_count(base.n_excluded),
@@ -162,16 +105,18 @@ def _ranking_table(index: _Index, dets: list[str], refs: list[str]) -> Table:
                 )
             )
     return notes.table(
-        ("detector", "reference", "AUROC", "PR-AUC", "n", "hallucinated", "excluded", "note"),
+        ("detector", "reference", *(NAMES[m] for m in RANKING), "n", "hallucinated", "excluded")
+        + ("note",),
         rows,
-        "llrrrrrl",
+        "ll" + "r" * len(RANKING) + "rrrl",
         "All responses; value [CI]. Each detector against each reference labeler "
-        "(the first row of a detector is the main reference).",
+        "(the first row of a detector is the main reference). PRR: prediction-rejection "
+        "ratio, 1 = rejecting by the score removes the hallucinated responses first, 0 = random.",
     )
 
 
-def _threshold_table(index: _Index, dets: list[str], reference: str, metrics: list[str]) -> Table:
-    notes = _Footnotes()
+def _threshold_table(index: Index, dets: list[str], reference: str, metrics: list[str]) -> Table:
+    notes = Footnotes()
     rows = []
     for det in dets:
         found = [index.get(("all", det, reference, m)) for m in metrics]
@@ -198,7 +143,7 @@ def _labelers_beside(agreement: pd.DataFrame, reference: str) -> Table | None:
     df = agreement[agreement["labeler"] == reference]
     if df.empty:
         return None
-    index = _index(df)
+    index = index_rows(df)
     rows = []
     for lab in sorted(set(df["detector"]), key=lambda x: (-_kappa_of(index, x, reference), x)):
         found = [index.get(("all", lab, reference, m)) for m in BESIDE_DETECTORS]
@@ -223,10 +168,10 @@ def _labelers_beside(agreement: pd.DataFrame, reference: str) -> Table | None:
 
 
 def _slice_table(
-    index: _Index, names: list[str], slices: list[str], reference: str, metric: str, what: str
+    index: Index, names: list[str], slices: list[str], reference: str, metric: str, what: str
 ) -> Table:
     """One metric per slice; the longer of the two lists (slices, names) runs down the rows."""
-    largest: dict[str, _Row] = {}
+    largest: dict[str, MetricRow] = {}
     for (sl, _, lab, _), row in index.items():
         if lab == reference and sl in slices and (sl not in largest or row.n > largest[sl].n):
             largest[sl] = row
@@ -237,7 +182,7 @@ def _slice_table(
     caption = f"{NAMES.get(metric, metric)} against {reference} labels per slice."
     if len(slices) > len(names):
         rows = tuple(
-            (s, size, *(_cell(index, (s, n, reference, metric)) for n in names))
+            (s, size, *(cell(index, (s, n, reference, metric)) for n in names))
             for s, size in zip(slices, sizes, strict=True)
         )
         return Table(
@@ -247,7 +192,7 @@ def _slice_table(
             caption=caption,
         )
     body = [("n (hallucinated)", *sizes)]
-    body += [(n, *(_cell(index, (s, n, reference, metric)) for s in slices)) for n in names]
+    body += [(n, *(cell(index, (s, n, reference, metric)) for s in slices)) for n in names]
     return Table(
         columns=(what, *slices),
         rows=tuple(body),
@@ -266,16 +211,19 @@ def metrics_section(data: ReportData, reference: str) -> list[Block]:
         return out
     for ds in sorted(set(data.metrics["dataset"])):
         df = data.metrics[data.metrics["dataset"] == ds]
-        index = _index(df)
+        index = index_rows(df)
         dets = detector_order(df, reference)
         refs = _ordered(sorted(set(df["labeler"])), reference)
         out.append(Heading(ds, 3))
         if reference not in refs:
             out.append(Paragraph(f"No metric against {reference} labels on this dataset."))
         out.append(_ranking_table(index, dets, refs))
-        out.append(Fold(f"Thresholded metrics and AUROC per slice on {ds}"))
+        out.append(
+            Fold(f"Thresholded metrics, calibration (ECE, Brier) and AUROC per slice on {ds}")
+        )
         thresholded = [m for m in THRESHOLDED if m in set(df["metric"])]
-        thresholded += sorted(set(df["metric"]) - set(RANKING) - set(THRESHOLDED))
+        shown = {*RANKING, *THRESHOLDED, *CALIBRATION_METRICS}
+        thresholded += sorted(set(df["metric"]) - shown)
         # The reference and every other human protocol (e.g. FaithBench's worst-label
         # aggregation) get their thresholded table; automatic labelers stay in metrics.csv.
         human_refs = [r for r in refs if r == reference or LabelKey.parse(r).protocol is not None]
@@ -296,6 +244,9 @@ def metrics_section(data: ReportData, reference: str) -> list[Block]:
                         )
                     )
                 )
+        calibration = calibration_table(index, dets, reference)
+        if calibration is not None:
+            out.append(calibration)
         for slices in _slices(df[df["labeler"] == reference]).values():
             out.append(_slice_table(index, dets, slices, reference, "auroc", "detector"))
         out.append(FoldEnd())
@@ -303,8 +254,11 @@ def metrics_section(data: ReportData, reference: str) -> list[Block]:
 
 
 def curves_section(data: ReportData, reference: str) -> list[Block]:
-    """Build the ROC and PR section: one figure of each per dataset, from scores and labels."""
-    out: list[Block] = [Heading("ROC and precision-recall curves", 2)]
+    """Build the curves section: ROC, PR, rejection and reliability figures per dataset.
+
+    All are drawn from the stored scores and labels, folded per dataset.
+    """
+    out: list[Block] = [Heading(CURVES_TITLE, 2)]
     if data.scores.empty:
         out.append(Paragraph("Not available: the run holds no detector scores."))
         return out
@@ -319,10 +273,11 @@ def curves_section(data: ReportData, reference: str) -> list[Block]:
         found, notes = curves(data, ds, reference, order)
         out.append(Heading(ds, 3))
         if found:
-            out.append(Fold(f"ROC and precision-recall curves of {len(found)} detectors on {ds}"))
+            out.append(Fold(f"{CURVES_TITLE} of {len(found)} detectors on {ds}"))
             out.append(render_roc(found, ds, reference))
             y = verdicts(data, reference)[(data.responses["dataset"] == ds).to_numpy()]
             out.append(render_pr(found, ds, reference, float(y.mean())))
+            out += selective_figures(data, ds, reference, order)
             out.append(FoldEnd())
         else:
             out.append(Paragraph(f"No curve: no detector has scores and {reference} labels here."))
@@ -331,7 +286,7 @@ def curves_section(data: ReportData, reference: str) -> list[Block]:
     return out
 
 
-def _agreement_table(index: _Index, labelers: list[str], reference: str) -> Table:
+def _agreement_table(index: Index, labelers: list[str], reference: str) -> Table:
     rows = []
     for lab in labelers:
         found = [index.get(("all", lab, reference, m)) for m in AGREEMENT]
@@ -356,7 +311,7 @@ def _agreement_table(index: _Index, labelers: list[str], reference: str) -> Tabl
     )
 
 
-def _kappa_of(index: _Index, lab: str, reference: str) -> Any:
+def _kappa_of(index: Index, lab: str, reference: str) -> Any:
     row = index.get(("all", lab, reference, "cohen_kappa"))
     return float("-inf") if row is None or is_missing(row.value) else row.value
 
@@ -378,7 +333,7 @@ def agreement_section(data: ReportData, reference: str) -> list[Block]:
         return out
     for ds in sorted(set(data.agreement["dataset"])):
         df = data.agreement[data.agreement["dataset"] == ds]
-        index = _index(df)
+        index = index_rows(df)
         out.append(Heading(ds, 3))
         for ref in _ordered(sorted(set(df["labeler"])), reference):
             found = set(df.loc[df["labeler"] == ref, "detector"])

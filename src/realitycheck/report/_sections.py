@@ -86,8 +86,12 @@ def _method(evaluate: Mapping[str, Any], measured: set[str] | None = None) -> li
         f"{boot.get('n_resamples', '?')} resamples, {100 * float(conf):g}% level, "
         f"seed {boot.get('seed', '?')}; the studies use the same settings. "
         "Shown as value [low, high].",
-        "AUROC and PR-AUC (average precision) use every response that has both a reference "
-        "label and a score; the others are counted as excluded.",
+        "AUROC, PR-AUC (average precision) and PRR use every response that has both a "
+        "reference label and a score; the others are counted as excluded. PRR is the "
+        "prediction-rejection ratio as LM-Polygraph defines it: rejecting responses by "
+        "decreasing score, the area under the accuracy of the kept ones, between a random "
+        "rejection (0) and an oracle that rejects the hallucinated ones first (1).",
+        _calibration_method(evaluate),
         f"Thresholded metrics are computed on the test split only, at a threshold chosen on "
         f"the calibration split to maximise {evaluate.get('threshold_objective', '?')}; "
         f"detectors whose scores are all 0 or 1 use the fixed threshold 0.5. The split is by "
@@ -110,6 +114,24 @@ def _method(evaluate: Mapping[str, Any], measured: set[str] | None = None) -> li
                 f"was measured for them: {', '.join(empty)} (see the notes for why)."
             )
     return items
+
+
+def _calibration_method(evaluate: Mapping[str, Any]) -> str:
+    method = evaluate.get("calibration", "platt")
+    if method == "none":
+        return (
+            "ECE (10 equal-width bins) and the Brier score take each detector's score as a "
+            "probability of hallucination as it is (calibration = none), on the test split; "
+            "detectors with a value outside [0, 1] get neither."
+        )
+    name = {"platt": "Platt scaling", "isotonic": "isotonic regression"}.get(method, method)
+    return (
+        f"ECE (10 equal-width bins) and the Brier score judge probabilities: each detector's "
+        f"score is first mapped to a probability of hallucination by {name} (scikit-learn), "
+        "fitted on the calibration split of each dataset against each reference, then "
+        "measured on the test split; each row's note gives the number of calibration-split "
+        "responses fitted. PRR needs no calibration: it depends only on the order of scores."
+    )
 
 
 def title_section(data: ReportData, title: str) -> list[Block]:
