@@ -30,11 +30,11 @@ from realitycheck.backends._pairs import (
 )
 
 __all__ = [
+    "Backend",
     "CAPABILITIES",
     "CONSISTENCY",
-    "DECODINGS",
-    "Backend",
     "CallCache",
+    "DECODINGS",
     "Generation",
     "GenerationRequest",
     "PAIR_CLASSES",
@@ -43,14 +43,14 @@ __all__ = [
     "backend",
     "backends",
     "cached_generate",
+    "cached_loglik_tokens",
     "cached_pairs",
     "call_identity",
     "default_cache_path",
+    "loglik_key",
     "pair_cache_key",
     "pair_classes",
     "pair_score",
-    "cached_loglik_tokens",
-    "loglik_key",
     "require",
     "usage_of",
 ]
