@@ -57,7 +57,7 @@ from realitycheck.params import (
     required,
 )
 
-__all__ = ["Files"]
+__all__ = ["Files", "glob_matches"]
 
 FIELDS = ("example_id", "response_id", "question", "context", "references", "model", "task")
 """Fields that ``columns`` can map; each defaults to the column of the same name, if any."""
@@ -126,6 +126,13 @@ class _ColumnEntries(Constraint):
 
 _NAMES = SequenceOf(InstanceOf(str))
 _GLOB = frozenset("*?[")
+
+
+def glob_matches(path: Path) -> list[Path] | None:
+    """Return the files a glob in ``path``'s name matches, in name order; None when no glob."""
+    if not _GLOB & set(path.name):
+        return None
+    return sorted(p for p in path.parent.glob(path.name) if p.is_file())
 
 
 def _paths(value: Any) -> Any:
@@ -457,8 +464,8 @@ class Files(Dataset):
             path = Path(str(given)).expanduser()
             if not path.is_absolute() and self.data_dir is not None:
                 path = Path(self.data_dir) / path
-            if _GLOB & set(path.name):
-                matches = sorted(p for p in path.parent.glob(path.name) if p.is_file())
+            matches = glob_matches(path)
+            if matches is not None:
                 if not matches:
                     raise DataNotFoundError(
                         f"No file matches {str(path)!r} (dataset {self.run_name!r})."

@@ -51,13 +51,13 @@ from pathlib import Path
 from typing import Any
 
 from realitycheck.datasets._base import Dataset, datasets
+from realitycheck.datasets.files import glob_matches
 from realitycheck.errors import InvalidInputError, RealityCheckError
 from realitycheck.toml_lines import locate, syntax_error_line
 
 __all__ = ["SPEC_SUFFIXES", "is_spec_file", "load_spec"]
 
 SPEC_SUFFIXES = (".toml", ".yaml", ".yml")
-_GLOB = frozenset("*?[")
 _PARAMETER = re.compile(r"The '(\w+)' parameter of|has no parameter '(\w+)'")
 
 
@@ -251,10 +251,10 @@ def _files(spec: _Spec, number: int, raw: Any, where: str) -> list[Path]:
         target = Path(item).expanduser()
         if not target.is_absolute():
             target = spec.path.parent / target
-        if not _GLOB & set(target.name):
+        matches = glob_matches(target)
+        if matches is None:
             out.append(target)
             continue
-        matches = sorted(p for p in target.parent.glob(target.name) if p.is_file())
         if not matches:
             raise spec.error(f"{where}: no file matches {item!r}.", number, "path")
         out.extend(matches)
