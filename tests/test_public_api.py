@@ -22,6 +22,16 @@ def test_import_does_not_pull_torch_or_backends():
     assert out.stdout.strip() == ""
 
 
+def test_import_and_the_cli_do_not_pull_scipy_stats():
+    # scipy.stats takes over half a second to import; every use imports it lazily.
+    code = (
+        "import sys, realitycheck, realitycheck.cli, realitycheck.pipeline;"
+        "print(','.join(m for m in ('scipy.stats', 'sklearn') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
 def test_did_you_mean_names_the_closest_choice_or_nothing():
     from realitycheck.errors import did_you_mean
 

@@ -27,6 +27,7 @@ __all__ = [
     "Response",
     "Score",
     "Task",
+    "records_from_columns",
     "records_from_rows",
     "records_to_rows",
 ]
@@ -258,22 +259,27 @@ _TUPLE_FIELDS = {"references", "incorrect_references", "choices", "samples"}
 def records_to_rows(records: Iterable[Record]) -> list[dict[str, Any]]:
     """Turn records into plain rows fit for a table (mappings become JSON text)."""
     rows = []
+    names_of: dict[type[Any], list[str]] = {}
     for record in records:
+        kind = type(record)
+        if kind not in names_of:
+            names_of[kind] = [f.name for f in dataclasses.fields(record)]
         row = {}
-        for f in dataclasses.fields(record):
-            value = getattr(record, f.name)
-            if f.name in _JSON_FIELDS:
-                value = json.dumps(value, sort_keys=True, default=str)
-            elif f.name in _TUPLE_FIELDS:
+        for name in names_of[kind]:
+            value = getattr(record, name)
+            if name in _JSON_FIELDS:
+                empty = isinstance(value, dict) and not value
+                value = "{}" if empty else json.dumps(value, sort_keys=True, default=str)
+            elif name in _TUPLE_FIELDS:
                 value = list(value)
-            row[f.name] = value
+            row[name] = value
         rows.append(row)
     return rows
 
 
 def _from_cell(name: str, value: Any) -> Any:
     if name in _JSON_FIELDS:
-        return json.loads(value) if isinstance(value, str) and value else {}
+        return json.loads(value) if isinstance(value, str) and value and value != "{}" else {}
     if name in _TUPLE_FIELDS:
         return tuple(value) if value is not None else ()
     if isinstance(value, float) and math.isnan(value):
@@ -285,3 +291,14 @@ def records_from_rows(cls: type[R], rows: Sequence[Mapping[str, Any]]) -> list[R
     """Rebuild records of type ``cls`` from rows made by :func:`records_to_rows`."""
     names = [f.name for f in dataclasses.fields(cls)]
     return [cls(**{n: _from_cell(n, row[n]) for n in names if n in row}) for row in rows]
+
+
+def records_from_columns(cls: type[R], columns: Mapping[str, Sequence[Any]]) -> list[R]:
+    """Rebuild records of type ``cls`` from equal-length columns of cells.
+
+    The same records as :func:`records_from_rows` on the rows those columns
+    hold, built column by column (no row dicts in between).
+    """
+    names = [f.name for f in dataclasses.fields(cls) if f.name in columns]
+    cells = [[_from_cell(n, v) for v in columns[n]] for n in names]
+    return [cls(**dict(zip(names, row, strict=True))) for row in zip(*cells, strict=True)]

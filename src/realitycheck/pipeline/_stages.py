@@ -13,8 +13,12 @@ store keeps the newest row of each response and component key).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from realitycheck.backends import CallCache
 from realitycheck.detectors import Detector, Needs
@@ -23,7 +27,7 @@ from realitycheck.labelers import Labeler
 from realitycheck.pipeline._ingest import ingest
 from realitycheck.pipeline._report import StageReport, outcome_of
 from realitycheck.progress import NullProgress, Progress
-from realitycheck.records import Example, Label, Response, Score
+from realitycheck.records import Example, Label, Response, Score, records_from_columns
 from realitycheck.store import RunStore
 
 __all__ = ["StageReport", "detect", "ingest", "label"]
@@ -31,33 +35,91 @@ __all__ = ["StageReport", "detect", "ingest", "label"]
 DEFAULT_BATCH_SIZE = 2048
 
 
-def _has_need(example: Example, need: str) -> bool:
-    if need == "references":
-        return bool(example.references)
-    if need == "context":
-        return bool(example.context.strip())
-    return True
+class _Examples(Mapping[str, Example]):
+    """The run's examples by id, each built into an :class:`Example` on first lookup."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self._table = table
+        ids = table.column("example_id").to_pylist()
+        self._row = {eid: i for i, eid in enumerate(ids)}
+        self._built: dict[str, Example] = {}
+
+    def __getitem__(self, example_id: str) -> Example:
+        if example_id not in self._built:
+            self.build([example_id])
+        return self._built[example_id]
+
+    def build(self, example_ids: Iterable[str]) -> None:
+        """Build the records of ``example_ids`` not built yet, in one pass over their rows."""
+        new = [i for i in dict.fromkeys(example_ids) if i not in self._built]
+        if not new:
+            return
+        rows = self._table.take(pa.array([self._row[i] for i in new], pa.int64()))
+        columns = {n: rows.column(n).to_pylist() for n in rows.column_names}
+        self._built.update(zip(new, records_from_columns(Example, columns), strict=True))
+
+    def __contains__(self, example_id: object) -> bool:
+        return example_id in self._row
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._row)
+
+    def __len__(self) -> int:
+        return len(self._row)
 
 
-def _targets(
-    store: RunStore, datasets: Iterable[str] | None
-) -> tuple[list[Response], dict[str, Example]]:
-    examples = {e.example_id: e for e in store.read(Example)}
-    wanted = set(datasets) if datasets is not None else None
-    responses = [
-        r
-        for r in store.read(Response)
-        if wanted is None or (r.example_id in examples and examples[r.example_id].dataset in wanted)
-    ]
-    missing = sorted({r.example_id for r in responses if r.example_id not in examples})
-    if missing:
-        raise InvalidInputError(
-            f"{len(missing)} responses point at examples the run does not hold "
-            f"(e.g. {missing[:3]}); load their dataset first.",
-            path=store.path,
-            field="example_id",
-        )
-    return responses, examples
+class _Targets:
+    """The responses a stage works on, as Arrow columns, with their examples.
+
+    Only the columns a step needs are turned into Python values: the ids to
+    choose what to compute, and whole responses for one batch at a time.
+    """
+
+    def __init__(self, store: RunStore, datasets: Iterable[str] | None) -> None:
+        examples = store.arrow("examples")
+        responses = store.arrow("responses")
+        known = examples.column("example_id")
+        if datasets is not None:
+            wanted = pa.array(sorted(set(datasets)), pa.string())
+            known = examples.filter(pc.is_in(examples.column("dataset"), wanted)).column(
+                "example_id"
+            )
+        inside = pc.is_in(responses.column("example_id"), known)
+        if datasets is None and not pc.all(inside).as_py() and responses.num_rows:
+            lost = responses.filter(pc.invert(inside)).column("example_id").to_pylist()
+            missing = sorted(set(lost))
+            raise InvalidInputError(
+                f"{len(missing)} responses point at examples the run does not hold "
+                f"(e.g. {missing[:3]}); load their dataset first.",
+                path=store.path,
+                field="example_id",
+            )
+        self.responses = responses.filter(inside)
+        self.examples = _Examples(examples)
+        self._example_table = examples
+
+    def __len__(self) -> int:
+        return self.responses.num_rows
+
+    def having(self, needs: Sequence[str]) -> pa.ChunkedArray:
+        """Return whether each response's example has every need (``references``, ``context``)."""
+        ok = np.ones(self._example_table.num_rows, dtype=bool)
+        for need in needs:
+            column = self._example_table.column(need)
+            if need == "references":
+                lengths = pc.list_value_length(column).fill_null(0)
+                ok &= np.asarray(pc.greater(lengths, 0))
+            else:
+                ok &= np.array([bool((c or "").strip()) for c in column.to_pylist()], dtype=bool)
+        ids = self._example_table.column("example_id").filter(pa.array(ok))
+        return pc.is_in(self.responses.column("example_id"), ids)
+
+    def records(self, rows: np.ndarray) -> list[Response]:
+        """Return the responses at positions ``rows`` as records."""
+        part = self.responses.take(pa.array(rows, pa.int64()))
+        columns = {n: part.column(n).to_pylist() for n in part.column_names}
+        self.examples.build(columns["example_id"])
+        return records_from_columns(Response, columns)
 
 
 def _stored(
@@ -71,12 +133,22 @@ def _stored(
     return set(mine.loc[~redo, "response_id"]), set(mine.loc[redo, "response_id"])
 
 
+def _todo(
+    targets: _Targets, eligible: pa.ChunkedArray, done: set[str], failed: set[str]
+) -> tuple[np.ndarray, int]:
+    """Return the positions of the eligible responses not ``done``, and how many are retries."""
+    ids = targets.responses.column("response_id")
+    stands = pc.is_in(ids, pa.array(sorted(done), pa.string()))
+    rows = np.flatnonzero(np.asarray(pc.and_(eligible, pc.invert(stands))))
+    retried = pc.is_in(ids.take(pa.array(rows, pa.int64())), pa.array(sorted(failed), pa.string()))
+    return rows, int(pc.sum(retried).as_py() or 0)
+
+
 def _run_component(
     store: RunStore,
     component: Labeler | Detector,
     compute: Callable[[Sequence[Response]], Sequence[Label | Score]],
-    responses: Sequence[Response],
-    examples: Mapping[str, Example],
+    targets: _Targets,
     *,
     table: str,
     batch_size: int,
@@ -86,43 +158,49 @@ def _run_component(
 ) -> None:
     key = component.key
     needs = sorted(n for n in component.needs if n in ("references", "context"))
-    eligible = [r for r in responses if all(_has_need(examples[r.example_id], n) for n in needs)]
-    if not eligible:
+    eligible = targets.having(needs)
+    n_eligible = int(pc.sum(eligible).as_py() or 0)
+    if not n_eligible:
         report.skipped[key] = f"every response: none has the {' and '.join(needs)} it needs"
         return
-    if len(eligible) < len(responses):
+    if n_eligible < len(targets):
         report.skipped[key] = (
-            f"{len(responses) - len(eligible)} responses without the {' and '.join(needs)} it needs"
+            f"{len(targets) - n_eligible} responses without the {' and '.join(needs)} it needs"
         )
     column = "labeler" if table == "labels" else "detector"
     done, failed = _stored(store, table, column, key, retry_errors=retry_errors)
-    todo = [r for r in eligible if r.response_id not in done]
-    report.reused[key] = len(eligible) - len(todo)
+    todo, n_retried = _todo(targets, eligible, done, failed)
+    report.reused[key] = n_eligible - len(todo)
     report.computed[key] = len(todo)
-    report.retried[key] = sum(r.response_id in failed for r in todo)
+    report.retried[key] = n_retried
     store.update_manifest(components={key: component.spec})
-    if todo:
+    if len(todo):
         with progress.task(f"{column} {key}", len(todo)) as task:
             for start in range(0, len(todo), batch_size):
-                batch = todo[start : start + batch_size]
+                batch = targets.records(todo[start : start + batch_size])
                 records: list[Label | Score] = list(compute(batch))
                 if len(records) != len(batch):
                     raise InvalidInputError(
                         f"{key} returned {len(records)} records for {len(batch)} responses."
                     )
                 store.append(records)
-                for record in records:
-                    outcome = outcome_of(record)
-                    if outcome != "value":
-                        counts_of = getattr(report, outcome)
-                        counts_of[key] = counts_of.get(key, 0) + 1
-                    if outcome == "missing" and record.error:
-                        report.missing_why.setdefault(key, record.error)
+                _count(report, key, records)
                 task.advance(len(batch))
         store.compact(table)
     names = ("computed", "missing", "failed", "reused", "retried")
     counts = {name: getattr(report, name).get(key, 0) for name in names}
     store.update_manifest(last_run={key: counts})
+
+
+def _count(report: StageReport, key: str, records: Sequence[Label | Score]) -> None:
+    """Add the outcomes of records just written to the report."""
+    for record in records:
+        outcome = outcome_of(record)
+        if outcome != "value":
+            counts_of = getattr(report, outcome)
+            counts_of[key] = counts_of.get(key, 0) + 1
+        if outcome == "missing" and record.error:
+            report.missing_why.setdefault(key, record.error)
 
 
 def _run_stage(
@@ -141,16 +219,15 @@ def _run_stage(
 ) -> StageReport:
     """Run each component that is computed (not read from the dataset) on what it lacks."""
     report = StageReport()
-    responses, examples = _targets(store, datasets)
+    targets = _Targets(store, datasets)
     for component in components:
         if stored_need in component.needs:
             continue
         _run_component(
             store,
             component,
-            compute_for(component, examples),
-            responses,
-            examples,
+            compute_for(component, targets.examples),
+            targets,
             table=table,
             batch_size=batch_size,
             retry_errors=retry_errors,
