@@ -20,6 +20,7 @@ BUILDING_BLOCKS = {
     "from_counts",
     "rankdata",
     "resample_indices",
+    "Resamples",
 }
 EXPECTED = BUILDING_BLOCKS | {
     "BootstrapResult",

@@ -16,7 +16,13 @@ import numpy as np
 import numpy.typing as npt
 
 from realitycheck.analysis._bootstrap import Bootstrap
-from realitycheck.metrics import UndefinedMetricWarning, bootstrap_ci, from_counts, resample_indices
+from realitycheck.metrics import (
+    Resamples,
+    UndefinedMetricWarning,
+    bootstrap_ci,
+    from_counts,
+    resample_indices,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - pandas is imported where a frame is built
     import pandas as pd
@@ -122,6 +128,7 @@ def ranking_ci(
         y = y_true.to_numpy()[mask].astype(bool)
         matrix = scores.loc[mask, names].to_numpy(dtype=float).T
         n, n_pos = int(mask.sum()), int(y.sum())
+        drawn = Resamples(n, bootstrap.n_resamples, bootstrap.seed) if n else None
         for metric in metrics:
             if n == 0:
                 value = low = high = np.full(len(names), np.nan)
@@ -135,6 +142,7 @@ def ranking_ci(
                         n_resamples=bootstrap.n_resamples,
                         confidence=bootstrap.confidence,
                         seed=bootstrap.seed,
+                        resamples=drawn,
                     )
                 value, low, high = (
                     np.atleast_1d(result.value),

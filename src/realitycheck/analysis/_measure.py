@@ -9,6 +9,7 @@ detector's threshold on the calibration split.
 from __future__ import annotations
 
 import warnings
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -31,11 +32,35 @@ class Where:
     n_excluded: int
 
 
+# Resamples a Measure keeps, in item positions over all sizes n (one byte each,
+# about 128 MB); the oldest are dropped first.
+_KEPT_ITEMS = 2**27
+
+
 class Measure:
-    """Bootstrap one metric for many score rows on the same items and build result rows."""
+    """Bootstrap one metric for many score rows on the same items and build result rows.
+
+    The resamples of each number of items n are drawn once and shared by
+    every metric, detector, reference and slice of that size (the same seed
+    gives the same resamples for the same n, so the intervals are unchanged);
+    classification metrics of the same predictions share their confusion counts.
+    """
 
     def __init__(self, bootstrap: Bootstrap) -> None:
         self.bootstrap = bootstrap
+        self._drawn: OrderedDict[int, M.Resamples] = OrderedDict()
+
+    def resamples(self, n: int) -> M.Resamples:
+        """Return the resamples of ``n`` items under this bootstrap, drawing them once."""
+        if n in self._drawn:
+            self._drawn.move_to_end(n)
+            return self._drawn[n]
+        b = self.bootstrap
+        drawn = M.Resamples(n, b.n_resamples, b.seed)
+        self._drawn[n] = drawn
+        while sum(self._drawn) * b.n_resamples > _KEPT_ITEMS and len(self._drawn) > 1:
+            self._drawn.popitem(last=False)
+        return drawn
 
     def rows(
         self,
@@ -69,6 +94,7 @@ class Measure:
                     confidence=self.bootstrap.confidence,
                     seed=self.bootstrap.seed,
                     threshold=t if t is None or k > 1 else float(t[0]),
+                    resamples=self.resamples(y.size),
                 )
             values = list(
                 zip(

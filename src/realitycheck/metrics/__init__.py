@@ -18,6 +18,7 @@ from realitycheck.metrics._auroc_comparison import (
 from realitycheck.metrics._bootstrap import (
     RANKING_METRICS,
     BootstrapResult,
+    Resamples,
     bootstrap_ci,
     bootstrap_distribution,
     resample_indices,
@@ -65,6 +66,7 @@ __all__ = [
     "REJECTION_METRICS",
     "RejectionCurve",
     "Reliability",
+    "Resamples",
     "THRESHOLD_OBJECTIVES",
     "UndefinedMetricWarning",
     "accuracy",

@@ -2,7 +2,10 @@
 
 Resamples are drawn as a (B, n) matrix of item positions (in chunks of rows
 when B x n is large) and turned into per-item multiplicities with one
-``np.bincount`` on offset positions. Each detector's scores are sorted once;
+``np.bincount`` on offset positions; a :class:`Resamples` passed in draws them
+once for every metric and detector on the same items, and shares the
+confusion counts of the same predictions across classification metrics.
+Each detector's scores are sorted once;
 ranking metrics are then evaluated for all resamples of a chunk at once by the
 weighted kernel of ``_ranking`` (running sums over the sorted order, ties
 exact), PRR by that of ``_rejection`` (harmonic numbers over runs of tied
@@ -15,78 +18,51 @@ stays near 100 MB whatever B, n and the number of detectors.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from realitycheck.metrics._calibration import (
-    CALIBRATION_METRICS,
-    check_probabilities,
-    weighted_calibration_metric,
+from realitycheck.errors import InvalidInputError
+from realitycheck.metrics._bootstrap_inputs import (
+    BOOTSTRAP_METRICS,
+    RANKING_METRICS,
+    Metric,
+    check_options,
+    prepare,
 )
-from realitycheck.metrics._classification import CLASSIFICATION_METRICS, from_counts
+from realitycheck.metrics._calibration import CALIBRATION_METRICS, weighted_calibration_metric
+from realitycheck.metrics._classification import from_counts
 from realitycheck.metrics._ranking import RankIndex, WeightedItems, weighted_rank_metric
 from realitycheck.metrics._rejection import REJECTION_METRICS, weighted_prr
-from realitycheck.metrics._validation import (
-    UndefinedMetricWarning,
-    check_binary,
-    check_numbers,
-    check_same_length,
-    check_scores,
-    warn_undefined,
-)
-from realitycheck.params import (
-    AnyOf,
-    Interval,
-    OneOf,
-    OrNone,
-    Satisfies,
-    check_arg,
-    param_error,
-    shown,
-)
+from realitycheck.metrics._validation import UndefinedMetricWarning, warn_undefined
+from realitycheck.params import param_error, shown
 
-__all__ = ["BootstrapResult", "bootstrap_ci", "bootstrap_distribution", "resample_indices"]
+__all__ = [
+    "BOOTSTRAP_METRICS",
+    "BootstrapResult",
+    "RANKING_METRICS",
+    "Resamples",
+    "bootstrap_ci",
+    "bootstrap_distribution",
+    "resample_indices",
+]
 
 FloatArray = npt.NDArray[np.float64]
-Metric = str | Callable[[Any, Any], float]
-
-RANKING_METRICS: tuple[str, ...] = ("auroc", "pr_auc")
-BOOTSTRAP_METRICS: tuple[str, ...] = (
-    RANKING_METRICS + REJECTION_METRICS + CALIBRATION_METRICS + CLASSIFICATION_METRICS
-)
-# Metrics of the score itself: no threshold applies.
-_SCORE_METRICS = RANKING_METRICS + REJECTION_METRICS + CALIBRATION_METRICS
 
 # Resamples are drawn (and evaluated) in chunks of about this many item
 # positions; a handful of int64/float64 arrays of this size stay near 100 MB.
 _CHUNK_ITEMS = 2**21
+# Resamples keep their multiplicities up to this many positions (1 byte each
+# while no item is drawn more than 255 times).
+_MAX_KEPT_ITEMS = 2**26
+# Confusion counts kept per Resamples (one entry per labels x predictions).
+_MAX_CONFUSIONS = 16
 
-
-@dataclass(frozen=True)
-class BootstrapResult:
-    """A metric value with its percentile-bootstrap confidence interval.
-
-    With a 1-D ``y_score`` every field is a scalar; with a 2-D ``y_score`` of
-    shape (k, n) every field is an array of shape (k,), one entry per row.
-
-    Attributes:
-        value: The metric on the full data (NaN if undefined there).
-        ci_low: Lower end of the interval (NaN if no resample was defined).
-        ci_high: Upper end of the interval.
-        n_resamples: How many resamples gave a defined value; the others
-            (e.g. with one class only) were dropped.
-        confidence: The nominal coverage of the interval, e.g. 0.95.
-    """
-
-    value: float | FloatArray
-    ci_low: float | FloatArray
-    ci_high: float | FloatArray
-    n_resamples: int | npt.NDArray[np.int64]
-    confidence: float
+Counts = npt.NDArray[np.int64]
+Confusion = tuple[npt.NDArray[np.float64], ...]
 
 
 def resample_indices(n: int, n_resamples: int, seed: int | None) -> Iterator[npt.NDArray[np.int64]]:
@@ -110,59 +86,134 @@ def resample_indices(n: int, n_resamples: int, seed: int | None) -> Iterator[npt
         yield rng.integers(0, n, size=(min(rows, n_resamples - start), n))
 
 
-def _multiplicities(indices: npt.NDArray[np.int64], n: int) -> npt.NDArray[np.int64]:
+def _multiplicities(indices: npt.NDArray[np.int64], n: int) -> Counts:
     """Turn (rows, n) resample positions into (rows, n) counts per item."""
     rows = indices.shape[0]
     offsets = (np.arange(rows, dtype=np.int64) * n)[:, None]
     return np.bincount((indices + offsets).ravel(), minlength=rows * n).reshape(rows, n)
 
 
-# The arguments of bootstrap_ci and bootstrap_distribution, declared once.
-_METRIC = AnyOf(
-    OneOf(BOOTSTRAP_METRICS), Satisfies(callable, "a callable(y_true, y_score) -> float")
-)
-_N_RESAMPLES = Interval(int, 1)
-_CONFIDENCE = Interval(float, 0, 1, closed="neither")
-_SEED = OrNone(Interval(int, 0))
+def _smallest(counts: Counts) -> npt.NDArray[np.unsignedinteger]:
+    """``counts`` in the smallest unsigned integer type holding its largest value."""
+    top = int(counts.max()) if counts.size else 0
+    for kind in (np.uint8, np.uint16, np.uint32):
+        if top <= np.iinfo(kind).max:
+            return counts.astype(kind)
+    return counts.astype(np.uint64)
 
 
-def _check_options(n_resamples: Any, confidence: Any, seed: Any, owner: str) -> None:
-    check_arg(n_resamples, _N_RESAMPLES, name="n_resamples", owner=owner)
-    check_arg(confidence, _CONFIDENCE, name="confidence", owner=owner)
-    check_arg(seed, _SEED, name="seed", owner=owner)
+class Resamples:
+    """The bootstrap resamples of ``(n, n_resamples, seed)``, drawn once and shared.
 
+    Equal, chunk for chunk, to what :func:`resample_indices` draws, so an
+    interval computed with them is identical to one computed without.
 
-def _check_threshold(
-    threshold: Any, metric: Metric, scores: FloatArray, owner: str
-) -> FloatArray | None:
-    """Return one threshold per row of ``scores``, or None to use them as predictions."""
-    if isinstance(metric, str) and metric in _SCORE_METRICS:
-        if threshold is not None:
-            raise param_error(
-                "threshold", owner, f"None for the score metric {metric!r}", threshold
+    Args:
+        n: Number of items (>= 1).
+        n_resamples: Number of resamples (>= 1).
+        seed: Seed of ``np.random.default_rng`` (None draws fresh entropy once).
+        max_items: Keep the multiplicities while ``n * n_resamples`` is at most
+            this; otherwise draw them again on every pass (bounded memory).
+    """
+
+    def __init__(
+        self, n: int, n_resamples: int, seed: int | None, *, max_items: int = _MAX_KEPT_ITEMS
+    ) -> None:
+        if n < 1 or n_resamples < 1:
+            raise InvalidInputError(
+                f"Resamples need n >= 1 and n_resamples >= 1. Got n={n}, "
+                f"n_resamples={n_resamples} instead."
             )
-        return None
-    if threshold is None:
-        if isinstance(metric, str) and not np.isin(scores, (0.0, 1.0)).all():
-            raise param_error(
-                "threshold",
-                owner,
-                "a number when 'y_score' holds scores rather than 0/1 predictions "
-                f"({metric!r} needs predictions)",
-                None,
-            )
-        return None
-    values = check_numbers(threshold, "threshold", owner, ndim=(0, 1))
-    if values.ndim == 0:
-        return np.full(scores.shape[0], float(values))
-    if values.shape != (scores.shape[0],):
-        raise param_error(
-            "threshold",
-            owner,
-            f"a number or one number per row of 'y_score' ({scores.shape[0]})",
-            got=f"shape {values.shape}",
-        )
-    return values
+        self.n, self.n_resamples, self._seed_arg = n, n_resamples, seed
+        # A None seed is drawn once, so every pass sees the same resamples.
+        self.seed: int = int(np.random.SeedSequence().entropy) if seed is None else seed  # type: ignore[arg-type]
+        self._keep = n * n_resamples <= max_items
+        self._kept: list[npt.NDArray[np.unsignedinteger]] | None = None
+        self._confusions: dict[bytes, list[Confusion]] = {}
+
+    def matches(self, n: int, n_resamples: int, seed: int | None) -> bool:
+        """Whether these are the resamples of ``(n, n_resamples, seed)``."""
+        return (n, n_resamples, seed) == (self.n, self.n_resamples, self._seed_arg)
+
+    def indices(self) -> Iterator[npt.NDArray[np.int64]]:
+        """Yield the resamples as chunks of item positions (as :func:`resample_indices`)."""
+        return resample_indices(self.n, self.n_resamples, self.seed)
+
+    def counts(self) -> Iterator[Counts]:
+        """Yield the resamples as (rows, n) int64 multiplicities, chunk by chunk."""
+        if self._kept is not None:
+            for small in self._kept:
+                yield small.astype(np.int64)
+            return
+        kept: list[npt.NDArray[np.unsignedinteger]] = []
+        for chunk in self.indices():
+            counts = _multiplicities(chunk, self.n)
+            if self._keep:
+                kept.append(_smallest(counts))
+            yield counts
+        if self._keep:
+            self._kept = kept
+
+    def confusion(
+        self, labels: npt.NDArray[np.bool_], preds: npt.NDArray[np.bool_]
+    ) -> list[Confusion]:
+        """Return ``(tp, fp, fn, tn)`` of each chunk, each of shape (rows, k).
+
+        ``labels`` (n,) are the true classes, ``preds`` (k, n) the predictions
+        of k detectors. Counts are sums of small integers, exact in float64;
+        they are kept for the next metric of the same labels and predictions.
+        """
+        key = _digest(labels, preds)
+        if key not in self._confusions:
+            if len(self._confusions) >= _MAX_CONFUSIONS:
+                self._confusions.pop(next(iter(self._confusions)))
+            self._confusions[key] = list(confusion_counts(labels, preds, self.counts()))
+        return self._confusions[key]
+
+
+def confusion_counts(
+    labels: npt.NDArray[np.bool_], preds: npt.NDArray[np.bool_], chunks: Iterator[Counts]
+) -> Iterator[Confusion]:
+    """Yield ``(tp, fp, fn, tn)``, each (rows, k), for each chunk of multiplicities."""
+    pos_preds = preds[:, labels].T.astype(np.float64)
+    neg_preds = preds[:, ~labels].T.astype(np.float64)
+    for weights in chunks:
+        pos_weights = weights[:, labels].astype(np.float64)
+        neg_weights = weights[:, ~labels].astype(np.float64)
+        # Sums of small integers: exact in float64, and matrix products use BLAS.
+        tp = pos_weights @ pos_preds
+        fp = neg_weights @ neg_preds
+        fn = pos_weights.sum(axis=1)[:, None] - tp
+        tn = neg_weights.sum(axis=1)[:, None] - fp
+        yield tp, fp, fn, tn
+
+
+def _digest(*arrays: npt.NDArray[np.bool_]) -> bytes:
+    """A key for boolean arrays: their shapes and packed bits."""
+    return b"".join(repr(a.shape).encode() + np.packbits(a).tobytes() for a in arrays)
+
+
+@dataclass(frozen=True)
+class BootstrapResult:
+    """A metric value with its percentile-bootstrap confidence interval.
+
+    With a 1-D ``y_score`` every field is a scalar; with a 2-D ``y_score`` of
+    shape (k, n) every field is an array of shape (k,), one entry per row.
+
+    Attributes:
+        value: The metric on the full data (NaN if undefined there).
+        ci_low: Lower end of the interval (NaN if no resample was defined).
+        ci_high: Upper end of the interval.
+        n_resamples: How many resamples gave a defined value; the others
+            (e.g. with one class only) were dropped.
+        confidence: The nominal coverage of the interval, e.g. 0.95.
+    """
+
+    value: float | FloatArray
+    ci_low: float | FloatArray
+    ci_high: float | FloatArray
+    n_resamples: int | npt.NDArray[np.int64]
+    confidence: float
 
 
 def _ranking_values(
@@ -200,22 +251,9 @@ def _score_values(
     return np.concatenate(out, axis=1)
 
 
-def _thresholded_values(
-    name: str, labels: npt.NDArray[np.bool_], preds: npt.NDArray[np.bool_], chunks: Iterator[Any]
-) -> FloatArray:
-    pos_preds = preds[:, labels].T.astype(np.float64)
-    neg_preds = preds[:, ~labels].T.astype(np.float64)
-    out = []
-    for weights in chunks:
-        pos_weights = weights[:, labels].astype(np.float64)
-        neg_weights = weights[:, ~labels].astype(np.float64)
-        # Sums of small integers: exact in float64, and matrix products use BLAS.
-        tp = pos_weights @ pos_preds
-        fp = neg_weights @ neg_preds
-        fn = pos_weights.sum(axis=1)[:, None] - tp
-        tn = neg_weights.sum(axis=1)[:, None] - fp
-        out.append(from_counts(name, tp, fp, fn, tn).T)
-    return np.concatenate(out, axis=1)
+def _thresholded_values(name: str, confusions: Iterable[tuple[FloatArray, ...]]) -> FloatArray:
+    """A classification metric of each resample (k, B) from its confusion counts."""
+    return np.concatenate([from_counts(name, *c).T for c in confusions], axis=1)
 
 
 def _callable_values(
@@ -249,52 +287,52 @@ def _call(metric: Callable[[Any, Any], float], labels: Any, inputs: Any) -> floa
         ) from None
 
 
-def _prepare(
-    metric: Any, y_true: Any, y_score: Any, threshold: Any, owner: str
-) -> tuple[Metric, npt.NDArray[np.bool_], FloatArray, npt.NDArray[Any]]:
-    """Validate; return the metric, labels, 2-D scores and 2-D metric inputs."""
-    resolved: Metric = check_arg(metric, _METRIC, name="metric", owner=owner)
-    labels = check_binary(y_true, "y_true", owner)
-    rank_based = RANKING_METRICS + REJECTION_METRICS
-    if isinstance(resolved, str) and resolved in rank_based and threshold is None:
-        # Rank-based: order-exact scores (integers beyond 2**53 as exact ranks).
-        scores = check_scores(y_score, "y_score", owner, ndim=(1, 2))[0]
-    elif isinstance(resolved, str) and resolved in CALIBRATION_METRICS:
-        scores = check_numbers(y_score, "y_score", owner, ndim=(1, 2))
-        for row in np.atleast_2d(scores):
-            check_probabilities(labels, row, owner, name="y_score")
-    else:
-        scores = check_numbers(y_score, "y_score", owner, ndim=(1, 2))
-    check_same_length(labels, "y_true", scores, "y_score", owner)
-    scores = np.atleast_2d(scores)
-    thresholds = _check_threshold(threshold, resolved, scores, owner)
-    if thresholds is not None:
-        inputs: npt.NDArray[Any] = scores >= thresholds[:, None]
-    elif isinstance(resolved, str) and resolved in CLASSIFICATION_METRICS:
-        inputs = scores == 1.0
-    else:
-        inputs = scores
-    return resolved, labels, scores, inputs
-
-
 def _values(
     metric: Metric,
     labels: npt.NDArray[np.bool_],
     inputs: npt.NDArray[Any],
-    index_chunks: Iterator[npt.NDArray[np.int64]],
+    resamples: Resamples | None,
 ) -> FloatArray:
-    """Metric values of shape (k, B) for each row of ``inputs`` and each resample."""
-    if callable(metric):
-        return _callable_values(metric, labels, inputs, index_chunks)
+    """Metric values of shape (k, B) for each row of ``inputs`` and each resample.
+
+    ``resamples=None`` evaluates the full data once (every multiplicity 1).
+    """
     n = labels.size
-    chunks = (_multiplicities(indices, n) for indices in index_chunks)
+    if callable(metric):
+        whole = iter([np.arange(n)[None, :]])
+        index_chunks = whole if resamples is None else resamples.indices()
+        return _callable_values(metric, labels, inputs, index_chunks)
+    chunks: Iterator[Any]
+    if resamples is None:
+        chunks = iter([np.ones((1, n), dtype=np.int64)])
+    else:
+        chunks = resamples.counts()
     if metric == "auroc":
         return _ranking_values("auroc", labels, inputs, chunks)
     if metric == "pr_auc":
         return _ranking_values("pr_auc", labels, inputs, chunks)
     if metric in REJECTION_METRICS or metric in CALIBRATION_METRICS:
         return _score_values(metric, labels, inputs, chunks)
-    return _thresholded_values(metric, labels, inputs, chunks)
+    if resamples is None:
+        return _thresholded_values(metric, confusion_counts(labels, inputs, chunks))
+    return _thresholded_values(metric, resamples.confusion(labels, inputs))
+
+
+def _resamples_for(
+    resamples: Resamples | None, n: int, n_resamples: int, seed: int | None, owner: str
+) -> Resamples:
+    """The given resamples, checked against the call's options, or fresh ones."""
+    if resamples is None:
+        return Resamples(n, n_resamples, seed, max_items=0)
+    if not resamples.matches(n, n_resamples, seed):
+        raise param_error(
+            "resamples",
+            owner,
+            f"the resamples of n={n}, n_resamples={n_resamples}, seed={seed}",
+            got=f"those of n={resamples.n}, n_resamples={resamples.n_resamples}, "
+            f"seed={resamples.seed}",
+        )
+    return resamples
 
 
 def bootstrap_distribution(
@@ -322,11 +360,11 @@ def bootstrap_distribution(
         Shape (k, n_resamples) (k = 1 for a 1-D ``y_score``); NaN where the
         metric is undefined on a resample.
     """
-    _check_options(n_resamples, 0.5, seed, "bootstrap_distribution")
-    resolved, labels, _, inputs = _prepare(
+    check_options(n_resamples, 0.5, seed, "bootstrap_distribution")
+    resolved, labels, _, inputs = prepare(
         metric, y_true, y_score, threshold, "bootstrap_distribution"
     )
-    return _values(resolved, labels, inputs, resample_indices(labels.size, n_resamples, seed))
+    return _values(resolved, labels, inputs, Resamples(labels.size, n_resamples, seed, max_items=0))
 
 
 def bootstrap_ci(
@@ -338,6 +376,7 @@ def bootstrap_ci(
     confidence: float = 0.95,
     seed: int | None = 0,
     threshold: Any = None,
+    resamples: Resamples | None = None,
 ) -> BootstrapResult:
     """Percentile-bootstrap confidence interval of a metric, for one or many detectors.
 
@@ -369,6 +408,9 @@ def bootstrap_ci(
             number, or one per row of a 2-D ``y_score``. May be None when
             ``y_score`` already holds 0/1 predictions. Must be None for
             ``"auroc"``, ``"pr_auc"``, ``"prr"``, ``"ece"`` and ``"brier"``.
+        resamples: The :class:`Resamples` of ``(n, n_resamples, seed)``, drawn
+            once and shared by every call on the same items (the same
+            intervals, less work); None draws them for this call.
 
     Returns:
         A :class:`BootstrapResult`; scalars for a 1-D ``y_score``, arrays of
@@ -379,14 +421,15 @@ def bootstrap_ci(
     Raises:
         InvalidInputError: An unknown metric, bad shapes, labels or options.
     """
-    _check_options(n_resamples, confidence, seed, "bootstrap_ci")
-    resolved, labels, scores, inputs = _prepare(metric, y_true, y_score, threshold, "bootstrap_ci")
+    check_options(n_resamples, confidence, seed, "bootstrap_ci")
+    resolved, labels, scores, inputs = prepare(metric, y_true, y_score, threshold, "bootstrap_ci")
     n = labels.size
     name = resolved if isinstance(resolved, str) else getattr(resolved, "__name__", "metric")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
-        value = _values(resolved, labels, inputs, iter([np.arange(n)[None, :]]))[:, 0]
-    values = _values(resolved, labels, inputs, resample_indices(n, n_resamples, seed))
+        value = _values(resolved, labels, inputs, None)[:, 0]
+    drawn = _resamples_for(resamples, n, n_resamples, seed, "bootstrap_ci")
+    values = _values(resolved, labels, inputs, drawn)
     defined = ~np.isnan(values)
     counts = defined.sum(axis=1)
     quantiles = ((1 - confidence) / 2, (1 + confidence) / 2)
