@@ -29,6 +29,7 @@ __all__ = [
     "Task",
     "records_from_columns",
     "records_from_rows",
+    "records_to_columns",
     "records_to_rows",
 ]
 
@@ -300,5 +301,32 @@ def records_from_columns(cls: type[R], columns: Mapping[str, Sequence[Any]]) -> 
     hold, built column by column (no row dicts in between).
     """
     names = [f.name for f in dataclasses.fields(cls) if f.name in columns]
-    cells = [[_from_cell(n, v) for v in columns[n]] for n in names]
+    cells = [_from_column(n, columns[n]) for n in names]
     return [cls(**dict(zip(names, row, strict=True))) for row in zip(*cells, strict=True)]
+
+
+def _from_column(name: str, values: Sequence[Any]) -> Sequence[Any]:
+    """:func:`_from_cell` of every value, skipping columns it would leave as they are."""
+    if name in _JSON_FIELDS or name in _TUPLE_FIELDS:
+        return [_from_cell(name, v) for v in values]
+    if any(isinstance(v, float) and math.isnan(v) for v in values):
+        return [_from_cell(name, v) for v in values]
+    return values
+
+
+def records_to_columns(records: Sequence[Record]) -> dict[str, list[Any]]:
+    """The columns of :func:`records_to_rows` (records of one type), built column by column."""
+    columns = {}
+    for f in dataclasses.fields(records[0]):
+        values = [getattr(r, f.name) for r in records]
+        if f.name in _JSON_FIELDS:
+            values = [
+                "{}"
+                if isinstance(v, dict) and not v
+                else json.dumps(v, sort_keys=True, default=str)
+                for v in values
+            ]
+        elif f.name in _TUPLE_FIELDS:
+            values = [list(v) for v in values]
+        columns[f.name] = values
+    return columns

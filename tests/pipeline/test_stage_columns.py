@@ -15,7 +15,12 @@ from realitycheck import (
     RunStore,
     label,
 )
-from realitycheck.records import records_from_columns, records_from_rows, records_to_rows
+from realitycheck.records import (
+    records_from_columns,
+    records_from_rows,
+    records_to_columns,
+    records_to_rows,
+)
 
 
 def _examples(n):
@@ -54,6 +59,19 @@ def test_records_from_columns_equal_records_from_rows():
         rows = records_to_rows(records)
         columns = {name: [row[name] for row in rows] for name in rows[0]}
         assert records_from_columns(cls, columns) == records_from_rows(cls, rows) == records
+
+
+def test_records_to_columns_equal_records_to_rows_and_store_the_same_table(tmp_path):
+    labels = [
+        Label(response_id="r1", labeler="a", hallucinated=True, score=0.25, raw="x"),
+        Label(response_id="r2", labeler="a", hallucinated=None, error="e", retryable=True),
+    ]
+    for records in (_examples(9), _responses(4), labels):
+        rows = records_to_rows(records)
+        assert records_to_columns(records) == {n: [row[n] for row in rows] for n in rows[0]}
+        store = RunStore(tmp_path / type(records[0]).table)
+        store.append(records)
+        assert store.read(type(records[0])) == records
 
 
 def test_arrow_reads_the_rows_and_order_of_frame_with_parts_and_old_files(tmp_path):

@@ -47,7 +47,7 @@ from realitycheck.records import (
     Response,
     Score,
     records_from_rows,
-    records_to_rows,
+    records_to_columns,
 )
 from realitycheck.store._manifest import SCHEMA_VERSION, package_versions, scrub_secrets
 from realitycheck.store._secrets import Scrubber, register_from_specs, scrub
@@ -144,29 +144,33 @@ _SCRUBBED_IN_FULL = ("error", "raw", "meta", "spec")
 
 
 def _to_table(records: Sequence[Record]) -> pa.Table:
-    """Records as an Arrow table, with secrets scrubbed from every text field.
+    """Records (of one type) as an Arrow table, with secrets scrubbed from every text field.
 
     Errors, raw replies, meta and specs lose configured keys and key-shaped
     strings; other texts (model outputs, dataset fields) lose configured keys only.
     Each distinct text is scrubbed once per call (a spec repeats on every record).
     """
     scrubber = Scrubber()
-    rows = records_to_rows(records)
-    for f in dataclasses.fields(type(records[0])):
-        kind = _ARROW_TYPES[str(f.type)]
-        if kind not in (pa.string(), pa.list_(pa.string())):
+    kind = type(records[0])
+    columns = records_to_columns(records)
+    for f in dataclasses.fields(kind):
+        if _ARROW_TYPES[str(f.type)] not in (pa.string(), pa.list_(pa.string())):
             continue
         full = f.name in _SCRUBBED_IN_FULL
         if not full and not scrubber.has_configured:
             continue
         clean = _memo(scrubber.text if full else scrubber.configured)
-        for row in rows:
-            value = row[f.name]
-            if isinstance(value, str):
-                row[f.name] = clean(value)
-            elif isinstance(value, list):
-                row[f.name] = [clean(v) if isinstance(v, str) else v for v in value]
-    return pa.Table.from_pylist(rows, schema=_schema(type(records[0])))
+        columns[f.name] = [_scrubbed(value, clean) for value in columns[f.name]]
+    return pa.Table.from_pydict(columns, schema=_schema(kind))
+
+
+def _scrubbed(value: Any, clean: Callable[[str], str]) -> Any:
+    """``value`` (a text, a list of texts, or anything else) with ``clean`` applied to its texts."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, list):
+        return [clean(v) if isinstance(v, str) else v for v in value]
+    return value
 
 
 def _memo(fn: Callable[[str], str]) -> Callable[[str], str]:
