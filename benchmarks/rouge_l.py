@@ -6,23 +6,38 @@ against the "Correct Answers" of its question in ``truthfulqa/TruthfulQA.csv``
 give NaN on both sides). Both implementations run in the same process on the
 same inputs, with and without the Porter stemmer; the results must agree to
 1e-9. rouge-score runs once; ours runs three times and the median is shown.
-Run from the repository root:
 
-    .venv/bin/python benchmarks/rouge_l.py
+End to end, it then times whole processes: ``realitycheck label -d truthfulqa
+-l rouge_l`` (on a run that already holds the dataset, and on an empty run)
+against ``benchmarks/_rouge_score_script.py``, a plain script that reads the
+same files, scores every answer with rouge-score and writes the F1s; the
+stored labels must equal the script's F1s. The result goes to
+``benchmarks/results/rouge_l.json``. Run from the repository root:
+
+    .venv/bin/python benchmarks/rouge_l.py [--repeats 3] [--before OLD_CHECKOUT]
+
+With ``--before`` (e.g. ``git archive cc6e7d1 src | tar -x -C /tmp/before``),
+the label command also runs on that code, and the note gives its time.
 
 The data folder is ``$REALITYCHECK_DATA_DIR`` or ``../shared/data``.
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 import os
+import shutil
 import statistics
+import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
+from _results import CLI, median_process, ratio, write_result
 from rouge_score import rouge_scorer
 
 from realitycheck.labelers.rouge import rouge_l_f1
@@ -63,8 +78,9 @@ def rouge_score_loop(
     )
 
 
-def main() -> None:
-    predictions, references = load_truthfulqa(data_dir())
+def in_process(predictions: list[str], references: list[list[str]]) -> list[dict[str, str]]:
+    """Time the functions in one process, with and without the stemmer; return result rows."""
+    rows = []
     n_pairs = sum(map(len, references))
     print(f"{len(predictions):,} answers, {n_pairs:,} (answer, reference) pairs")
     for use_stemmer in (False, True):
@@ -87,6 +103,104 @@ def main() -> None:
             f"realitycheck {mine:6.3f} s   speed-up {theirs / mine:5.1f}x   "
             f"max abs diff {diff:.1e}"
         )
+        rows.append(
+            {
+                "work": f"ROUGE-L function on {len(predictions):,} TruthfulQA answers "
+                f"({n_pairs:,} pairs){', Porter stemmer' if use_stemmer else ''}, in one process",
+                "realitycheck": f"{mine:.3f} s",
+                "alternative": f"rouge-score {theirs:.2f} s",
+                "ratio": ratio(theirs, mine),
+                "note": f"values equal to {diff:.1e}",
+            }
+        )
+    return rows
+
+
+def _stored_f1(run: Path) -> dict[int, float | None]:
+    """The F1 of each stored rouge_l label (1 - score), by its answer's line in the JSONL file."""
+    labels = pq.read_table(run / "labels.parquet").to_pandas()
+    labels = labels[labels["labeler"] == "rouge_l"]
+    responses = pq.read_table(run / "responses.parquet").to_pandas()
+    metas = zip(responses.response_id, responses.meta, strict=True)
+    line = {r: json.loads(m)["line"] for r, m in metas}
+    return {
+        line[r]: None if s is None or np.isnan(s) else 1.0 - s
+        for r, s in zip(labels.response_id, labels.score, strict=True)
+    }
+
+
+def end_to_end(root: Path, repeats: int, before: Path | None) -> list[dict[str, str]]:
+    """Time ``realitycheck label`` and the plain rouge-score script as whole processes."""
+    work = Path(tempfile.mkdtemp(prefix="rouge-l-bench-"))
+    run, out = work / "run", work / "rouge_score.jsonl"
+    label = [CLI, "label", "-d", "truthfulqa", "-l", "rouge_l", "--run", str(run)]
+    label += ["--data-dir", str(root), "--no-cache"]
+    script = [sys.executable, str(Path(__file__).with_name("_rouge_score_script.py"))]
+    script += [str(root), str(out)]
+
+    def drop_labels() -> None:
+        shutil.rmtree(run / "labels.parts", ignore_errors=True)
+        (run / "labels.parquet").unlink(missing_ok=True)
+
+    try:
+        fresh, fresh_rss = median_process(label, repeats, setup=lambda: shutil.rmtree(run, True))
+        ours, ours_rss = median_process(label, repeats, setup=drop_labels)
+        theirs, theirs_rss = median_process(script, repeats)
+        if before is not None:
+            env = {"PYTHONPATH": str(before / "src")}
+            old, _ = median_process(label, repeats, setup=drop_labels, env=env)
+            print(f"end to end: label with the code of {before}: {old:.2f} s")
+        expected = {}
+        for line in out.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            expected[row["line"]] = row["rouge_l_f1"]
+        stored = _stored_f1(run)
+        diff = max(abs(f - expected[k]) for k, f in stored.items() if f is not None)
+        unequal = sum((f is None) != (expected[k] is None) for k, f in stored.items())
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(
+        f"end to end: label (dataset in the run) {ours:.2f} s, {ours_rss} MiB; from a fresh run "
+        f"{fresh:.2f} s, {fresh_rss} MiB; rouge-score script {theirs:.2f} s, {theirs_rss} MiB; "
+        f"max abs diff {diff:.1e} over {len(stored):,} labels, {unequal} missing on one side only"
+    )
+    note = (
+        f"whole processes, median of {repeats}; peak RSS {{}} MiB vs {theirs_rss} MiB; "
+        f"F1 equal to {diff:.1e}; {unequal} answers without a word get F1 0 from "
+        "rouge-score and no label (an error) from realitycheck"
+    )
+    if before is not None:
+        note += f"; the code before issue 13 took {old:.2f} s ({ratio(theirs, old)})"
+    command = "realitycheck label -d truthfulqa -l rouge_l --run RUN"
+    return [
+        {
+            "work": f"`{command}`, the dataset already in RUN, vs a plain rouge-score script "
+            "reading the same files",
+            "realitycheck": f"{ours:.2f} s",
+            "alternative": f"{theirs:.2f} s",
+            "ratio": ratio(theirs, ours),
+            "note": note.format(ours_rss),
+        },
+        {
+            "work": "the same from an empty RUN (loads the dataset first)",
+            "realitycheck": f"{fresh:.2f} s",
+            "alternative": f"{theirs:.2f} s",
+            "ratio": ratio(theirs, fresh),
+            "note": note.format(fresh_rss),
+        },
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3, help="Timed runs per process.")
+    parser.add_argument("--before", type=Path, help="Also time the label command of this checkout.")
+    args = parser.parse_args()
+    root = data_dir()
+    rows = in_process(*load_truthfulqa(root))
+    rows += end_to_end(root, args.repeats, args.before)
+    flags = "" if args.before is None else " --before BEFORE"
+    write_result("rouge_l", rows, f"python benchmarks/rouge_l.py{flags}")
 
 
 if __name__ == "__main__":
