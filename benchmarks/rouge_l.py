@@ -34,10 +34,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow.parquet as pq
-from _results import CLI, median_process, ratio, write_result
+from _results import CLI, ratio, run_process, write_result
 from rouge_score import rouge_scorer
 
 from realitycheck.labelers.rouge import rouge_l_f1
@@ -129,6 +130,27 @@ def _stored_f1(run: Path) -> dict[int, float | None]:
     }
 
 
+def interleaved(commands: dict[str, Any], repeats: int) -> dict[str, tuple[float, int]]:
+    """Median wall seconds and peak MiB of each command, run in turn for ``repeats`` rounds.
+
+    One untimed round goes first (it also loads the dataset into the run); the
+    rounds alternate the commands so that a busy machine slows them alike.
+    ``commands`` maps a name to (argv, extra environment, untimed setup or None).
+    """
+    times: dict[str, list[tuple[float, int]]] = {name: [] for name in commands}
+    for k in range(repeats + 1):
+        for name, (argv, env, setup) in commands.items():
+            if setup is not None:
+                setup()
+            seconds, peak = run_process(argv, env=env)
+            if k:
+                times[name].append((seconds, peak))
+    return {
+        name: (statistics.median(t for t, _ in got), max(p for _, p in got))
+        for name, got in times.items()
+    }
+
+
 def end_to_end(root: Path, repeats: int, before: Path | None) -> list[dict[str, str]]:
     """Time ``realitycheck label`` and the plain rouge-score script as whole processes."""
     work = Path(tempfile.mkdtemp(prefix="rouge-l-bench-"))
@@ -142,14 +164,19 @@ def end_to_end(root: Path, repeats: int, before: Path | None) -> list[dict[str, 
         shutil.rmtree(run / "labels.parts", ignore_errors=True)
         (run / "labels.parquet").unlink(missing_ok=True)
 
+    def fresh_run() -> None:
+        shutil.rmtree(run, ignore_errors=True)
+
+    commands = {"fresh": (label, None, fresh_run), "now": (label, None, drop_labels)}
+    commands["script"] = (script, None, None)
+    if before is not None:
+        commands["before"] = (label, {"PYTHONPATH": str(before / "src")}, drop_labels)
     try:
-        fresh, fresh_rss = median_process(label, repeats, setup=lambda: shutil.rmtree(run, True))
-        ours, ours_rss = median_process(label, repeats, setup=drop_labels)
-        theirs, theirs_rss = median_process(script, repeats)
-        if before is not None:
-            env = {"PYTHONPATH": str(before / "src")}
-            old, _ = median_process(label, repeats, setup=drop_labels, env=env)
-            print(f"end to end: label with the code of {before}: {old:.2f} s")
+        timed = interleaved(commands, repeats)
+        (fresh, fresh_rss), (ours, ours_rss) = timed["fresh"], timed["now"]
+        theirs, theirs_rss = timed["script"]
+        drop_labels()
+        run_process(label)  # the labels of this checkout, to compare
         expected = {}
         for line in out.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
@@ -169,8 +196,10 @@ def end_to_end(root: Path, repeats: int, before: Path | None) -> list[dict[str, 
         f"F1 equal to {diff:.1e}; {unequal} answers without a word get F1 0 from "
         "rouge-score and no label (an error) from realitycheck"
     )
+    then = ""
     if before is not None:
-        note += f"; the code before issue 13 took {old:.2f} s ({ratio(theirs, old)})"
+        old = timed["before"][0]
+        then = f"; the code before issue 13 took {old:.2f} s ({ratio(theirs, old)})"
     command = "realitycheck label -d truthfulqa -l rouge_l --run RUN"
     return [
         {
@@ -179,7 +208,7 @@ def end_to_end(root: Path, repeats: int, before: Path | None) -> list[dict[str, 
             "realitycheck": f"{ours:.2f} s",
             "alternative": f"{theirs:.2f} s",
             "ratio": ratio(theirs, ours),
-            "note": note.format(ours_rss),
+            "note": note.format(ours_rss) + then,
         },
         {
             "work": "the same from an empty RUN (loads the dataset first)",
