@@ -11,27 +11,37 @@
         "shuffle_demos[seed=1]",
         { name = "k_shot", params = { k = 3, seed = 2 } },
     ]
+    retriever = { name = "bm25", params = { corpus = "passages.jsonl", k = 3 } }
+                                   # passages before each question (corpus relative to
+                                   # the config file); leave out for no retrieval
+    without_retrieval = true       # with a retriever: also answer every question
+                                   # without it (both kept, different response ids)
 
 The backend must score continuations: ``hf``, ``vllm`` (on a GPU: ``name =
 "vllm"``, ``params = { model = "PATH" }``; options are scored from the
 engine's prompt log-probs) or ``openai`` with ``mode = "completions"`` (a
-server that echoes prompt log-probs). Each dataset entry's ``limit`` takes
-the first questions; demonstrations come from the whole dataset.
+server that echoes prompt log-probs). Several models answer the same
+questions when the run config has several ``[[backend]]`` tables. Each
+dataset entry's ``limit`` takes the first questions; demonstrations come from
+the whole dataset.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import Any, Protocol
 
 from realitycheck.errors import InvalidInputError
 from realitycheck.generation import ChoicePlan, PromptVariant, variants
+from realitycheck.retrievers import Retriever, retrievers
 
-__all__ = ["CHOICE_KEYS", "ChoiceSettings", "parse_choice"]
+__all__ = ["CHOICE_KEYS", "ChoiceSettings", "build_retriever", "parse_choice"]
 
-CHOICE_KEYS = ("normalisation", "template", "shots", "variants")
+CHOICE_KEYS = ("normalisation", "template", "shots", "variants", "retriever", "without_retrieval")
 
 
 class _Reader(Protocol):
@@ -45,13 +55,40 @@ class _Reader(Protocol):
 
     def build(self, keys: Sequence[str | int], make: Callable[[], Any]) -> Any: ...
 
+    def path_of(self, value: str, keys: Sequence[str | int]) -> Path: ...
+
 
 @dataclass(frozen=True, kw_only=True)
 class ChoiceSettings:
-    """How a run answers its MCQ datasets: the plan and the prompt variants."""
+    """How a run answers its MCQ datasets: the plan and the prompt variants.
+
+    Attributes:
+        plan: Normalisation, template, demonstrations and retriever.
+        variants: The prompt variants.
+        without_retrieval: With a retriever in ``plan``, also answer without it.
+    """
 
     plan: ChoicePlan
     variants: tuple[PromptVariant, ...]
+    without_retrieval: bool = False
+
+    @property
+    def plans(self) -> tuple[ChoicePlan, ...]:
+        """The plans to answer with: ``plan``, then ``plan`` without its retriever if asked."""
+        if self.without_retrieval and self.plan.retriever is not None:
+            return (self.plan, dataclasses.replace(self.plan, retriever=None))
+        return (self.plan,)
+
+
+def build_retriever(reader: _Reader, value: Any, where: Sequence[str | int]) -> Retriever:
+    """Build a retriever (a key or a table), its corpus path taken relative to the config file."""
+    reader.typed(value, (str, dict), where)
+    built = reader.build(where, partial(retrievers.build, value))
+    corpus = getattr(built, "corpus", None)
+    if isinstance(corpus, str):
+        moved: dict[str, Any] = {"corpus": str(reader.path_of(corpus, where))}
+        built = dataclasses.replace(built, **moved)
+    return built
 
 
 def parse_choice(reader: _Reader, raw: Mapping[str, Any]) -> ChoiceSettings:
@@ -70,7 +107,17 @@ def parse_choice(reader: _Reader, raw: Mapping[str, Any]) -> ChoiceSettings:
         else:
             make = partial(variants.create_from_key, entry)
         built.append(reader.build(keys, make))
+    without = reader.typed(
+        table.pop("without_retrieval", False), bool, ["choice", "without_retrieval"]
+    )
+    if without and "retriever" not in table:
+        raise reader.fail(
+            "without_retrieval = true needs a retriever to compare with.",
+            ["choice", "without_retrieval"],
+        )
+    if "retriever" in table:
+        table["retriever"] = build_retriever(reader, table["retriever"], ["choice", "retriever"])
     for key, value in table.items():
         reader.build(["choice", key], partial(ChoicePlan, **{key: value}))
     plan = reader.build(["choice"], partial(ChoicePlan, **table))
-    return ChoiceSettings(plan=plan, variants=tuple(built))
+    return ChoiceSettings(plan=plan, variants=tuple(built), without_retrieval=without)
