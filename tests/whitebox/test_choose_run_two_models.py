@@ -20,7 +20,8 @@ from realitycheck.records import Response
 from realitycheck.store import RunStore
 
 torch = pytest.importorskip("torch")
-QUESTIONS = 2  # per dataset
+QUESTIONS = 2  # answered per dataset
+POOL = 4  # rows per dataset, the pool demonstrations come from
 VARIANTS = [
     "default",
     "shuffle_options[seed=1]",
@@ -52,6 +53,24 @@ def tiny_gpt2_dir(tmp_path_factory, tiny_lm_dir):
     return folder
 
 
+@pytest.fixture(scope="module")
+def short_data_dir(tmp_path_factory, data_dir):
+    """The real files cut to a few rows: Expert-FACTOR's short prefixes, TruthfulQA's first."""
+    import pandas as pd
+
+    folder = tmp_path_factory.mktemp("data")
+    (folder / "factor").mkdir()
+    (folder / "truthfulqa").mkdir()
+    table = pd.read_csv(data_dir / "factor" / "expert_factor.csv")
+    short = table[table["turncated_prefixes"].str.split().str.len() < 40].head(POOL)
+    short.to_csv(folder / "factor" / "expert_factor.csv", index=False)
+    news = pd.read_csv(data_dir / "factor" / "news_factor.csv", nrows=POOL)  # must exist
+    news.to_csv(folder / "factor" / "news_factor.csv", index=False)
+    items = json.loads((data_dir / "truthfulqa" / "mc_task.json").read_text(encoding="utf-8"))
+    (folder / "truthfulqa" / "mc_task.json").write_text(json.dumps(items[:POOL]), "utf-8")
+    return folder
+
+
 def _corpus(path, data_dir) -> dict[str, str]:
     """Write one passage per question (its first words) and an unrelated one; id -> question."""
     rows, by_id = [{"id": "other", "text": "Zebras graze on the savanna at dawn."}], {}
@@ -66,8 +85,9 @@ def _corpus(path, data_dir) -> dict[str, str]:
 
 
 def test_two_models_five_variants_with_and_without_bm25(
-    tiny_lm_dir, tiny_gpt2_dir, data_dir, tmp_path
+    tiny_lm_dir, tiny_gpt2_dir, short_data_dir, tmp_path
 ):
+    data_dir = short_data_dir
     own = _corpus(tmp_path / "passages.jsonl", data_dir)
     (tmp_path / "wordings.txt").write_text("Pick the true answer.\n", encoding="utf-8")
     all_variants = [*VARIANTS, f"instruction[file={tmp_path / 'wordings.txt'}]"]
@@ -98,8 +118,10 @@ def test_two_models_five_variants_with_and_without_bm25(
             template = "qa"
             shots = 2
             variants = {json.dumps(all_variants)}
-            retriever = {{ name = "bm25", params = {{ corpus = "passages.jsonl", k = 1, cache_dir = "idx" }} }}
             without_retrieval = true
+            [choice.retriever]
+            name = "bm25"
+            params = {{ corpus = "passages.jsonl", k = 1, cache_dir = "idx" }}
             """
         ),
         encoding="utf-8",
@@ -118,5 +140,6 @@ def test_two_models_five_variants_with_and_without_bm25(
         assert own[r.meta["passages"][0]] == r.example_id  # its own words rank first
     cells = {(r.example_id, r.prompt_variant, r.model, "retriever" in r.meta) for r in responses}
     assert len(cells) == 2 * per_answer  # every cell once, with and without retrieval
+    assert any((tmp_path / "idx").iterdir())  # the index folder is relative to the config
     report = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
     assert "truthfulqa_mc" in report and "factor" in report

@@ -81,14 +81,15 @@ class ChoiceSettings:
 
 
 def build_retriever(reader: _Reader, value: Any, where: Sequence[str | int]) -> Retriever:
-    """Build a retriever (a key or a table), its corpus path taken relative to the config file."""
+    """Build a retriever (a key or a table); its corpus and cache_dir are relative to the file."""
     reader.typed(value, (str, dict), where)
     built = reader.build(where, partial(retrievers.build, value))
-    corpus = getattr(built, "corpus", None)
-    if isinstance(corpus, str):
-        moved: dict[str, Any] = {"corpus": str(reader.path_of(corpus, where))}
-        built = dataclasses.replace(built, **moved)
-    return built
+    moved: dict[str, Any] = {}
+    for name in ("corpus", "cache_dir"):
+        path = getattr(built, name, None)
+        if isinstance(path, str):
+            moved[name] = str(reader.path_of(path, where))
+    return dataclasses.replace(built, **moved) if moved else built
 
 
 def parse_choice(reader: _Reader, raw: Mapping[str, Any]) -> ChoiceSettings:
