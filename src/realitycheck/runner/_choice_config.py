@@ -89,6 +89,9 @@ def build_retriever(reader: _Reader, value: Any, where: Sequence[str | int]) -> 
         path = getattr(built, name, None)
         if isinstance(path, str):
             moved[name] = str(reader.path_of(path, where))
+    corpus = moved.get("corpus")
+    if corpus is not None and not Path(corpus).is_file():
+        raise reader.fail(f"The corpus file {corpus} does not exist.", where)
     return dataclasses.replace(built, **moved) if moved else built
 
 
