@@ -29,6 +29,7 @@ MOCK = """
 [[backend]]
 name = "mock"
 """
+PASSAGE = {"id": "a", "text": "Vatican City is the smallest country."}
 OTHER_MOCK = '[[backend]]\nname = "mock"\nparams = { logprob = [-0.5, -1.0] }\n'
 
 
@@ -51,7 +52,7 @@ def test_a_variant_that_cannot_apply_is_skipped_and_recorded(tmp_path, data_dir,
 
 def test_two_mock_models_answer_with_and_without_retrieval(tmp_path, data_dir):
     corpus = tmp_path / "passages.jsonl"
-    corpus.write_text(json.dumps({"id": "a", "text": "Vatican City is the smallest country."}) + "\n", "utf-8")
+    corpus.write_text(json.dumps(PASSAGE) + "\n", "utf-8")
     body = (
         MOCK
         + OTHER_MOCK
@@ -90,7 +91,7 @@ def test_bad_choice_configs_name_the_key(tmp_path, data_dir, body, match):
 
 def test_choose_cli_takes_a_retriever_and_answers_without_it_too(tmp_path, data_dir, capsys):
     corpus = tmp_path / "passages.jsonl"
-    corpus.write_text(json.dumps({"id": "a", "text": "Vatican City is the smallest country."}) + "\n", "utf-8")
+    corpus.write_text(json.dumps(PASSAGE) + "\n", "utf-8")
     base = ["choose", "-d", "truthfulqa_mc", "--data-dir", str(data_dir), "--limit", "2",
             "-b", "mock", "--no-cache", "--out", str(tmp_path / "run")]  # fmt: skip
     assert main([*base, "--without-retrieval"]) == 2
