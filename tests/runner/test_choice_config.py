@@ -102,3 +102,15 @@ def test_choose_cli_takes_a_retriever_and_answers_without_it_too(tmp_path, data_
     assert len(responses) == 4 and sum("retriever" in r.meta for r in responses) == 2
     found = {r.example_id: r.meta["passages"] for r in responses if "retriever" in r.meta}
     assert sorted(found.values()) == [[], ["a"]]  # the second question shares no word
+
+
+@pytest.mark.parametrize("name", ["mcq_two_models.toml", "mcq_two_models_vllm.toml"])
+def test_the_example_configs_parse(name):
+    from pathlib import Path
+
+    config = load_run_config(Path(__file__).parents[2] / "examples" / name)
+    assert len(config.backends) == 2 and len(config.choice.variants) == 5
+    assert len(config.choice.plans) == 2 and config.choice.plan.retriever.name == "bm25"
+    assert {b.name for b in config.backends} == {name.endswith("vllm.toml") and "vllm" or "hf"}
+    wordings = config.choice.variants[-1].file
+    assert Path(wordings).is_file()  # relative to the config, not the working directory

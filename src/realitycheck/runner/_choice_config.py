@@ -10,7 +10,8 @@
         "default",
         "shuffle_demos[seed=1]",
         { name = "k_shot", params = { k = 3, seed = 2 } },
-    ]
+        { name = "instruction", params = { file = "wordings.txt" } },  # relative to
+    ]                                                                   # this file
     retriever = { name = "bm25", params = { corpus = "passages.jsonl", k = 3 } }
                                    # passages before each question (corpus relative to
                                    # the config file); leave out for no retrieval
@@ -95,6 +96,15 @@ def build_retriever(reader: _Reader, value: Any, where: Sequence[str | int]) -> 
     return dataclasses.replace(built, **moved) if moved else built
 
 
+def _file_relative(reader: _Reader, entry: dict, keys: Sequence[str | int]) -> dict:
+    """Return a variant table with its ``file`` parameter relative to the config file."""
+    params = entry.get("params")
+    if not isinstance(params, dict) or not isinstance(params.get("file"), str):
+        return entry
+    moved = str(reader.path_of(params["file"], [*keys, "params", "file"]))
+    return {**entry, "params": {**params, "file": moved}}
+
+
 def parse_choice(reader: _Reader, raw: Mapping[str, Any]) -> ChoiceSettings:
     """Build the ``[choice]`` table's plan and variants, naming the key of any mistake."""
     table = dict(reader.table(raw, ["choice"], CHOICE_KEYS))
@@ -107,6 +117,7 @@ def parse_choice(reader: _Reader, raw: Mapping[str, Any]) -> ChoiceSettings:
         reader.typed(entry, (str, dict), keys)
         if isinstance(entry, dict):
             reader.table(entry, keys, ("name", "params"))
+            entry = _file_relative(reader, entry, keys)
             make = partial(variants.create_from_spec, entry)
         else:
             make = partial(variants.create_from_key, entry)
