@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from realitycheck.cli._common import (
@@ -124,9 +126,8 @@ def choose_cmd(
 
     if without_retrieval and retriever_key is None:
         raise click.UsageError("--without-retrieval compares with a --retriever; name one.")
-    plan = ChoicePlan(
-        normalisation=normalisation, template=template, shots=shots, retriever=retriever_key
-    )
+    extra: dict[str, Any] = {} if retriever_key is None else {"retriever": retriever_key}
+    plan = ChoicePlan(normalisation=normalisation, template=template, shots=shots, **extra)
     keys = split_keys(variant_keys) if variant_keys else ["default"]
     chosen_variants = tuple(variants.create_from_key(k) for k in keys)
     backend = _make_backend(backend_key, model)
