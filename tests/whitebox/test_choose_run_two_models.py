@@ -20,7 +20,7 @@ from realitycheck.records import Response
 from realitycheck.store import RunStore
 
 torch = pytest.importorskip("torch")
-QUESTIONS = 2  # answered per dataset
+QUESTIONS = 1  # answered per dataset
 POOL = 4  # rows per dataset, the pool demonstrations come from
 VARIANTS = [
     "default",
