@@ -13,12 +13,14 @@ FAMILIES = ("datasets", "backends", "labelers", "detectors", "retrievers", "stud
 MINIMAL: dict[tuple[str, str], dict[str, object]] = {
     # The least a user must give; every other registered component builds with none.
     ("datasets", "files"): {"path": "my.csv"},
+    ("datasets", "mcq_file"): {"path": "quiz.csv"},
     ("retrievers", "bm25"): {"corpus": "passages.jsonl"},  # building it reads nothing
     ("detectors", "recorded"): {"source": "hhem"},
     ("detectors", "finetuned"): {"model": "/models/tiny"},  # building it loads nothing
     ("backends", "openai"): {"model": "gpt-4o-mini", "base_url": "http://127.0.0.1:9/v1"},
     ("backends", "hf"): {"model": "/models/tiny"},  # needs a model; building it loads nothing
     ("backends", "vllm"): {"model": "/models/tiny"},  # likewise
+    ("backends", "hf_seq2seq"): {"model": "/models/tiny"},  # likewise
     # The pair classifiers: the mock's word-overlap stand-in for an NLI model.
     ("labelers", "nli"): {"classifier": "mock"},
     ("detectors", "nli_grounding"): {"classifier": "mock"},

@@ -75,6 +75,7 @@ def test_generate_retrieves_for_each_question_and_stores_the_passage_ids(tmp_pat
         meta = by_example[example.example_id].meta
         ids = [p.passage_id for p in found]
         assert meta["passages"] == ids and len(ids) == 2
+        assert meta["retriever"] == f"bm25[corpus={corpus},k=2]"
         number = example.example_id.split("/")[1]
         assert ids[0] == f"n{number}"  # its own passage ranks first
     prompts = {c.tag.split("#")[0]: c.messages[-1]["content"] for c in CALLS}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from realitycheck.cli._common import (
@@ -67,6 +69,17 @@ __all__: list[str] = []
     "'k_shot[k=3,seed=2]', 'instruction[file=W.txt,line=2]', "
     "'paraphrase[backend=openai[model=M]]'.",
 )
+@click.option(
+    "--retriever",
+    "retriever_key",
+    help="Passages shown before each question, the question as the query, e.g. "
+    "'bm25[corpus=passages.jsonl,k=3]'.",
+)
+@click.option(
+    "--without-retrieval",
+    is_flag=True,
+    help="With --retriever: also answer every question without retrieval (both kept).",
+)
 @click.option("--limit", type=click.IntRange(min=1), help="Answer the first N questions only.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True)
 @cache_options
@@ -89,6 +102,8 @@ def choose_cmd(
     template: str,
     shots: int,
     variant_keys: tuple[str, ...],
+    retriever_key: str | None,
+    without_retrieval: bool,
     limit: int | None,
     batch_size: int,
     cache_dir: str | None,
@@ -99,8 +114,9 @@ def choose_cmd(
 
     Each response's text is the chosen option; its meta holds every option's
     summed, per-token and per-character log-likelihood, and a 'gold' label
-    says whether the choice is correct. Run the same command again to resume;
-    scored options come from the call cache.
+    says whether the choice is correct. With --retriever, the retrieved
+    passages come before each question and their ids are stored. Run the
+    same command again to resume; scored options come from the call cache.
     """
     from realitycheck.backends import require
     from realitycheck.cli._generate import _make_backend
@@ -108,7 +124,10 @@ def choose_cmd(
     from realitycheck.runner import ChoiceSettings, choose_datasets
     from realitycheck.store import RunStore
 
-    plan = ChoicePlan(normalisation=normalisation, template=template, shots=shots)
+    if without_retrieval and retriever_key is None:
+        raise click.UsageError("--without-retrieval compares with a --retriever; name one.")
+    extra: dict[str, Any] = {} if retriever_key is None else {"retriever": retriever_key}
+    plan = ChoicePlan(normalisation=normalisation, template=template, shots=shots, **extra)
     keys = split_keys(variant_keys) if variant_keys else ["default"]
     chosen_variants = tuple(variants.create_from_key(k) for k in keys)
     backend = _make_backend(backend_key, model)
@@ -119,7 +138,7 @@ def choose_cmd(
         RunStore(run_dir),
         [(ds, limit) for ds in chosen],
         backend,
-        ChoiceSettings(plan=plan, variants=chosen_variants),
+        ChoiceSettings(plan=plan, variants=chosen_variants, without_retrieval=without_retrieval),
         cache=cache_from(no_cache, cache_dir),
         batch_size=batch_size,
         progress=progress_for(ctx),

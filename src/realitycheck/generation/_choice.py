@@ -29,6 +29,9 @@ Templates (how a prompt's parts become the text the options continue):
   letters `` A``, `` B``… A chosen letter maps back to the option it labelled.
 
 An instruction, when a prompt has one, is the first paragraph in every template.
+Retrieved passages, when a prompt has them, come right before the question
+(after the demonstrations, which get none), in the retrieval block of
+:func:`realitycheck.retrievers.prepend_passages` (Ram et al., 2023).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from realitycheck.errors import InvalidInputError
+from realitycheck.retrievers import Passage, prepend_passages
 
 __all__ = [
     "NORMALISATIONS",
@@ -65,6 +69,7 @@ class McqPrompt:
         demos: Demonstrations, ``(question, answer)`` texts, in order.
         demo_ids: The example ids of the demonstrations.
         paraphrased: Whether ``question`` is a paraphrase of the example's.
+        passages: Retrieved passages, best first, shown before the question.
     """
 
     question: str
@@ -73,6 +78,7 @@ class McqPrompt:
     demos: tuple[tuple[str, str], ...] = ()
     demo_ids: tuple[str, ...] = ()
     paraphrased: bool = False
+    passages: tuple[Passage, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -163,7 +169,7 @@ def render(prompt: McqPrompt, choices: Sequence[str], template: str) -> tuple[st
     shown = [choices[i] for i in prompt.order]
     if template == "qa":
         parts += [f"Q: {q}\nA: {a}" for q, a in prompt.demos]
-        parts.append(f"Q: {prompt.question}\nA:")
+        parts.append(prepend_passages(f"Q: {prompt.question}\nA:", prompt.passages))
         return "\n\n".join(parts), [" " + option for option in shown]
     if template == "letters":
         if len(shown) > len(string.ascii_uppercase):
@@ -172,9 +178,10 @@ def render(prompt: McqPrompt, choices: Sequence[str], template: str) -> tuple[st
             )
         parts += [f"{q}\nAnswer: {a}" for q, a in prompt.demos]
         listed = "\n".join(f"{_letter(k)}. {option}" for k, option in enumerate(shown))
-        parts.append(f"{prompt.question}\n{listed}\nAnswer:")
+        question = f"{prompt.question}\n{listed}\nAnswer:"
+        parts.append(prepend_passages(question, prompt.passages))
         return "\n\n".join(parts), [f" {_letter(k)}" for k in range(len(shown))]
     parts += [f"{q} {a}" for q, a in prompt.demos]
-    parts.append(prompt.question)
+    parts.append(prepend_passages(prompt.question, prompt.passages))
     join = "" if prompt.question[-1:].isspace() else " "
     return "\n\n".join(parts), [join + option for option in shown]

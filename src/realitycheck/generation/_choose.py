@@ -15,7 +15,10 @@ and of the backend and plan keys) and:
   ``order`` (the options' indices in the prompt's order), ``true_mass``
   (TruthfulQA's MC2 score), ``prompt`` (the context text the options
   continue, so the run can be rebuilt), ``demos`` (ids) and ``paraphrase``
-  where a variant made one;
+  where a variant made one; with a retriever in the plan, ``passages`` (the
+  ids of the passages shown before the question, best first) and
+  ``retriever`` (its key), neither without one. The retriever is part of the
+  plan's key, so answers with and without retrieval get different ids;
 
 plus a label by the ``gold`` labeler: ``hallucinated`` is ``True`` when the
 chosen option is not a correct one (category ``correct`` / ``incorrect``).
@@ -43,11 +46,13 @@ from realitycheck.generation._choice import (
     render,
     true_mass,
 )
+from realitycheck.generation._retrieval import retrieval_meta, retrieve
 from realitycheck.generation.variants import PromptVariant, Skipped, demo_of
 from realitycheck.params import InstanceOf, Interval, OneOf, SequenceOf, check_arg, param
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import Example, Label, Response
-from realitycheck.registry import Component
+from realitycheck.registry import Component, nested
+from realitycheck.retrievers import Passage, Retriever
 from realitycheck.store import RunStore
 
 __all__ = ["GOLD_LABELER", "ChoicePlan", "ChoiceReport", "choose", "choice_key"]
@@ -70,11 +75,15 @@ class ChoicePlan(Component):
             :func:`realitycheck.generation._choice.render`).
         shots: Fixed demonstrations of the base prompt: the first ``shots``
             questions of the same dataset, other than the question itself.
+        retriever: Passages shown before each question (in-context retrieval
+            augmentation, e.g. ``bm25[corpus=passages.jsonl,k=3]``); the
+            example's question is the query. ``None`` = no retrieval.
     """
 
     normalisation: str = param("token", OneOf(NORMALISATIONS))
     template: str = param("plain", OneOf(TEMPLATES))
     shots: int = param(0, Interval(int, 0))
+    retriever: Retriever | None = nested("retrievers")
 
     name: ClassVar[str] = "choice"
     family: ClassVar[str] = "plans"
@@ -139,14 +148,20 @@ def check_questions(examples: Sequence[Example]) -> None:
             )
 
 
-def base_prompt(example: Example, pool: Sequence[Example], shots: int) -> McqPrompt:
-    """Return the question's base prompt: its options in order and ``shots`` demonstrations."""
+def base_prompt(
+    example: Example,
+    pool: Sequence[Example],
+    shots: int,
+    passages: Sequence[Passage] = (),
+) -> McqPrompt:
+    """Return the base prompt: options in order, ``shots`` demonstrations, ``passages``."""
     demos = [e for e in pool if e.example_id != example.example_id][:shots]
     return McqPrompt(
         question=example.question,
         order=tuple(range(len(example.choices))),
         demos=tuple(demo_of(e) for e in demos),
         demo_ids=tuple(e.example_id for e in demos),
+        passages=tuple(passages),
     )
 
 
@@ -169,11 +184,17 @@ def _jobs(
     cache: CallCache | None,
 ) -> list[_Job]:
     jobs = []
+    retrieved: dict[str, tuple[Passage, ...]] = {}
     for v in variants:
         ids = {e.example_id: f"{e.example_id}/{_short(v.key)}/{key}" for e in examples}
         todo = [e for e in examples if ids[e.example_id] not in done]
         report.reused += len(examples) - len(todo)
-        bases = [base_prompt(e, pool.get(e.dataset, ()), plan.shots) for e in todo]
+        missing = [e for e in todo if e.example_id not in retrieved]
+        retrieved.update(retrieve(plan.retriever, missing))
+        bases = [
+            base_prompt(e, pool.get(e.dataset, ()), plan.shots, retrieved.get(e.example_id, ()))
+            for e in todo
+        ]
         outcomes = v.apply(bases, todo, pool=pool, cache=cache) if todo else []
         for e, outcome in zip(todo, outcomes, strict=True):
             if isinstance(outcome, Skipped):
@@ -217,6 +238,7 @@ def _answer(
     }
     if prompt.paraphrased:
         meta["paraphrase"] = prompt.question
+    meta.update(retrieval_meta(plan.retriever, [p.passage_id for p in prompt.passages]))
     response = Response(
         response_id=job.response_id,
         example_id=example.example_id,

@@ -16,8 +16,9 @@ What a response stores (the shared conventions of the backends):
   ``token_entropies``, ``top_logprobs`` and ``hidden`` (feature name → floats);
 * ``model``, ``decoding`` (of the best answer) and ``prompt_variant``;
 * ``meta``: the backend and plan keys, the generation hash, the ids of few-shot
-  demonstrations, the ids of the retrieved passages (``passages``, best first,
-  when the plan has a retriever) and the finish reason of the best answer.
+  demonstrations, the ids of the retrieved passages (``passages``, best first)
+  and the retriever's key (``retriever``) when the plan has a retriever, and the
+  finish reason of the best answer.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from realitycheck.generation._prompts import (
     choose_demos,
     parse_variant,
 )
+from realitycheck.generation._retrieval import retrieval_meta, retrieve
 from realitycheck.params import InstanceOf, Interval, check_arg
 from realitycheck.progress import NullProgress, Progress, ProgressTask
 from realitycheck.records import Example, Response
@@ -165,8 +167,7 @@ def _assemble(
     meta: dict[str, Any] = {"backend": backend.key, "plan": plan.key, "generation": key}
     if job.prompt.demos:
         meta["demos"] = list(job.prompt.demos)
-    if plan.retriever is not None:
-        meta["passages"] = list(job.prompt.passages)
+    meta.update(retrieval_meta(plan.retriever, job.prompt.passages))
     if best.finish_reasons:
         meta["finish_reason"] = best.finish_reasons[0]
     return Response(
@@ -255,8 +256,7 @@ def _retrieve(examples: Sequence[Example], plan: SamplingPlan) -> dict[str, tupl
                 f"{' and '.join(RETRIEVAL_TASKS)} prompts can take; example "
                 f"{example.example_id!r} has task {example.task!r}."
             )
-    found = plan.retriever.open().search([e.question for e in examples])
-    return {e.example_id: passages for e, passages in zip(examples, found, strict=True)}
+    return retrieve(plan.retriever, examples)
 
 
 def generate(

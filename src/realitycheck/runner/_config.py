@@ -23,7 +23,7 @@
     params = { split = "validation" }
 
     [backend]                      # leave out to evaluate the datasets' own responses
-    name = "hf"
+    name = "hf"                    # ([[backend]] tables, one per model, with [choice])
     params = { model = "path/to/model" }
 
     [plan]                         # a SamplingPlan: preset = "default" | "greedy" | "beam"
@@ -77,8 +77,8 @@ from realitycheck.labelers import Labeler, labelers
 from realitycheck.model_info import ModelInfo, models_from_table
 from realitycheck.pipeline import EvaluationConfig
 from realitycheck.registry import Component
-from realitycheck.retrievers import Retriever, retrievers
-from realitycheck.runner._choice_config import ChoiceSettings, parse_choice
+from realitycheck.retrievers import Retriever
+from realitycheck.runner._choice_config import ChoiceSettings, build_retriever, parse_choice
 from realitycheck.studies import studies as study_registry
 from realitycheck.toml_lines import locate, syntax_error_line
 
@@ -129,6 +129,8 @@ class RunConfig:
         out: The run folder.
         datasets: The datasets, in file order.
         backend: The model to generate with; ``None`` = evaluate the datasets' own responses.
+        backends: Every model of the run: ``backend`` first, then any further
+            ``[[backend]]`` table (several only with ``[choice]``).
         plan: How to sample.
         choice: How to answer MCQ datasets by likelihood (a ``[choice]`` table), or
             ``None`` to generate with ``plan``.
@@ -154,6 +156,7 @@ class RunConfig:
     datasets: tuple[DatasetEntry, ...]
     backend: Backend | None
     plan: SamplingPlan
+    backends: tuple[Backend, ...] = ()
     choice: ChoiceSettings | None = None
     labelers: tuple[Labeler, ...] = ()
     detectors: tuple[Detector, ...] = ()
@@ -303,16 +306,37 @@ def _datasets(
     return tuple(out)
 
 
+def _backend(reader: _Reader, raw: Any, where: list[str | int]) -> Backend:
+    table = reader.table(raw, where, _BACKEND)
+    if "name" not in table:
+        raise reader.fail("The [backend] table needs a name.", where)
+    name = reader.typed(table["name"], str, [*where, "name"])
+    params = reader.typed(table.get("params", {}), dict, [*where, "params"])
+    return reader.build(
+        [*where, "params"] if params else [*where, "name"],
+        lambda: backends.create(name, **params),
+    )
+
+
+def _backends(reader: _Reader, raw: Mapping[str, Any]) -> tuple[Backend, ...]:
+    """Build the ``[backend]`` table, or each ``[[backend]]`` table (several models)."""
+    if "backend" not in raw:
+        return ()
+    if not isinstance(raw["backend"], list):
+        return (_backend(reader, raw["backend"], ["backend"]),)
+    if not raw["backend"]:
+        raise reader.fail("Expected at least one [[backend]] table.", ["backend"])
+    built = tuple(_backend(reader, t, ["backend", i]) for i, t in enumerate(raw["backend"]))
+    keys = [b.key for b in built]
+    for i, key in enumerate(keys):
+        if key in keys[:i]:
+            raise reader.fail(f"The backend {key!r} is named twice.", ["backend", i])
+    return built
+
+
 def _retriever(reader: _Reader, value: Any) -> Retriever:
     """Build the plan's retriever, its corpus path taken relative to the config file."""
-    where = ["plan", "retriever"]
-    reader.typed(value, (str, dict), where)
-    built = reader.build(where, partial(retrievers.build, value))
-    corpus = getattr(built, "corpus", None)
-    if isinstance(corpus, str):
-        moved: dict[str, Any] = {"corpus": str(reader.path_of(corpus, where))}
-        built = dataclasses.replace(built, **moved)
-    return built
+    return build_retriever(reader, value, ["plan", "retriever"])
 
 
 def _plan(reader: _Reader, raw: Any) -> SamplingPlan:
@@ -401,18 +425,15 @@ def load_run_config(path: str | Path) -> RunConfig:
     if "out" not in run:
         raise reader.fail('The [run] table needs out = "RUN FOLDER".', ["run"])
     data_dir = reader.path_of(run["data_dir"], ["run", "data_dir"]) if "data_dir" in run else None
-    backend = None
-    if "backend" in raw:
-        table = reader.table(raw["backend"], ["backend"], _BACKEND)
-        if "name" not in table:
-            raise reader.fail("The [backend] table needs a name.", ["backend"])
-        name = reader.typed(table["name"], str, ["backend", "name"])
-        params = reader.typed(table.get("params", {}), dict, ["backend", "params"])
-        backend = reader.build(
-            ["backend", "params"] if params else ["backend", "name"],
-            lambda: backends.create(name, **params),
+    found = _backends(reader, raw)
+    backend = found[0] if found else None
+    if len(found) > 1 and "choice" not in raw:
+        raise reader.fail(
+            "Several [[backend]] tables answer MCQ datasets by likelihood ([choice]) only; "
+            "generate with one backend per run.",
+            ["backend"],
         )
-    elif "plan" in raw or "choice" in raw:
+    if not found and ("plan" in raw or "choice" in raw):
         table_name = "plan" if "plan" in raw else "choice"
         raise reader.fail(f"A [{table_name}] needs a [backend] to answer with.", [table_name])
     if "plan" in raw and "choice" in raw:
@@ -430,7 +451,8 @@ def load_run_config(path: str | Path) -> RunConfig:
         study_keys = _components(reader, raw, "studies", study_registry)[1]
     plan = _plan(reader, raw.get("plan"))
     if backend is not None and choice is not None:
-        reader.build(["backend"], lambda: require({"loglik"}, backend, who="[choice]"))
+        for b in found:
+            reader.build(["backend"], partial(require, {"loglik"}, b, who="[choice]"))
     elif backend is not None:
         needs = {d.key: frozenset(getattr(d, "needs", frozenset())) for d in dets}
         reader.build(["detectors"], lambda: plan.check(backend, needs=needs))
@@ -450,6 +472,7 @@ def load_run_config(path: str | Path) -> RunConfig:
         out=reader.path_of(run["out"], ["run", "out"]),
         datasets=_datasets(reader, raw.get("datasets"), data_dir, generating=backend is not None),
         backend=backend,
+        backends=found,
         plan=plan,
         choice=choice,
         labelers=tuple(labs),  # type: ignore[arg-type]

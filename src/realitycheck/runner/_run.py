@@ -159,25 +159,30 @@ def choose_datasets(
 ) -> dict[str, ChoiceReport]:
     """Answer the first ``limit`` MCQ questions of each dataset by likelihood, under each variant.
 
-    Demonstrations are drawn from the whole dataset, so they do not depend on the limit.
+    Demonstrations are drawn from the whole dataset, so they do not depend on
+    the limit. With ``settings.without_retrieval``, each dataset is answered
+    with and then without the retriever; the second report is keyed
+    ``"<dataset> without retrieval"``.
     """
     progress = progress or NullProgress()
     listener = listener or Listener()
     out = {}
     for dataset, limit in entries:
         pool = load_inputs(store, dataset, progress=progress)
-        out[dataset.run_name] = report = choose(
-            store,
-            pool[:limit] if limit is not None else pool,
-            backend,
-            settings.plan,
-            settings.variants,
-            cache=cache,
-            demos=pool,
-            batch_size=batch_size,
-            progress=progress,
-        )
-        listener.choice(dataset.key, report)
+        for i, plan in enumerate(settings.plans):
+            name = dataset.run_name if i == 0 else f"{dataset.run_name} without retrieval"
+            out[name] = report = choose(
+                store,
+                pool[:limit] if limit is not None else pool,
+                backend,
+                plan,
+                settings.variants,
+                cache=cache,
+                demos=pool,
+                batch_size=batch_size,
+                progress=progress,
+            )
+            listener.choice(dataset.key if i == 0 else name, report)
     return out
 
 
@@ -247,17 +252,21 @@ def run_config(
     generation: dict[str, Any] = {}
     chosen: dict[str, ChoiceReport] = {}
     if config.backend is not None and config.choice is not None:
-        chosen = choose_datasets(
-            store,
-            [(entry.dataset, entry.limit) for entry in config.datasets],
-            config.backend,
-            config.choice,
-            cache=cache,
-            batch_size=config.batch_size,
-            progress=progress,
-            listener=listener,
-        )
-        names = list(chosen)
+        models = config.backends or (config.backend,)
+        for backend in models:
+            done = choose_datasets(
+                store,
+                [(entry.dataset, entry.limit) for entry in config.datasets],
+                backend,
+                config.choice,
+                cache=cache,
+                batch_size=config.batch_size,
+                progress=progress,
+                listener=listener,
+            )
+            tag = f" ({backend.key})" if len(models) > 1 else ""
+            chosen.update({name + tag: report for name, report in done.items()})
+        names = list(dict.fromkeys(entry.dataset.run_name for entry in config.datasets))
     elif config.backend is not None:
         generation = generate_datasets(
             store,
