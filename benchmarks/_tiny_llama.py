@@ -58,8 +58,18 @@ def _word_level(corpus: Sequence[str], specials: list[str]):  # noqa: ANN202 - t
     return tok
 
 
-def build_llama(folder: Path, texts: Sequence[str]) -> None:
-    """Write the tiny Llama and its tokenizer (fixture words + words of ``texts``) to ``folder``."""
+def build_llama(
+    folder: Path,
+    texts: Sequence[str],
+    *,
+    hidden_size: int = 32,
+    max_positions: int = 256,
+) -> None:
+    """Write the tiny Llama and its tokenizer (fixture words + words of ``texts``) to ``folder``.
+
+    ``hidden_size`` (intermediate size twice that, 4 heads) and ``max_positions``
+    default to the test fixture's; a benchmark of long prompts raises both.
+    """
     import torch
     from tokenizers import processors
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
@@ -79,12 +89,12 @@ def build_llama(folder: Path, texts: Sequence[str]) -> None:
     )
     config = LlamaConfig(
         vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
+        hidden_size=hidden_size,
+        intermediate_size=2 * hidden_size,
         num_hidden_layers=4,
         num_attention_heads=4,
         num_key_value_heads=4,
-        max_position_embeddings=256,
+        max_position_embeddings=max_positions,
         initializer_range=0.2,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,

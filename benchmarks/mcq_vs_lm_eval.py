@@ -3,11 +3,18 @@
 Both tools score the same ``(context, continuation)`` pairs with the same
 tiny local Llama (random weights, built by ``benchmarks/_tiny_llama.py``,
 saved with ``save_pretrained``) on CPU with the same number of torch threads:
-the first ``--questions`` TruthfulQA MC1 questions in the ``qa`` template
-(``Q: question\\nA:``, each option after a space), every option of every
-question. (FACTOR's prefixes run past the tiny model's 256 positions, where
-lm-eval truncates the context from the left and realitycheck does not, so
-they are not compared here.)
+the first ``--questions`` questions of ``--dataset``, every option of every
+question:
+
+* ``truthfulqa``: TruthfulQA MC1 in the ``qa`` template (``Q: question\\nA:``,
+  each option after a space), on the test fixture's Llama (hidden size 32,
+  256 positions): short prompts, a model so small that per-call overhead
+  dominates;
+* ``factor``: News-FACTOR with its truncated prefixes (each prefix is the
+  context, each of its four completions after a space), on a Llama with
+  ``--hidden-size`` (default 256) and 2,048 positions, so that no prefix is
+  truncated by either tool: long shared contexts, where running each context
+  once (realitycheck) instead of once per option (lm-eval) is the saving.
 
 * realitycheck: the ``hf`` backend's :meth:`loglik_tokens` (all pairs in one
   call: each question's context run once and its KV cache copied to its
@@ -35,6 +42,9 @@ character), and the speed ratio lm-eval / realitycheck.
 Run from the repository root::
 
     .venv/bin/python benchmarks/mcq_vs_lm_eval.py --questions 200
+    .venv/bin/python benchmarks/mcq_vs_lm_eval.py --dataset factor --questions 100
+
+Each writes ``benchmarks/results/mcq_vs_lm_eval_<dataset>.json``.
 """
 
 from __future__ import annotations
@@ -134,10 +144,13 @@ def ensure_venv(venv: Path) -> Path:
     return python
 
 
-def questions(data_dir: Path, n: int) -> list[tuple[str, list[str]]]:
-    """Return ``(context, options)`` of the first ``n`` TruthfulQA MC1 questions."""
+def questions(dataset: str, data_dir: Path, n: int) -> list[tuple[str, list[str]]]:
+    """Return ``(context, options)`` of the first ``n`` questions of ``dataset``."""
     from realitycheck.datasets import datasets
 
+    if dataset == "factor":
+        factor = datasets.create("factor", data_dir=str(data_dir), part="news", prefix="truncated")
+        return [(e.question, list(e.choices)) for e in factor.load().examples[:n]]
     examples = datasets.create("truthfulqa_mc", data_dir=str(data_dir)).load().examples[:n]
     return [(f"Q: {e.question}\nA:", list(e.choices)) for e in examples]
 
@@ -160,7 +173,9 @@ def run(python: str, script: str, cfg: dict, env: dict[str, str]) -> dict:
 def main() -> None:
     """Build the model, run both tools, print agreement and the speed ratio."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dataset", choices=("truthfulqa", "factor"), default="truthfulqa")
     parser.add_argument("--questions", type=int, default=200)
+    parser.add_argument("--hidden-size", type=int, default=256, help="the factor model's")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=2)
@@ -169,13 +184,16 @@ def main() -> None:
     parser.add_argument("--models", type=Path, default=Path(tempfile.gettempdir()) / "rc-mcq")
     args = parser.parse_args()
 
+    from _results import write_result
     from _tiny_llama import build_llama
 
-    items = questions(args.data_dir, args.questions)
+    items = questions(args.dataset, args.data_dir, args.questions)
     texts = [c + " " + " ".join(options) for c, options in items]
-    folder = args.models / f"truthfulqa-{args.questions}"
+    size = {"hidden_size": args.hidden_size, "max_positions": 2048}
+    size = size if args.dataset == "factor" else {}
+    folder = args.models / "-".join([args.dataset, str(args.questions), *map(str, size.values())])
     if not (folder / "config.json").exists():
-        build_llama(folder, texts)
+        build_llama(folder, texts, **size)
     pairs = [(c, " " + o) for c, options in items for o in options]
     cfg = {
         "model": str(folder),
@@ -190,14 +208,16 @@ def main() -> None:
     env["TOKENIZERS_PARALLELISM"] = "false"
     ours = [run(sys.executable, RC_SCRIPT, cfg, env) for _ in range(args.repeats)]
     t_ours = min(r["seconds"] for r in ours)
+    name = {"factor": "News-FACTOR", "truthfulqa": "TruthfulQA MC1"}[args.dataset]
     print(
-        f"TruthfulQA MC1: {len(items)} questions, {len(pairs)} options scored, "
+        f"{name}: {len(items)} questions, {len(pairs)} options scored, "
         f"{args.threads} torch thread(s), best of {args.repeats} runs"
     )
     print(
         f"realitycheck (batch size {args.batch_size}): {t_ours:.2f} s scoring "
         f"({len(pairs) / t_ours:.0f} options/s), {min(r['load'] for r in ours):.1f} s loading"
     )
+    rows = []
     for batch in (1, args.batch_size):  # lm-eval's default batch size, then ours
         theirs = [
             run(str(lm_eval_python), LM_EVAL_SCRIPT, {**cfg, "batch": batch}, env)
@@ -215,6 +235,21 @@ def main() -> None:
             f"  identical choices by sum: {same_sum}; per character (acc_norm): {same_char}\n"
             f"  speed ratio lm-eval / realitycheck: {t_theirs / t_ours:.2f}x"
         )
+        rows.append(
+            {
+                "work": f"{name}, {len(items)} questions, {len(pairs)} options by likelihood, "
+                f"tiny Llama (hidden {args.hidden_size if size else 32}), "
+                f"{args.threads} thread(s)",
+                "realitycheck": f"{len(pairs) / t_ours:.0f} options/s (batch {args.batch_size})",
+                "alternative": f"lm-eval {len(pairs) / t_theirs:.0f} options/s (batch {batch})",
+                "ratio": f"{t_theirs / t_ours:.2f}x",
+                "note": f"choices identical: {same_sum and same_char}; "
+                f"sums within {diff:.1e}; best of {args.repeats}",
+            }
+        )
+    flags = f" --dataset {args.dataset} --questions {args.questions}"
+    command = f"python benchmarks/mcq_vs_lm_eval.py{flags}"
+    write_result(f"mcq_vs_lm_eval_{args.dataset}", rows, command)
 
 
 if __name__ == "__main__":
