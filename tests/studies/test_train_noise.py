@@ -126,3 +126,11 @@ def test_too_few_training_labels_skip_that_label_set(tmp_path):
 def test_only_supervised_detector_keys_are_accepted():
     with pytest.raises(InvalidInputError, match="'detectors' parameter of train_noise"):
         studies.create("train_noise", detectors=("length",))
+
+
+def test_datasets_restricts_training_and_names_the_rest_as_skipped(tmp_path):
+    store = _store(tmp_path, datasets=("alpha", "beta", "gamma"))
+    result = _run(store, datasets=("alpha", "g*"))
+    assert set(result.table("train_noise")["dataset"]) == {"alpha", "gamma"}
+    assert "beta: not in datasets=['alpha', 'g*']" in result.skipped
+    assert result.spec["params"]["datasets"] == ["alpha", "g*"]
