@@ -134,3 +134,14 @@ def test_datasets_restricts_training_and_names_the_rest_as_skipped(tmp_path):
     assert set(result.table("train_noise")["dataset"]) == {"alpha", "gamma"}
     assert "beta: not in datasets=['alpha', 'g*']" in result.skipped
     assert result.spec["params"]["datasets"] == ["alpha", "g*"]
+
+
+def test_a_one_class_training_label_set_is_skipped_with_the_reason_and_the_rest_run(tmp_path):
+    store = _store(tmp_path)
+    ids = RunData(store).frame("alpha").index
+    store.append([Label(response_id=r, labeler="constant", hallucinated=False) for r in ids])
+    result = _run(store, weak_labelers=("constant", "weak"))
+    table = result.table("train_noise")
+    assert "weak" in set(table["source"]) and "constant" not in set(table["source"])
+    (why,) = [s for s in result.skipped if "weak_supervision (constant)" in s]
+    assert "cannot train on dataset 'alpha'" in why and "needs both classes" in why
