@@ -145,3 +145,35 @@ def test_a_one_class_training_label_set_is_skipped_with_the_reason_and_the_rest_
     assert "weak" in set(table["source"]) and "constant" not in set(table["source"])
     (why,) = [s for s in result.skipped if "weak_supervision (constant)" in s]
     assert "cannot train on dataset 'alpha'" in why and "needs both classes" in why
+
+
+def test_the_finding_leads_with_the_largest_human_vs_noisy_drop():
+    from realitycheck.studies.train_noise._report import COLUMNS, finding
+
+    def row(ds, condition, source, auroc, drop, low, high):
+        values = {c: "" for c in COLUMNS} | {"dataset": ds, "detector": "probe"}
+        return values | {
+            "condition": condition,
+            "source": source,
+            "auroc": auroc,
+            "auroc_ci_low": auroc - 0.05,
+            "auroc_ci_high": auroc + 0.05,
+            "drop": drop,
+            "drop_ci_low": low,
+            "drop_ci_high": high,
+        }
+
+    rows = [
+        row("rt", "clean", "", 0.8, 0.0, 0.0, 0.0),
+        row("rt", "random_flip", "", 0.78, 0.02, -0.01, 0.05),
+        row("rt", "weak_supervision", "knowledge_f1", 0.7, 0.1, 0.04, 0.16),
+        row("fb", "clean", "", 0.6, 0.0, 0.0, 0.0),
+        row("fb", "dissenting_worker", "human:a", 0.62, -0.02, -0.06, 0.01),
+    ]
+    text = finding(rows, 0.15)
+    assert text.startswith(
+        "Training on noisy instead of human labels changes the test AUROC by at most "
+        "-0.100 [-0.160, -0.040] (rt, probe, weak_supervision (knowledge_f1)); 1 of 3 "
+    )
+    assert "15% random flips -0.020 [-0.050, +0.010], knowledge_f1 labels -0.100" in text
+    assert "On fb, probe trained on human labels reaches AUROC 0.600 [0.550, 0.650]" in text
