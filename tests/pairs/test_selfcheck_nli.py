@@ -33,7 +33,7 @@ def _hf(folder):
     return {"name": "hf", "params": {"model": str(folder), "device": "cpu"}}
 
 
-def _expected(folder, response, sentences):
+def _expected(folder, response, sentences, premise="sample"):
     """mean over sentences of mean over samples of p_c / (p_e + p_c), written out plainly."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
@@ -43,7 +43,8 @@ def _expected(folder, response, sentences):
     for sentence in sentences:
         shares = []
         for sample in response.samples:
-            enc = tokenizer(sample, sentence, truncation=True, return_tensors="pt")
+            first, second = (sample, sentence) if premise == "sample" else (sentence, sample)
+            enc = tokenizer(first, second, truncation=True, return_tensors="pt")
             with torch.no_grad():
                 p = torch.softmax(model(**enc).logits[0].double(), dim=0)
             shares.append(float(p[0] / (p[0] + p[2])))  # CONTRADICTION 0, ENTAILMENT 2
@@ -51,8 +52,11 @@ def _expected(folder, response, sentences):
     return float(np.mean(per_sentence))
 
 
-def test_value_is_the_mean_contradiction_share_over_sentences_and_samples(tiny_nli_dir, tmp_path):
-    det = detectors.create("selfcheck_nli", classifier=_hf(tiny_nli_dir))
+@pytest.mark.parametrize("premise", ["sample", "sentence"])
+def test_value_is_the_mean_contradiction_share_over_sentences_and_samples(
+    tiny_nli_dir, tmp_path, premise
+):
+    det = detectors.create("selfcheck_nli", classifier=_hf(tiny_nli_dir), premise=premise)
     cache = CallCache(tmp_path / "cache.sqlite")
     scores = det.score(RESPONSES, Needs(cache=cache))
     sentences = [
@@ -61,7 +65,8 @@ def test_value_is_the_mean_contradiction_share_over_sentences_and_samples(tiny_n
     ]
     for score, response, own in zip(scores, RESPONSES, sentences, strict=True):
         assert score.error == ""
-        assert score.value == pytest.approx(_expected(tiny_nli_dir, response, own), abs=1e-6)
+        expected = _expected(tiny_nli_dir, response, own, premise)
+        assert score.value == pytest.approx(expected, abs=1e-6)
     assert len({round(s.value, 6) for s in scores}) == 2
     rerun = det.score(RESPONSES, Needs(cache=cache))
     assert [s.value for s in rerun] == [s.value for s in scores]

@@ -18,7 +18,7 @@ variant says otherwise. Four variants are here.
 * ``selfcheck_nli``: ``S(i) = (1/N) sum_n P(contradict | S^n, r_i)``, the
   sample as premise and the sentence as hypothesis, with ``P(contradict) =
   p_c / (p_e + p_c)`` from a pair classifier's class probabilities
-  (Manakul et al. 2023, §5.3, eq. 4), on the backends' ``pairs`` capability
+  (the NLI variant of Manakul et al. 2023), on the backends' ``pairs`` capability
   (its own module, :mod:`realitycheck.detectors.selfcheck_nli`).
 * ``selfcheck_prompt``: a backend is asked, for every sentence and sample,
   whether the sample supports the sentence; Yes → 0, No → 1, any other

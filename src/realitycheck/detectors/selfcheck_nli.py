@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 import numpy as np
 
@@ -17,7 +17,7 @@ from realitycheck.detectors._base import Detector, Needs, detector
 from realitycheck.detectors._features import sample_texts
 from realitycheck.detectors.selfcheck import response_sentences
 from realitycheck.errors import InvalidInputError, MissingFeatureError
-from realitycheck.params import InstanceOf, SequenceOf, as_tuple, param, param_error
+from realitycheck.params import InstanceOf, OneOf, SequenceOf, as_tuple, param, param_error
 from realitycheck.records import Response, Score
 from realitycheck.registry import nested
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SelfCheckNLI", "contradiction_share"]
 
+Premise = Literal["sample", "sentence"]
 _Plan = tuple[list[str], list[str]]
 """A response's sentences and its non-empty samples."""
 
@@ -61,25 +62,31 @@ class SelfCheckNLI(Detector):
 
     For sentence ``r_i`` and sample ``S^n``, a pair classifier (the
     ``classifier`` backend's ``pairs`` capability, e.g. an MNLI model on
-    ``hf``) reads the pair (premise ``S^n`` whole, hypothesis ``r_i``);
-    ``P(contradict) = p_c / (p_e + p_c)`` (:func:`contradiction_share`, the
-    neutral class left out), ``S(i) = mean_n P(contradict)`` (Manakul et al.
-    2023, "SelfCheckGPT", §5.3, eq. 4) and ``value = mean_i S(i)`` in
+    ``hf``) reads the pair (premise ``S^n`` whole, hypothesis ``r_i``), as the
+    paper states it; ``P(contradict) = p_c / (p_e + p_c)``
+    (:func:`contradiction_share`, the neutral class left out), ``S(i) =
+    mean_n P(contradict)`` (Manakul, Liusie and Gales 2023, "SelfCheckGPT",
+    the NLI variant) and ``value = mean_i S(i)`` in
     ``[0, 1]``, higher = the samples contradict the response = more likely
     hallucinated. Pairs go through the run's call cache. The classifier must
     have a contradiction class: one that has none (a single-logit or an
     entailment / not-entailment model) is refused after scoring one pair,
     before any other. A response without samples, or an empty one, gets
-    ``value=None`` with the reason; so does one whose pairs failed.
+    ``value=None`` with the reason; so does one whose pairs failed. The
+    ``selfcheckgpt`` package (0.1.7) encodes the pair the other way round,
+    ``(sentence, sample)``; ``premise=sentence`` reproduces it.
 
     Args:
         classifier: A backend with the ``pairs`` capability, e.g. ``hf[model=PATH]``.
         labels: The classifier's label names in output order, when its config
             lacks them (empty = its ``id2label``), e.g. ``entailment+neutral+contradiction``.
+        premise: What the classifier reads first: ``sample`` (the paper) or
+            ``sentence`` (the package's code).
     """
 
     classifier: Backend = nested("backends", default=dataclasses.MISSING, doc="the pair classifier")
     labels: tuple[str, ...] = param((), SequenceOf(InstanceOf(str)), convert=as_tuple)
+    premise: Premise = param("sample", OneOf(Premise), doc="what the classifier reads first")
     needs: ClassVar[frozenset[str]] = frozenset({"samples"})
 
     def __post_init__(self) -> None:
@@ -116,11 +123,12 @@ class SelfCheckNLI(Detector):
                 for s in plan[1]
             }
         )
+        sent = pairs if self.premise == "sample" else [(r, s) for s, r in pairs]
         answers: dict[tuple[str, str], PairScore] = {}
         if pairs:
-            first = cached_pairs(self.classifier, pairs[:1], labels=self.labels, cache=needs.cache)
+            first = cached_pairs(self.classifier, sent[:1], labels=self.labels, cache=needs.cache)
             self._check_classes(first[0])
-            rest = cached_pairs(self.classifier, pairs[1:], labels=self.labels, cache=needs.cache)
+            rest = cached_pairs(self.classifier, sent[1:], labels=self.labels, cache=needs.cache)
             answers = dict(zip(pairs, first + rest, strict=True))
         return [self._one(r, plan, answers) for r, plan in zip(responses, plans, strict=True)]
 
