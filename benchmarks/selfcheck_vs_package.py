@@ -28,8 +28,9 @@ The four variants and what is held equal:
   order (the package's model has its neutral class removed and reads
   output 1 as contradiction). The package loads it with the DeBERTa-v2
   classes, which need a DeBERTa folder: they are replaced by the ``Auto``
-  classes in its module. It scores one pair per forward pass; the backend
-  batches.
+  classes in its module (with ``batch_encode_plus``, which the package calls
+  and transformers 5 no longer has, as a call of the tokenizer on the pair).
+  It scores one pair per forward pass; the backend batches.
 * **prompt**: ``SelfCheckLLMPrompt(model=FOLDER)`` (it takes a local
   model) with its template replaced by realitycheck's
   ``selfcheck_prompt.v1.txt``, against ``selfcheck_prompt`` over the ``hf``
@@ -217,8 +218,22 @@ def package_worker(cfg: dict[str, Any]) -> dict[str, Any]:
     )
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
+    class PairTokenizer:
+        """AutoTokenizer plus the ``batch_encode_plus`` the package calls (gone in v5)."""
+
+        @staticmethod
+        def from_pretrained(folder: str) -> Any:
+            tokenizer = AutoTokenizer.from_pretrained(folder)
+
+            def batch_encode_plus(batch_text_or_text_pairs: Any, **kwargs: Any) -> Any:
+                firsts, seconds = zip(*batch_text_or_text_pairs, strict=True)
+                return tokenizer(list(firsts), list(seconds), **kwargs)
+
+            tokenizer.batch_encode_plus = batch_encode_plus
+            return tokenizer
+
     # The tiny classifier is a BERT, not a DeBERTa-v2 with its sentencepiece vocabulary.
-    package.DebertaV2Tokenizer = AutoTokenizer
+    package.DebertaV2Tokenizer = PairTokenizer
     package.DebertaV2ForSequenceClassification = AutoModelForSequenceClassification
 
     bert_score.score = functools.partial(
