@@ -66,4 +66,8 @@ def test_demo_trains_an_embedding_probe_and_a_score_probe_on_the_issue_datasets_
     assert study.weak_labelers == ("knowledge_f1", "rouge_l")
     embedding, scores = (detectors.create_from_key(k) for k in study.detectors)
     assert embedding.embedding and not embedding.scores
-    assert not scores.embedding and scores.scores == _demo.DEMO_DETECTORS
+    from realitycheck.detectors.probe import score_features
+
+    assert not scores.embedding
+    stored = [*_demo.DEMO_DETECTORS, "recorded:hhem-2.1", "recorded:gpt_4o", "probe"]
+    assert score_features(scores.scores, stored) == sorted(_demo.DEMO_DETECTORS)
