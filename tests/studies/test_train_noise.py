@@ -106,6 +106,7 @@ def test_noise_sets_are_the_four_kinds_of_paper_002_capped_at_the_rate(tmp_path)
     assert human["raters"].tolist() == ["annotators", "", ""]
     assert table["n_test"].nunique() == 1  # every model measured on the same clean test labels
     assert "On alpha, probe" in result.finding and len(result.figures) == 1
+    assert result.figures[0].stem.startswith("alpha_probe-") and len(result.figures[0].stem) == 20
 
 
 def test_a_dataset_whose_test_labels_have_one_class_is_skipped_and_others_run(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -56,6 +57,17 @@ def table(rows: Sequence[dict[str, Any]]) -> StudyTable:
     )
 
 
+def _short(key: str) -> str:
+    """A detector key short enough for a file name: a bare name, else its name and a key hash.
+
+    The figure's file name also carries the study key, and a probe's key can
+    be long (its score patterns); the caption names the detector in full.
+    """
+    if "[" not in key:
+        return key
+    return f"{key.split('[', 1)[0]}-{hashlib.sha1(key.encode('utf-8')).hexdigest()[:8]}"
+
+
 def figure(ds: str, detector: str, rows: Sequence[dict[str, Any]]) -> StudyFigure:
     """AUROC with its CI per training-label condition, for one dataset and detector."""
     names = [r["condition"] + (f" ({r['source']})" if r["source"] else "") for r in rows]
@@ -71,7 +83,7 @@ def figure(ds: str, detector: str, rows: Sequence[dict[str, Any]]) -> StudyFigur
     ax.set_xlabel("AUROC on the clean test labels")
     ax.set_title(f"{ds}: {detector}")
     return StudyFigure(
-        f"{ds}_{detector}",
+        f"{ds}_{_short(detector)}",
         png_bytes(fig),
         f"{ds}, {detector}: AUROC on the clean test labels after training on each label set "
         "(dotted line: trained on clean labels; bars: bootstrap CI).",
