@@ -22,7 +22,11 @@ alternating, ``--rounds`` times, medians shown:
 It prints pairs/second of each, the ratio of ``hf`` to each, and the largest
 difference between the entailment probabilities (the same numbers, or the
 comparison means nothing). It also times a rerun through a call cache
-(every pair a hit). Run from the repository root::
+(every pair a hit). The figures are written to
+``benchmarks/results/nli_throughput.json`` (schema: ``benchmark``, ``date``,
+``machine``, ``command``, ``rows`` of ``work``, ``realitycheck``,
+``alternative``, ``ratio`` = hf pairs/s / the other tool's, ``note``).
+Run from the repository root::
 
     .venv/bin/python benchmarks/nli_throughput.py
     .venv/bin/python benchmarks/nli_throughput.py --pairs 2048 --batch-size 64 --max-words 200
@@ -31,9 +35,13 @@ comparison means nothing). It also times a rerun through a call cache
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import os
+import platform
+import shlex
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -50,6 +58,7 @@ from realitycheck.embeddings import model_path  # noqa: E402
 from realitycheck.text import split_sentences  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+RESULT = Path(__file__).resolve().parent / "results" / "nli_throughput.json"
 LABELS = {0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"}
 
 
@@ -129,6 +138,21 @@ def timed(fn) -> tuple[float, np.ndarray]:
     return time.perf_counter() - start, values
 
 
+def write_result(rows: list[dict[str, str]], work: str) -> None:
+    """Write the rows (every field a string) to :data:`RESULT`."""
+    load = f", load {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else ""
+    result = {
+        "benchmark": "nli_throughput",
+        "date": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
+        "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs{load}",
+        "command": shlex.join(["python", "benchmarks/nli_throughput.py", *sys.argv[1:]]),
+        "rows": [{"work": work, **row} for row in rows],
+    }
+    RESULT.parent.mkdir(exist_ok=True)
+    RESULT.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {RESULT}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pairs", type=int, default=512)
@@ -177,9 +201,33 @@ def main() -> None:
     for name, r in rate.items():
         diff = float(np.max(np.abs(values[name] - values["hf"])))
         print(f"  {name:<22} {r:9.1f} pairs/s   max |P(entail) - hf| = {diff:.2e}")
+    rows = []
     for name in ("transformers", "sentence-transformers"):
         print(f"  ratio hf / {name}: {rate['hf'] / rate[name]:.3f}")
-    print(f"  rerun through the call cache: {len(pairs) / hit_time:9.1f} pairs/s (all hits)")
+        diff = float(np.max(np.abs(values[name] - values["hf"])))
+        rows.append(
+            {
+                "realitycheck": f"{rate['hf']:.1f} pairs/s",
+                "alternative": f"{name} {rate[name]:.1f} pairs/s",
+                "ratio": f"{rate['hf'] / rate[name]:.2f}x",
+                "note": f"median of {args.rounds} rounds; max |P(entail) diff| {diff:.1e}",
+            }
+        )
+    hits = len(pairs) / hit_time
+    print(f"  rerun through the call cache: {hits:9.1f} pairs/s (all hits)")
+    rows.append(
+        {
+            "realitycheck": f"{hits:.1f} pairs/s",
+            "alternative": "",
+            "ratio": "",
+            "note": "rerun through the call cache (every pair a hit)",
+        }
+    )
+    write_result(
+        rows,
+        f"NLI pairs/s, {len(pairs)} RAGTruth QA pairs, MiniLM-L6 3-label head, "
+        f"batch {args.batch_size}, {args.device}",
+    )
 
 
 if __name__ == "__main__":

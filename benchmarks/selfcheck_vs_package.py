@@ -1,4 +1,4 @@
-"""realitycheck vs the ``selfcheckgpt`` package 0.1.7: SelfCheck n-gram, BERTScore and prompt.
+"""realitycheck vs the ``selfcheckgpt`` package 0.1.7: SelfCheck n-gram, BERTScore, NLI, prompt.
 
 Both tools score the same responses against the same samples, with the same
 tiny local models, and the script prints, per variant, the largest difference
@@ -6,7 +6,7 @@ between the two tools' values and the throughput of each in samples per
 second (responses x samples / wall time), with the ratio realitycheck /
 package.
 
-The three variants and what is held equal:
+The four variants and what is held equal:
 
 * **n-gram** (unigram, no model): ``SelfCheckNgram(n=1)``'s document-level
   ``avg_neg_logprob`` and ``avg_max_neg_logprob`` against ``selfcheck_ngram``
@@ -21,6 +21,16 @@ The three variants and what is held equal:
   arguments), against ``selfcheck_bertscore[model=FOLDER,layer=2]``. The
   package calls ``bert_score.score`` once per sample, which loads the model
   each time: that is its cost as shipped.
+* **NLI**: ``SelfCheckNLI(nli_model=FOLDER)`` against ``selfcheck_nli`` over
+  the ``hf`` backend's ``pairs`` capability with ``premise=sentence`` (the
+  package encodes ``(sentence, sample)``). The folder is a tiny BERT
+  classifier with two labels, ``ENTAILMENT`` and ``CONTRADICTION`` in that
+  order (the package's model has its neutral class removed and reads
+  output 1 as contradiction). The package loads it with the DeBERTa-v2
+  classes, which need a DeBERTa folder: they are replaced by the ``Auto``
+  classes in its module (with ``batch_encode_plus``, which the package calls
+  and transformers 5 no longer has, as a call of the tokenizer on the pair).
+  It scores one pair per forward pass; the backend batches.
 * **prompt**: ``SelfCheckLLMPrompt(model=FOLDER)`` (it takes a local
   model) with its template replaced by realitycheck's
   ``selfcheck_prompt.v1.txt``, against ``selfcheck_prompt`` over the ``hf``
@@ -55,6 +65,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -68,7 +79,8 @@ PACKAGE_PYTHON = VENV / "bin" / "python"
 PACKAGES = ["selfcheckgpt==0.1.7", "bert-score==0.3.13"]
 LAYER = 2
 MAX_TOKENS = 5
-VARIANTS = ("ngram_avg", "ngram_max", "bertscore", "prompt")
+VARIANTS = ("ngram_avg", "ngram_max", "bertscore", "nli", "prompt")
+RESULT = REPO / "benchmarks" / "results" / "selfcheck_vs_package.json"
 WORDS = (
     "the a cat dog bird fish horse city river mountain king queen doctor teacher "
     "paris london rome berlin tokyo madrid red blue green black white small large old new "
@@ -136,6 +148,22 @@ def build_bert(folder: Path) -> None:
     tokenizer.save_pretrained(folder)
 
 
+def build_nli(bert: Path, folder: Path) -> None:
+    """Write a tiny 2-label (ENTAILMENT, CONTRADICTION) BERT classifier on ``bert``'s vocabulary."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
+
+    tokenizer = BertTokenizer.from_pretrained(bert)
+    labels = {0: "ENTAILMENT", 1: "CONTRADICTION"}
+    config = BertConfig.from_pretrained(
+        bert, num_labels=2, id2label=labels, label2id={v: k for k, v in labels.items()}
+    )
+    config.initializer_range = 0.5  # spread the logits so that the values differ
+    torch.manual_seed(1)
+    BertForSequenceClassification(config).eval().save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+
+
 def prompt_template() -> str:
     """Return realitycheck's SelfCheck prompt in the package's ``{context}``/``{sentence}`` form."""
     from realitycheck.detectors._backend_calls import load_prompt
@@ -154,7 +182,9 @@ def preload() -> None:
         AutoConfig,
         AutoModel,
         AutoModelForCausalLM,
+        AutoModelForSequenceClassification,
         AutoTokenizer,
+        BertForSequenceClassification,
         BertModel,
         BertTokenizer,
         BertTokenizerFast,
@@ -179,11 +209,32 @@ def package_worker(cfg: dict[str, Any]) -> dict[str, Any]:
     torch.set_num_threads(cfg["threads"])
     preload()
     import bert_score
+    import selfcheckgpt.modeling_selfcheck as package
     from selfcheckgpt.modeling_selfcheck import (
         SelfCheckBERTScore,
         SelfCheckLLMPrompt,
         SelfCheckNgram,
+        SelfCheckNLI,
     )
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    class PairTokenizer:
+        """AutoTokenizer plus the ``batch_encode_plus`` the package calls (gone in v5)."""
+
+        @staticmethod
+        def from_pretrained(folder: str) -> Any:
+            tokenizer = AutoTokenizer.from_pretrained(folder)
+
+            def batch_encode_plus(batch_text_or_text_pairs: Any, **kwargs: Any) -> Any:
+                firsts, seconds = zip(*batch_text_or_text_pairs, strict=True)
+                return tokenizer(list(firsts), list(seconds), **kwargs)
+
+            tokenizer.batch_encode_plus = batch_encode_plus
+            return tokenizer
+
+    # The tiny classifier is a BERT, not a DeBERTa-v2 with its sentencepiece vocabulary.
+    package.DebertaV2Tokenizer = PairTokenizer
+    package.DebertaV2ForSequenceClassification = AutoModelForSequenceClassification
 
     bert_score.score = functools.partial(
         bert_score.score, model_type=cfg["bert"], num_layers=cfg["layer"]
@@ -201,6 +252,10 @@ def package_worker(cfg: dict[str, Any]) -> dict[str, Any]:
     values = [float(checker.predict(x["sentences"], x["samples"]).mean()) for x in inputs]
     out["bertscore"] = {"values": values, "seconds": time.perf_counter() - start}
     start = time.perf_counter()
+    nli = SelfCheckNLI(nli_model=cfg["nli"], device=torch.device("cpu"))
+    values = [float(nli.predict(x["sentences"], x["samples"]).mean()) for x in inputs]
+    out["nli"] = {"values": values, "seconds": time.perf_counter() - start}
+    start = time.perf_counter()
     prompter = SelfCheckLLMPrompt(model=cfg["llama"], device=torch.device("cpu"))
     prompter.set_prompt_template(cfg["template"])
     values = [float(prompter.predict(x["sentences"], x["samples"]).mean()) for x in inputs]
@@ -217,6 +272,7 @@ def realitycheck_worker(cfg: dict[str, Any]) -> dict[str, Any]:
     from realitycheck import Needs, Response
     from realitycheck.backends.hf import HFBackend
     from realitycheck.detectors.selfcheck import SelfCheckBERTScore, SelfCheckNgram, SelfCheckPrompt
+    from realitycheck.detectors.selfcheck_nli import SelfCheckNLI
 
     torch.set_num_threads(cfg["threads"])
     responses = [
@@ -234,6 +290,9 @@ def realitycheck_worker(cfg: dict[str, Any]) -> dict[str, Any]:
         "ngram_avg": SelfCheckNgram(statistic="avg"),
         "ngram_max": SelfCheckNgram(statistic="max"),
         "bertscore": SelfCheckBERTScore(model=cfg["bert"], layer=cfg["layer"], device="cpu"),
+        "nli": SelfCheckNLI(
+            classifier=HFBackend(model=cfg["nli"], device="cpu"), premise="sentence"
+        ),
         "prompt": SelfCheckPrompt(
             judge=HFBackend(model=cfg["llama"], device="cpu"), max_tokens=MAX_TOKENS
         ),
@@ -270,23 +329,53 @@ def run_worker(python: Path, role: str, config: Path) -> dict[str, Any]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def report(ours: dict[str, Any], theirs: dict[str, Any], n_pairs: int) -> None:
-    """Print one line per variant: agreement, throughputs and their ratio."""
+def report(ours: dict[str, Any], theirs: dict[str, Any], n_pairs: int) -> list[dict[str, str]]:
+    """Print one line per variant: agreement, throughputs and their ratio; return result rows."""
     import numpy as np
 
     header = ("variant", "max |diff|", "rc samples/s", "pkg samples/s", "ratio")
     print("{:<10} {:>11} {:>13} {:>14} {:>7}".format(*header))
+    rows = []
     for name in VARIANTS:
         a = np.array(ours[name]["values"], dtype=float)
         b = np.array(theirs[name]["values"], dtype=float)
         ours_rate = n_pairs / ours[name]["seconds"]
         theirs_rate = n_pairs / theirs[name]["seconds"]
+        diff = float(np.nanmax(np.abs(a - b)))
         print(
-            f"{name:<10} {np.nanmax(np.abs(a - b)):>11.2e} {ours_rate:>13.1f} "
+            f"{name:<10} {diff:>11.2e} {ours_rate:>13.1f} "
             f"{theirs_rate:>14.1f} {ours_rate / theirs_rate:>6.1f}x"
         )
         if ours[name]["errors"]:
             print(f"  realitycheck errors: {ours[name]['errors'][:2]}")
+        rows.append(
+            {
+                "work": f"SelfCheckGPT {name}, {n_pairs} (response, sample) pairs, tiny models",
+                "realitycheck": f"{ours_rate:.1f} samples/s",
+                "alternative": f"selfcheckgpt 0.1.7 {theirs_rate:.1f} samples/s",
+                "ratio": f"{ours_rate / theirs_rate:.1f}x",
+                "note": f"max |value difference| {diff:.1e}",
+            }
+        )
+    return rows
+
+
+def write_result(rows: list[dict[str, str]], command: str) -> None:
+    """Write :data:`RESULT` (schema: benchmark, date, machine, command, rows)."""
+    import datetime as dt
+    import platform
+
+    load = f", load {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else ""
+    result = {
+        "benchmark": "selfcheck_vs_package",
+        "date": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
+        "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs{load}",
+        "command": command,
+        "rows": rows,
+    }
+    RESULT.parent.mkdir(exist_ok=True)
+    RESULT.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {RESULT}")
 
 
 def main() -> None:
@@ -296,6 +385,12 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=5)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--package-python",
+        type=Path,
+        default=None,
+        help="an interpreter that has selfcheckgpt 0.1.7 (default: the venv made here)",
+    )
     parser.add_argument("--worker", nargs=2, metavar=("ROLE", "CONFIG"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -308,18 +403,22 @@ def main() -> None:
     sys.path.insert(0, str(REPO / "benchmarks"))
     from _tiny_llama import build_llama
 
-    ensure_venv()
+    package_python = args.package_python or PACKAGE_PYTHON
+    if args.package_python is None:
+        ensure_venv()
     inputs = make_inputs(args.responses, args.samples, args.seed)
     template = prompt_template()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         build_bert(root / "bert")
+        build_nli(root / "bert", root / "nli")
         texts = [x["text"] for x in inputs] + [s for x in inputs for s in x["samples"]]
         build_llama(root / "llama", [*texts, template, "Yes No yes no"])
         cfg = {
             "inputs": inputs,
             "bert": str(root / "bert"),
             "llama": str(root / "llama"),
+            "nli": str(root / "nli"),
             "layer": LAYER,
             "template": template,
             "threads": args.threads,
@@ -327,13 +426,14 @@ def main() -> None:
         config = root / "config.json"
         config.write_text(json.dumps(cfg))
         ours = run_worker(Path(sys.executable), "realitycheck", config)
-        theirs = run_worker(PACKAGE_PYTHON, "package", config)
+        theirs = run_worker(package_python, "package", config)
     n_pairs = args.responses * args.samples
     print(
         f"{args.responses} responses x {args.samples} samples, 3 sentences each, "
         f"{args.threads} torch thread(s); ratio = realitycheck / selfcheckgpt 0.1.7"
     )
-    report(ours, theirs, n_pairs)
+    rows = report(ours, theirs, n_pairs)
+    write_result(rows, shlex.join(["python", "benchmarks/selfcheck_vs_package.py", *sys.argv[1:]]))
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ MINIMAL: dict[tuple[str, str], dict[str, object]] = {
     ("detectors", "nli_grounding"): {"classifier": "mock"},
     ("detectors", "cross_encoder"): {"classifier": "mock"},
     ("detectors", "claim_check"): {"classifier": "mock"},
+    ("detectors", "selfcheck_nli"): {"classifier": "mock"},
     # A judge needs a backend: the mock, scripted to grade the invented answer as wrong.
     ("labelers", "qa_judge"): {
         "judge": {

@@ -284,3 +284,4 @@ def test_score_patterns_never_match_a_supervised_detector():
     assert score_features(["*"], keys) == ["length", "length[unit=chars]", "x:y"]
     assert score_features(["length*", "x:y"], keys) == ["length", "length[unit=chars]", "x:y"]
     assert score_features(["nothing"], keys) == []
+    assert score_features(["length[unit=chars]"], keys) == ["length[unit=chars]"]

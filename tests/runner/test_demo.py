@@ -31,6 +31,7 @@ def test_demo_measures_against_the_reference_it_is_given(small_plan, tmp_path):
     (leaderboard,) = load_results(store)
     assert leaderboard.spec["params"]["reference"] == "recorded:gpt_4o"
     assert store.read_manifest()["config"]["evaluate"]["reference"] == "recorded:gpt_4o"
+    assert store.read_manifest()["config"]["demo_studies"] == ["leaderboard"]
     html = (out / "report.html").read_text(encoding="utf-8")
     assert "recorded:gpt_4o" in html
 
@@ -51,3 +52,22 @@ def test_demo_exits_non_zero_when_a_study_fails_and_keeps_the_others(
     assert (out / "report.html").exists()
     (stored,) = load_results(RunStore(out / "run"))
     assert "forced failure" in stored.finding
+
+
+def test_demo_trains_an_embedding_probe_and_a_score_probe_on_the_issue_datasets_only():
+    from realitycheck.detectors import detectors
+    from realitycheck.studies import studies
+
+    keys = _demo.demo_study_keys()
+    assert len(keys) == len(studies.names())
+    (key,) = [k for k in keys if k.startswith("train_noise")]
+    study = studies.create_from_key(key)
+    assert study.datasets == ("faithbench", "ragtruth", "halueval_general")
+    assert study.weak_labelers == ("knowledge_f1", "rouge_l")
+    embedding, scores = (detectors.create_from_key(k) for k in study.detectors)
+    assert embedding.embedding and not embedding.scores
+    from realitycheck.detectors.probe import score_features
+
+    assert not scores.embedding
+    stored = [*_demo.DEMO_DETECTORS, "recorded:hhem-2.1", "recorded:gpt_4o", "probe"]
+    assert score_features(scores.scores, stored) == sorted(_demo.DEMO_DETECTORS)

@@ -108,6 +108,9 @@ def test_format_cell(value, text):
 
 def test_distinct_keys_get_distinct_folders():
     assert folder_name("length") == "length"
+    long = "x" * 120
+    assert folder_name(long) == "x" * 80 + "-" + hashlib.sha1(long.encode()).hexdigest()[:8]
+    assert folder_name(long + "y") != folder_name(long)
     a, b = folder_name("x[s=recorded:*]"), folder_name("x[s=recorded:?]")
     assert a != b and a.startswith("x_s=recorded")
 

@@ -106,6 +106,7 @@ def test_noise_sets_are_the_four_kinds_of_paper_002_capped_at_the_rate(tmp_path)
     assert human["raters"].tolist() == ["annotators", "", ""]
     assert table["n_test"].nunique() == 1  # every model measured on the same clean test labels
     assert "On alpha, probe" in result.finding and len(result.figures) == 1
+    assert result.figures[0].stem.startswith("alpha_probe-") and len(result.figures[0].stem) == 20
 
 
 def test_a_dataset_whose_test_labels_have_one_class_is_skipped_and_others_run(tmp_path):
@@ -126,3 +127,54 @@ def test_too_few_training_labels_skip_that_label_set(tmp_path):
 def test_only_supervised_detector_keys_are_accepted():
     with pytest.raises(InvalidInputError, match="'detectors' parameter of train_noise"):
         studies.create("train_noise", detectors=("length",))
+
+
+def test_datasets_restricts_training_and_names_the_rest_as_skipped(tmp_path):
+    store = _store(tmp_path, datasets=("alpha", "beta", "gamma"))
+    result = _run(store, datasets=("alpha", "g*"))
+    assert set(result.table("train_noise")["dataset"]) == {"alpha", "gamma"}
+    assert "beta: not in datasets=['alpha', 'g*']" in result.skipped
+    assert result.spec["params"]["datasets"] == ["alpha", "g*"]
+
+
+def test_a_one_class_training_label_set_is_skipped_with_the_reason_and_the_rest_run(tmp_path):
+    store = _store(tmp_path)
+    ids = RunData(store).frame("alpha").index
+    store.append([Label(response_id=r, labeler="constant", hallucinated=False) for r in ids])
+    result = _run(store, weak_labelers=("constant", "weak"))
+    table = result.table("train_noise")
+    assert "weak" in set(table["source"]) and "constant" not in set(table["source"])
+    (why,) = [s for s in result.skipped if "weak_supervision (constant)" in s]
+    assert "cannot train on dataset 'alpha'" in why and "needs both classes" in why
+
+
+def test_the_finding_leads_with_the_largest_human_vs_noisy_drop():
+    from realitycheck.studies.train_noise._report import COLUMNS, finding
+
+    def row(ds, condition, source, auroc, drop, low, high):
+        values = {c: "" for c in COLUMNS} | {"dataset": ds, "detector": "probe"}
+        return values | {
+            "condition": condition,
+            "source": source,
+            "auroc": auroc,
+            "auroc_ci_low": auroc - 0.05,
+            "auroc_ci_high": auroc + 0.05,
+            "drop": drop,
+            "drop_ci_low": low,
+            "drop_ci_high": high,
+        }
+
+    rows = [
+        row("rt", "clean", "", 0.8, 0.0, 0.0, 0.0),
+        row("rt", "random_flip", "", 0.78, 0.02, -0.01, 0.05),
+        row("rt", "weak_supervision", "knowledge_f1", 0.7, 0.1, 0.04, 0.16),
+        row("fb", "clean", "", 0.6, 0.0, 0.0, 0.0),
+        row("fb", "dissenting_worker", "human:a", 0.62, -0.02, -0.06, 0.01),
+    ]
+    text = finding(rows, 0.15)
+    assert text.startswith(
+        "Training on noisy instead of human labels changes the test AUROC by at most "
+        "-0.100 [-0.160, -0.040] (rt, probe, weak_supervision (knowledge_f1)); 1 of 3 "
+    )
+    assert "15% random flips -0.020 [-0.050, +0.010], knowledge_f1 labels -0.100" in text
+    assert "On fb, probe trained on human labels reaches AUROC 0.600 [0.550, 0.650]" in text

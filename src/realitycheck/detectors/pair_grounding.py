@@ -242,7 +242,10 @@ class CrossEncoder(_Windowed):
 class ClaimCheck(_Windowed):
     """MiniCheck / AlignScore-style: the weakest response sentence against source windows.
 
-    The response is split into sentences, each one claim; the source into
+    The claims are the response's sentences
+    (:func:`realitycheck.text.split_sentences`): no model decomposes them into
+    atomic facts (as FActScore does with an LLM), so a sentence holding two
+    facts is checked as one claim. The source is split into
     windows of ``window`` words, one every ``stride`` words (AlignScore
     chunks the source the same way). A claim's support is its largest
     P(entailment) (or consistency, for a single-logit checker such as

@@ -54,12 +54,14 @@ def _supervised_names() -> set[str]:
 def score_features(patterns: Sequence[str], available: Sequence[str]) -> list[str]:
     """Return the detector keys of ``available`` matched by ``patterns`` (``fnmatch``), sorted.
 
-    A plain key matches itself; ``*`` and ``length*`` match many. Keys of
-    supervised detectors (``probe``, ``finetuned``) are never matched.
+    A key matches itself, brackets included (``length[unit=chars]``, which as
+    a pattern alone would be a character class); ``*`` and ``length*`` match
+    many. Keys of supervised detectors (``probe``, ``finetuned``) are never
+    matched.
     """
     trained = _supervised_names()
     keep = [k for k in available if k.split("[", 1)[0] not in trained]
-    return sorted({k for k in keep for p in patterns if fnmatch.fnmatchcase(k, p)})
+    return sorted({k for k in keep for p in patterns if k == p or fnmatch.fnmatchcase(k, p)})
 
 
 @detector("probe")

@@ -6,8 +6,7 @@ stochastic samples ``S^1 … S^N`` of the same prompt (``response.samples``; the
 response itself is not one of them). Each variant gives every sentence a
 score in which higher = less supported, and the response's ``value`` is the
 mean over its sentences (the paper's passage-level score), except where a
-variant says otherwise. Three variants are here; the NLI one is built on the
-sequence-pair capability of the backends.
+variant says otherwise. Four variants are here.
 
 * ``selfcheck_bertscore``: ``S(i) = 1 - (1/N) sum_n max_k B(r_i, s_k^n)``,
   with ``s_k^n`` the sentences of sample ``n`` and ``B`` the BERTScore F1
@@ -16,6 +15,11 @@ sequence-pair capability of the backends.
   the tokens of ``R`` and of every sample (no smoothing, so every token of
   ``R`` has ``p > 0``); ``Avg(-log p)`` over all the tokens of ``R`` or the
   mean over sentences of ``Max(-log p)``.
+* ``selfcheck_nli``: ``S(i) = (1/N) sum_n P(contradict | S^n, r_i)``, the
+  sample as premise and the sentence as hypothesis, with ``P(contradict) =
+  p_c / (p_e + p_c)`` from a pair classifier's class probabilities
+  (the NLI variant of Manakul et al. 2023), on the backends' ``pairs`` capability
+  (its own module, :mod:`realitycheck.detectors.selfcheck_nli`).
 * ``selfcheck_prompt``: a backend is asked, for every sentence and sample,
   whether the sample supports the sentence; Yes → 0, No → 1, any other
   reply → 0.5, averaged over samples.
@@ -51,6 +55,7 @@ __all__ = [
     "SelfCheckPrompt",
     "ngram_tokens",
     "prompt_verdict_score",
+    "response_sentences",
     "unigram_scores",
 ]
 
@@ -91,7 +96,8 @@ def unigram_scores(
     return {"avg": float(np.mean(every)), "max": float(np.mean([max(v) for v in kept]))}
 
 
-def _response_sentences(response: Response) -> list[str]:
+def response_sentences(response: Response) -> list[str]:
+    """Return the response's sentences (the ``r_i`` every variant scores), or fail if none."""
     sentences = split_sentences(response.text)
     if not sentences:
         raise MissingFeatureError("the response is empty")
@@ -128,7 +134,7 @@ class SelfCheckNgram(Detector):
         for response in responses:
             try:
                 samples = sample_texts(response)
-                sentences = _response_sentences(response)
+                sentences = response_sentences(response)
             except MissingFeatureError as exc:
                 out.append(self._score(response, None, error=str(exc)))
                 continue
@@ -180,7 +186,7 @@ class SelfCheckBERTScore(Detector):
         for response in responses:
             try:
                 samples = [split_sentences(s) for s in sample_texts(response)]
-                plans.append((_response_sentences(response), [s for s in samples if s]))
+                plans.append((response_sentences(response), [s for s in samples if s]))
             except MissingFeatureError as exc:
                 plans.append(str(exc))
         pairs = {
@@ -271,7 +277,7 @@ class SelfCheckPrompt(Detector):
         for response in responses:
             try:
                 samples = [" ".join(s.split()) for s in sample_texts(response)]
-                sentences = _response_sentences(response)
+                sentences = response_sentences(response)
             except MissingFeatureError as exc:
                 plans.append(str(exc))
                 continue

@@ -11,10 +11,18 @@ from realitycheck.detectors import detectors
 from realitycheck.labelers import labelers
 from realitycheck.pipeline import Evaluation, EvaluationConfig, detect, evaluate, ingest, label
 from realitycheck.progress import NullProgress, Progress
-from realitycheck.runner._studies import ALL, StudyRun, run_studies
+from realitycheck.runner._studies import ALL, StudyRun, expand_study_keys, run_studies
 from realitycheck.store import RunStore
+from realitycheck.studies import studies
 
-__all__ = ["DEMO_DATASETS", "DEMO_DETECTORS", "DEMO_LABELERS", "DemoResult", "run_demo"]
+__all__ = [
+    "DEMO_DATASETS",
+    "DEMO_DETECTORS",
+    "DEMO_LABELERS",
+    "DemoResult",
+    "demo_study_keys",
+    "run_demo",
+]
 
 _LENGTHS = ("length[unit=chars]", "length", "length[unit=tokens]")
 _GROUNDING = ("source_overlap", "novel_numbers")
@@ -34,6 +42,39 @@ DEMO_PLAN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 DEMO_DATASETS = tuple(DEMO_PLAN)
 DEMO_LABELERS = tuple(dict.fromkeys(k for labs, _ in DEMO_PLAN.values() for k in labs))
 DEMO_DETECTORS = tuple(dict.fromkeys(k for _, dets in DEMO_PLAN.values() for k in dets))
+
+TRAIN_NOISE_DATASETS = ("faithbench", "ragtruth", "halueval_general")
+"""Where the demo trains its probes (issue 11's datasets): MiniLM embeddings of
+TruthfulQA's 22k answers or BEGIN's 4.8k turns would double the demo's time."""
+
+
+def _train_noise_key() -> str:
+    """The demo's train_noise: an embedding probe and a probe on the cheap detectors' scores.
+
+    Both are trained on the calibration split of :data:`TRAIN_NOISE_DATASETS`
+    with the human labels and with each noisy version (15% random flips,
+    dissenting label and worker where there are raters, weak supervision by
+    ``knowledge_f1`` or ``rouge_l`` where a dataset has them), and measured on
+    the human test labels.
+    """
+    # Patterns matching exactly DEMO_DETECTORS (not FaithBench's recorded scores), kept short
+    # because the key names the probe in the report.
+    scores = (
+        'probe[embedding=false,scores="length*"+source_overlap+novel_numbers+embedding_grounding]'
+    )
+    component = studies.create(
+        "train_noise",
+        detectors=("probe", scores),
+        datasets=TRAIN_NOISE_DATASETS,
+        weak_labelers=("knowledge_f1", "rouge_l"),
+    )
+    return component.key
+
+
+def demo_study_keys() -> list[str]:
+    """Every registered study's key as the demo runs it: defaults, but for train_noise's."""
+    own = {"train_noise": _train_noise_key()}
+    return [own.get(key, key) for key in expand_study_keys([ALL])]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,6 +105,10 @@ def run_demo(
 ) -> DemoResult:
     """Load the demo datasets, label, detect, evaluate and run every study into ``out/run``.
 
+    Every study runs with its defaults except train_noise
+    (:func:`demo_study_keys`); the manifest's ``config.demo_studies`` records
+    the keys that ran.
+
     ``bootstrap`` sets every interval, of evaluate and of the studies alike.
     ``reference`` is the ground truth of evaluate and of every study (any
     stored label key, e.g. ``recorded:gpt_4o`` on FaithBench; ``None`` = the
@@ -73,14 +118,12 @@ def run_demo(
     bootstrap = bootstrap or Bootstrap()
     progress = progress or NullProgress()
     store = RunStore(Path(out) / "run")
-    store.update_manifest(
-        config={
-            "demo": {
-                name: {"labelers": list(labs), "detectors": list(dets)}
-                for name, (labs, dets) in DEMO_PLAN.items()
-            }
-        }
-    )
+    study_keys = demo_study_keys()
+    plan = {
+        name: {"labelers": list(labs), "detectors": list(dets)}
+        for name, (labs, dets) in DEMO_PLAN.items()
+    }
+    store.update_manifest(config={"demo": plan, "demo_studies": study_keys})
     notes = []
     for name, (lab_keys, det_keys) in DEMO_PLAN.items():
         ds = datasets.create(name, data_dir=data_dir) if data_dir else datasets.create(name)
@@ -95,7 +138,9 @@ def run_demo(
     store.update_manifest(notes=notes)
     config = EvaluationConfig(bootstrap=bootstrap, reference=reference)
     evaluation = evaluate(store, config, progress=progress)
-    done = run_studies(store, [ALL], bootstrap=bootstrap, reference=reference, progress=progress)
+    done = run_studies(
+        store, study_keys, bootstrap=bootstrap, reference=reference, progress=progress
+    )
     return DemoResult(
         run_dir=store.path,
         evaluation=evaluation,

@@ -87,18 +87,25 @@ class StudyResult:
 _SAFE = re.compile(r"[^A-Za-z0-9._=-]+")
 
 
+MAX_NAME = 80
+"""Most characters of a key kept in a folder or file name (then ``-`` and an 8-hex hash)."""
+
+
 def folder_name(study_key: str) -> str:
     """Return a file-safe folder name for a study key, distinct for distinct keys.
 
     A key that is already safe is used as is; otherwise the unsafe characters
     become ``_`` and a short hash of the key is appended, so
     ``metric-correlation[signals=recorded:*]`` and ``…[signals=recorded:?]``
-    never share a folder.
+    never share a folder. A name is at most :data:`MAX_NAME` + 9 characters
+    (a longer key keeps its first :data:`MAX_NAME` and the hash), so that the
+    report's figure files, whose names join a study's folder name and a
+    figure's, stay under the usual 255-byte limit.
     """
     safe = _SAFE.sub("_", study_key).strip("._") or "study"
-    if safe == study_key:
+    if safe == study_key and len(safe) <= MAX_NAME:
         return safe
-    return f"{safe}-{hashlib.sha1(study_key.encode('utf-8')).hexdigest()[:8]}"
+    return f"{safe[:MAX_NAME]}-{hashlib.sha1(study_key.encode('utf-8')).hexdigest()[:8]}"
 
 
 def result_dir(store: RunStore, study_key: str) -> Path:

@@ -98,6 +98,9 @@ class TrainNoise(Study):
             ``probe[embedding=false,scores="*"]`` (a probe on every stored score).
         rate: Random-flip rate and cap of the human-noise sets, in [0, 1].
         weak_labelers: Labeler keys (``fnmatch`` patterns) used as weak supervision.
+        datasets: Dataset names (``fnmatch`` patterns) it trains on; the others
+            are listed as skipped. Training on embeddings is costly, so a run
+            can restrict it (the demo: FaithBench, RAGTruth, HaluEval-general).
     """
 
     detectors: tuple[str, ...] = param(
@@ -109,6 +112,12 @@ class TrainNoise(Study):
     rate: float = param(0.15, Interval(float, 0, 1), doc="random-flip rate and cap")
     weak_labelers: tuple[str, ...] = param(
         ("*",), SequenceOf(NonEmptyStr()), convert=as_tuple, doc="weak-supervision labelers"
+    )
+    datasets: tuple[str, ...] = param(
+        ("*",),
+        SequenceOf(NonEmptyStr(), min_length=1),
+        convert=as_tuple,
+        doc="dataset names it trains on (fnmatch patterns)",
     )
 
     title: ClassVar[str] = "Train noise: supervised detectors trained on clean vs noisy labels"
@@ -146,6 +155,9 @@ class TrainNoise(Study):
         examples = {e.example_id: e for e in data.store.read(Example)}
         needs = Needs(examples=examples, store=data.store)
         for ds in data.datasets:
+            if not any(fnmatch.fnmatchcase(ds, p) for p in self.datasets):
+                skipped.append(f"{ds}: not in datasets={list(self.datasets)}")
+                continue
             ref = data.human_reference(ds, self.reference)
             if ref is None:
                 skipped.append(f"{ds}: no {self.reference!r} labels")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -56,6 +57,17 @@ def table(rows: Sequence[dict[str, Any]]) -> StudyTable:
     )
 
 
+def _short(key: str) -> str:
+    """A detector key short enough for a file name: a bare name, else its name and a key hash.
+
+    The figure's file name also carries the study key, and a probe's key can
+    be long (its score patterns); the caption names the detector in full.
+    """
+    if "[" not in key:
+        return key
+    return f"{key.split('[', 1)[0]}-{hashlib.sha1(key.encode('utf-8')).hexdigest()[:8]}"
+
+
 def figure(ds: str, detector: str, rows: Sequence[dict[str, Any]]) -> StudyFigure:
     """AUROC with its CI per training-label condition, for one dataset and detector."""
     names = [r["condition"] + (f" ({r['source']})" if r["source"] else "") for r in rows]
@@ -71,49 +83,69 @@ def figure(ds: str, detector: str, rows: Sequence[dict[str, Any]]) -> StudyFigur
     ax.set_xlabel("AUROC on the clean test labels")
     ax.set_title(f"{ds}: {detector}")
     return StudyFigure(
-        f"{ds}_{detector}",
+        f"{ds}_{_short(detector)}",
         png_bytes(fig),
         f"{ds}, {detector}: AUROC on the clean test labels after training on each label set "
         "(dotted line: trained on clean labels; bars: bootstrap CI).",
     )
 
 
+def _change(row: Any) -> str:
+    """A noisy row's AUROC change against clean labels with its paired CI."""
+    return f"{_gain(row['drop'])} [{_gain(row['drop_ci_high'])}, {_gain(row['drop_ci_low'])}]"
+
+
+def _condition(row: Any, rate: float) -> str:
+    if row["condition"] == "random_flip":
+        return f"{rate:.0%} random flips"
+    if row["condition"] == "weak_supervision":
+        return f"{row['source']} labels"
+    return row["condition"].replace("_", " ") + (f" ({row['source']})" if row["source"] else "")
+
+
+def _lead(frame: pd.DataFrame) -> str:
+    """The first sentence: the largest human-vs-noisy AUROC drop over every dataset and detector."""
+    noisy = frame[(frame["condition"] != "clean") & frame["drop"].notna()]
+    if noisy.empty:
+        return "No noisy training-label set could be built (see the skipped list)."
+    w = noisy.iloc[int(np.argmax(noisy["drop"].to_numpy(dtype=float)))]
+    hurt = noisy[noisy["drop_ci_low"].to_numpy(dtype=float) > 0]
+    return (
+        f"Training on noisy instead of human labels changes the test AUROC by at most "
+        f"{_change(w)} ({w['dataset']}, {w['detector']}, {w['condition']}"
+        f"{' (' + w['source'] + ')' if w['source'] else ''}); {len(hurt)} of {len(noisy)} "
+        "noisy training sets make a detector significantly worse than human labels "
+        "(the drop's CI above 0)."
+    )
+
+
 def finding(rows: Sequence[dict[str, Any]], rate: float) -> str:
-    """A sentence per (dataset, detector): the clean AUROC and the largest drop."""
+    """The largest human-vs-noisy drop, then per (dataset, detector) the clean AUROC and changes.
+
+    Each change is the noisy model's AUROC minus the clean one's (negative =
+    worse), for the random flips, each weak labeler and the dissenting label.
+    """
     if not rows:
         return (
             "No dataset had enough labelled calibration responses with the features a "
             "supervised detector needs (see the skipped list)."
         )
     frame = pd.DataFrame(list(rows), columns=COLUMNS)
-    sentences = []
+    sentences = [_lead(frame)]
+    shown = ("random_flip", "weak_supervision", "dissenting_label")
     for (ds, det), group in frame.groupby(["dataset", "detector"], sort=False):
         clean = group[group["condition"] == "clean"]
-        noisy = group[(group["condition"] != "clean") & group["drop"].notna()]
         if clean.empty:
             continue
         c = clean.iloc[0]
         text = (
-            f"On {ds}, {det} trained on clean labels reaches AUROC {fmt(c['auroc'])} "
-            f"[{fmt(c['auroc_ci_low'])}, {fmt(c['auroc_ci_high'])}] on the clean test labels"
+            f"On {ds}, {det} trained on human labels reaches AUROC {fmt(c['auroc'])} "
+            f"[{fmt(c['auroc_ci_low'])}, {fmt(c['auroc_ci_high'])}] on the human test labels"
         )
-        flips = noisy[noisy["condition"] == "random_flip"]
-        if len(flips):
-            f = flips.iloc[0]
-            text += (
-                f"; {rate:.0%} random flips in training change it by "
-                f"{_gain(f['drop'])} [{_gain(f['drop_ci_high'])}, "
-                f"{_gain(f['drop_ci_low'])}]"
-            )
-        if len(noisy):
-            w = noisy.iloc[int(np.argmax(noisy["drop"].to_numpy(dtype=float)))]
-            source = f" ({w['source']})" if w["source"] else ""
-            text += (
-                f"; the worst training labels are {w['condition']}{source}, "
-                f"{_gain(w['drop'])} [{_gain(w['drop_ci_high'])}, "
-                f"{_gain(w['drop_ci_low'])}]"
-            )
+        noisy = group[group["condition"].isin(shown) & group["drop"].notna()]
+        changes = [f"{_condition(r, rate)} {_change(r)}" for _, r in noisy.iterrows()]
+        if changes:
+            text += "; trained on " + ", ".join(changes)
         sentences.append(text + ".")
-    return " ".join(sentences[:6]) + (
-        f" ({len(sentences) - 6} more in the table.)" if len(sentences) > 6 else ""
-    )
+    more = len(sentences) - 7
+    return " ".join(sentences[:7]) + (f" ({more} more in the table.)" if more > 0 else "")
