@@ -96,7 +96,8 @@ def _expected(choices, model, retriever, tau=0.8):
             else "prompt-agnostic factuality" if right
             else "prompt-agnostic error"
         )  # fmt: skip
-    acc = [np.mean([g[v] == 0 for g in rows.values() if v in g]) for v in VARIANTS]
+    answered = [[g[v] == 0 for g in rows.values() if v in g] for v in VARIANTS]
+    acc = [np.mean(a) for a in answered if a]
     ambiguity = np.mean([len(set(g.values())) > 1 for g in rows.values()])
     return sc, category, acc, ambiguity, rows
 
@@ -142,8 +143,8 @@ def _detection_truth(tmp_path, choices):
         agn = q.map(sc).to_numpy() >= 0.8
         right = np.array([rows[k]["default"] == 0 for k in q])
         s = part["score"].to_numpy()
-        out.append([model, retriever, s[right].mean(), s[~right].mean(), s[agn].mean(),
-                    s[~agn].mean()])  # fmt: skip
+        means = [s[mask].mean() if mask.any() else np.nan for mask in (right, ~right, agn, ~agn)]
+        out.append([model, retriever, *means])
     return data, pd.DataFrame(out, columns=["model", "retriever", "c", "i", "a", "s"])
 
 
