@@ -230,6 +230,9 @@ def test_a_run_without_variants_is_skipped_cleanly(tmp_path):
     assert stored.finding == result.finding
 
 
+MODEL = "<img src=x onerror=alert(1)>"
+
+
 def test_free_form_answers_agree_when_their_normalised_text_matches(tmp_path):
     store = RunStore(tmp_path / "r")
     store.append([Example(example_id=f"f/{q}", dataset="f", task="qa", question="q")
@@ -240,7 +243,7 @@ def test_free_form_answers_agree_when_their_normalised_text_matches(tmp_path):
     for q, answers in texts.items():
         for v, text in enumerate(answers):
             rid = f"f/{q}/{variants[v]}"
-            store.append([Response(response_id=rid, example_id=f"f/{q}", model="m", text=text,
+            store.append([Response(response_id=rid, example_id=f"f/{q}", model=MODEL, text=text,
                                    prompt_variant=variants[v])])  # fmt: skip
             store.append([Label(response_id=rid, labeler="human", hallucinated=wrong[q][v])])
     result = studies.create("prompt_multiplicity").run(RunData(store))
@@ -248,3 +251,7 @@ def test_free_form_answers_agree_when_their_normalised_text_matches(tmp_path):
     assert questions["self_consistency"].tolist() == pytest.approx([1.0, 1 / 3])
     assert questions["category"].tolist() == ["prompt-agnostic factuality", "randomness"]
     assert result.table("multiplicity")["default_variant"].tolist() == ["zero_shot"]
+    assert MODEL in result.finding
+    assert main(["-q", "study", "prompt_multiplicity", "--run", str(store.path)]) == 0
+    html = (store.path / "report.html").read_text()
+    assert "Prompt multiplicity" in html and MODEL not in html and "&lt;img" in html
