@@ -255,3 +255,21 @@ def test_free_form_answers_agree_when_their_normalised_text_matches(tmp_path):
     assert main(["-q", "study", "prompt_multiplicity", "--run", str(store.path)]) == 0
     html = (store.path / "report.html").read_text()
     assert "Prompt multiplicity" in html and MODEL not in html and "&lt;img" in html
+
+
+def test_a_repeated_answer_from_another_plan_is_left_out_and_said(tmp_path):
+    choices = {k: v for k, v in _choices().items() if k[0] == MODELS[0] and not k[1]}
+    store = _store(tmp_path / "r", choices, detector=False)
+    rid = f"toy/0/default/{MODELS[0]}/zz-other-plan"  # sorts after the first answer's id
+    other = (choices[MODELS[0], "", 0, "default"] + 1) % 3
+    store.append([Response(response_id=rid, example_id="toy/0", model=MODELS[0], text="x",
+                           prompt_variant="default", meta={"chosen": other})])  # fmt: skip
+    store.append([Label(response_id=rid, labeler="gold", hallucinated=other != 0)])
+    result = studies.create("prompt_multiplicity").run(RunData(store))
+    sc = _expected(choices, MODELS[0], "")[0]
+    got = result.table("questions").set_index("example_id")["self_consistency"]
+    assert got[[f"toy/{q}" for q in range(QUESTIONS)]].tolist() == pytest.approx(list(sc.values()))
+    assert result.skipped == (
+        "toy: 1 response(s) repeat a model, retrieval setting, question and variant already "
+        "answered (another plan); the first by response id was kept",
+    )

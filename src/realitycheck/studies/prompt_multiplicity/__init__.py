@@ -117,8 +117,13 @@ class PromptMultiplicity(Study):
         labeler = correctness_labeler(data, ds, self.reference)
         if labeler is None:
             return {}, [f"{ds}: skipped: no {self.reference!r} or 'gold' correctness labels"]
-        answers = answer_table(data, ds, labeler, self.agreement)
+        answers, repeats = answer_table(data, ds, labeler, self.agreement)
         summaries, questions, reasons = [], [], []
+        if repeats:
+            reasons.append(
+                f"{ds}: {repeats} response(s) repeat a model, retrieval setting, question and "
+                "variant already answered (another plan); the first by response id was kept"
+            )
         defaults: dict[tuple[str, str], str] = {}
         for key, group in answers.groupby(["model", "retriever"], sort=True):
             model, retriever = str(key[0]), str(key[1])

@@ -80,12 +80,17 @@ def _answer(meta: dict[str, Any], text: str, correct: bool, agreement: str) -> A
     return normalize_answer(str(text))
 
 
-def answer_table(data: RunData, dataset: str, labeler: str, agreement: str) -> pd.DataFrame:
+def answer_table(
+    data: RunData, dataset: str, labeler: str, agreement: str
+) -> tuple[pd.DataFrame, int]:
     """One row per answered (model, retriever, question, variant), with :data:`COLUMNS`.
 
     ``correct`` is ``True`` where ``labeler`` says the response is not
     hallucinated. Where one (model, retriever, question, variant) has several
     responses (several plans), the first by response id is kept.
+
+    Returns:
+        The table and the number of repeated responses left out.
     """
     frame = data.frame(dataset)
     hallucinated = data.verdicts(dataset)[labeler]
@@ -106,4 +111,5 @@ def answer_table(data: RunData, dataset: str, labeler: str, agreement: str) -> p
             ]
         )
     table = pd.DataFrame(rows, columns=COLUMNS)
-    return table.drop_duplicates(["model", "retriever", "example_id", "variant"], keep="first")
+    kept = table.drop_duplicates(["model", "retriever", "example_id", "variant"], keep="first")
+    return kept, len(table) - len(kept)

@@ -16,14 +16,16 @@ CAPTIONS = {
     "variant, ambiguity (share of questions whose answer changes across variants), mean "
     "self-consistency (probability that two distinct random variants agree), the share of "
     "prompt-agnostic questions (self-consistency >= tau = {s.tau}), the shares of "
-    "prompt-agnostic factuality (paf), prompt-agnostic error (pae) and randomness, and the "
+    "prompt-agnostic factuality (paf), prompt-agnostic error (pae) and randomness (over the "
+    "questions with a default answer), and the "
     "share of the default prompt's correct answers that are randomness. Answers agree by "
     "{s.agreement!r}; correctness from {s.reference!r} (else the choose stage's 'gold').",
     "questions": "Per question answered under two or more variants: the variants answered, "
     "self-consistency, prompt-agnostic (>= tau), whether the default prompt's answer is "
     "correct (empty: no default answer) and the category.",
     "detector_means": "Each detector's mean score (higher = more likely hallucinated) over "
-    "the default prompt's answers, per model: on correct vs incorrect answers and on "
+    "the default prompt's answers, per model (a model with retrieval counts as its own): on "
+    "correct vs incorrect answers and on "
     "prompt-agnostic vs prompt-sensitive questions (seed paper 004, Figure 4).",
     "detector_tests": "Per detector and axis, the two-sided Wilcoxon signed-rank test across "
     "models of the per-model differences (correct - incorrect; agnostic - sensitive); no "
