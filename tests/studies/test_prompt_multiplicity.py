@@ -273,3 +273,15 @@ def test_a_repeated_answer_from_another_plan_is_left_out_and_said(tmp_path):
         "toy: 1 response(s) repeat a model, retrieval setting, question and variant already "
         "answered (another plan); the first by response id was kept",
     )
+
+
+@pytest.mark.parametrize(
+    ("key", "field"), [("prompt_multiplicity[tau=1.5]", "tau"),
+                       ("prompt_multiplicity[agreement=text]", "agreement")]
+)  # fmt: skip
+def test_a_bad_parameter_is_a_clear_error_before_any_work(tmp_path, capsys, key, field):
+    store = RunStore(tmp_path / "r")
+    store.append([Example(example_id="x/1", dataset="x", task="qa", question="q")])
+    assert main(["-q", "study", key, "--run", str(store.path), "--no-report"]) == 2
+    err = capsys.readouterr().err
+    assert field in err and "prompt_multiplicity" in err and "Traceback" not in err

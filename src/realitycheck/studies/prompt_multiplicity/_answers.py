@@ -95,21 +95,22 @@ def answer_table(
     frame = data.frame(dataset)
     hallucinated = data.verdicts(dataset)[labeler]
     frame = frame.assign(_h=hallucinated)[hallucinated.notna()].sort_index()
-    rows = []
-    for rid, row in frame.iterrows():
-        meta = _meta(row["meta"])
-        correct = not bool(row["_h"])
-        rows.append(
-            [
-                str(row["model"]),
-                retriever_of(meta),
-                str(row["example_id"]),
-                str(row["prompt_variant"]),
-                str(rid),
-                _answer(meta, row["text"], correct, agreement),
-                correct,
-            ]
-        )
-    table = pd.DataFrame(rows, columns=COLUMNS)
+    metas = [_meta(m) for m in frame["meta"]]
+    correct = [not bool(h) for h in frame["_h"]]
+    table = pd.DataFrame(
+        {
+            "model": frame["model"].astype(str).to_numpy(),
+            "retriever": [retriever_of(m) for m in metas],
+            "example_id": frame["example_id"].astype(str).to_numpy(),
+            "variant": frame["prompt_variant"].astype(str).to_numpy(),
+            "response_id": frame.index.astype(str),
+            "answer": [
+                _answer(m, t, c, agreement)
+                for m, t, c in zip(metas, frame["text"], correct, strict=True)
+            ],
+            "correct": correct,
+        },
+        columns=COLUMNS,
+    )
     kept = table.drop_duplicates(["model", "retriever", "example_id", "variant"], keep="first")
     return kept, len(table) - len(kept)
