@@ -43,8 +43,8 @@ def taxonomy_figure(dataset: str, summary: pd.DataFrame) -> StudyFigure:
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
     ax.set_xlabel("Share of questions")
-    ax.set_title(visible(f"{dataset}: prompt-agnostic factuality, errors and randomness"))
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=3)
+    ax.set_title(visible(f"{dataset}: prompt-agnostic factuality, errors and randomness"), pad=24)
+    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
     tau = summary["tau"].iloc[0]
     caption = (
         f"{dataset}: each model's questions by category at tau = {tau:g}: prompt-agnostic "

@@ -103,8 +103,8 @@ def flow_figure(dataset: str, retriever: str, table: pd.DataFrame) -> StudyFigur
     ax.set_xticks([0, 1], ["without retrieval", visible(f"with {retriever}")])
     ax.set_ylabel(f"Share of question-model pairs (n = {total})")
     ax.set_ylim(0, 1)
-    ax.set_title(visible(f"{dataset}: categories without -> with retrieval"))
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3)
+    ax.set_title(visible(f"{dataset}: categories without -> with retrieval"), pad=24)
+    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
     caption = (
         f"{dataset}: each question's category (prompt-agnostic factuality, prompt-agnostic "
         f"error, randomness) without and with {retriever}, on the variants answered in both "
