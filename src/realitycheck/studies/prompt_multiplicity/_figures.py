@@ -1,0 +1,79 @@
+"""Per-dataset figures: the taxonomy as stacked bars, and accuracy mean ± std across variants."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from realitycheck.analysis import CATEGORIES
+from realitycheck.plots import new_figure, png_bytes, short_labels, visible
+from realitycheck.store import StudyFigure
+from realitycheck.studies.prompt_multiplicity._flow import COLORS
+from realitycheck.studies.prompt_multiplicity._measures import SHORT
+
+__all__ = ["accuracy_figure", "setting_labels", "taxonomy_figure"]
+
+
+def _stem(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._=-]+", "_", text)
+
+
+def setting_labels(summary: pd.DataFrame) -> list[str]:
+    """Short model names, with ``+ retriever`` for answers with retrieval."""
+    short = short_labels(summary["model"])
+    return [
+        visible(short[str(m)] + (f" + {r}" if r else ""))
+        for m, r in zip(summary["model"], summary["retriever"], strict=True)
+    ]
+
+
+def taxonomy_figure(dataset: str, summary: pd.DataFrame) -> StudyFigure:
+    """One horizontal bar per model (and retrieval setting), split into the three categories."""
+    labels = setting_labels(summary)
+    fig, ax = new_figure(7.0, 1.2 + 0.45 * len(summary))
+    y = np.arange(len(summary))
+    left = np.zeros(len(summary))
+    for category in CATEGORIES:
+        share = summary[SHORT[category]].fillna(0.0).to_numpy(dtype=float)
+        ax.barh(y, share, left=left, color=COLORS[category], label=category)
+        left += share
+    ax.set_yticks(y, labels)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("Share of questions")
+    ax.set_title(visible(f"{dataset}: prompt-agnostic factuality, errors and randomness"), pad=24)
+    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
+    tau = summary["tau"].iloc[0]
+    caption = (
+        f"{dataset}: each model's questions by category at tau = {tau:g}: prompt-agnostic "
+        "(self-consistency >= tau) and right under the default prompt, prompt-agnostic and "
+        "wrong, or prompt-sensitive (randomness)."
+    )
+    return StudyFigure(_stem(f"taxonomy_{dataset}"), png_bytes(fig), caption)
+
+
+def accuracy_figure(dataset: str, summary: pd.DataFrame) -> StudyFigure:
+    """Accuracy mean across variants with a ± one standard deviation bar, and the default's."""
+    labels = setting_labels(summary)
+    fig, ax = new_figure(7.0, 1.2 + 0.45 * len(summary))
+    y = np.arange(len(summary))
+    ax.errorbar(
+        summary["accuracy_mean"], y, xerr=summary["accuracy_std"], fmt="o", color="black",
+        capsize=4, label="mean ± std across variants",
+    )  # fmt: skip
+    ax.plot(summary["default_accuracy"], y, "x", color="#c8553d", label="default prompt")
+    ax.set_yticks(y, labels)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("Accuracy")
+    ax.set_title(visible(f"{dataset}: accuracy across prompt variants"))
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, axis="x")
+    caption = (
+        f"{dataset}: each model's accuracy averaged over prompt variants, ± one (population) "
+        "standard deviation across variants, and its accuracy under the default prompt (x) "
+        "on the questions with a default answer and two or more variants."
+    )
+    return StudyFigure(_stem(f"accuracy_{dataset}"), png_bytes(fig), caption)
