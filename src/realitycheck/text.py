@@ -42,7 +42,7 @@ __all__ = [
     "words",
 ]
 
-_PUNCTUATION = frozenset(string.punctuation)
+_DELETE_PUNCTUATION = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 
@@ -74,7 +74,7 @@ def normalize_answer(text: str) -> str:
     into single spaces.
     """
     lowered = text.lower()
-    no_punct = "".join(ch for ch in lowered if ch not in _PUNCTUATION)
+    no_punct = lowered.translate(_DELETE_PUNCTUATION)
     return " ".join(_ARTICLES.sub(" ", no_punct).split())
 
 

@@ -48,7 +48,7 @@ def _ngrams(text: str, n: int) -> list[tuple[str, ...]]:
     """Return the word n-grams of ``text`` that hold at least one content word."""
     tokens = words(text)
     grams = (tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
-    return [g for g in grams if any(w not in STOPWORDS for w in g)]
+    return [g for g in grams if not STOPWORDS.issuperset(g)]  # some word is a content word
 
 
 @detector("source_overlap")
