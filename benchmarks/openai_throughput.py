@@ -1,18 +1,27 @@
-"""Throughput of the ``openai`` backend vs a sequential loop over the SDK; a cached rerun.
+"""Throughput of the ``openai`` backend vs plain ``httpx`` and a sequential SDK loop.
 
 Starts the test suite's fake OpenAI server (``tests/backends/_fake_openai_server.py``,
 the one implementation) in its own process with a fixed latency per request,
 then in one run:
 
 1. a plain sequential loop over the official SDK's synchronous client
-   (``OpenAI(...).chat.completions.create``), the baseline;
-2. the ``openai`` backend at concurrency 1, 8, 32 and 128 (same requests,
-   same server), printing requests/second and the ratio to the baseline;
-3. a 2,000-call job through :func:`cached_generate` into a fresh call cache,
-   then the same job rerun from the cache: its wall time (target < 2 s) and
-   the number of calls that reached the server (target 0).
+   (``OpenAI(...).chat.completions.create``), the old baseline;
+2. the ``openai`` backend at concurrency 1, 8, 32 and 128 (same server);
+3. at concurrency 32 and 128, alternating for ``--rounds`` rounds on fresh
+   prompts: the backend against plain ``httpx`` posting exactly the bodies
+   the backend sends, in two shapes (one ``AsyncClient`` under a semaphore;
+   one client per 16 connections, as the backend does), the faster of the
+   two being the baseline (issue 13's target: at least 90 %);
+4. a 2,000-call job through :func:`cached_generate` into a fresh call cache,
+   then the same job rerun from the cache (target < 2 s, 0 server calls);
+5. end to end, each as a whole process: ``realitycheck generate`` on the
+   first ``--e2e`` NQ-Open questions (greedy plan, no call cache, one stored
+   batch) against a plain script that reads the same file, posts one chat
+   request per question with ``httpx`` at the same concurrency and writes
+   the answers as JSON lines.
 
-Run from the repository root (needs the ``openai`` package)::
+It writes ``benchmarks/results/openai_throughput.json``. Run from the
+repository root (needs the ``openai`` extra)::
 
     .venv/bin/python benchmarks/openai_throughput.py            # 20 ms latency
     .venv/bin/python benchmarks/openai_throughput.py --quick    # fewer requests
@@ -21,7 +30,13 @@ Run from the repository root (needs the ``openai`` package)::
 from __future__ import annotations
 
 import argparse
+import asyncio
+import datetime
 import json
+import os
+import platform
+import shlex
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,13 +46,51 @@ from pathlib import Path
 
 import openai
 
+try:  # httpx 2 ships as ``httpx2``; it is the HTTP client the openai SDK uses here
+    import httpx2 as httpx
+except ImportError:  # pragma: no cover - an environment with httpx 1
+    import httpx  # type: ignore[no-redef]
+
 from realitycheck.backends import GenerationRequest
 from realitycheck.backends._cache import CallCache, cached_generate
 from realitycheck.backends.openai import OpenAIBackend
 
 REPO = Path(__file__).resolve().parents[1]
 SERVER = REPO / "tests" / "backends" / "_fake_openai_server.py"
+RESULT = REPO / "benchmarks" / "results" / "openai_throughput.json"
 MODEL = "fake-model"
+PER_CLIENT = 16  # connections per client in the tuned httpx shape (as the backend)
+
+# The plain end-to-end script: python -c PLAIN DATA_FILE N URL CONCURRENCY OUT
+PLAIN = r"""
+import asyncio, json, sys
+try:
+    import httpx2 as httpx
+except ImportError:
+    import httpx
+path, n, url, c, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5]
+with open(path) as f:
+    questions = [json.loads(line)["question"] for _, line in zip(range(n), f)]
+
+async def main():
+    limit = asyncio.Semaphore(c)
+    limits = httpx.Limits(max_connections=c, max_keepalive_connections=c)
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=60) as client:
+        async def ask(q):
+            body = {"model": "fake-model", "max_tokens": 64, "temperature": 0.0,
+                    "messages": [{"role": "user", "content": "Answer briefly.\nQ: " + q + "\nA:"}]}
+            async with limit:
+                reply = await client.post("chat/completions", json=body)
+            reply.raise_for_status()
+            return reply.json()["choices"][0]["message"]["content"]
+        return await asyncio.gather(*(ask(q) for q in questions))
+
+answers = asyncio.run(main())
+with open(out, "w") as f:
+    for q, a in zip(questions, answers):
+        f.write(json.dumps({"question": q, "answer": a}) + "\n")
+print(len(answers))
+"""
 
 
 def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
@@ -102,26 +155,134 @@ def backend_rate(url: str, requests: list[GenerationRequest], concurrency: int) 
     return len(requests) / elapsed
 
 
+def bodies(requests: list[GenerationRequest]) -> list[dict]:
+    """The chat bodies the backend sends (greedy, no log-probs), written out by hand."""
+    return [
+        {
+            "model": MODEL,
+            "n": 1,
+            "max_tokens": r.max_tokens,
+            "messages": [dict(m) for m in r.messages],
+            "temperature": 0.0,
+        }
+        for r in requests
+    ]
+
+
+async def httpx_semaphore(url: str, payloads: list[dict], concurrency: int) -> float:
+    """One ``AsyncClient`` with ``concurrency`` connections, a task per request."""
+    limit = asyncio.Semaphore(concurrency)
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(base_url=url + "/", limits=limits, timeout=60) as client:
+
+        async def post(body: dict) -> None:
+            async with limit:
+                reply = await client.post("chat/completions", json=body)
+                reply.raise_for_status()
+                json.loads(reply.content)
+
+        start = time.perf_counter()
+        await asyncio.gather(*(post(b) for b in payloads))
+        return len(payloads) / (time.perf_counter() - start)
+
+
+async def httpx_pools(url: str, payloads: list[dict], concurrency: int) -> float:
+    """``concurrency`` workers over one client per 16 connections (httpcore scans its pool)."""
+    n_clients = -(-concurrency // PER_CLIENT)
+    limits = httpx.Limits(max_connections=PER_CLIENT, max_keepalive_connections=PER_CLIENT)
+    clients = [
+        httpx.AsyncClient(base_url=url + "/", limits=limits, timeout=60) for _ in range(n_clients)
+    ]
+    pending = iter(payloads)
+
+    async def worker(client: httpx.AsyncClient) -> None:
+        for body in pending:
+            reply = await client.post("chat/completions", json=body)
+            reply.raise_for_status()
+            json.loads(reply.content)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(worker(clients[k % n_clients]) for k in range(concurrency)))
+    rate = len(payloads) / (time.perf_counter() - start)
+    for client in clients:
+        await client.aclose()
+    return rate
+
+
+def versus_httpx(url: str, concurrency: int, count: int, rounds: int) -> dict:
+    """Medians over alternating rounds of the backend and both httpx shapes."""
+    ours: list[float] = []
+    single: list[float] = []
+    pooled: list[float] = []
+    for k in range(rounds):
+        tag = f"c{concurrency}-r{k}"
+        single.append(
+            asyncio.run(httpx_semaphore(url, bodies(requests_for(f"hs-{tag}", count)), concurrency))
+        )
+        pooled.append(
+            asyncio.run(httpx_pools(url, bodies(requests_for(f"hp-{tag}", count)), concurrency))
+        )
+        ours.append(backend_rate(url, requests_for(f"rc-{tag}", count), concurrency))
+    return {
+        "backend": statistics.median(ours),
+        "httpx_single": statistics.median(single),
+        "httpx_pools": statistics.median(pooled),
+    }
+
+
+def timed(command: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{shlex.join(command[:3])} failed:\n{done.stderr[-2000:]}")
+    return elapsed
+
+
+def end_to_end(url: str, n: int, concurrency: int, rounds: int) -> dict:
+    """Whole-process wall times (median of ``rounds``): the CLI vs the plain script."""
+    data = Path(os.environ.get("REALITYCHECK_DATA_DIR", REPO.parent / "shared" / "data"))
+    source = data / "nq_open" / "NQ-open.dev.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    cli = [sys.executable, "-c", "from realitycheck.cli import main; main()"]
+    ours, plain = [], []
+    with tempfile.TemporaryDirectory() as folder:
+        for k in range(rounds):
+            backend = f"openai[model={MODEL},base_url={url},concurrency={concurrency}]"
+            command = cli + ["generate", "-d", "nq-open", "--data-dir", str(data)]
+            command += ["--limit", str(n), "--batch-size", str(n), "-b", backend]
+            command += ["--plan", "greedy", "--no-cache", "--out", f"{folder}/run{k}"]
+            ours.append(timed(command, env))
+            script = [sys.executable, "-c", PLAIN, str(source), str(n), url, str(concurrency)]
+            plain.append(timed(script + [f"{folder}/plain{k}.jsonl"], env))
+    return {"cli": statistics.median(ours), "plain": statistics.median(plain)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.02, help="server seconds per request")
     parser.add_argument("--quick", action="store_true", help="a quarter of the requests")
     parser.add_argument("--job", type=int, default=2000, help="calls in the cached job")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds vs httpx")
+    parser.add_argument("--e2e", type=int, default=2000, help="questions in the end-to-end run")
     args = parser.parse_args()
     scale = 0.25 if args.quick else 1.0
     proc, url = start_server(args.latency)
     try:
-        run(url, args.latency, scale, args.job)
+        rows = run(url, args, scale)
     finally:
         proc.kill()
         proc.wait()
+    write(rows)
 
 
-def run(url: str, latency: float, scale: float, job: int) -> None:
+def run(url: str, args: argparse.Namespace, scale: float) -> list[dict]:
+    latency = args.latency
     print(f"fake OpenAI server at {url}, {latency * 1000:.0f} ms per request")
     sizes = {1: 200, 8: 800, 32: 2000, 128: 4000}
     sizes = {c: max(int(n * scale), c) for c, n in sizes.items()}
     backend_rate(url, requests_for("warm-up", 16), 8)  # imports, first connections
+    rows = []
 
     baseline = sdk_sequential(url, requests_for("sdk", sizes[1]))
     print(f"\n{'client':<34}{'requests':>9}{'req/s':>10}{'vs SDK loop':>13}")
@@ -130,8 +291,69 @@ def run(url: str, latency: float, scale: float, job: int) -> None:
         rate = backend_rate(url, requests_for(f"c{concurrency}", count), concurrency)
         label = f"openai backend, concurrency {concurrency}"
         print(f"{label:<34}{count:>9}{rate:>10.1f}{rate / baseline:>12.2f}x")
+        if concurrency in (32, 128):
+            rows.append(
+                row(
+                    f"openai backend vs a sequential SDK loop ({latency * 1000:.0f} ms), "
+                    f"concurrency {concurrency}, one run",
+                    f"{rate:,.1f} req/s",
+                    f"{baseline:,.1f} req/s",
+                    rate / baseline,
+                    "the README's earlier 26.7x / 35.4x did not reproduce",
+                )
+            )
     print(f"(ideal at concurrency c: c / {latency * 1000:.0f} ms = {1 / latency:.0f} x c req/s)")
 
+    print(f"\nvs plain httpx, same bodies, median of {args.rounds} alternating rounds")
+    print(
+        f"{'concurrency':<12}{'backend':>10}{'httpx 1 client':>16}{'httpx pools':>13}{'ratio':>8}"
+    )
+    for concurrency in (32, 128):
+        count = sizes[concurrency]
+        got = versus_httpx(url, concurrency, count, args.rounds)
+        best = max(got["httpx_single"], got["httpx_pools"])
+        ratio = got["backend"] / best
+        print(
+            f"{concurrency:<12}{got['backend']:>10.1f}{got['httpx_single']:>16.1f}"
+            f"{got['httpx_pools']:>13.1f}{ratio:>7.2f}x"
+        )
+        rows.append(
+            row(
+                f"openai backend vs plain httpx posting the same bodies ({latency * 1000:.0f} ms), "
+                f"concurrency {concurrency}, {count:,} requests, median of {args.rounds}",
+                f"{got['backend']:,.1f} req/s",
+                f"{best:,.1f} req/s",
+                ratio,
+                f"baseline is the faster httpx shape (one client: {got['httpx_single']:,.1f}; "
+                f"a client per {PER_CLIENT} connections: {got['httpx_pools']:,.1f}); target >= 0.9",
+            )
+        )
+
+    rows.append(cached_job(url, args.job))
+    n = max(int(args.e2e * scale), 16)
+    times = end_to_end(url, n, 128, args.rounds)
+    ratio = times["plain"] / times["cli"]
+    print(
+        f"\nend to end, {n:,} NQ-Open questions, concurrency 128, median of {args.rounds}: "
+        f"realitycheck generate {times['cli']:.2f} s, plain httpx script {times['plain']:.2f} s "
+        f"({ratio:.2f}x)"
+    )
+    rows.append(
+        row(
+            f"end to end: `realitycheck generate -d nq-open --limit {n} --batch-size {n} "
+            f"--plan greedy --no-cache` over the openai backend (concurrency 128, "
+            f"{latency * 1000:.0f} ms), whole process, median of {args.rounds}",
+            f"{times['cli']:.2f} s",
+            f"{times['plain']:.2f} s",
+            ratio,
+            "the plain script reads the JSONL, posts with httpx and writes JSON lines; "
+            "the CLI also validates, stores Parquet parts and a manifest",
+        )
+    )
+    return rows
+
+
+def cached_job(url: str, job: int) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "calls.sqlite"
         backend = OpenAIBackend(model=MODEL, base_url=url, concurrency=128)
@@ -158,6 +380,37 @@ def run(url: str, latency: float, scale: float, job: int) -> None:
         f"rerun from the cache: {warm:.3f} s (target < 2 s), {reached} server calls "
         f"(target 0); cache files {size / 1e6:.1f} MB"
     )
+    return row(
+        f"rerun of a finished {job:,}-call job from the call cache",
+        f"{warm:.2f} s, {reached} calls to the server",
+        f"first run {cold:.2f} s, {paid:,} calls",
+        cold / warm,
+        "",
+    )
+
+
+def row(work: str, ours: str, theirs: str, ratio: float, note: str) -> dict:
+    return {
+        "work": work,
+        "realitycheck": ours,
+        "alternative": theirs,
+        "ratio": round(ratio, 2),
+        "note": note,
+    }
+
+
+def write(rows: list[dict]) -> None:
+    RESULT.parent.mkdir(parents=True, exist_ok=True)
+    result = {
+        "benchmark": "openai_throughput",
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()}, "
+        f"Python {platform.python_version()}",
+        "command": shlex.join(["python", "benchmarks/openai_throughput.py", *sys.argv[1:]]),
+        "rows": rows,
+    }
+    RESULT.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"\nwrote {RESULT.relative_to(REPO)}")
 
 
 if __name__ == "__main__":

@@ -6,8 +6,10 @@ import asyncio
 import email.utils
 import logging
 import math
+import os
 import random
 import re
+import subprocess
 import sys
 import time
 
@@ -348,3 +350,26 @@ def test_backoff_is_full_jitter_below_a_doubling_ceiling():
         ceiling = min(20.0, 0.5 * 2**attempt)
         assert 0.0 <= min(draws) and max(draws) <= ceiling
         assert max(draws) > 0.9 * ceiling and min(draws) < 0.1 * ceiling
+
+
+def test_generating_never_imports_the_sdk_and_clients_share_one_tls_context(server):
+    # In a fresh interpreter: importing the SDK costs 1-3 s and the backend never calls it.
+    script = (
+        "import sys\n"
+        "from realitycheck.backends import GenerationRequest\n"
+        "from realitycheck.backends.openai import OpenAIBackend, _tls_context\n"
+        f"backend = OpenAIBackend(model='m', base_url={server.url!r}, concurrency=4)\n"
+        "request = GenerationRequest(prompt='q', max_tokens=4)\n"
+        "first = backend.generate([request] * 6)\n"
+        "again = backend.generate([request] * 2)\n"
+        "assert not any(g.error for g in first + again), first\n"
+        "print('openai' in sys.modules, _tls_context() is _tls_context(),\n"
+        "      _tls_context().verify_mode.name)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True", "CERT_REQUIRED"]
+    assert server.calls == 8

@@ -229,7 +229,19 @@ def test_run_with_the_hf_backend_on_a_tiny_model(tmp_path, tiny_lm, capsys, monk
         assert set(best["hidden"]) >= {"last@L2", "mean@L2", "sv@L2"}
     scores = store.read(Score)
     assert len(scores) == 5 * 12
-    assert all(s.value is not None for s in scores), [s.error for s in scores if s.error][:3]
+    # A sample may draw EOS first: it has no tokens, so the sample-based detectors that
+    # need every sample's tokens or embedding miss that response, and only those.
+    empty = {
+        r.response_id
+        for r in responses
+        if any(not s.get("token_logprobs") for s in r.features["samples"])
+    }
+    needs_samples = ("ln_entropy", "eigenscore")
+    missed = [s for s in scores if s.value is None]
+    assert all(s.response_id in empty and s.detector in needs_samples for s in missed), [
+        s.error for s in missed
+    ][:3]
+    assert len(missed) <= 2 * len(empty) and len(empty) <= 2
     capsys.readouterr()
     assert main(["-q", "run", str(config)]) == 0
     assert "0 responses generated, 12 already stored" in capsys.readouterr().out

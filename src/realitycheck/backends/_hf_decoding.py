@@ -7,7 +7,7 @@ from typing import Any
 
 from realitycheck.backends._base import GenerationRequest
 
-__all__ = ["cut", "eos_ids", "generate_kwargs", "rng_devices", "stop_on_text"]
+__all__ = ["cut", "eos_ids", "generate_kwargs", "rng_devices", "stop_hit", "stop_on_text"]
 
 
 def generate_kwargs(request: GenerationRequest) -> dict[str, Any]:
@@ -91,6 +91,16 @@ def stop_on_text(tokenizer: Any, stop: Sequence[str], start: int) -> Any:
             return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
 
     return StoppingCriteriaList([StopOnText()])
+
+
+def stop_hit(tokenizer: Any, stop: Sequence[str]) -> Any:
+    """Return ``f(new_ids) -> list[bool]``: which rows' new text contains a stop string."""
+
+    def hit(new_ids: Any) -> list[bool]:
+        texts = tokenizer.batch_decode(new_ids, skip_special_tokens=True)
+        return [any(s and s in t for s in stop) for t in texts]
+
+    return hit
 
 
 def cut(

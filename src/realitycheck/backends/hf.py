@@ -24,8 +24,10 @@ from realitycheck.backends._hf_decoding import (
     eos_ids,
     generate_kwargs,
     rng_devices,
+    stop_hit,
     stop_on_text,
 )
+from realitycheck.backends._hf_sampling import is_seeded_sampling, sample
 from realitycheck.backends._pairs import PairScore
 from realitycheck.errors import InvalidInputError, MissingDependencyError
 from realitycheck.params import InstanceOf, Interval, NonEmptyStr, OneOf, param, required
@@ -94,10 +96,16 @@ def load(model: str, device: str, dtype: str, attn_implementation: str) -> tuple
 
 
 def _group_key(request: GenerationRequest) -> str:
+    """Requests batched together: equal settings apart from the prompt and the seed.
+
+    Seeds need not match: seeded sampling draws each sequence from its own
+    generator (:mod:`realitycheck.backends._hf_sampling`), and greedy and beam
+    search use no randomness.
+    """
     data = request.payload()
-    data.pop("prompt")
-    data.pop("messages")
-    return repr(sorted(data.items()))
+    for name in ("prompt", "messages", "seed"):
+        data.pop(name, None)
+    return repr((request.seed is None, sorted(data.items())))
 
 
 @backend("hf")
@@ -120,10 +128,12 @@ class HFBackend(Backend):
     is loaded as a sequence-pair classifier instead
     (:mod:`realitycheck.backends._hf_pairs`).
 
-    Requests with a ``seed`` are generated one prompt at a time under that
-    seed, so their samples do not depend on what else is in the batch;
-    unseeded requests with identical settings are batched ``batch_size``
-    prompts at a time.
+    Requests with identical settings are batched ``batch_size`` prompts at a
+    time. Seeded sampling requests draw each sequence from its own random
+    generator, seeded from the request's seed and the sample's index
+    (:mod:`realitycheck.backends._hf_sampling`), so their samples do not
+    depend on the batch size or on what else is in the batch; unseeded
+    sampling uses ``model.generate`` and torch's global random stream.
 
     Args:
         model: Local folder or hub id, loaded with ``from_pretrained``.
@@ -185,9 +195,8 @@ class HFBackend(Backend):
                 continue
             groups.setdefault(_group_key(request), []).append(i)
         for indices in groups.values():
-            step = 1 if requests[indices[0]].seed is not None else self.batch_size
-            for start in range(0, len(indices), step):
-                chunk = indices[start : start + step]
+            for start in range(0, len(indices), self.batch_size):
+                chunk = indices[start : start + self.batch_size]
                 try:
                     done = self._generate_chunk([requests[i] for i in chunk])
                 except (RuntimeError, ValueError) as exc:
@@ -213,12 +222,22 @@ class HFBackend(Backend):
             ids[i, width - len(p) :] = torch.tensor(p, dtype=torch.long)
             mask[i, width - len(p) :] = 1
         kwargs = generate_kwargs(first)
-        if first.stop:
-            kwargs["stopping_criteria"] = stop_on_text(tokenizer, first.stop, width)
-        with torch.random.fork_rng(devices=rng_devices(torch, model)):
-            if first.seed is not None:
-                torch.manual_seed(first.seed)
-            with torch.inference_mode():
+        eos = eos_ids(model, tokenizer)
+        if is_seeded_sampling(first):
+            hit = stop_hit(tokenizer, first.stop) if first.stop else None
+            out = sample(
+                model,
+                ids.to(model.device),
+                mask.to(model.device),
+                requests,
+                eos=eos,
+                pad_id=pad_id,
+                stop_hit=hit,
+            )
+        else:
+            if first.stop:
+                kwargs["stopping_criteria"] = stop_on_text(tokenizer, first.stop, width)
+            with torch.random.fork_rng(devices=rng_devices(torch, model)), torch.inference_mode():
                 out = model.generate(
                     input_ids=ids.to(model.device),
                     attention_mask=mask.to(model.device),
@@ -227,7 +246,6 @@ class HFBackend(Backend):
                 )
         per_prompt = kwargs["num_return_sequences"]
         copies = first.n // per_prompt  # greedy: one sequence, repeated n times
-        eos = eos_ids(model, tokenizer)
         rows = out[:, width:].tolist()
         kept = [cut(tokenizer, row, eos, first.stop) for row in rows]
         owners = [i for i in range(len(prompts)) for _ in range(per_prompt)]
