@@ -176,7 +176,7 @@ class TrainNoise(Study):
                     rows += found
                     figures.append(figure(ds, det.key, found))
         return self._result(
-            finding(rows, self.rate), tables=[table(rows)], figures=figures, skipped=skipped
+            finding(rows, self.rate, _clean_name(self.reference)), tables=[table(rows)], figures=figures, skipped=skipped
         )
 
     # -- training-label sets ---------------------------------------------------------------
@@ -324,6 +324,11 @@ class TrainNoise(Study):
                 }
             )
         return out
+
+
+def _clean_name(reference: str) -> str:
+    """How the finding names the clean labels: "human" or the reference labeler's key."""
+    return "human" if is_human(reference) else reference
 
 
 def _name(labels: TrainLabels) -> str:

@@ -103,7 +103,7 @@ def _condition(row: Any, rate: float) -> str:
     return row["condition"].replace("_", " ") + (f" ({row['source']})" if row["source"] else "")
 
 
-def _lead(frame: pd.DataFrame) -> str:
+def _lead(frame: pd.DataFrame, clean: str) -> str:
     """The first sentence: the largest human-vs-noisy AUROC drop over every dataset and detector."""
     noisy = frame[(frame["condition"] != "clean") & frame["drop"].notna()]
     if noisy.empty:
@@ -111,16 +111,19 @@ def _lead(frame: pd.DataFrame) -> str:
     w = noisy.iloc[int(np.argmax(noisy["drop"].to_numpy(dtype=float)))]
     hurt = noisy[noisy["drop_ci_low"].to_numpy(dtype=float) > 0]
     return (
-        f"Training on noisy instead of human labels changes the test AUROC by at most "
+        f"Training on noisy instead of {clean} labels changes the test AUROC by at most "
         f"{_change(w)} ({w['dataset']}, {w['detector']}, {w['condition']}"
         f"{' (' + w['source'] + ')' if w['source'] else ''}); {len(hurt)} of {len(noisy)} "
-        "noisy training sets make a detector significantly worse than human labels "
+        f"noisy training sets make a detector significantly worse than {clean} labels "
         "(the drop's CI above 0)."
     )
 
 
-def finding(rows: Sequence[dict[str, Any]], rate: float) -> str:
-    """The largest human-vs-noisy drop, then per (dataset, detector) the clean AUROC and changes.
+def finding(rows: Sequence[dict[str, Any]], rate: float, clean: str = "human") -> str:
+    """The largest clean-vs-noisy drop, then per (dataset, detector) the clean AUROC and changes.
+
+    ``clean`` names the clean labels in the text: ``"human"`` or the reference
+    labeler's key.
 
     Each change is the noisy model's AUROC minus the clean one's (negative =
     worse), for the random flips, each weak labeler and the dissenting label.
@@ -131,16 +134,16 @@ def finding(rows: Sequence[dict[str, Any]], rate: float) -> str:
             "supervised detector needs (see the skipped list)."
         )
     frame = pd.DataFrame(list(rows), columns=COLUMNS)
-    sentences = [_lead(frame)]
+    sentences = [_lead(frame, clean)]
     shown = ("random_flip", "weak_supervision", "dissenting_label")
     for (ds, det), group in frame.groupby(["dataset", "detector"], sort=False):
-        clean = group[group["condition"] == "clean"]
-        if clean.empty:
+        clean_rows = group[group["condition"] == "clean"]
+        if clean_rows.empty:
             continue
-        c = clean.iloc[0]
+        c = clean_rows.iloc[0]
         text = (
-            f"On {ds}, {det} trained on human labels reaches AUROC {fmt(c['auroc'])} "
-            f"[{fmt(c['auroc_ci_low'])}, {fmt(c['auroc_ci_high'])}] on the human test labels"
+            f"On {ds}, {det} trained on {clean} labels reaches AUROC {fmt(c['auroc'])} "
+            f"[{fmt(c['auroc_ci_low'])}, {fmt(c['auroc_ci_high'])}] on the {clean} test labels"
         )
         noisy = group[group["condition"].isin(shown) & group["drop"].notna()]
         changes = [f"{_condition(r, rate)} {_change(r)}" for _, r in noisy.iterrows()]
