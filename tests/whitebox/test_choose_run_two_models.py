@@ -97,6 +97,7 @@ def test_two_models_five_variants_with_and_without_bm25(
             f"""
             detectors = ["length"]
             reference = "gold"
+            studies = ["prompt_multiplicity"]
             [run]
             out = "run"
             data_dir = "{data_dir}"
@@ -143,3 +144,27 @@ def test_two_models_five_variants_with_and_without_bm25(
     assert any((tmp_path / "idx").iterdir())  # the index folder is relative to the config
     report = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
     assert "truthfulqa_mc" in report and "factor" in report
+    _assert_prompt_multiplicity_reported(tmp_path / "run", report)
+
+
+TABLES = {
+    "multiplicity",
+    "questions",
+    "detector_means",
+    "detector_tests",
+    "transitions",
+    "retrieval_ambiguity",
+}
+
+
+def _assert_prompt_multiplicity_reported(run, report: str) -> None:
+    """Every table and figure of the study is stored and shown in the report's study section."""
+    (folder,) = (run / "studies").glob("prompt_multiplicity*")
+    assert {p.stem for p in folder.glob("*.csv")} == TABLES
+    stems = {p.stem.split("_")[0] for p in folder.glob("*.png")}
+    assert stems == {"taxonomy", "accuracy", "flow"}
+    assert len(list(folder.glob("*.png"))) == 3 * 2  # each figure per dataset
+    start = report.index('id="study-prompt-multiplicity')
+    section = report[start : report.index("<h2", start)]  # up to the next part
+    assert section.count("<table") == len(TABLES)
+    assert section.count("<figure") == 3 * 2
