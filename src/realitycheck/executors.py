@@ -28,6 +28,7 @@ The run folder must be on storage every node sees under the same path
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -112,6 +113,7 @@ class RayExecutor:
             return self._ray
         ray = _import_ray()
         if not ray.is_initialized():
+            _check_reachable(self.address)
             try:
                 ray.init(
                     address=self.address,
@@ -134,6 +136,9 @@ class RayExecutor:
     def map(self, task: Callable[[S, T], U], shared: S, items: Sequence[T]) -> Iterator[U]:
         """Yield ``task(shared, item)`` for every item, computed on the cluster, as each finishes.
 
+        When a batch fails or the caller stops iterating, the tasks still running
+        are cancelled; each has written its part whole or not at all.
+
         Raises:
             RealityCheckError: The error a task raised (re-raised here as itself).
         """
@@ -145,11 +150,15 @@ class RayExecutor:
         window = self.max_in_flight or max(1, 2 * int(ray.cluster_resources().get("CPU", 1)))
         pending = list(reversed(items))
         running: list[Any] = []
-        while pending or running:
-            while pending and len(running) < window:
-                running.append(remote.remote(shared_ref, pending.pop()))
-            done, running = ray.wait(running, num_returns=1)
-            yield _result(ray, done[0])
+        try:
+            while pending or running:
+                while pending and len(running) < window:
+                    running.append(remote.remote(shared_ref, pending.pop()))
+                done, running = ray.wait(running, num_returns=1)
+                yield _result(ray, done[0])
+        finally:  # a failed batch or a stopped stage: dispatch nothing more
+            for ref in running:
+                ray.cancel(ref)
 
     def close(self) -> None:
         """Leave the cluster if this executor joined it (a cluster it started stops)."""
@@ -167,6 +176,23 @@ def _result(ray: Any, ref: Any) -> Any:
         if isinstance(cause, RealityCheckError):
             raise cause from None
         raise
+
+
+def _check_reachable(address: str | None, timeout: float = 5.0) -> None:
+    """Fail at once when ``HOST:PORT`` takes no connection (Ray itself retries for minutes)."""
+    if not address or address == "auto" or "://" in address:
+        return
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            return
+    except (OSError, ValueError) as exc:
+        raise InvalidInputError(
+            f"No Ray cluster answers at {address!r} ({type(exc).__name__}: {exc}). "
+            "Start one with `ray start --head`, then pass its address "
+            "(--ray-address HOST:PORT or RAY_ADDRESS).",
+            field="ray_address",
+        ) from None
 
 
 def _import_ray() -> Any:

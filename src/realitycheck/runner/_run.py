@@ -14,6 +14,7 @@ from typing import Any
 from realitycheck.backends import Backend, CallCache
 from realitycheck.datasets import Dataset
 from realitycheck.detectors import Detector
+from realitycheck.executors import Executor
 from realitycheck.generation import (
     ChoiceReport,
     GenerationReport,
@@ -197,6 +198,7 @@ def measure_run(
     report: bool,
     retry_errors: bool = False,
     cache: CallCache | None = None,
+    executor: Executor | None = None,
     progress: Progress | None = None,
     listener: Listener | None = None,
 ) -> RunOutcome:
@@ -204,6 +206,8 @@ def measure_run(
 
     Components that call a model (LLM judges, semantic entropy's judge) go
     through ``cache``, the run's call cache, so a rerun pays for no call twice.
+    ``executor`` computes the label and detect stages' batches (default: this
+    process; a Ray executor: a cluster's workers); the metrics are computed here.
     """
     progress = progress or NullProgress()
     listener = listener or Listener()
@@ -215,6 +219,7 @@ def measure_run(
             datasets=datasets,
             retry_errors=retry_errors,
             cache=cache,
+            executor=executor,
             progress=progress,
         )
         outcome.stages.append(done)
