@@ -38,7 +38,8 @@ def _config(tmp_path, params: str):
 def test_the_run_config_passes_tp_pp_and_ray_to_vllm(tmp_path, built):
     config = _config(
         tmp_path,
-        'tensor_parallel_size = 8, pipeline_parallel_size = 2, distributed_executor_backend = "ray"',
+        "tensor_parallel_size = 8, pipeline_parallel_size = 2, "
+        'distributed_executor_backend = "ray"',
     )
     config.backend._llm()
     assert built == [
