@@ -220,3 +220,34 @@ def test_a_rerun_computes_only_the_missing_parts(cluster, tmp_path):
     assert sorted(second) == sorted(everything - first)  # each missing response once
     assert report.reused[det.key] == 32 and report.computed[det.key] == 28
     assert set(store.frame("scores")["response_id"]) == everything
+
+
+def test_generation_split_across_workers_stores_what_one_process_stores(cluster, tmp_path):
+    from realitycheck.backends import CallCache
+    from realitycheck.backends.mock import MockBackend
+    from realitycheck.generation import SamplingPlan, generate
+
+    examples = _run(tmp_path / "inputs").read(Example)
+    backend, plan = MockBackend(sample_replies=("one", "two", "three")), SamplingPlan(n_samples=3)
+    runs = {}
+    for name, executor in (("alone", LocalExecutor()), ("split", cluster)):
+        runs[name] = RunStore(tmp_path / name)
+        cache = CallCache(tmp_path / f"{name}.sqlite")
+        report = generate(
+            runs[name], examples, backend, plan, cache=cache, batch_size=4, executor=executor
+        )
+        assert report.computed == N_EXAMPLES and report.usage.calls == 2 * N_EXAMPLES
+    # The workers wrote every answer into the shared cache: a new run there calls nothing.
+    again = generate(
+        RunStore(tmp_path / "again"),
+        examples,
+        backend,
+        plan,
+        cache=CallCache(tmp_path / "split.sqlite"),
+        executor=cluster,
+    )
+    assert (again.usage.calls, again.usage.cached) == (0, 2 * N_EXAMPLES)
+    split = _table(runs["split"], "responses", ["response_id"])
+    alone = _table(runs["alone"], "responses", ["response_id"])
+    assert len(split) == N_EXAMPLES
+    pd.testing.assert_frame_equal(split, alone)

@@ -119,13 +119,14 @@ def generate_datasets(
     *,
     cache: CallCache | None,
     batch_size: int,
+    executor: Executor | None = None,
     progress: Progress | None = None,
     listener: Listener | None = None,
 ) -> dict[str, GenerationReport]:
     """Answer the first ``limit`` examples of each dataset (all when ``None``) with ``backend``.
 
     Few-shot demonstrations are drawn from the whole dataset, so they do not
-    depend on the limit.
+    depend on the limit. ``executor`` answers the batches (default: this process).
     """
     progress = progress or NullProgress()
     listener = listener or Listener()
@@ -140,6 +141,7 @@ def generate_datasets(
             cache=cache,
             demos=pool,
             batch_size=batch_size,
+            executor=executor,
             progress=progress,
         )
         listener.generation(dataset.key, report, store.path)
