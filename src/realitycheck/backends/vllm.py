@@ -20,7 +20,7 @@ import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from realitycheck.backends._base import Backend, Dtype, Generation, GenerationRequest, backend
 from realitycheck.backends._chat import chat_text, continuation_start
@@ -192,6 +192,10 @@ def from_beam_sequences(
     )
 
 
+WorkerBackend = Literal["ray", "mp"]
+"""How vLLM runs its GPU workers: a Ray cluster (several nodes) or processes on one node."""
+
+
 def _vllm() -> Any:
     try:
         import vllm
@@ -207,13 +211,20 @@ def _engine(
     tensor_parallel_size: int,
     gpu_memory_utilization: float,
     max_model_len: int | None,
+    pipeline_parallel_size: int = 1,
+    distributed_executor_backend: str | None = None,
 ) -> Any:
+    spread = {}  # vLLM chooses the workers' backend itself unless told (ray for many nodes)
+    if distributed_executor_backend is not None:
+        spread["distributed_executor_backend"] = distributed_executor_backend
     return _vllm().LLM(
         model=model,
         dtype=dtype,
         tensor_parallel_size=tensor_parallel_size,
+        pipeline_parallel_size=pipeline_parallel_size,
         gpu_memory_utilization=gpu_memory_utilization,
         max_model_len=max_model_len,
+        **spread,
     )
 
 
@@ -231,7 +242,12 @@ class VLLMBackend(Backend):
     Args:
         model: Local folder or hub id.
         dtype: ``auto``, ``float16``, ``bfloat16`` or ``float32``.
-        tensor_parallel_size: GPUs to shard the model over.
+        tensor_parallel_size: GPUs each layer is sharded over (tensor parallel).
+        pipeline_parallel_size: Stages the layers are split into (pipeline parallel);
+            the engine uses ``tensor_parallel_size * pipeline_parallel_size`` GPUs.
+        distributed_executor_backend: How vLLM runs its GPU workers: ``ray`` (GPUs
+            on several nodes of a Ray cluster), ``mp`` (one node), or ``None``
+            (vLLM's choice).
         gpu_memory_utilization: Share of GPU memory vLLM may take.
         max_model_len: Context length cap (``None`` = the model's).
         chat_template: Render ``messages`` with the tokenizer's chat template
@@ -241,6 +257,10 @@ class VLLMBackend(Backend):
     model: str = required(NonEmptyStr())
     dtype: Dtype = param("auto", OneOf(Dtype))
     tensor_parallel_size: int = param(1, Interval(int, 1), in_key=False)
+    pipeline_parallel_size: int = param(1, Interval(int, 1), in_key=False)
+    distributed_executor_backend: WorkerBackend | None = param(
+        None, OrNone(OneOf(WorkerBackend)), in_key=False
+    )
     gpu_memory_utilization: float = param(0.9, Interval(float, 0, 1, closed="right"), in_key=False)
     max_model_len: int | None = param(None, OrNone(Interval(int, 1)))
     chat_template: bool = param(True, InstanceOf(bool))
@@ -266,6 +286,8 @@ class VLLMBackend(Backend):
             self.tensor_parallel_size,
             self.gpu_memory_utilization,
             self.max_model_len,
+            self.pipeline_parallel_size,
+            self.distributed_executor_backend,
         )
 
     def _prompt_ids(self, tokenizer: Any, request: GenerationRequest) -> list[int]:

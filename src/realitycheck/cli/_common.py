@@ -20,6 +20,8 @@ __all__ = [
     "datasets_from_keys",
     "echo_choice",
     "echo_stage",
+    "executor_from",
+    "executor_options",
     "listener_for",
     "lock_run",
     "models_option",
@@ -114,6 +116,41 @@ def cache_from(no_cache: bool, cache_dir: str | None) -> Any:
     from realitycheck.runner import make_cache
 
     return make_cache(not no_cache, cache_dir)
+
+
+def executor_options(command: Any) -> Any:
+    """Add ``--executor`` and ``--ray-address`` (where the stage's batches run) to a verb."""
+    command = click.option(
+        "--ray-address",
+        default=None,
+        metavar="HOST:PORT",
+        help="The Ray cluster's head (default: $RAY_ADDRESS; without it, a Ray started "
+        "here). Only with --executor ray.",
+    )(command)
+    return click.option(
+        "--executor",
+        type=click.Choice(["local", "ray"]),
+        default="local",
+        show_default=True,
+        help="Where labels and scores are computed: this process, or the workers of a Ray "
+        "cluster (pip install 'realitycheck[distributed]'; the run folder must be on "
+        "storage every node sees).",
+    )(command)
+
+
+def executor_from(ctx: click.Context, name: str, address: str | None) -> Any:
+    """The executor given by :func:`executor_options`, connected before any work.
+
+    A Ray connection is closed when the command ends.
+    """
+    from realitycheck.executors import make_executor
+
+    executor = make_executor(name, address=address)
+    ctx.call_on_close(executor.close)
+    connect = getattr(executor, "connect", None)
+    if connect is not None:
+        connect()
+    return executor
 
 
 def bootstrap_from(n_resamples: int, confidence: float, seed: int) -> Any:

@@ -12,6 +12,8 @@ from realitycheck.cli._common import (
     check_replace_names,
     cli,
     datasets_from_keys,
+    executor_from,
+    executor_options,
     listener_for,
     lock_run,
     models_option,
@@ -80,6 +82,7 @@ def _make_backend(key: str, model: str | None) -> Any:
 @click.option("--limit", type=click.IntRange(min=1), help="Answer the first N examples only.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=16, show_default=True)
 @cache_options
+@executor_options
 @click.option(
     "--out",
     "--run",
@@ -102,6 +105,8 @@ def generate_cmd(
     batch_size: int,
     cache_dir: str | None,
     no_cache: bool,
+    executor: str,
+    ray_address: str | None,
     run_dir: str,
 ) -> None:
     """Answer a dataset's questions with a model: best answers, samples and features.
@@ -120,6 +125,7 @@ def generate_cmd(
     backend = _make_backend(backend_key, model)
     plan.check(backend)
     chosen = datasets_from_keys(dataset_keys, data_dir)
+    runs_on = executor_from(ctx, executor, ray_address)
     lock_run(ctx, run_dir)
     generate_datasets(
         RunStore(run_dir),
@@ -128,6 +134,7 @@ def generate_cmd(
         plan,
         cache=cache_from(no_cache, cache_dir),
         batch_size=batch_size,
+        executor=runs_on,
         progress=progress_for(ctx),
         listener=listener_for(ctx),
     )

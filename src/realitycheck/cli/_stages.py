@@ -17,6 +17,8 @@ from realitycheck.cli._common import (
     cli,
     datasets_from_keys,
     echo_stage,
+    executor_from,
+    executor_options,
     listener_for,
     lock_run,
     models_option,
@@ -86,6 +88,7 @@ def _stage_options(command: Any) -> Any:
     """The options every stage verb shares: datasets, data folder, retries, cache, run."""
     for option in (
         _run_option,
+        executor_options,
         cache_options,
         retry_errors_option,
         replace_option,
@@ -101,6 +104,7 @@ def _run_stage(ctx: click.Context, stage: str, keys: Sequence[str], **options: A
 
     registry = labelers if stage == "label" else detectors
     components = [registry.create_from_key(k) for k in split_keys(keys)]
+    executor = executor_from(ctx, options["executor"], options["ray_address"])
     store, names = _load_run(
         ctx, options["run_dir"], options["dataset_keys"], options["data_dir"], options["replace"]
     )
@@ -110,6 +114,7 @@ def _run_stage(ctx: click.Context, stage: str, keys: Sequence[str], **options: A
         datasets=names,
         retry_errors=options["retry_errors"],
         cache=cache_from(options["no_cache"], options["cache_dir"]),
+        executor=executor,
         progress=progress_for(ctx),
     )
     echo_stage(report)
@@ -214,6 +219,7 @@ def detect_cmd(ctx: click.Context, detectors: tuple[str, ...], **options: Any) -
 @retry_errors_option
 @replace_option
 @cache_options
+@executor_options
 @_run_option
 @click.pass_context
 def evaluate_cmd(
@@ -237,6 +243,8 @@ def evaluate_cmd(
     replace: tuple[str, ...],
     cache_dir: str | None,
     no_cache: bool,
+    executor: str,
+    ray_address: str | None,
     run_dir: str,
 ) -> None:
     """Label, detect and measure detectors and labelers against human labels.
@@ -265,6 +273,7 @@ def evaluate_cmd(
         slice_by=tuple(c.strip() for v in slice_by for c in v.split(",") if c.strip()),
     )
     models = read_models(models_file) if models_file is not None else {}
+    runs_on = executor_from(ctx, executor, ray_address)
     store, names = _load_run(ctx, run_dir, dataset_keys, data_dir, replace)
     record_models(store, models)
     check_slice_by(store, config.slice_by)
@@ -279,6 +288,7 @@ def evaluate_cmd(
         report=report,
         retry_errors=retry_errors,
         cache=cache_from(no_cache, cache_dir),
+        executor=runs_on,
         progress=progress_for(ctx),
         listener=listener_for(ctx),
     )

@@ -30,9 +30,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from realitycheck.backends import Backend, CallCache, Generation, Usage, cached_generate, usage_of
+from realitycheck.backends import Backend, CallCache, Generation, Usage, usage_of
 from realitycheck.datasets import Dataset
 from realitycheck.errors import InvalidInputError
+from realitycheck.executors import Executor, LocalExecutor
 from realitycheck.generation._errors import update_generation_errors
 from realitycheck.generation._plans import PlanRequests, SamplingPlan, usable_capabilities
 from realitycheck.generation._prompts import (
@@ -268,6 +269,7 @@ def generate(
     cache: CallCache | None = None,
     demos: Sequence[Example] | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
+    executor: Executor | None = None,
     progress: Progress | None = None,
 ) -> GenerationReport:
     """Answer every example with every prompt variant of ``plan``, resuming a stopped run.
@@ -284,6 +286,10 @@ def generate(
         demos: The pool few-shot demonstrations are drawn from (default: ``examples``);
             pass the whole dataset when ``examples`` is a part of it.
         batch_size: (example, variant) pairs per stored batch.
+        executor: Computes the batches (default: this process, in order); a
+            :class:`~realitycheck.executors.RayExecutor` answers them on a cluster's
+            workers, each writing its part into the run (the backend must be
+            configuration only: each worker loads its own model).
         progress: Progress seam (one step per request).
 
     Returns:
@@ -308,32 +314,23 @@ def generate(
     stored = {eid for (eid,) in store.keys("examples", ["example_id"])}
     store.append([e for e in examples if e.example_id not in stored])
     total = sum(len(job.requests.all()) for job in jobs)
+    from realitycheck.generation._parts import (  # (uses helpers here)
+        GenerationContext,
+        generate_part,
+    )
+
+    batches = [jobs[start : start + batch_size] for start in range(0, len(jobs), batch_size)]
     with (progress or NullProgress()).task(f"generate {backend.key}", total) as task:
-        for start in range(0, len(jobs), batch_size):
-            batch = jobs[start : start + batch_size]
-            requests = [r for job in batch for r in job.requests.all()]
-            results = cached_generate(backend, requests, cache=cache, progress=_Forward(task))
-            responses, failed = [], []
-            offset = 0
-            for job in batch:
-                width = len(job.requests.all())
-                outcome = _assemble(
-                    job, results[offset : offset + width], backend=backend, plan=plan, key=key
-                )
-                offset += width
-                if isinstance(outcome, Response):
-                    responses.append(outcome)
-                    continue
-                failed.append(_error_row(job, backend, plan, key, outcome))
-                if len(report.errors) < _MAX_ERRORS_SHOWN:
-                    report.errors.append(f"{job.response_id}: {outcome}")
-            store.append(responses)
-            update_generation_errors(
-                store, failed=failed, succeeded=[r.response_id for r in responses]
-            )
-            report.computed += len(responses)
-            report.failed += len(failed)
-            report.usage = _add(report.usage, _usage(results, backend))
+        context = GenerationContext(store, backend, plan, key=key, cache=cache)
+        context.progress = _Forward(task)
+        for tally in (executor or LocalExecutor()).map(generate_part, context, batches):
+            update_generation_errors(store, failed=tally.failed, succeeded=tally.succeeded)
+            report.computed += tally.computed
+            report.failed += len(tally.failed)
+            report.errors.extend(tally.errors[: _MAX_ERRORS_SHOWN - len(report.errors)])
+            report.usage = _add(report.usage, tally.usage)
+            if not tally.advanced:
+                task.advance(tally.requests)
     store.compact("responses")
     store.compact("examples")
     _record(store, backend, plan, key, examples, report, start=False)

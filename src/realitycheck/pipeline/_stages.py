@@ -13,21 +13,22 @@ store keeps the newest row of each response and component key).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from realitycheck.backends import CallCache
-from realitycheck.detectors import Detector, Needs
+from realitycheck.detectors import Detector
 from realitycheck.errors import InvalidInputError
+from realitycheck.executors import Executor, LocalExecutor
 from realitycheck.labelers import Labeler
 from realitycheck.pipeline._ingest import ingest
-from realitycheck.pipeline._report import StageReport, outcome_of
+from realitycheck.pipeline._parts import PartContext, compute_part
+from realitycheck.pipeline._report import StageReport
 from realitycheck.progress import NullProgress, Progress
-from realitycheck.records import Example, Label, Response, Score, records_from_columns
+from realitycheck.records import Example, Response, records_from_columns
 from realitycheck.store import RunStore
 
 __all__ = ["StageReport", "detect", "ingest", "label"]
@@ -147,12 +148,13 @@ def _todo(
 def _run_component(
     store: RunStore,
     component: Labeler | Detector,
-    compute: Callable[[Sequence[Response]], Sequence[Label | Score]],
     targets: _Targets,
     *,
     table: str,
     batch_size: int,
     retry_errors: bool,
+    cache: CallCache | None,
+    executor: Executor,
     progress: Progress,
     report: StageReport,
 ) -> None:
@@ -175,46 +177,36 @@ def _run_component(
     report.retried[key] = n_retried
     store.update_manifest(components={key: component.spec})
     if len(todo):
+        shared = PartContext(
+            store,
+            component,
+            table=table,
+            responses=targets.responses,
+            examples=targets.examples,
+            cache=cache,
+        )
+        batches = [todo[start : start + batch_size] for start in range(0, len(todo), batch_size)]
         with progress.task(f"{column} {key}", len(todo)) as task:
-            for start in range(0, len(todo), batch_size):
-                batch = targets.records(todo[start : start + batch_size])
-                records: list[Label | Score] = list(compute(batch))
-                if len(records) != len(batch):
-                    raise InvalidInputError(
-                        f"{key} returned {len(records)} records for {len(batch)} responses."
-                    )
-                store.append(records)
-                _count(report, key, records)
-                task.advance(len(batch))
+            for tally in executor.map(compute_part, shared, batches):
+                tally.add_to(report, key)
+                task.advance(tally.n)
         store.compact(table)
     names = ("computed", "missing", "failed", "reused", "retried")
     counts = {name: getattr(report, name).get(key, 0) for name in names}
     store.update_manifest(last_run={key: counts})
 
 
-def _count(report: StageReport, key: str, records: Sequence[Label | Score]) -> None:
-    """Add the outcomes of records just written to the report."""
-    for record in records:
-        outcome = outcome_of(record)
-        if outcome != "value":
-            counts_of = getattr(report, outcome)
-            counts_of[key] = counts_of.get(key, 0) + 1
-        if outcome == "missing" and record.error:
-            report.missing_why.setdefault(key, record.error)
-
-
 def _run_stage(
     store: RunStore,
     components: Sequence[Labeler] | Sequence[Detector],
-    compute_for: Callable[
-        [Any, Mapping[str, Example]], Callable[[Sequence[Response]], Sequence[Label | Score]]
-    ],
     *,
     table: str,
     stored_need: str,
     datasets: Iterable[str] | None,
     batch_size: int,
     retry_errors: bool,
+    cache: CallCache | None,
+    executor: Executor | None,
     progress: Progress | None,
 ) -> StageReport:
     """Run each component that is computed (not read from the dataset) on what it lacks."""
@@ -226,11 +218,12 @@ def _run_stage(
         _run_component(
             store,
             component,
-            compute_for(component, targets.examples),
             targets,
             table=table,
             batch_size=batch_size,
             retry_errors=retry_errors,
+            cache=cache,
+            executor=executor or LocalExecutor(),
             progress=progress or NullProgress(),
             report=report,
         )
@@ -245,6 +238,7 @@ def label(
     batch_size: int = DEFAULT_BATCH_SIZE,
     retry_errors: bool = False,
     cache: CallCache | None = None,
+    executor: Executor | None = None,
     progress: Progress | None = None,
 ) -> StageReport:
     """Label every stored response (of ``datasets``) that a labeler has not labelled yet.
@@ -254,16 +248,21 @@ def label(
 
     Labels whose error is retryable are computed again; ``retry_errors=True``
     recomputes every label with an error.
+
+    ``executor`` computes the batches (default: this process, in order); with a
+    :class:`~realitycheck.executors.RayExecutor` each batch is a task on a
+    cluster's workers, which write their parts into the same run folder.
     """
     return _run_stage(
         store,
         labelers,
-        lambda lab, examples: lambda batch: lab.label(batch, examples, cache=cache),
         table="labels",
         stored_need="recorded",
         datasets=datasets,
         batch_size=batch_size,
         retry_errors=retry_errors,
+        cache=cache,
+        executor=executor,
         progress=progress,
     )
 
@@ -276,6 +275,7 @@ def detect(
     batch_size: int = DEFAULT_BATCH_SIZE,
     retry_errors: bool = False,
     cache: CallCache | None = None,
+    executor: Executor | None = None,
     progress: Progress | None = None,
 ) -> StageReport:
     """Score every stored response (of ``datasets``) that a detector has not scored yet.
@@ -287,17 +287,18 @@ def detect(
 
     Scores whose error is retryable are computed again; ``retry_errors=True``
     recomputes every score with an error.
+
+    ``executor`` computes the batches, as in :func:`label`.
     """
     return _run_stage(
         store,
         detectors,
-        lambda det, examples: (
-            lambda batch: det.score(batch, Needs(examples=examples, cache=cache, store=store))
-        ),
         table="scores",
         stored_need="recorded",
         datasets=datasets,
         batch_size=batch_size,
         retry_errors=retry_errors,
+        cache=cache,
+        executor=executor,
         progress=progress,
     )

@@ -14,6 +14,7 @@ from typing import Any
 from realitycheck.backends import Backend, CallCache
 from realitycheck.datasets import Dataset
 from realitycheck.detectors import Detector
+from realitycheck.executors import Executor
 from realitycheck.generation import (
     ChoiceReport,
     GenerationReport,
@@ -118,13 +119,14 @@ def generate_datasets(
     *,
     cache: CallCache | None,
     batch_size: int,
+    executor: Executor | None = None,
     progress: Progress | None = None,
     listener: Listener | None = None,
 ) -> dict[str, GenerationReport]:
     """Answer the first ``limit`` examples of each dataset (all when ``None``) with ``backend``.
 
     Few-shot demonstrations are drawn from the whole dataset, so they do not
-    depend on the limit.
+    depend on the limit. ``executor`` answers the batches (default: this process).
     """
     progress = progress or NullProgress()
     listener = listener or Listener()
@@ -139,6 +141,7 @@ def generate_datasets(
             cache=cache,
             demos=pool,
             batch_size=batch_size,
+            executor=executor,
             progress=progress,
         )
         listener.generation(dataset.key, report, store.path)
@@ -197,6 +200,7 @@ def measure_run(
     report: bool,
     retry_errors: bool = False,
     cache: CallCache | None = None,
+    executor: Executor | None = None,
     progress: Progress | None = None,
     listener: Listener | None = None,
 ) -> RunOutcome:
@@ -204,6 +208,8 @@ def measure_run(
 
     Components that call a model (LLM judges, semantic entropy's judge) go
     through ``cache``, the run's call cache, so a rerun pays for no call twice.
+    ``executor`` computes the label and detect stages' batches (default: this
+    process; a Ray executor: a cluster's workers); the metrics are computed here.
     """
     progress = progress or NullProgress()
     listener = listener or Listener()
@@ -215,6 +221,7 @@ def measure_run(
             datasets=datasets,
             retry_errors=retry_errors,
             cache=cache,
+            executor=executor,
             progress=progress,
         )
         outcome.stages.append(done)

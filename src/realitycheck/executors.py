@@ -1,0 +1,233 @@
+"""Where a stage computes its batches: in this process, or on the workers of a Ray cluster.
+
+A stage decides on the driver what it lacks (resume), splits that into
+batches and hands an executor one task per batch::
+
+    for result in executor.map(task, shared, items):
+        ...  # one result per item, as each batch finishes
+
+``task(shared, item)`` computes one batch and writes its records as one
+atomic part into the run folder before it returns, so every finished batch
+is on disk whether or not its result reaches the driver. ``shared`` is what
+every batch reads (the component, the run's tables); a Ray executor puts it
+into the object store once.
+
+- :class:`LocalExecutor` runs the tasks one after the other in this process,
+  in order: the stages as they have always run.
+- :class:`RayExecutor` runs them as Ray tasks on a cluster's workers (any
+  node), at most ``max_in_flight`` at a time, and yields results as they
+  finish. A task whose worker dies (killed, node lost) is run again up to
+  ``max_retries`` times; a part is a temporary file until it is renamed into
+  place, so a killed worker leaves no torn part. Ray is imported only here,
+  and only when the first batch is dispatched.
+
+The run folder must be on storage every node sees under the same path
+(NFS, a cluster file system): the driver and each worker open it by path.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Protocol, TypeVar
+
+from realitycheck.errors import InvalidInputError, MissingDependencyError, RealityCheckError
+from realitycheck.params import Interval, check_arg
+
+__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "RayExecutor", "make_executor"]
+
+EXECUTORS = ("local", "ray")
+"""The names :func:`make_executor` accepts (the CLI's ``--executor`` choices)."""
+
+S = TypeVar("S")
+T = TypeVar("T")
+U = TypeVar("U")
+
+
+class Executor(Protocol):
+    """Maps a batch task over batches, here or elsewhere."""
+
+    name: str
+
+    def map(self, task: Callable[[S, T], U], shared: S, items: Sequence[T]) -> Iterator[U]:
+        """Yield ``task(shared, item)`` for every item (order not guaranteed)."""
+
+    def close(self) -> None:
+        """Release what the executor holds (a cluster connection it opened)."""
+
+
+class LocalExecutor:
+    """Every batch in this process, one after the other, in order."""
+
+    name = "local"
+
+    def map(self, task: Callable[[S, T], U], shared: S, items: Sequence[T]) -> Iterator[U]:
+        """Yield ``task(shared, item)`` for each item in turn."""
+        for item in items:
+            yield task(shared, item)
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+class RayExecutor:
+    """Every batch as a Ray task on the workers of a cluster.
+
+    Args:
+        address: The cluster (``HOST:PORT`` of its head, or ``auto``); default
+            ``$RAY_ADDRESS``, and without it a Ray started on this machine.
+        max_retries: Times a task is run again after its worker died (>= 0).
+        max_in_flight: Tasks submitted at once (>= 1); default twice the cluster's CPUs.
+    """
+
+    name = "ray"
+
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        max_retries: int = 3,
+        max_in_flight: int | None = None,
+    ) -> None:
+        check_arg(max_retries, Interval(int, 0), name="max_retries", owner="RayExecutor")
+        if max_in_flight is not None:
+            check_arg(max_in_flight, Interval(int, 1), name="max_in_flight", owner="RayExecutor")
+        self.address = address or os.environ.get("RAY_ADDRESS") or None
+        self.max_retries = max_retries
+        self.max_in_flight = max_in_flight
+        self._ray: Any = None
+        self._owns_connection = False
+
+    def __repr__(self) -> str:
+        return f"RayExecutor(address={self.address!r})"
+
+    def connect(self) -> Any:
+        """Import Ray and join the cluster (once); return the ``ray`` module.
+
+        Raises:
+            MissingDependencyError: Ray is not installed.
+            InvalidInputError: No cluster answers at ``address``.
+        """
+        if self._ray is not None:
+            return self._ray
+        ray = _import_ray()
+        if not ray.is_initialized():
+            _check_reachable(self.address)
+            try:
+                ray.init(
+                    address=self.address,
+                    include_dashboard=False,
+                    logging_level="ERROR",
+                    log_to_driver=False,
+                )
+            except (ConnectionError, TimeoutError, RuntimeError, ValueError) as exc:
+                raise InvalidInputError(
+                    f"No Ray cluster answers at {self.address!r} ({type(exc).__name__}: "
+                    f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r}). "
+                    "Start one with `ray start --head`, then pass its address "
+                    "(--ray-address HOST:PORT or RAY_ADDRESS).",
+                    field="ray_address",
+                ) from None
+            self._owns_connection = True
+        self._ray = ray
+        return ray
+
+    def map(self, task: Callable[[S, T], U], shared: S, items: Sequence[T]) -> Iterator[U]:
+        """Yield ``task(shared, item)`` for every item, computed on the cluster, as each finishes.
+
+        When a batch fails or the caller stops iterating, the tasks still running
+        are cancelled; each has written its part whole or not at all.
+
+        Raises:
+            RealityCheckError: The error a task raised (re-raised here as itself).
+        """
+        if not items:
+            return
+        ray = self.connect()
+        remote = ray.remote(max_retries=self.max_retries, retry_exceptions=False)(task)
+        shared_ref = ray.put(shared)
+        window = self.max_in_flight or max(1, 2 * int(ray.cluster_resources().get("CPU", 1)))
+        pending = list(reversed(items))
+        running: list[Any] = []
+        try:
+            while pending or running:
+                while pending and len(running) < window:
+                    running.append(remote.remote(shared_ref, pending.pop()))
+                done, running = ray.wait(running, num_returns=1)
+                yield _result(ray, done[0])
+        finally:  # a failed batch or a stopped stage: dispatch nothing more
+            for ref in running:
+                ray.cancel(ref)
+
+    def close(self) -> None:
+        """Leave the cluster if this executor joined it (a cluster it started stops)."""
+        if self._ray is not None and self._owns_connection:
+            self._ray.shutdown()
+        self._ray, self._owns_connection = None, False
+
+
+def _result(ray: Any, ref: Any) -> Any:
+    """Return a finished task's value; a task's own realitycheck error is raised as itself."""
+    try:
+        return ray.get(ref)
+    except ray.exceptions.RayTaskError as exc:
+        cause = getattr(exc, "cause", None)
+        if isinstance(cause, RealityCheckError):
+            raise cause from None
+        raise
+
+
+def _check_reachable(address: str | None, timeout: float = 5.0) -> None:
+    """Fail at once when ``HOST:PORT`` takes no connection (Ray itself retries for minutes)."""
+    if not address or address == "auto" or "://" in address:
+        return
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            return
+    except (OSError, ValueError) as exc:
+        raise InvalidInputError(
+            f"No Ray cluster answers at {address!r} ({type(exc).__name__}: {exc}). "
+            "Start one with `ray start --head`, then pass its address "
+            "(--ray-address HOST:PORT or RAY_ADDRESS).",
+            field="ray_address",
+        ) from None
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise MissingDependencyError(
+            "ray", extra="distributed", purpose="Running a stage on a Ray cluster"
+        ) from None
+    return ray
+
+
+def make_executor(name: str, *, address: str | None = None) -> Executor:
+    """Return the executor called ``name`` (one of :data:`EXECUTORS`).
+
+    Args:
+        name: ``local`` (this process) or ``ray`` (a Ray cluster).
+        address: The Ray cluster's address (``ray`` only; default ``$RAY_ADDRESS``).
+
+    Raises:
+        InvalidInputError: An unknown name, or an address given to ``local``.
+        MissingDependencyError: ``ray`` without Ray installed (checked here, before any work).
+    """
+    if name == "local":
+        if address:
+            raise InvalidInputError(
+                "A Ray address was given, but the executor is 'local'; "
+                "pass --executor ray to use the cluster.",
+                field="ray_address",
+            )
+        return LocalExecutor()
+    if name == "ray":
+        _import_ray()
+        return RayExecutor(address)
+    raise InvalidInputError(
+        f"The executor must be one of {', '.join(EXECUTORS)}. Got {name!r} instead.",
+        field="executor",
+    )

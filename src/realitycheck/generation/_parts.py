@@ -1,0 +1,127 @@
+"""One batch of the generate stage, computed wherever the executor runs it.
+
+:func:`generate_part` answers one batch of (example, variant) jobs through the
+call cache, writes their responses as one atomic part of the run and returns
+what the driver records itself (:class:`GenerationTally`): the failed jobs'
+rows for ``generation_errors``, the ids that succeeded, the usage. The driver
+alone rewrites ``generation_errors.parquet``, so workers never race on it.
+
+:class:`GenerationContext` pickles (for a Ray worker) as the run's path, the
+backend and plan (configuration only; a worker loads its own model) and the
+cache's path; a worker reopens the run and the cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from realitycheck.backends import Backend, CallCache, Usage, cached_generate
+from realitycheck.generation._plans import SamplingPlan
+from realitycheck.progress import NullProgress, Progress
+from realitycheck.records import Response
+from realitycheck.store import RunStore
+
+__all__ = ["GenerationContext", "GenerationTally", "generate_part"]
+
+
+class GenerationContext:
+    """What every batch of one generate call shares.
+
+    Args:
+        store: The run the responses are written to.
+        backend: The model.
+        plan: How to sample.
+        key: The generation hash of (backend, plan).
+        cache: The call cache, or ``None``.
+        progress: Progress advanced per request (in this process only; not pickled).
+    """
+
+    def __init__(
+        self,
+        store: RunStore,
+        backend: Backend,
+        plan: SamplingPlan,
+        *,
+        key: str,
+        cache: CallCache | None,
+        progress: Progress | None = None,
+    ) -> None:
+        self.store = store
+        self.backend = backend
+        self.plan = plan
+        self.key = key
+        self.cache = cache
+        self.progress = progress
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickle the run and the cache as paths, without the progress."""
+        cache = None if self.cache is None else (str(self.cache.path), self.cache.timeout)
+        return (_reopen, (str(self.store.path), self.backend, self.plan, self.key, cache))
+
+
+def _reopen(
+    run: str, backend: Backend, plan: SamplingPlan, key: str, cache: tuple[str, float] | None
+) -> GenerationContext:
+    """Rebuild a pickled :class:`GenerationContext` in a worker."""
+    return GenerationContext(
+        RunStore(Path(run)),
+        backend,
+        plan,
+        key=key,
+        cache=None if cache is None else CallCache(cache[0], timeout=cache[1]),
+    )
+
+
+@dataclass
+class GenerationTally:
+    """What one written batch did.
+
+    Attributes:
+        requests: Requests the batch sent (or found in the cache).
+        advanced: Whether the batch advanced the progress itself (in this process).
+        computed: Responses written.
+        failed: Rows of ``generation_errors`` for the jobs that failed.
+        succeeded: Response ids written.
+        errors: ``"<response id>: <error>"`` of each failed job.
+        usage: Calls, cache hits, tokens and cost of the batch.
+    """
+
+    requests: int = 0
+    advanced: bool = False
+    computed: int = 0
+    failed: list[dict[str, Any]] = field(default_factory=list)
+    succeeded: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+
+
+def generate_part(context: GenerationContext, batch: Sequence[Any]) -> GenerationTally:
+    """Answer a batch of jobs, store their responses as one part, and return the tally."""
+    from realitycheck.generation._stage import _assemble, _error_row, _Forward, _usage
+
+    backend, plan, key = context.backend, context.plan, context.key
+    requests = [r for job in batch for r in job.requests.all()]
+    tally = GenerationTally(requests=len(requests), advanced=context.progress is not None)
+    with (context.progress or NullProgress()).task(f"generate {backend.key}", None) as task:
+        results = cached_generate(backend, requests, cache=context.cache, progress=_Forward(task))
+    responses: list[Response] = []
+    offset = 0
+    for job in batch:
+        width = len(job.requests.all())
+        outcome = _assemble(
+            job, results[offset : offset + width], backend=backend, plan=plan, key=key
+        )
+        offset += width
+        if isinstance(outcome, Response):
+            responses.append(outcome)
+            continue
+        tally.failed.append(_error_row(job, backend, plan, key, outcome))
+        tally.errors.append(f"{job.response_id}: {outcome}")
+    context.store.append(responses)
+    tally.computed = len(responses)
+    tally.succeeded = [r.response_id for r in responses]
+    tally.usage = _usage(results, backend)
+    return tally

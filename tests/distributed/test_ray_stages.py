@@ -1,0 +1,253 @@
+"""Label and detect on a local two-worker Ray cluster: the same records, nothing lost, no rework.
+
+One cluster serves the module: a head node with no CPUs (the driver's machine)
+and a second node with two CPUs (two worker processes), both on 127.0.0.1 and
+both stopped at teardown by killing their process groups and the workers that
+name the cluster's temp folder (``ray stop`` would stop every Ray on the host).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("ray", reason="ray is not installed: pip install 'realitycheck[distributed]'")
+
+from ray_components import Logged  # noqa: E402  (after the skip)
+
+from realitycheck import Example, Response, RunStore, detect, label  # noqa: E402
+from realitycheck.detectors import detectors  # noqa: E402
+from realitycheck.executors import LocalExecutor, RayExecutor  # noqa: E402
+from realitycheck.labelers import labelers  # noqa: E402
+from realitycheck.store import check_run  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+SRC = HERE.parents[1] / "src"
+RAY = str(Path(sys.executable).with_name("ray"))
+N_EXAMPLES = 30  # 60 responses: four batches of 16
+pytestmark = pytest.mark.slow  # the cluster takes ~30 s to start on two cores
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [RAY, "start", *args, "--disable-usage-stats"],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its daemons stay in this process group
+        )
+        if proc.wait(timeout=120) != 0:
+            raise RuntimeError(f"ray start failed: {log.read_text()[-2000:]}")
+    return proc
+
+
+def _stop(groups: list[int], temp: Path) -> None:
+    """Stop the cluster's daemons (their process groups) and workers (which name ``temp``)."""
+    import psutil  # a dependency of ray
+
+    workers = [
+        p
+        for p in psutil.process_iter(["cmdline"])
+        if any(str(temp) in part for part in p.info["cmdline"] or ())
+    ]
+    for group in groups:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(group, sig)
+            except ProcessLookupError:
+                break
+            time.sleep(2.0 if sig == signal.SIGTERM else 0.0)
+    for proc in workers:
+        try:
+            proc.kill()
+        except psutil.NoSuchProcess:
+            pass
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """A running two-worker cluster; yields an executor connected to it."""
+    temp = tmp_path_factory.mktemp("ray")
+    port = _free_port()
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SRC), str(HERE)]),
+        "RAY_USAGE_STATS_ENABLED": "0",
+    }
+    env.pop("RAY_ADDRESS", None)
+    groups = []
+    try:
+        head = ["--head", "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=0"]
+        head += [f"--temp-dir={temp}", "--include-dashboard=false"]
+        groups.append(_start(head, env, temp / "head.log").pid)
+        node = [f"--address=127.0.0.1:{port}", "--num-cpus=2", "--node-ip-address=127.0.0.1"]
+        groups.append(_start(node, env, temp / "node.log").pid)
+        executor = RayExecutor(f"127.0.0.1:{port}")
+        executor.connect()
+        yield executor
+        executor.close()
+    finally:
+        _stop(groups, temp)
+
+
+def _run(folder: Path) -> RunStore:
+    """A run of 30 QA examples, two responses each (one right, one wrong)."""
+    store = RunStore(folder)
+    examples, responses = [], []
+    for i in range(N_EXAMPLES):
+        eid = f"q/{i}"
+        examples.append(
+            Example(
+                example_id=eid,
+                dataset="q",
+                task="qa",
+                question=f"What colour is fruit {i}?",
+                references=(f"a red apple number {i}",),
+            )
+        )
+        for model, text in (("m1", f"A red apple number {i}."), ("m2", f"A blue pear {i * 7}.")):
+            responses.append(
+                Response(response_id=f"{eid}/{model}", example_id=eid, model=model, text=text)
+            )
+    store.append(examples)
+    store.append(responses)
+    return store
+
+
+def _log(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _table(store: RunStore, name: str, keys: list[str]) -> pd.DataFrame:
+    return store.arrow(name).to_pandas().sort_values(keys).reset_index(drop=True)
+
+
+def _stages(store: RunStore, executor, log: Path) -> None:
+    labs = [labelers.create_from_key(k) for k in ("rouge_l", "token_f1")]
+    dets = [detectors.create_from_key("length"), Logged(log=str(log), pause=0.2)]
+    label(store, labs, batch_size=16, executor=executor)
+    detect(store, dets, batch_size=16, executor=executor)
+
+
+def test_a_run_split_across_workers_stores_what_one_process_stores(cluster, tmp_path):
+    alone, split = _run(tmp_path / "alone"), _run(tmp_path / "split")
+    _stages(alone, LocalExecutor(), tmp_path / "alone.log")
+    _stages(split, cluster, tmp_path / "split.log")
+    pids = {entry["pid"] for entry in _log(tmp_path / "split.log")}
+    assert len(pids) == 2 and os.getpid() not in pids  # both workers, not the driver
+    for name, keys in (("labels", ["response_id", "labeler"]), ("scores", ["response_id"])):
+        ours, theirs = _table(split, name, keys), _table(alone, name, keys)
+        # The logged detector's key names its own log file; the rest must match exactly.
+        if name == "scores":
+            ours["detector"] = ours["detector"].str.replace("split.log", "X.log")
+            theirs["detector"] = theirs["detector"].str.replace("alone.log", "X.log")
+            ours["spec"] = ours["spec"].str.replace("split.log", "X.log")
+            theirs["spec"] = theirs["spec"].str.replace("alone.log", "X.log")
+            keys = ["response_id", "detector"]
+            ours = ours.sort_values(keys).reset_index(drop=True)
+            theirs = theirs.sort_values(keys).reset_index(drop=True)
+        assert len(ours) == 2 * N_EXAMPLES * 2
+        pd.testing.assert_frame_equal(ours, theirs)
+
+
+def test_killing_a_worker_mid_stage_loses_nothing(cluster, tmp_path):
+    store = _run(tmp_path / "run")
+    log, victim = tmp_path / "calls.log", tmp_path / "victim.pid"
+    det = Logged(log=str(log), victim=str(victim))
+    outcome: dict = {}
+
+    def stage():
+        try:
+            outcome["report"] = detect(store, [det], batch_size=16, executor=cluster)
+        except BaseException as exc:  # reported to the main thread
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=stage)
+    worker.start()
+    deadline = time.monotonic() + 60
+    while not (victim.exists() and victim.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    pid = int(victim.read_text())
+    os.kill(pid, signal.SIGKILL)
+    worker.join(timeout=120)
+    assert not worker.is_alive() and "error" not in outcome, outcome.get("error")
+    assert pid not in {entry["pid"] for entry in _log(log)}  # the victim never finished
+    scores = store.arrow("scores").to_pandas()
+    texts = store.arrow("responses").to_pandas().set_index("response_id")["text"]
+    assert len(scores) == 2 * N_EXAMPLES
+    assert dict(zip(scores.response_id, scores.value, strict=True)) == {
+        rid: float(len(t)) for rid, t in texts.items()
+    }
+    assert outcome["report"].computed[det.key] == 2 * N_EXAMPLES
+    assert not check_run(store.path).findings  # no torn or unreadable part
+    assert not list(store.path.rglob("*.tmp"))
+
+
+def test_a_rerun_computes_only_the_missing_parts(cluster, tmp_path):
+    store = _run(tmp_path / "run")
+    log, flag = tmp_path / "calls.log", tmp_path / "fail.flag"
+    flag.touch()
+    det = Logged(log=str(log), fail_on="q/20/m1", fail_flag=str(flag))
+    one_at_a_time = RayExecutor(cluster.address, max_in_flight=1)
+    with pytest.raises(RuntimeError, match="planned failure"):
+        detect(store, [det], batch_size=16, executor=one_at_a_time)
+    first = {rid for entry in _log(log) for rid in entry["ids"]}
+    stored = set(store.frame("scores")["response_id"])
+    assert first == stored and len(stored) == 32  # two batches of 16 before the failing one
+    flag.unlink()
+    report = detect(store, [det], batch_size=16, executor=cluster)
+    second = [rid for entry in _log(log)[2:] for rid in entry["ids"]]
+    everything = set(store.frame("responses")["response_id"])
+    assert sorted(second) == sorted(everything - first)  # each missing response once
+    assert report.reused[det.key] == 32 and report.computed[det.key] == 28
+    assert set(store.frame("scores")["response_id"]) == everything
+
+
+def test_generation_split_across_workers_stores_what_one_process_stores(cluster, tmp_path):
+    from realitycheck.backends import CallCache
+    from realitycheck.backends.mock import MockBackend
+    from realitycheck.generation import SamplingPlan, generate
+
+    examples = _run(tmp_path / "inputs").read(Example)
+    backend, plan = MockBackend(sample_replies=("one", "two", "three")), SamplingPlan(n_samples=3)
+    runs = {}
+    for name, executor in (("alone", LocalExecutor()), ("split", cluster)):
+        runs[name] = RunStore(tmp_path / name)
+        cache = CallCache(tmp_path / f"{name}.sqlite")
+        report = generate(
+            runs[name], examples, backend, plan, cache=cache, batch_size=4, executor=executor
+        )
+        assert report.computed == N_EXAMPLES and report.usage.calls == 2 * N_EXAMPLES
+    # The workers wrote every answer into the shared cache: a new run there calls nothing.
+    again = generate(
+        RunStore(tmp_path / "again"),
+        examples,
+        backend,
+        plan,
+        cache=CallCache(tmp_path / "split.sqlite"),
+        executor=cluster,
+    )
+    assert (again.usage.calls, again.usage.cached) == (0, 2 * N_EXAMPLES)
+    split = _table(runs["split"], "responses", ["response_id"])
+    alone = _table(runs["alone"], "responses", ["response_id"])
+    assert len(split) == N_EXAMPLES
+    pd.testing.assert_frame_equal(split, alone)
