@@ -71,7 +71,7 @@ def run(out: Path, data_dir: str | None, timer: Timer) -> None:
     from realitycheck.labelers import labelers
     from realitycheck.pipeline import EvaluationConfig, detect, evaluate, ingest, label
     from realitycheck.report import write_report
-    from realitycheck.runner import DEMO_PLAN, build_studies
+    from realitycheck.runner import DEMO_PLAN, build_studies, demo_study_keys
     from realitycheck.store import RunData, RunStore, save_result
 
     bootstrap = Bootstrap()
@@ -89,8 +89,8 @@ def run(out: Path, data_dir: str | None, timer: Timer) -> None:
     with timer.stage("evaluate"):
         evaluate(store, EvaluationConfig(bootstrap=bootstrap))
     data = RunData(store)
-    for component in build_studies(["all"]):
-        with timer.stage(f"study {component.key}"):
+    for component in build_studies(demo_study_keys()):
+        with timer.stage(f"study {component.name}"):
             save_result(store, component.run(data, bootstrap=bootstrap))
     with timer.stage("report"):
         write_report(store, out)
