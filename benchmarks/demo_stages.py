@@ -102,6 +102,26 @@ def run(out: Path, data_dir: str | None, timer: Timer) -> None:
         write_report(store, out)
 
 
+NOTES = (
+    "The before run (12:20 UTC, commit ed398b9) ran train_noise with its default key, a probe "
+    "on stored scores only; first and warm run the demo's own train_noise key "
+    "(demo_study_keys(): an embedding probe too), so its row is not like for like.",
+    "first: REALITYCHECK_CACHE_DIR and the embedding cache fresh (ONNX export included); "
+    "warm: the same code rerun on a new folder with first's embedding cache; every CSV table "
+    "of the two runs (metrics.csv, studies/*/*.csv) is equal (largest difference 0, "
+    "benchmarks/compare_demo_runs.py).",
+    "The machine was shared with three other engineers (load 2-8): compare CPU seconds.",
+)
+FLOOR = {
+    "work": "first-run embedding floor: 63,788 distinct texts, 2,285,172 word pieces",
+    "realitycheck": "about 950 CPU s",
+    "alternative": "",
+    "ratio": "",
+    "note": "ONNX MiniLM at its best measured 2,300-2,400 word pieces (90-100 RAGTruth "
+    "sentences) per CPU s; about 475 s wall on 2 idle cores, before any other stage",
+}
+
+
 def stage_record(timer: Timer, wall: float, cpu: float) -> dict[str, object]:
     """One run's raw timings: date, machine, command, totals and each stage's seconds."""
     return {
@@ -153,6 +173,7 @@ def summary(runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
         old = secs["before"].get(name, (float("nan"), 0.0))[0]
         warm_cpu = secs["warm"].get(name, (float("nan"), 0.0))[0]
         rows.append(_row(f"demo stage: {name}, CPU s", cpu, old, f"warm cache: {warm_cpu:.1f} s"))
+    rows.append(dict(FLOOR))
     names = list(dict.fromkeys([*secs["first"], *secs["before"], *secs["warm"]]))
     stages = [
         {
@@ -175,6 +196,7 @@ def summary(runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
             label: {k: v for k, v in run.items() if k not in ("stages", "rows")}
             for label, run in runs.items()
         },
+        "notes": list(NOTES),
         "stages": stages,
     }
 
@@ -199,6 +221,8 @@ def markdown(result: dict[str, Any]) -> str:
             f"- **{label}**: {run['date']}; {run['machine']}; `{run['command']}`; "
             f"total wall {run['total_wall_s']:.1f} s, CPU {run['total_cpu_s']:.1f} s"
         )
+    lines += ["", *[f"- {note}" for note in result["notes"]]]
+    lines += ["", f"- {FLOOR['work']}: {FLOOR['realitycheck']} ({FLOOR['note']})."]
     labels = list(result["runs"])
     head = [f"{label} CPU s" for label in labels] + [f"{label} wall s" for label in labels]
     lines += ["", "| stage | " + " | ".join(head) + " |", "|---" * (1 + len(head)) + "|"]
