@@ -176,7 +176,10 @@ class TrainNoise(Study):
                     rows += found
                     figures.append(figure(ds, det.key, found))
         return self._result(
-            finding(rows, self.rate, _clean_name(self.reference)), tables=[table(rows)], figures=figures, skipped=skipped
+            finding(rows, self.rate, _clean_name(self.reference)),
+            tables=[table(rows)],
+            figures=figures,
+            skipped=skipped,
         )
 
     # -- training-label sets ---------------------------------------------------------------
