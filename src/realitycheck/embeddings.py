@@ -204,7 +204,9 @@ def _export_onnx(source: Path, target: Path) -> None:
     import torch
     from onnxruntime.transformers.optimizer import optimize_model
     from transformers import AutoModel
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.disable_progress_bar()  # library code draws no bars of its own
     # Eager attention exports as plain ops that the optimizer fuses into one Attention op.
     model = AutoModel.from_pretrained(source, attn_implementation="eager", local_files_only=True)
 

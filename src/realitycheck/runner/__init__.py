@@ -12,6 +12,7 @@ from realitycheck.runner._demo import (
     DEMO_LABELERS,
     DEMO_PLAN,
     DemoResult,
+    demo_study_keys,
     run_demo,
 )
 from realitycheck.runner._run import (
@@ -40,6 +41,7 @@ __all__ = [
     "StudyRun",
     "build_studies",
     "choose_datasets",
+    "demo_study_keys",
     "expand_study_keys",
     "generate_datasets",
     "load_run_config",
