@@ -1,8 +1,9 @@
 """What evaluate reads from a run: one row per response, one column per labeler and detector.
 
 Only the columns evaluate uses are read, as Arrow (never the response texts);
-labels and scores are placed into the response rows by an id index, one
-NumPy array per table, instead of pivoting record frames. The tables equal
+labels and scores are placed into the response rows by Arrow's hash look-up
+(``pyarrow.compute.index_in``), one NumPy array per table, instead of
+pivoting record frames of Python strings. The tables equal
 those of :class:`~realitycheck.store.RunData` (``wide_verdicts``,
 ``wide_label_scores``, ``wide_scores``) reindexed on the run's responses.
 """
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from realitycheck.analysis import split_of
 from realitycheck.errors import InvalidInputError
@@ -33,9 +35,10 @@ class Frame:
     scores: pd.DataFrame  # index response_id, columns detector keys: value / NaN
 
 
-def _strings(column: pa.ChunkedArray) -> np.ndarray:
-    """An Arrow string column as a NumPy object array (None where null)."""
-    return column.to_numpy(zero_copy_only=False)
+def _positions(values: pa.ChunkedArray, value_set: pa.ChunkedArray) -> np.ndarray:
+    """Position of each value in ``value_set`` (whose values are distinct), -1 where absent."""
+    found = pc.index_in(values, value_set=value_set.combine_chunks())
+    return found.fill_null(-1).to_numpy().astype(np.intp)
 
 
 def _base(
@@ -43,52 +46,53 @@ def _base(
 ) -> pd.DataFrame:
     """The responses that point at a known example, with dataset, task and split."""
     examples = store.arrow("examples", columns=["dataset", "task"])
-    at = pd.Index(_strings(examples.column("example_id"))).get_indexer(
-        _strings(responses.column("example_id"))
-    )
+    at = _positions(responses.column("example_id"), examples.column("example_id"))
     known = at >= 0
+    kept = pa.array(np.flatnonzero(known))
+    found = pa.array(at[known])
+    example_ids = responses.column("example_id").take(kept)
+    # The split hashes each distinct example id once.
+    distinct = pc.unique(example_ids)
+    codes = _positions(example_ids, pa.chunked_array([distinct]))
+    split = split_of(distinct.to_pylist(), calibration_fraction)
     base = pd.DataFrame(
         {
-            "response_id": _strings(responses.column("response_id")),
-            "example_id": _strings(responses.column("example_id")),
-            "model": _strings(responses.column("model")),
-            "dataset": np.where(known, _strings(examples.column("dataset"))[at], None),
-            "task": np.where(known, _strings(examples.column("task"))[at], None),
+            "response_id": responses.column("response_id").take(kept).to_pandas(),
+            "example_id": example_ids.to_pandas(),
+            "model": responses.column("model").take(kept).to_pandas(),
+            "dataset": examples.column("dataset").take(found).to_pandas(),
+            "task": examples.column("task").take(found).to_pandas(),
+            "split": pd.Categorical(split[codes]),
         }
     )
-    base = base[known]
-    # The split hashes each distinct example id once.
-    codes, distinct = pd.factorize(base["example_id"])
-    base = base.assign(split=split_of(list(distinct), calibration_fraction)[codes])
     if slice_by:
-        metas = pd.Series(_strings(responses.column("meta"))[known], index=base.index)
+        metas = responses.column("meta").take(kept).to_pandas()
         base = base.assign(**slice_columns(metas, slice_by))
-    return base.reset_index(drop=True)
+    return base
 
 
 def _wide(
-    rows: np.ndarray, keys: np.ndarray, values: np.ndarray, ids: pd.Index, name: str
+    rows: np.ndarray, keys: pa.ChunkedArray, values: np.ndarray, ids: pd.Index, name: str
 ) -> pd.DataFrame:
     """Values placed at (response row, key column); NaN where a response has none.
 
     ``rows`` are positions in ``ids`` (-1 for records of unknown responses,
     which are left out); columns are the sorted keys of every record.
     """
-    codes, distinct = pd.factorize(keys)
-    order = np.argsort(np.asarray(distinct, dtype=object), kind="stable")
-    columns = np.asarray(distinct, dtype=object)[order]
-    codes = np.argsort(order)[codes]
+    distinct = pc.unique(keys)
+    columns = sorted(distinct.to_pylist())
+    codes = _positions(keys, pa.chunked_array([pa.array(columns, pa.string())]))
     out = np.full((len(ids), len(columns)), np.nan)
     kept = rows >= 0
     out[rows[kept], codes[kept]] = values[kept]
-    return pd.DataFrame(out, index=ids, columns=pd.Index(columns.tolist(), name=name))
+    return pd.DataFrame(out, index=ids, columns=pd.Index(columns, name=name, dtype=object))
 
 
-def _stray_note(name: str, response_ids: np.ndarray, rows: np.ndarray) -> list[str]:
+def _stray_note(name: str, response_ids: pa.ChunkedArray, rows: np.ndarray) -> list[str]:
     stray = rows < 0
     if not stray.any():
         return []
-    ids = pd.unique(response_ids[stray])[:3].tolist()
+    ids = pc.unique(response_ids.filter(pa.array(stray))).slice(0, 3).to_pylist()
     return [
         f"{int(stray.sum())} {name} point at responses the run does not hold "
         f"(e.g. {ids}); they are reported here and not used."
@@ -117,22 +121,22 @@ def load_frame(
     orphans = responses.num_rows - len(base)
     if orphans:
         notes.append(f"{orphans} responses point at unknown examples and are excluded.")
-    ids = pd.Index(base["response_id"].to_numpy(), name="response_id")
+    ids = pd.Index(base["response_id"], name="response_id")
+    known = pa.chunked_array([pa.array(base["response_id"], pa.string())])
     labels = store.arrow("labels", columns=["labeler", "hallucinated", "score"])
     scores = store.arrow("scores", columns=["detector", "value"])
-    label_ids = _strings(labels.column("response_id"))
-    score_ids = _strings(scores.column("response_id"))
-    label_rows, score_rows = ids.get_indexer(label_ids), ids.get_indexer(score_ids)
+    label_ids, score_ids = labels.column("response_id"), scores.column("response_id")
+    label_rows, score_rows = _positions(label_ids, known), _positions(score_ids, known)
     notes += _stray_note("labels", label_ids, label_rows)
     notes += _stray_note("scores", score_ids, score_rows)
-    labelers = _strings(labels.column("labeler"))
+    labelers = labels.column("labeler")
     return Frame(
         base=base,
         labels=_wide(label_rows, labelers, _floats(labels.column("hallucinated")), ids, "labeler"),
         label_scores=_wide(label_rows, labelers, _floats(labels.column("score")), ids, "labeler"),
         scores=_wide(
             score_rows,
-            _strings(scores.column("detector")),
+            scores.column("detector"),
             _floats(scores.column("value")),
             ids,
             "detector",
