@@ -34,6 +34,7 @@ import pyarrow.parquet as pq
 from _results import run_process, write_result
 
 from realitycheck import Example, Label, Response, RunStore, Score
+from realitycheck.metrics import LITTLE_BOOTSTRAP_ABOVE
 
 EVALUATE = (
     "import sys; from realitycheck import RunStore, evaluate; evaluate(RunStore(sys.argv[1]))"
@@ -141,8 +142,8 @@ def _write_rows(
         notes = ["whole process, one run; target for 10M: under 600 s and 8 GB", grows]
         if n in reports:
             notes.append(f"report.html {reports[n] / 1024:,.0f} KiB")
-        if n > 2**21:
-            notes.append("intervals by the bag of little bootstraps (n > 2,097,152)")
+        if n > LITTLE_BOOTSTRAP_ABOVE:
+            notes.append(f"intervals: bag of little bootstraps (n > {LITTLE_BOOTSTRAP_ABOVE:,})")
         rows.append(
             {
                 "work": f"`evaluate`, {n:,} synthetic responses, one detector, human labels",

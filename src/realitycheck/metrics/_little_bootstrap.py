@@ -40,8 +40,14 @@ from realitycheck.metrics._bootstrap import _CHUNK_ITEMS, Counts, Resamples, _sm
 
 __all__ = ["LITTLE_BOOTSTRAP_ABOVE", "LittleBootstraps"]
 
-LITTLE_BOOTSTRAP_ABOVE = 2**21
-"""Above this many items (2,097,152), evaluate's intervals use the bag of little bootstraps."""
+LITTLE_BOOTSTRAP_ABOVE = 2**19
+"""Above this many items (524,288), evaluate's intervals use the bag of little bootstraps.
+
+Far above every test and every demo dataset (at most tens of thousands of
+responses), so their intervals are those of the plain bootstrap; at 1M
+responses the plain bootstrap took 550 s of a 2-core machine, the bag of
+little bootstraps a small fraction of that (``benchmarks/scaling.py``).
+"""
 
 _SUBSETS = 10
 _GAMMA = 0.7
