@@ -21,6 +21,8 @@ BUILDING_BLOCKS = {
     "rankdata",
     "resample_indices",
     "Resamples",
+    "LITTLE_BOOTSTRAP_ABOVE",
+    "LittleBootstraps",
 }
 EXPECTED = BUILDING_BLOCKS | {
     "BootstrapResult",

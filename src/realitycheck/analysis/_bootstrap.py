@@ -18,6 +18,12 @@ class Bootstrap:
     ``seed``, intervals covering ``confidence``. Everything measured on the
     same items shares the same resamples, so paired comparisons are fair.
 
+    Above :data:`~realitycheck.metrics.LITTLE_BOOTSTRAP_ABOVE` items (524,288)
+    evaluate's intervals come from the bag of little bootstraps instead
+    (Kleiner et al. 2014; ``metrics._little_bootstrap``): the same seed and
+    ``n_resamples``, shared out over 10 subsets of ``n ** 0.7`` items, in
+    bounded work; each such row's note says so.
+
     Args:
         n_resamples: Resamples per interval (an int >= 1).
         confidence: Coverage of each interval, in (0, 1).

@@ -33,8 +33,12 @@ class Where:
 
 
 # Resamples a Measure keeps, in item positions over all sizes n (one byte each,
-# about 128 MB); the oldest are dropped first.
-_KEPT_ITEMS = 2**27
+# 2 GiB: 1,000 resamples of 1M items and of a 500k split); the oldest are dropped first.
+_KEPT_ITEMS = 2**31
+_LITTLE_NOTE = (
+    f"interval: bag of little bootstraps (more than {M.LITTLE_BOOTSTRAP_ABOVE:,} items; "
+    "Kleiner et al. 2014)"
+)
 
 
 class Measure:
@@ -48,15 +52,23 @@ class Measure:
 
     def __init__(self, bootstrap: Bootstrap) -> None:
         self.bootstrap = bootstrap
-        self._drawn: OrderedDict[int, M.Resamples] = OrderedDict()
+        self._drawn: OrderedDict[int, M.Resamples | M.LittleBootstraps] = OrderedDict()
 
-    def resamples(self, n: int) -> M.Resamples:
-        """Return the resamples of ``n`` items under this bootstrap, drawing them once."""
+    def resamples(self, n: int) -> M.Resamples | M.LittleBootstraps:
+        """Return the resamples of ``n`` items under this bootstrap, drawing them once.
+
+        Above :data:`~realitycheck.metrics.LITTLE_BOOTSTRAP_ABOVE` items they are
+        the bag of little bootstraps (bounded work; see ``metrics._little_bootstrap``).
+        """
         if n in self._drawn:
             self._drawn.move_to_end(n)
             return self._drawn[n]
         b = self.bootstrap
-        drawn = M.Resamples(n, b.n_resamples, b.seed)
+        drawn: M.Resamples | M.LittleBootstraps
+        if n > M.LITTLE_BOOTSTRAP_ABOVE:
+            drawn = M.LittleBootstraps(n, b.n_resamples, b.seed)
+        else:
+            drawn = M.Resamples(n, b.n_resamples, b.seed)
         self._drawn[n] = drawn
         while sum(self._drawn) * b.n_resamples > _KEPT_ITEMS and len(self._drawn) > 1:
             self._drawn.popitem(last=False)
@@ -79,6 +91,7 @@ class Measure:
         score, which are defined there.
         """
         k = s.shape[0]
+        little = y.size > M.LITTLE_BOOTSTRAP_ABOVE
         one_class = y.size > 0 and y.min() == y.max()
         if y.size == 0 or (one_class and metric not in M.CALIBRATION_METRICS):
             values = [(float("nan"),) * 3] * k
@@ -121,10 +134,18 @@ class Measure:
                     slice=where.slice,
                     dataset=where.dataset,
                     threshold=None if thresholds is None else float(thresholds[i]),
-                    note=note or ("undefined: one class" if np.isnan(v) else ""),
+                    note=_note(note, float(v), little),
                 )
             )
         return out
+
+
+def _note(given: str, value: float, little: bool) -> str:
+    """A row's note: the given one (or "undefined: one class" for NaN), and how its CI was drawn."""
+    note = given or ("undefined: one class" if np.isnan(value) else "")
+    if little and not np.isnan(value):
+        note = f"{note}; {_LITTLE_NOTE}" if note else _LITTLE_NOTE
+    return note
 
 
 def choose_or_fix_threshold(y: np.ndarray, s: np.ndarray, objective: str) -> tuple[float, str]:

@@ -44,6 +44,7 @@ from realitycheck.metrics._classification import (
     recall,
 )
 from realitycheck.metrics._correlation import pearson, rankdata, spearman
+from realitycheck.metrics._little_bootstrap import LITTLE_BOOTSTRAP_ABOVE, LittleBootstraps
 from realitycheck.metrics._proportion import wilson_interval
 from realitycheck.metrics._ranking import auroc, pr_auc, precision_recall_curve, roc_curve
 from realitycheck.metrics._rejection import (
@@ -61,6 +62,8 @@ __all__ = [
     "CLASSIFICATION_METRICS",
     "DeLong",
     "ECE_BINNINGS",
+    "LITTLE_BOOTSTRAP_ABOVE",
+    "LittleBootstraps",
     "PairedBootstrap",
     "RANKING_METRICS",
     "REJECTION_METRICS",

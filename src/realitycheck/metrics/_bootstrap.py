@@ -5,6 +5,8 @@ when B x n is large) and turned into per-item multiplicities with one
 ``np.bincount`` on offset positions; a :class:`Resamples` passed in draws them
 once for every metric and detector on the same items, and shares the
 confusion counts of the same predictions across classification metrics.
+A :class:`~realitycheck.metrics.LittleBootstraps` passed instead gives the
+bag of little bootstraps' interval (see ``_little_bootstrap``).
 Each detector's scores are sorted once;
 ranking metrics are then evaluated for all resamples of a chunk at once by the
 weighted kernel of ``_ranking`` (running sums over the sorted order, ties
@@ -20,7 +22,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -33,12 +35,19 @@ from realitycheck.metrics._bootstrap_inputs import (
     check_options,
     prepare,
 )
-from realitycheck.metrics._calibration import CALIBRATION_METRICS, weighted_calibration_metric
+from realitycheck.metrics._calibration import (
+    CALIBRATION_METRICS,
+    calibration_terms,
+    weighted_calibration_from_terms,
+)
 from realitycheck.metrics._classification import from_counts
 from realitycheck.metrics._ranking import RankIndex, WeightedItems, weighted_rank_metric
-from realitycheck.metrics._rejection import REJECTION_METRICS, weighted_prr
+from realitycheck.metrics._rejection import REJECTION_METRICS, RejectionOrder, weighted_prr_sorted
 from realitycheck.metrics._validation import UndefinedMetricWarning, warn_undefined
 from realitycheck.params import param_error, shown
+
+if TYPE_CHECKING:  # _little_bootstrap builds on Resamples, defined here
+    from realitycheck.metrics._little_bootstrap import LittleBootstraps
 
 __all__ = [
     "BOOTSTRAP_METRICS",
@@ -52,12 +61,13 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 
+
 # Resamples are drawn (and evaluated) in chunks of about this many item
 # positions; a handful of int64/float64 arrays of this size stay near 100 MB.
 _CHUNK_ITEMS = 2**21
 # Resamples keep their multiplicities up to this many positions (1 byte each
-# while no item is drawn more than 255 times).
-_MAX_KEPT_ITEMS = 2**26
+# while no item is drawn more than 255 times): 1 GiB, 1,000 resamples of 1M items.
+_MAX_KEPT_ITEMS = 2**30
 # Confusion counts kept per Resamples (one entry per labels x predictions).
 _MAX_CONFUSIONS = 16
 
@@ -238,15 +248,22 @@ def _ranking_values(
 def _score_values(
     name: str, labels: npt.NDArray[np.bool_], scores: FloatArray, chunks: Iterator[Any]
 ) -> FloatArray:
-    """PRR, ECE or Brier score of every row of ``scores`` for every resample."""
+    """PRR, ECE or Brier score of every row of ``scores`` for every resample.
+
+    Each row is sorted (PRR) or binned (ECE, Brier) once, before the chunks.
+    """
+    if name == "ece" or name == "brier":
+        terms = [calibration_terms(name, labels, row) for row in scores]
+    else:
+        orders = [RejectionOrder.build(labels, row) for row in scores]
     out = []
     for counts in chunks:
         values = np.empty((scores.shape[0], counts.shape[0]))
-        for k, row in enumerate(scores):
+        for k in range(scores.shape[0]):
             if name == "ece" or name == "brier":
-                values[k] = weighted_calibration_metric(name, labels, row, counts)
+                values[k] = weighted_calibration_from_terms(name, terms[k], counts)
             else:
-                values[k] = weighted_prr(labels, row, counts)
+                values[k] = weighted_prr_sorted(orders[k], counts)
         out.append(values)
     return np.concatenate(out, axis=1)
 
@@ -318,9 +335,35 @@ def _values(
     return _thresholded_values(metric, resamples.confusion(labels, inputs))
 
 
+def _intervals(
+    metric: Metric,
+    labels: npt.NDArray[np.bool_],
+    inputs: npt.NDArray[Any],
+    drawn: Resamples | LittleBootstraps,
+    confidence: float,
+) -> tuple[FloatArray, npt.NDArray[np.int64]]:
+    """Percentile interval (k, 2) of each row of ``inputs``, and its defined resamples (k,)."""
+    quantiles = ((1 - confidence) / 2, (1 + confidence) / 2)
+    if not isinstance(drawn, Resamples):
+        return drawn.intervals(lambda y, x, r: _values(metric, y, x, r), labels, inputs, quantiles)
+    values = _values(metric, labels, inputs, drawn)
+    defined = ~np.isnan(values)
+    counts = defined.sum(axis=1)
+    bounds = np.full((inputs.shape[0], 2), np.nan)
+    for k, row in enumerate(values):
+        if counts[k]:
+            bounds[k] = np.quantile(row[defined[k]], quantiles)
+    return bounds, counts
+
+
 def _resamples_for(
-    resamples: Resamples | None, n: int, n_resamples: int, seed: int | None, owner: str
-) -> Resamples:
+    resamples: Resamples | LittleBootstraps | None,
+    n: int,
+    n_resamples: int,
+    seed: int | None,
+    owner: str,
+    metric: Metric,
+) -> Resamples | LittleBootstraps:
     """The given resamples, checked against the call's options, or fresh ones."""
     if resamples is None:
         return Resamples(n, n_resamples, seed, max_items=0)
@@ -331,6 +374,13 @@ def _resamples_for(
             f"the resamples of n={n}, n_resamples={n_resamples}, seed={seed}",
             got=f"those of n={resamples.n}, n_resamples={resamples.n_resamples}, "
             f"seed={resamples.seed}",
+        )
+    if callable(metric) and not isinstance(resamples, Resamples):
+        raise param_error(
+            "resamples",
+            owner,
+            "plain Resamples for a callable metric (the little bootstraps weight items)",
+            got="LittleBootstraps",
         )
     return resamples
 
@@ -376,7 +426,7 @@ def bootstrap_ci(
     confidence: float = 0.95,
     seed: int | None = 0,
     threshold: Any = None,
-    resamples: Resamples | None = None,
+    resamples: Resamples | LittleBootstraps | None = None,
 ) -> BootstrapResult:
     """Percentile-bootstrap confidence interval of a metric, for one or many detectors.
 
@@ -410,7 +460,11 @@ def bootstrap_ci(
             ``"auroc"``, ``"pr_auc"``, ``"prr"``, ``"ece"`` and ``"brier"``.
         resamples: The :class:`Resamples` of ``(n, n_resamples, seed)``, drawn
             once and shared by every call on the same items (the same
-            intervals, less work); None draws them for this call.
+            intervals, less work); None draws them for this call. Or the
+            :class:`LittleBootstraps` of ``(n, n_resamples, seed)``: the
+            interval is then the bag of little bootstraps' (the mean of the
+            percentile intervals of its subsets; see ``_little_bootstrap``),
+            for a metric name only.
 
     Returns:
         A :class:`BootstrapResult`; scalars for a 1-D ``y_score``, arrays of
@@ -428,15 +482,8 @@ def bootstrap_ci(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
         value = _values(resolved, labels, inputs, None)[:, 0]
-    drawn = _resamples_for(resamples, n, n_resamples, seed, "bootstrap_ci")
-    values = _values(resolved, labels, inputs, drawn)
-    defined = ~np.isnan(values)
-    counts = defined.sum(axis=1)
-    quantiles = ((1 - confidence) / 2, (1 + confidence) / 2)
-    bounds = np.full((scores.shape[0], 2), np.nan)
-    for k, row in enumerate(values):
-        if counts[k]:
-            bounds[k] = np.quantile(row[defined[k]], quantiles)
+    drawn = _resamples_for(resamples, n, n_resamples, seed, "bootstrap_ci", resolved)
+    bounds, counts = _intervals(resolved, labels, inputs, drawn, confidence)
     if np.isnan(value).any():
         warn_undefined(f"bootstrap_ci: {name} is undefined on the full data; value is NaN.")
     if (counts == 0).any():

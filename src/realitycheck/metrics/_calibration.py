@@ -199,20 +199,39 @@ def weighted_calibration_metric(
     Row ``b`` of ``weights`` gives each item's multiplicity; the result equals
     the metric on the data set in which item ``i`` appears ``weights[b, i]``
     times. Equal-width bins do not depend on the weights, so the per-bin gaps
-    are one matrix product.
+    are one matrix product (see :func:`calibration_terms`).
 
     Returns:
         Shape (B,); NaN where a row's weights sum to 0.
     """
+    return weighted_calibration_from_terms(kind, calibration_terms(kind, labels, probs), weights)
+
+
+def calibration_terms(kind: str, labels: npt.NDArray[np.bool_], probs: FloatArray) -> FloatArray:
+    """What each item adds to ECE or the Brier score, before weighting (computed once).
+
+    For ``"brier"``, shape (n,): ``(prob - label) ** 2``. For ``"ece"``,
+    shape (n, 10): ``prob - label`` in the column of the item's equal-width
+    bin, 0 elsewhere.
+    """
+    if kind == "brier":
+        return (probs - labels) ** 2
+    ids = bin_ids(probs, bin_edges(probs, 10, "equal_width"))
+    gaps = np.zeros((probs.size, 10))
+    gaps[np.arange(probs.size), ids] = probs - labels
+    return gaps
+
+
+def weighted_calibration_from_terms(
+    kind: str, terms: FloatArray, weights: npt.NDArray[Any]
+) -> FloatArray:
+    """ECE or Brier score of each row of ``weights`` from :func:`calibration_terms`."""
     w = weights.astype(np.float64)
     total = w.sum(axis=1)
     if kind == "brier":
-        numerator = w @ (probs - labels) ** 2
+        numerator = w @ terms
     else:
-        ids = bin_ids(probs, bin_edges(probs, 10, "equal_width"))
-        gaps = np.zeros((probs.size, 10))
-        gaps[np.arange(probs.size), ids] = probs - labels
-        numerator = np.abs(w @ gaps).sum(axis=1)
+        numerator = np.abs(w @ terms).sum(axis=1)
     out = np.full(total.shape, np.nan)
     np.divide(numerator, total, out=out, where=total > 0)
     return out

@@ -139,6 +139,31 @@ def _harmonic(n: int) -> tuple[FloatArray, FloatArray]:
     return harmonic, k * harmonic - k
 
 
+@dataclass(frozen=True)
+class RejectionOrder:
+    """One detector's scores in ascending order, built once for every weighting.
+
+    Attributes:
+        order: Item positions by ascending score (stable).
+        correct_items: Whether each item of that order is correct (not hallucinated).
+        last: Position (in that order) of the last item of each run of tied
+            scores; None when no two scores tie.
+    """
+
+    order: npt.NDArray[np.intp]
+    correct_items: npt.NDArray[np.bool_]
+    last: npt.NDArray[np.intp] | None
+
+    @classmethod
+    def build(cls, labels: npt.NDArray[np.bool_], scores: FloatArray) -> RejectionOrder:
+        """Sort one detector's scores against the labels."""
+        order = np.argsort(scores, kind="stable")
+        sorted_scores = scores[order]
+        starts = np.r_[0, np.flatnonzero(np.diff(sorted_scores)) + 1]
+        last = None if starts.size == scores.size else np.r_[starts[1:], scores.size] - 1
+        return cls(order=order, correct_items=~labels[order], last=last)
+
+
 def weighted_prr(
     labels: npt.NDArray[np.bool_], scores: FloatArray, weights: npt.NDArray[Any]
 ) -> FloatArray:
@@ -146,7 +171,18 @@ def weighted_prr(
 
     Row ``b`` of ``weights`` gives each item's multiplicity; the result equals
     :func:`prr` on the data set in which item ``i`` appears ``weights[b, i]``
-    times. A correct response at (0-based) position ``k`` of the ascending
+    times. See :func:`weighted_prr_sorted`, which this calls after sorting.
+
+    Returns:
+        Shape (B,); NaN where a row has one class only.
+    """
+    return weighted_prr_sorted(RejectionOrder.build(labels, scores), weights)
+
+
+def weighted_prr_sorted(index: RejectionOrder, weights: npt.NDArray[Any]) -> FloatArray:
+    """PRR for many weightings of the items of ``index`` (sorted once, used for every chunk).
+
+    A correct response at (0-based) position ``k`` of the ascending
     order is kept at rejection sizes ``m = k + 1 .. N``, so it adds
     ``sum_{m > k} 1 / m = H[N] - H[k]`` to ``sum_m C_m / m``; the copies of an
     item at positions ``a .. b - 1`` add ``w H[N] - (G[b] - G[a])`` with
@@ -157,25 +193,22 @@ def weighted_prr(
     Returns:
         Shape (B,); NaN where a row has one class only.
     """
-    order = np.argsort(scores, kind="stable")
-    sorted_scores = scores[order]
-    correct_items = ~labels[order]
+    correct_items = index.correct_items
     # Half-width integers halve the memory traffic when the totals fit.
     fits = int(weights.sum(axis=1).max()) < np.iinfo(np.int32).max
     dtype: type[np.signedinteger[Any]] = np.int32 if fits else np.int64
-    w: npt.NDArray[np.signedinteger[Any]] = np.asarray(weights[:, order], dtype=dtype)
+    w: npt.NDArray[np.signedinteger[Any]] = np.asarray(weights[:, index.order], dtype=dtype)
     ends: npt.NDArray[np.signedinteger[Any]] = np.cumsum(w, axis=1, dtype=dtype)
     total = ends[:, -1]
     harmonic, partial = _harmonic(int(total.max()))
-    starts = np.r_[0, np.flatnonzero(np.diff(sorted_scores)) + 1]
-    if starts.size == scores.size:  # no tie: one look-up pair per correct item
+    if index.last is None:  # no tie: one look-up pair per correct item
         end = ends[:, correct_items]
         kept = w[:, correct_items]
         correct = kept.sum(axis=1, dtype=np.int64)
         inner = (partial[end] - partial[end - kept]).sum(axis=1)
     else:
         # Running sums read at the last item of each run of ties give the runs' totals.
-        last = np.r_[starts[1:], scores.size] - 1
+        last = index.last
         end = ends[:, last]
         group_w = np.diff(end, axis=1, prepend=0)
         running_q = np.cumsum(w * correct_items, axis=1, dtype=dtype)

@@ -45,7 +45,6 @@ from realitycheck.analysis import (
     Measure,
     Where,
     group_by_mask,
-    split_of,
 )
 from realitycheck.errors import InvalidInputError
 from realitycheck.keys import LabelKey
@@ -62,11 +61,12 @@ from realitycheck.params import (
     param,
 )
 from realitycheck.pipeline._checks import check_keys, explain_empty
-from realitycheck.pipeline._slices import slice_columns, slices
+from realitycheck.pipeline._evaluate_load import Frame, load_frame
+from realitycheck.pipeline._slices import slices
 from realitycheck.pipeline._test_split import fit_calibrations, fit_thresholds, test_split_rows
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import MetricResult
-from realitycheck.store import RunData, RunStore
+from realitycheck.store import RunStore
 
 __all__ = ["Evaluation", "EvaluationConfig", "evaluate"]
 
@@ -146,46 +146,6 @@ class Evaluation:
     notes: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True, kw_only=True)
-class _Frame:
-    base: pd.DataFrame  # response_id, example_id, model, dataset, task, split
-    labels: pd.DataFrame  # index response_id, columns labeler keys: 1.0 / 0.0 / NaN
-    label_scores: pd.DataFrame  # index response_id, columns labeler keys: score / NaN
-    scores: pd.DataFrame  # index response_id, columns detector keys: value / NaN
-
-
-def _load(store: RunStore, config: EvaluationConfig, notes: list[str]) -> _Frame:
-    data = RunData(store)
-    if data.responses.empty:
-        raise InvalidInputError(
-            f"The run at {store.path} holds no responses; load a dataset or generate first."
-        )
-    base = data.responses[["response_id", "example_id", "model", "dataset", "task"]]
-    orphans = base["dataset"].isna()
-    if orphans.any():
-        notes.append(f"{int(orphans.sum())} responses point at unknown examples and are excluded.")
-        base = base[~orphans]
-    base = base.assign(split=split_of(base["example_id"].tolist(), config.calibration_fraction))
-    if config.slice_by:
-        base = base.assign(**slice_columns(data.responses.loc[base.index, "meta"], config.slice_by))
-    known = set(base["response_id"])
-    for name, df in (("labels", data.labels), ("scores", data.scores)):
-        stray = ~df["response_id"].isin(known)
-        if stray.any():
-            ids = df.loc[stray, "response_id"].unique()[:3].tolist()
-            notes.append(
-                f"{int(stray.sum())} {name} point at responses the run does not hold "
-                f"(e.g. {ids}); they are reported here and not used."
-            )
-    ids = base["response_id"]
-    return _Frame(
-        base=base.reset_index(drop=True),
-        labels=data.wide_verdicts.reindex(ids).astype(float),
-        label_scores=data.wide_label_scores.reindex(ids).astype(float),
-        scores=data.wide_scores.reindex(ids).astype(float),
-    )
-
-
 def _present(frame: pd.DataFrame, idx: np.ndarray, wanted: tuple[str, ...] | None) -> list[str]:
     have = [c for c in frame.columns if frame[c].iloc[idx].notna().any()]
     if wanted is None:
@@ -199,7 +159,7 @@ def _present(frame: pd.DataFrame, idx: np.ndarray, wanted: tuple[str, ...] | Non
 
 
 def _references(
-    frame: _Frame, dataset: str, rows_idx: np.ndarray, config: EvaluationConfig, notes: list[str]
+    frame: Frame, dataset: str, rows_idx: np.ndarray, config: EvaluationConfig, notes: list[str]
 ) -> list[str]:
     """Return the ground-truth labelers for a dataset, each distinct label set once."""
     refs = _present(frame.labels, rows_idx, config.references)
@@ -229,7 +189,7 @@ def _references(
 
 
 def _detector_rows(
-    frame: _Frame,
+    frame: Frame,
     dataset: str,
     rows_idx: np.ndarray,
     refs: list[str],
@@ -276,7 +236,7 @@ def _detector_rows(
 
 
 def _agreement_rows(
-    frame: _Frame,
+    frame: Frame,
     dataset: str,
     rows_idx: np.ndarray,
     refs: list[str],
@@ -345,7 +305,7 @@ def evaluate(
     config = config or EvaluationConfig()
     progress = progress or NullProgress()
     notes: list[str] = []
-    frame = _load(store, config, notes)
+    frame = load_frame(store, config.calibration_fraction, config.slice_by, notes)
     check_keys(
         labelers=list(frame.labels.columns),
         detectors=list(frame.scores.columns),
