@@ -95,7 +95,9 @@ def _score_chunk(
     ids, pos, mask = _rows(chunk, pad_id, model.dtype)
     width = ids.shape[1]
     keep = max(sum(len(o) for o in opts) for _, opts in chunk) + 1
-    rows, where, targets = [], [], []
+    rows: list[int] = []
+    where: list[int] = []
+    targets: list[int] = []
     for r, (_, options) in enumerate(chunk):
         start = width - sum(len(o) for o in options)  # first option token
         last = start - 1  # the context's last position
