@@ -16,10 +16,11 @@ question:
   truncated by either tool: long shared contexts, where running each context
   once (realitycheck) instead of once per option (lm-eval) is the saving.
 
-* realitycheck: the ``hf`` backend's :meth:`loglik_tokens` (all pairs in one
-  call: each question's context run once and its KV cache copied to its
-  options, about ``--batch-size`` options per forward pass), then
-  :func:`choose_option` per question;
+* realitycheck: the ``hf`` backend's :meth:`loglik_tokens` with SDPA
+  attention (transformers' default, which lm-eval loads too), all pairs in
+  one call: each question's context and its options in one packed row
+  (the context run once), about ``--batch-size`` options per forward pass,
+  then :func:`choose_option` per question;
 * lm-eval: ``HFLM(pretrained=FOLDER, add_bos_token=True)`` (the BOS token
   realitycheck's tokenisation also adds), ``loglikelihood`` on ``Instance``
   requests, at its default batch size (1) and at the same ``--batch-size``
@@ -70,7 +71,8 @@ torch.set_num_threads(cfg["threads"])
 from realitycheck.backends.hf import HFBackend
 from realitycheck.generation import OptionScore, choose_option
 loading = time.perf_counter()
-backend = HFBackend(model=cfg["model"], device="cpu", dtype="float32", batch_size=cfg["batch"])
+backend = HFBackend(model=cfg["model"], device="cpu", dtype="float32", batch_size=cfg["batch"],
+                    attn_implementation="sdpa")
 backend.loglik_tokens([])  # loads the model
 start = time.perf_counter()
 pairs = [tuple(p) for p in cfg["pairs"]]

@@ -74,7 +74,11 @@ def test_choose_cli_matches_a_direct_forward_pass_and_resumes_for_free(
             got = r.meta["options"][i]
             assert got["sum"] == pytest.approx(total, abs=1e-5) and got["n_tokens"] == n
             figures.append(total / n)
-        assert r.meta["chosen"] == int(np.argmax(figures))
+        # Options tied in exact arithmetic (all-<unk> options) may differ by float
+        # rounding: the chosen option is the best to within the 1e-5 the values are held to.
+        assert figures[r.meta["chosen"]] >= max(figures) - 1e-5
+        if max(figures) - sorted(figures)[-2] > 1e-5:
+            assert r.meta["chosen"] == int(np.argmax(figures))
         assert r.text == e.choices[r.meta["chosen"]]
         assert labels[r.response_id].hallucinated is (r.meta["chosen"] not in e.meta["gold"])
         assert r.meta["prompt"].endswith(f"Q: {e.question}\nA:")

@@ -52,15 +52,87 @@ MCQ = [
 ]
 
 
+def _force_path(monkeypatch, path: str) -> None:
+    """Score options in packed rows (``packed``) or against a copied KV cache (``cache``)."""
+    import importlib
+
+    module = importlib.import_module("realitycheck.backends._hf_loglik")
+    if path == "cache":
+        monkeypatch.setattr(module, "packable", lambda model: False)
+
+
+@pytest.mark.parametrize("path", ["packed", "cache"])
 @pytest.mark.parametrize("batch_size", [1, 4, 64])
-def test_options_sharing_a_context_equal_a_direct_forward_pass(reference, tiny_lm_dir, batch_size):
-    """Contexts run once with their cache copied per option: same numbers as full passes."""
+def test_options_sharing_a_context_equal_a_direct_forward_pass(
+    reference, tiny_lm_dir, batch_size, path, monkeypatch
+):
+    """Contexts run once (packed rows or a copied cache): same numbers as full passes."""
     from realitycheck.backends.hf import HFBackend
 
+    _force_path(monkeypatch, path)
     backend = HFBackend(model=str(tiny_lm_dir), device="cpu", batch_size=batch_size)
     got = backend.loglik_tokens(MCQ + [("the sun", " is red")])
     for pair, values in zip(MCQ + [("the sun", " is red")], got, strict=True):
         np.testing.assert_allclose(values, _direct(reference, *pair), atol=1e-5, rtol=0)
+
+
+# Word-level tokens: "on" + "e two" is "one two", so the boundary token merges and the
+# context of those options is "the cat sat" (the merged token counts to the option).
+MERGING = [
+    ("the cat sat on", "e two three"),
+    ("the cat sat on", " the river"),
+    ("the cat sat on", "e"),
+    ("the cat sat on", " a mountain near rome"),
+    ("one two three day", "s"),
+    ("one two three day", " ten"),
+]
+
+
+def _direct_merged(reference, prompt: str, continuation: str) -> list[float]:
+    """One unpadded pass; the continuation is what follows the tokens both texts share."""
+    model, tokenizer = reference
+    ctx = tokenizer(prompt)["input_ids"]
+    whole = tokenizer(prompt + continuation)["input_ids"]
+    start = next(
+        (t for t, (a, b) in enumerate(zip(ctx, whole, strict=False)) if a != b),
+        min(len(ctx), len(whole)),
+    )
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([whole])).logits[0].double()
+    logp = torch.log_softmax(logits, dim=-1)
+    return [float(logp[t - 1, whole[t]]) for t in range(start, len(whole))]
+
+
+@pytest.mark.parametrize("attn", ["eager", "sdpa"])
+@pytest.mark.parametrize("path", ["packed", "cache"])
+def test_options_whose_first_token_merges_with_the_context(
+    reference, tiny_lm_dir, path, attn, monkeypatch
+):
+    from realitycheck.backends.hf import HFBackend
+
+    _force_path(monkeypatch, path)
+    backend = HFBackend(
+        model=str(tiny_lm_dir), device="cpu", batch_size=3, attn_implementation=attn
+    )
+    got = backend.loglik_tokens(MERGING)
+    assert [len(v) for v in got] == [3, 2, 1, 4, 1, 1]
+    for pair, values in zip(MERGING, got, strict=True):
+        np.testing.assert_allclose(values, _direct_merged(reference, *pair), atol=1e-5, rtol=0)
+
+
+def test_packed_path_is_taken_on_eager_and_sdpa_only(tiny_lm_dir):
+    from realitycheck.backends._hf_packed import packable
+    from realitycheck.backends.hf import load
+
+    for attn in ("eager", "sdpa"):
+        assert packable(load(str(tiny_lm_dir), "cpu", "float32", attn)[0])
+    model = load(str(tiny_lm_dir), "cpu", "float32", "eager")[0]
+    config = model.config
+    try:
+        config.sliding_window = 4  # a window would be overridden by the packed mask
+        assert not packable(model)
+    finally:
+        config.sliding_window = None
 
 
 def test_hf_scores_do_not_depend_on_batch_or_order(hf):

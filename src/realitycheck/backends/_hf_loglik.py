@@ -4,11 +4,15 @@ Each ``(prompt, continuation)`` pair is tokenised twice, the prompt alone
 (with the tokenizer's special tokens, e.g. BOS) and prompt + continuation;
 the tokens of the joint text after the longest prefix the two share are the
 continuation's (:func:`realitycheck.backends._chat.continuation_start`), so a
-token spanning the boundary counts to the continuation. Continuations that share
-their context (the options of one question) are scored against one run of
-the context (:mod:`realitycheck.backends._hf_prefix`); the other pairs are
-sorted by length before batching, so a batch holds sequences of similar
-length and little padding. The answers come back in the order of the pairs.
+token spanning the boundary counts to the continuation. On a model with
+eager or SDPA attention every context goes through the model once, in one
+row with all its continuations behind it under a mask that keeps them apart
+(:mod:`realitycheck.backends._hf_packed`). On other models, continuations
+that share their context (the options of one question) are scored against
+one run of the context with its key/value cache copied per continuation
+(:mod:`realitycheck.backends._hf_prefix`), and the other pairs are sorted by
+length before batching, so a batch holds sequences of similar length and
+little padding. The answers come back in the order of the pairs.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 
 from realitycheck.backends._chat import continuation_start
 from realitycheck.backends._hf_forward import forward_features
+from realitycheck.backends._hf_packed import packable, packed_logliks
 from realitycheck.backends._hf_prefix import shared_context_logliks
 
 __all__ = ["split_pairs", "token_logliks"]
@@ -65,6 +70,8 @@ def token_logliks(
     """
     contexts, continuations = split_pairs(tokenizer, pairs)
     pad_id = int(tokenizer.pad_token_id)
+    if packable(model):
+        return packed_logliks(model, contexts, continuations, pad_id=pad_id, batch_size=batch_size)
     uses: dict[tuple[int, ...], int] = {}
     for context, continuation in zip(contexts, continuations, strict=True):
         if continuation:
