@@ -394,7 +394,7 @@ def row(work: str, ours: str, theirs: str, ratio: float, note: str) -> dict:
         "work": work,
         "realitycheck": ours,
         "alternative": theirs,
-        "ratio": round(ratio, 2),
+        "ratio": f"{ratio:.2f}x",
         "note": note,
     }
 
