@@ -9,6 +9,7 @@ from realitycheck.backends._base import (
     backend,
     backends,
     require,
+    require_pairs,
 )
 from realitycheck.backends._cache import (
     CallCache,
@@ -52,5 +53,6 @@ __all__ = [
     "pair_classes",
     "pair_score",
     "require",
+    "require_pairs",
     "usage_of",
 ]

@@ -18,7 +18,15 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from realitycheck.errors import InvalidInputError
-from realitycheck.params import InstanceOf, Interval, OneOf, SequenceOf, check_params, param
+from realitycheck.params import (
+    InstanceOf,
+    Interval,
+    OneOf,
+    SequenceOf,
+    check_params,
+    param,
+    param_error,
+)
 from realitycheck.registry import Component, Registry
 
 if TYPE_CHECKING:
@@ -247,3 +255,18 @@ def require(needs: frozenset[str] | set[str], chosen: Backend, *, who: str) -> N
         f"{who} needs {', '.join(missing)}, which the backend {chosen.key!r} cannot supply. "
         f"Backends that can: {', '.join(able) or 'none installed'}."
     )
+
+
+def require_pairs(classifier: Backend, owner: str) -> None:
+    """Fail unless ``classifier`` can score sequence pairs; ``owner`` names the component.
+
+    Raises:
+        ParamError: On the ``classifier`` parameter, naming the backends that can.
+    """
+    if "pairs" not in classifier.capabilities:
+        raise param_error(
+            "classifier",
+            owner,
+            "a backend with the 'pairs' capability (hf, vllm, mock)",
+            got=repr(classifier.key),
+        )

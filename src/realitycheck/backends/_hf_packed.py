@@ -28,6 +28,8 @@ import inspect
 from collections.abc import Sequence
 from typing import Any
 
+from realitycheck.backends._hf_prefix import by_context
+
 __all__ = ["packable", "packed_logliks"]
 
 _MASKED_ATTENTION = ("eager", "sdpa")
@@ -150,26 +152,10 @@ def packed_logliks(
     Returns:
         One tuple per pair, in order.
     """
-    groups: dict[tuple[int, ...], list[int]] = {}
-    for i, (context, continuation) in enumerate(zip(contexts, continuations, strict=True)):
-        if continuation:
-            groups.setdefault(tuple(context), []).append(i)
-
-    def length(item: tuple[tuple[int, ...], list[int]]) -> int:
-        return len(item[0]) + sum(len(continuations[i]) for i in item[1])
-
-    ordered = sorted(groups.items(), key=lambda kv: -length(kv))  # similar rows pad little
-    out: list[tuple[float, ...]] = [()] * len(contexts)
-    start = 0
-    while start < len(ordered):
-        stop, n = start, 0
-        while stop < len(ordered) and (n == 0 or n + len(ordered[stop][1]) <= batch_size):
-            n += len(ordered[stop][1])
-            stop += 1
-        part = ordered[start:stop]
-        chunk = [(context, [continuations[i] for i in members]) for context, members in part]
-        scored = _score_chunk(model, chunk, pad_id)
-        for i, values in zip([i for _, m in part for i in m], scored, strict=True):
-            out[i] = tuple(values)
-        start = stop
-    return out
+    return by_context(
+        contexts,
+        continuations,
+        batch_size=batch_size,
+        score=lambda chunk: _score_chunk(model, chunk, pad_id),
+        width=lambda context, options: len(context) + sum(len(o) for o in options),
+    )

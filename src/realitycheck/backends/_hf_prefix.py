@@ -14,10 +14,10 @@ is the context's share of the tokens, times the options per question.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["shared_context_logliks"]
+__all__ = ["by_context", "shared_context_logliks"]
 
 
 def _accepts_logits_to_keep(model: Any) -> bool:
@@ -107,11 +107,41 @@ def shared_context_logliks(
     Returns:
         One tuple per pair, in order.
     """
+    return by_context(
+        contexts,
+        continuations,
+        batch_size=batch_size,
+        score=lambda chunk: _score_chunk(model, chunk, pad_id),
+        width=lambda context, options: len(context),
+    )
+
+
+Chunk = list[tuple[tuple[int, ...], list[Sequence[int]]]]
+
+
+def by_context(
+    contexts: Sequence[Sequence[int]],
+    continuations: Sequence[Sequence[int]],
+    *,
+    batch_size: int,
+    score: Callable[[Chunk], Sequence[Sequence[float]]],
+    width: Callable[[tuple[int, ...], list[Sequence[int]]], int],
+) -> list[tuple[float, ...]]:
+    """Group pairs by context, batch the groups widest first, and ``score`` each batch.
+
+    ``score`` takes ``[(context, [continuation, ...]), ...]`` and returns the
+    token log-probs of each continuation in that order; ``width`` is a group's
+    row width, the sort key (similar widths pad little). A context's
+    continuations are never split across batches, so a batch may exceed
+    ``batch_size`` by one context's. Empty continuations score ``()``.
+    """
     groups: dict[tuple[int, ...], list[int]] = {}
     for i, (context, continuation) in enumerate(zip(contexts, continuations, strict=True)):
         if continuation:
             groups.setdefault(tuple(context), []).append(i)
-    ordered = sorted(groups.items(), key=lambda kv: -len(kv[0]))
+    ordered = sorted(
+        groups.items(), key=lambda kv: -width(kv[0], [continuations[i] for i in kv[1]])
+    )
     out: list[tuple[float, ...]] = [()] * len(contexts)
     start = 0
     while start < len(ordered):
@@ -121,8 +151,7 @@ def shared_context_logliks(
             stop += 1
         part = ordered[start:stop]
         chunk = [(context, [continuations[i] for i in members]) for context, members in part]
-        scored = _score_chunk(model, chunk, pad_id)
-        for i, values in zip([i for _, m in part for i in m], scored, strict=True):
+        for i, values in zip([i for _, m in part for i in m], score(chunk), strict=True):
             out[i] = tuple(values)
         start = stop
     return out

@@ -85,13 +85,9 @@ class PairGrounding(Detector):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if "pairs" not in self.classifier.capabilities:
-            raise param_error(
-                "classifier",
-                self.name,
-                "a backend with the 'pairs' capability (hf, vllm, mock)",
-                got=repr(self.classifier.key),
-            )
+        from realitycheck.backends import require_pairs
+
+        require_pairs(self.classifier, self.name)
 
     def premises(self, context: str) -> list[str]:
         """Return the parts of the source each hypothesis is checked against."""

@@ -92,13 +92,9 @@ class SelfCheckNLI(Detector):
     def __post_init__(self) -> None:
         """Check the parameters, the classifier's capability and declared contradiction class."""
         super().__post_init__()
-        if "pairs" not in self.classifier.capabilities:
-            raise param_error(
-                "classifier",
-                self.name,
-                "a backend with the 'pairs' capability (hf, vllm, mock)",
-                got=repr(self.classifier.key),
-            )
+        from realitycheck.backends import require_pairs
+
+        require_pairs(self.classifier, self.name)
         if self.labels and not any(n.strip().lower().startswith("contradict") for n in self.labels):
             raise param_error(
                 "labels",

@@ -16,7 +16,6 @@ from realitycheck.params import (
     SequenceOf,
     as_tuple,
     param,
-    param_error,
 )
 from realitycheck.records import Example, Label, Response
 from realitycheck.registry import nested
@@ -67,13 +66,9 @@ class NLILabeler(Labeler):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if "pairs" not in self.classifier.capabilities:
-            raise param_error(
-                "classifier",
-                self.name,
-                "a backend with the 'pairs' capability (hf, vllm, mock)",
-                got=repr(self.classifier.key),
-            )
+        from realitycheck.backends import require_pairs
+
+        require_pairs(self.classifier, self.name)
 
     def _pairs(self, text: str, reference: str) -> list[tuple[str, str]]:
         forward, backward = (text, reference), (reference, text)
