@@ -90,6 +90,9 @@ def cluster(tmp_path_factory):
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(SRC), str(HERE)]),
         "RAY_USAGE_STATS_ENABLED": "0",
+        # Ray 2.5x starts a head with token authentication and reads the token from
+        # ~/.ray: a cluster of one machine's test needs none, and the user's is not ours.
+        "RAY_AUTH_MODE": "disabled",
     }
     env.pop("RAY_ADDRESS", None)
     groups = []
@@ -99,10 +102,12 @@ def cluster(tmp_path_factory):
         groups.append(_start(head, env, temp / "head.log").pid)
         node = [f"--address=127.0.0.1:{port}", "--num-cpus=2", "--node-ip-address=127.0.0.1"]
         groups.append(_start(node, env, temp / "node.log").pid)
-        executor = RayExecutor(f"127.0.0.1:{port}")
-        executor.connect()
-        yield executor
-        executor.close()
+        with pytest.MonkeyPatch.context() as patch:  # the driver connects without a token too
+            patch.setenv("RAY_AUTH_MODE", "disabled")
+            executor = RayExecutor(f"127.0.0.1:{port}")
+            executor.connect()
+            yield executor
+            executor.close()
     finally:
         _stop(groups, temp)
 
