@@ -90,7 +90,7 @@ def cluster(tmp_path_factory):
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(SRC), str(HERE)]),
         "RAY_USAGE_STATS_ENABLED": "0",
-        # Ray 2.5x starts a head with token authentication and reads the token from
+        # Ray 2.60 starts a head with token authentication and reads the token from
         # ~/.ray: a cluster of one machine's test needs none, and the user's is not ours.
         "RAY_AUTH_MODE": "disabled",
     }
