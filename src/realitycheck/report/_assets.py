@@ -21,7 +21,7 @@ body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; co
   max-width: 1500px; margin: 0 auto; padding: 0 1rem; }
 .single { max-width: 1200px; margin: 0 auto; padding: 0 1rem; }
 main { min-width: 0; padding-bottom: 4rem; }
-main p, main li, main summary, main figcaption { overflow-wrap: anywhere; }
+main p, main li, main summary, main figcaption, main h2, main h3 { overflow-wrap: anywhere; }
 nav.toc { position: sticky; top: 0; align-self: start; max-height: 100vh; overflow-y: auto;
   font-size: .82rem; padding: 1rem 0; }
 nav.toc ul { list-style: none; padding-left: .8rem; margin: .2rem 0; }
