@@ -331,3 +331,15 @@ def test_usage_counts_only_what_this_run_paid_for():
 def test_bad_arguments_are_refused(call, message):
     with pytest.raises(InvalidInputError, match=message):
         call()
+
+
+def test_a_pickled_cache_reopens_the_same_file(tmp_path):
+    import pickle
+
+    cache = CallCache(tmp_path / "calls.sqlite", timeout=5)
+    cache.put_value("key", "value")
+    copy = pickle.loads(pickle.dumps(cache))  # what a Ray worker receives
+    assert (copy.path, copy.timeout) == (cache.path, 5.0)
+    assert copy.get_values(["key"]) == {"key": "value"}
+    copy.put_value("other", "written by the copy")
+    assert cache.get_values(["other"]) == {"other": "written by the copy"}

@@ -97,6 +97,10 @@ class CallCache:
     def __repr__(self) -> str:
         return f"CallCache({str(self.path)!r})"
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickle as the path and timeout; the copy opens its own connection (e.g. a Ray worker)."""
+        return (_reopen, (str(self.path), self.timeout))
+
     def _connection(self) -> sqlite3.Connection:
         if self._conn is not None and self._pid == os.getpid():
             return self._conn
@@ -385,3 +389,8 @@ def _iter_generations(generations: Iterable[Generation]) -> Iterator[Generation]
                 got=f"{shown(generation)} at position {i}",
             )
         yield generation
+
+
+def _reopen(path: str, timeout: float) -> CallCache:
+    """Rebuild a pickled :class:`CallCache`."""
+    return CallCache(path, timeout=timeout)

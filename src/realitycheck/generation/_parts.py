@@ -8,14 +8,13 @@ alone rewrites ``generation_errors.parquet``, so workers never race on it.
 
 :class:`GenerationContext` pickles (for a Ray worker) as the run's path, the
 backend and plan (configuration only; a worker loads its own model) and the
-cache's path; a worker reopens the run and the cache.
+cache's path, without the progress; a worker reopens the run and the cache.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from realitycheck.backends import Backend, CallCache, Usage, cached_generate
@@ -56,23 +55,9 @@ class GenerationContext:
         self.cache = cache
         self.progress = progress
 
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        """Pickle the run and the cache as paths, without the progress."""
-        cache = None if self.cache is None else (str(self.cache.path), self.cache.timeout)
-        return (_reopen, (str(self.store.path), self.backend, self.plan, self.key, cache))
-
-
-def _reopen(
-    run: str, backend: Backend, plan: SamplingPlan, key: str, cache: tuple[str, float] | None
-) -> GenerationContext:
-    """Rebuild a pickled :class:`GenerationContext` in a worker."""
-    return GenerationContext(
-        RunStore(Path(run)),
-        backend,
-        plan,
-        key=key,
-        cache=None if cache is None else CallCache(cache[0], timeout=cache[1]),
-    )
+    def __getstate__(self) -> dict[str, Any]:
+        """Everything but the progress, which advances in this process only."""
+        return {**self.__dict__, "progress": None}
 
 
 @dataclass

@@ -321,8 +321,9 @@ def generate(
 
     batches = [jobs[start : start + batch_size] for start in range(0, len(jobs), batch_size)]
     with (progress or NullProgress()).task(f"generate {backend.key}", total) as task:
-        context = GenerationContext(store, backend, plan, key=key, cache=cache)
-        context.progress = _Forward(task)
+        context = GenerationContext(
+            store, backend, plan, key=key, cache=cache, progress=_Forward(task)
+        )
         for tally in (executor or LocalExecutor()).map(generate_part, context, batches):
             update_generation_errors(store, failed=tally.failed, succeeded=tally.succeeded)
             report.computed += tally.computed

@@ -7,9 +7,9 @@ as one atomic part of the run and returns only their tally (:class:`PartTally`),
 so nothing large travels back to the driver.
 
 :class:`PartContext` is what every batch shares. In this process it holds
-the live run, examples and call cache; pickled for a Ray worker it travels as
-the run's path, the component, the tables and the cache's path, and the worker
-opens the run and the cache itself. The call cache stays consistent across
+the live run, examples and call cache; pickled for a Ray worker, the run and
+the cache travel as their paths (both pickle so) and the worker opens them
+itself. The call cache stays consistent across
 workers: it is one SQLite file in WAL mode, its rows are content-addressed and
 written once (``INSERT OR IGNORE``), so two workers that make the same call
 store one identical answer.
@@ -19,8 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -69,31 +67,6 @@ class PartContext:
         self.responses = responses
         self.examples = examples
         self.cache = cache
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        """Pickle the run and the cache as paths (a worker reopens them)."""
-        cache = None if self.cache is None else (str(self.cache.path), self.cache.timeout)
-        args = (str(self.store.path), self.component, self.table, self.responses, self.examples)
-        return (_reopen, (*args, cache))
-
-
-def _reopen(
-    run: str,
-    component: Labeler | Detector,
-    table: str,
-    responses: pa.Table,
-    examples: Mapping[str, Example],
-    cache: tuple[str, float] | None,
-) -> PartContext:
-    """Rebuild a pickled :class:`PartContext` in a worker, opening the run and the cache."""
-    return PartContext(
-        RunStore(Path(run)),
-        component,
-        table=table,
-        responses=responses,
-        examples=examples,
-        cache=None if cache is None else CallCache(cache[0], timeout=cache[1]),
-    )
 
 
 @dataclass
