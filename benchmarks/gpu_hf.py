@@ -169,7 +169,8 @@ def plain_generate(model, tokenizer, prompts: Sequence[str], args, features: boo
                 new = gen.sequences[:, batch["input_ids"].shape[1] :]
                 chosen = steps.gather(-1, new[..., None])[..., 0]
                 entropy = -(steps.exp() * steps).sum(-1)
-                chosen.cpu(), entropy.cpu()
+                features_on_host = (chosen.cpu(), entropy.cpu())  # what realitycheck returns
+                del features_on_host
         width = batch["input_ids"].shape[1]
         out.extend(tokenizer.batch_decode(gen.sequences[:, width:], skip_special_tokens=True))
     return out
