@@ -122,13 +122,8 @@ class RayExecutor:
                     log_to_driver=False,
                 )
             except (ConnectionError, TimeoutError, RuntimeError, ValueError) as exc:
-                raise InvalidInputError(
-                    f"No Ray cluster answers at {self.address!r} ({type(exc).__name__}: "
-                    f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r}). "
-                    "Start one with `ray start --head`, then pass its address "
-                    "(--ray-address HOST:PORT or RAY_ADDRESS).",
-                    field="ray_address",
-                ) from None
+                first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+                raise _unreachable(self.address, f"{type(exc).__name__}: {first_line}") from None
             self._owns_connection = True
         self._ray = ray
         return ray
@@ -187,12 +182,16 @@ def _check_reachable(address: str | None, timeout: float = 5.0) -> None:
         with socket.create_connection((host, int(port)), timeout=timeout):
             return
     except (OSError, ValueError) as exc:
-        raise InvalidInputError(
-            f"No Ray cluster answers at {address!r} ({type(exc).__name__}: {exc}). "
-            "Start one with `ray start --head`, then pass its address "
-            "(--ray-address HOST:PORT or RAY_ADDRESS).",
-            field="ray_address",
-        ) from None
+        raise _unreachable(address, f"{type(exc).__name__}: {exc}") from None
+
+
+def _unreachable(address: str | None, why: str) -> InvalidInputError:
+    return InvalidInputError(
+        f"No Ray cluster answers at {address!r} ({why}). "
+        "Start one with `ray start --head`, then pass its address "
+        "(--ray-address HOST:PORT or RAY_ADDRESS).",
+        field="ray_address",
+    )
 
 
 def _import_ray() -> Any:
