@@ -241,6 +241,7 @@ def run_config(
     *,
     retry_errors: bool = False,
     replace: Sequence[str] = (),
+    executor: Executor | None = None,
     progress: Progress | None = None,
     listener: Listener | None = None,
 ) -> RunOutcome:
@@ -248,8 +249,23 @@ def run_config(
 
     Every stage resumes: running the same config again does only what is missing.
     ``replace`` names datasets to load again although their source files or
-    settings changed (see :func:`realitycheck.pipeline.ingest`).
+    settings changed (see :func:`realitycheck.pipeline.ingest`). ``executor``
+    computes the batches of generation, label, detect and evaluate; default:
+    the one ``config.executor`` names, closed when the run ends.
     """
+    if executor is None:
+        owned = config.executor.build()
+        try:
+            return run_config(
+                config,
+                retry_errors=retry_errors,
+                replace=replace,
+                executor=owned,
+                progress=progress,
+                listener=listener,
+            )
+        finally:
+            owned.close()
     progress = progress or NullProgress()
     listener = listener or Listener()
     store = RunStore(config.out)
@@ -260,6 +276,11 @@ def run_config(
     chosen: dict[str, ChoiceReport] = {}
     if config.backend is not None and config.choice is not None:
         models = config.backends or (config.backend,)
+        if executor.name != "local":
+            listener.note(
+                "The [choice] answers are computed in this process; "
+                f"labels, scores and metrics on the {executor.name} executor."
+            )
         for backend in models:
             done = choose_datasets(
                 store,
@@ -282,6 +303,7 @@ def run_config(
             config.plan,
             cache=cache,
             batch_size=config.batch_size,
+            executor=executor,
             progress=progress,
             listener=listener,
         )
@@ -304,6 +326,7 @@ def run_config(
         report=False,
         retry_errors=retry_errors,
         cache=cache,
+        executor=executor,
         progress=progress,
         listener=listener,
     )
