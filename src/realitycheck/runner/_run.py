@@ -208,8 +208,8 @@ def measure_run(
 
     Components that call a model (LLM judges, semantic entropy's judge) go
     through ``cache``, the run's call cache, so a rerun pays for no call twice.
-    ``executor`` computes the label and detect stages' batches (default: this
-    process; a Ray executor: a cluster's workers); the metrics are computed here.
+    ``executor`` computes the label and detect stages' batches and evaluate's
+    units (default: this process; a Ray executor: a cluster's workers).
     """
     progress = progress or NullProgress()
     listener = listener or Listener()
@@ -226,7 +226,7 @@ def measure_run(
         )
         outcome.stages.append(done)
         listener.stage(done)
-    outcome.evaluation = evaluate(store, config, progress=progress)
+    outcome.evaluation = evaluate(store, config, executor=executor, progress=progress)
     csv_safe_frame(outcome.evaluation.metrics).to_csv(out / "metrics.csv", index=False)
     csv_safe_frame(outcome.evaluation.agreement).to_csv(out / "agreement.csv", index=False)
     listener.evaluation(outcome.evaluation, out)
