@@ -57,6 +57,7 @@ from realitycheck.pipeline._evaluate_load import load_frame
 from realitycheck.pipeline._evaluate_rows import (
     Unit,
     Work,
+    blas_threads,
     measure_unit,
     plan_units,
     present,
@@ -193,7 +194,13 @@ def evaluate(
         refs = references(frame, ds, idx, config, notes)
         found[ds] = (refs, present(frame.scores, idx, config.detectors))
         units += plan_units(frame, ds, idx, refs, config)
-    work = Work(frame=frame, config=config, measure=Measure(config.bootstrap), rows=rows)
+    work = Work(
+        frame=frame,
+        config=config,
+        measure=Measure(config.bootstrap),
+        rows=rows,
+        threads=blas_threads(),
+    )
     measured: list[list[MetricResult]] = [[] for _ in units]
     with progress.task("evaluating", len(units)) as task:
         for i, unit_rows in executor.map(measure_unit, work, list(enumerate(units))):

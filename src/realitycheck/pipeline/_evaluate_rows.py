@@ -5,8 +5,12 @@ decides per dataset which labelers are ground truths (:func:`references`) and
 what each is measured on (:func:`plan_units`), and maps :func:`measure_unit`
 over the units. A unit's rows depend only on the run's tables, the settings
 and the bootstrap seed (the resamples of n items are the same wherever they
-are drawn), so units computed on other machines give the same rows; the
-driver puts them back in unit order.
+are drawn), and on one thing of the process: the number of BLAS threads,
+which changes the last bits of the Platt-scaling fit (a Ray worker starts
+with one thread, the driver with one per core). Each unit therefore runs
+with the driver's BLAS thread counts (:func:`blas_threads`), so a worker on
+the same kind of machine gives the same bits; the driver puts the rows back
+in unit order.
 
 - a ``metrics`` unit: every detector of one dataset against one reference,
   per slice (AUROC, PR-AUC, PRR on every usable item; thresholded and
@@ -23,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from realitycheck.analysis import (
     AGREEMENT_METRICS,
@@ -44,7 +49,7 @@ from realitycheck.records import MetricResult
 if TYPE_CHECKING:
     from realitycheck.pipeline._evaluate import EvaluationConfig
 
-__all__ = ["Unit", "Work", "measure_unit", "plan_units", "present", "references"]
+__all__ = ["Unit", "Work", "blas_threads", "measure_unit", "plan_units", "present", "references"]
 
 
 @dataclass(frozen=True)
@@ -67,12 +72,21 @@ class Unit:
 
 @dataclass(frozen=True)
 class Work:
-    """What every unit reads: the run's tables, the settings and each dataset's rows."""
+    """What every unit reads: the run's tables, the settings and each dataset's rows.
+
+    ``threads`` are the driver's BLAS thread counts by library (see :func:`blas_threads`).
+    """
 
     frame: Frame
     config: EvaluationConfig
     measure: Measure
     rows: Mapping[str, np.ndarray]  # dataset -> positions of its responses in ``frame``
+    threads: Mapping[str, int]
+
+
+def blas_threads() -> dict[str, int]:
+    """This process's thread count of each BLAS / OpenMP library, by library file prefix."""
+    return {info["prefix"]: int(info["num_threads"]) for info in threadpool_info()}
 
 
 def present(frame: pd.DataFrame, idx: np.ndarray, wanted: tuple[str, ...] | None) -> list[str]:
@@ -158,10 +172,11 @@ def measure_unit(work: Work, numbered: tuple[int, Unit]) -> tuple[int, list[Metr
     """Return the unit's number and its rows (an executor's task; see the module docstring)."""
     i, unit = numbered
     rows_idx = work.rows[unit.dataset]
-    if unit.table == "metrics":
-        measured = _detector_rows(work, rows_idx, unit)
-    else:
-        measured = _agreement_rows(work, rows_idx, unit)
+    with threadpool_limits(limits=dict(work.threads)):
+        if unit.table == "metrics":
+            measured = _detector_rows(work, rows_idx, unit)
+        else:
+            measured = _agreement_rows(work, rows_idx, unit)
     return i, measured
 
 
