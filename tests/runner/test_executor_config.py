@@ -151,3 +151,23 @@ def test_run_ray_address_without_ray_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "the executor is 'local'" in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()
+
+
+def test_run_config_joins_the_configured_cluster_before_any_work(tmp_path):
+    pytest.importorskip("ray")
+    from realitycheck.runner import run_config
+
+    address = f"127.0.0.1:{_closed_port()}"
+    config = load_run_config(
+        _files_config(tmp_path, f'[executor]\nkind = "ray"\naddress = "{address}"\n')
+    )
+    with pytest.raises(InvalidInputError, match="No Ray cluster answers at"):
+        run_config(config)
+    assert not (tmp_path / "out").exists()
+
+
+def test_run_config_builds_a_local_executor_from_the_config(tmp_path):
+    from realitycheck.runner import run_config
+
+    outcome = run_config(load_run_config(_files_config(tmp_path)))
+    assert outcome.evaluation is not None and (tmp_path / "out" / "metrics.csv").exists()

@@ -251,11 +251,15 @@ def run_config(
     ``replace`` names datasets to load again although their source files or
     settings changed (see :func:`realitycheck.pipeline.ingest`). ``executor``
     computes the batches of generation, label, detect and evaluate; default:
-    the one ``config.executor`` names, closed when the run ends.
+    the one ``config.executor`` names, joined before any work and closed when
+    the run ends.
     """
     if executor is None:
         owned = config.executor.build()
         try:
+            connect = getattr(owned, "connect", None)
+            if connect is not None:  # an unreachable cluster fails before any work
+                connect()
             return run_config(
                 config,
                 retry_errors=retry_errors,
