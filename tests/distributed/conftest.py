@@ -4,7 +4,10 @@ A head node with no CPUs (the driver's machine) and a second node with two
 CPUs (two worker processes), both on 127.0.0.1 and both stopped at teardown by
 killing their process groups and the workers that name the cluster's temp
 folder (``ray stop`` would stop every Ray on the host). Tests that need no
-cluster never start it.
+cluster never start it. The fixture is session-scoped (a "package" fixture of
+a folder without ``__init__.py`` lives as long as the session), and
+:func:`pytest_runtest_teardown` stops the cluster after this folder's last
+test, so it does not idle through the rest of the suite.
 """
 
 from __future__ import annotations
@@ -22,6 +25,14 @@ import pytest
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parents[1] / "src"
 RAY = str(Path(sys.executable).with_name("ray"))
+_RUNNING: list = []  # how to stop the running cluster, if one runs
+
+
+def pytest_runtest_teardown(item, nextitem):
+    """Stop the cluster once no test of this folder comes next."""
+    if nextitem is None or HERE not in Path(nextitem.path).parents:
+        while _RUNNING:
+            _RUNNING.pop()()
 
 
 def _free_port() -> int:
@@ -67,7 +78,7 @@ def _stop(groups: list[int], temp: Path) -> None:
             pass
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def cluster(tmp_path_factory):
     """A running two-worker cluster; yields an executor connected to it."""
     pytest.importorskip("ray", reason="pip install 'realitycheck[distributed]'")
@@ -84,18 +95,28 @@ def cluster(tmp_path_factory):
         "RAY_AUTH_MODE": "disabled",
     }
     env.pop("RAY_ADDRESS", None)
-    groups = []
+    groups: list[int] = []
+    patch = pytest.MonkeyPatch()  # the driver connects without a token too
+    executor = None
+
+    def stop() -> None:
+        if executor is not None:
+            executor.close()
+        _stop(groups, temp)
+        patch.undo()
+
     try:
         head = ["--head", "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=0"]
         head += [f"--temp-dir={temp}", "--include-dashboard=false"]
         groups.append(_start(head, env, temp / "head.log").pid)
         node = [f"--address=127.0.0.1:{port}", "--num-cpus=2", "--node-ip-address=127.0.0.1"]
         groups.append(_start(node, env, temp / "node.log").pid)
-        with pytest.MonkeyPatch.context() as patch:  # the driver connects without a token too
-            patch.setenv("RAY_AUTH_MODE", "disabled")
-            executor = RayExecutor(f"127.0.0.1:{port}")
-            executor.connect()
-            yield executor
-            executor.close()
+        patch.setenv("RAY_AUTH_MODE", "disabled")
+        executor = RayExecutor(f"127.0.0.1:{port}")
+        executor.connect()
+        _RUNNING.append(stop)
+        yield executor
     finally:
-        _stop(groups, temp)
+        if stop in _RUNNING:
+            _RUNNING.remove(stop)
+        stop()
