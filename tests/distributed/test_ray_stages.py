@@ -1,9 +1,6 @@
 """Label and detect on a local two-worker Ray cluster: the same records, nothing lost, no rework.
 
-One cluster serves the module: a head node with no CPUs (the driver's machine)
-and a second node with two CPUs (two worker processes), both on 127.0.0.1 and
-both stopped at teardown by killing their process groups and the workers that
-name the cluster's temp folder (``ray stop`` would stop every Ray on the host).
+The cluster is the ``cluster`` fixture of this folder's conftest.
 """
 
 from __future__ import annotations
@@ -11,9 +8,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -31,85 +25,8 @@ from realitycheck.executors import LocalExecutor, RayExecutor  # noqa: E402
 from realitycheck.labelers import labelers  # noqa: E402
 from realitycheck.store import check_run  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
-SRC = HERE.parents[1] / "src"
-RAY = str(Path(sys.executable).with_name("ray"))
 N_EXAMPLES = 30  # 60 responses: four batches of 16
 pytestmark = pytest.mark.slow  # the cluster takes ~30 s to start on two cores
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [RAY, "start", *args, "--disable-usage-stats"],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its daemons stay in this process group
-        )
-        if proc.wait(timeout=120) != 0:
-            raise RuntimeError(f"ray start failed: {log.read_text()[-2000:]}")
-    return proc
-
-
-def _stop(groups: list[int], temp: Path) -> None:
-    """Stop the cluster's daemons (their process groups) and workers (which name ``temp``)."""
-    import psutil  # a dependency of ray
-
-    workers = [
-        p
-        for p in psutil.process_iter(["cmdline"])
-        if any(str(temp) in part for part in p.info["cmdline"] or ())
-    ]
-    for group in groups:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(group, sig)
-            except ProcessLookupError:
-                break
-            time.sleep(2.0 if sig == signal.SIGTERM else 0.0)
-    for proc in workers:
-        try:
-            proc.kill()
-        except psutil.NoSuchProcess:
-            pass
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    """A running two-worker cluster; yields an executor connected to it."""
-    temp = tmp_path_factory.mktemp("ray")
-    port = _free_port()
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(SRC), str(HERE)]),
-        "RAY_USAGE_STATS_ENABLED": "0",
-        # Ray 2.60 starts a head with token authentication and reads the token from
-        # ~/.ray: a cluster of one machine's test needs none, and the user's is not ours.
-        "RAY_AUTH_MODE": "disabled",
-    }
-    env.pop("RAY_ADDRESS", None)
-    groups = []
-    try:
-        head = ["--head", "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=0"]
-        head += [f"--temp-dir={temp}", "--include-dashboard=false"]
-        groups.append(_start(head, env, temp / "head.log").pid)
-        node = [f"--address=127.0.0.1:{port}", "--num-cpus=2", "--node-ip-address=127.0.0.1"]
-        groups.append(_start(node, env, temp / "node.log").pid)
-        with pytest.MonkeyPatch.context() as patch:  # the driver connects without a token too
-            patch.setenv("RAY_AUTH_MODE", "disabled")
-            executor = RayExecutor(f"127.0.0.1:{port}")
-            executor.connect()
-            yield executor
-            executor.close()
-    finally:
-        _stop(groups, temp)
 
 
 def _run(folder: Path) -> RunStore:

@@ -132,9 +132,9 @@ def executor_options(command: Any) -> Any:
         type=click.Choice(["local", "ray"]),
         default="local",
         show_default=True,
-        help="Where labels and scores are computed: this process, or the workers of a Ray "
-        "cluster (pip install 'realitycheck[distributed]'; the run folder must be on "
-        "storage every node sees).",
+        help="Where the batches (answers, labels, scores; evaluate's metrics) are computed: "
+        "this process, or the workers of a Ray cluster (pip install "
+        "'realitycheck[distributed]'; the run folder must be on storage every node sees).",
     )(command)
 
 

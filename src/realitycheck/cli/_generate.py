@@ -157,12 +157,31 @@ def _merge_models(config: Any, models_file: str) -> dict[str, Any]:
     return {**config.models, **extra}
 
 
+def _run_executor_options(command: Any) -> Any:
+    """``--executor`` / ``--ray-address`` of ``run``: unset, the config's [executor] holds."""
+    command = click.option(
+        "--ray-address",
+        default=None,
+        metavar="HOST:PORT",
+        help="The Ray cluster's head (overrides the [executor] address; default: "
+        "$RAY_ADDRESS). Only with the ray executor.",
+    )(command)
+    return click.option(
+        "--executor",
+        type=click.Choice(["local", "ray"]),
+        default=None,
+        help="Where generation, labels, scores and metrics are computed (overrides the "
+        "[executor] kind; default: local).",
+    )(command)
+
+
 @cli.command("run")
 @click.argument("config_path", type=click.Path(dir_okay=False))
 @models_option
 @retry_errors_option
 @reference_option
 @replace_option
+@_run_executor_options
 @click.pass_context
 def run_cmd(
     ctx: click.Context,
@@ -171,6 +190,8 @@ def run_cmd(
     retry_errors: bool,
     reference: str | None,
     replace: tuple[str, ...],
+    executor: str | None,
+    ray_address: str | None,
 ) -> None:
     """Run a whole study from a TOML file: generate, label, detect, evaluate, studies, report.
 
@@ -196,6 +217,8 @@ def run_cmd(
     family = "org"
     size = 7e9
     instruction_tuned = false
+    [executor]                     (--executor / --ray-address override it)
+    kind = "ray"                   (local | ray; address = "HOST:PORT", or $RAY_ADDRESS)
 
     Every stage resumes: running the same file again does only what is missing,
     and retries what failed for a reason that may pass (--retry-errors: all that failed).
@@ -216,11 +239,15 @@ def run_cmd(
     from realitycheck.cli._study import exit_if_studies_failed
 
     check_replace_names(replace, [entry.dataset for entry in config.datasets])
+    settings = config.executor.overridden(executor, ray_address)
+    config = dataclasses.replace(config, executor=settings)
+    runs_on = executor_from(ctx, settings.kind, settings.address)
     lock_run(ctx, config.out)
     outcome = run_config(
         config,
         retry_errors=retry_errors,
         replace=replace,
+        executor=runs_on,
         progress=progress_for(ctx),
         listener=listener_for(ctx),
     )

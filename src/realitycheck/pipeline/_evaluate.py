@@ -33,21 +33,13 @@ import numpy as np
 import pandas as pd
 
 from realitycheck.analysis import (
-    AGREEMENT_METRICS,
     CALIBRATION_METHODS,
-    CALIBRATION_METRICS,
     OBJECTIVES,
-    RANKING_METRICS,
-    SCORE_METRICS,
-    TEST,
-    THRESHOLD_METRICS,
     Bootstrap,
     Measure,
-    Where,
-    group_by_mask,
 )
 from realitycheck.errors import InvalidInputError
-from realitycheck.keys import LabelKey
+from realitycheck.executors import Executor, LocalExecutor
 from realitycheck.params import (
     InstanceOf,
     Interval,
@@ -61,9 +53,16 @@ from realitycheck.params import (
     param,
 )
 from realitycheck.pipeline._checks import check_keys, explain_empty
-from realitycheck.pipeline._evaluate_load import Frame, load_frame
-from realitycheck.pipeline._slices import slices
-from realitycheck.pipeline._test_split import fit_calibrations, fit_thresholds, test_split_rows
+from realitycheck.pipeline._evaluate_load import load_frame
+from realitycheck.pipeline._evaluate_rows import (
+    Unit,
+    Work,
+    blas_threads,
+    measure_unit,
+    plan_units,
+    present,
+    references,
+)
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import MetricResult
 from realitycheck.store import RunStore
@@ -146,164 +145,36 @@ class Evaluation:
     notes: list[str] = field(default_factory=list)
 
 
-def _present(frame: pd.DataFrame, idx: np.ndarray, wanted: tuple[str, ...] | None) -> list[str]:
-    have = [c for c in frame.columns if frame[c].iloc[idx].notna().any()]
-    if wanted is None:
-        return sorted(have)
-    out = []
-    for k in wanted:
-        # A bare family name of stored records ("recorded", "human") means all of them.
-        matches = [h for h in have if h == k or LabelKey.parse(h).kind == k]
-        out += [m for m in sorted(matches) if m not in out]
-    return out
-
-
-def _references(
-    frame: Frame, dataset: str, rows_idx: np.ndarray, config: EvaluationConfig, notes: list[str]
-) -> list[str]:
-    """Return the ground-truth labelers for a dataset, each distinct label set once."""
-    refs = _present(frame.labels, rows_idx, config.references)
-    if config.references is None:
-        refs = [r for r in refs if not LabelKey.parse(r).is_annotator]
-    if config.reference is not None:
-        if config.reference not in _present(frame.labels, rows_idx, None):
-            notes.append(f"{dataset}: no {config.reference} labels; it is not measured here.")
-            return []
-        refs = [config.reference, *(r for r in refs if r != config.reference)]
-    kept: list[str] = []
-    for ref in refs:
-        column = frame.labels[ref].to_numpy()[rows_idx]
-        twin = next(
-            (
-                k
-                for k in kept
-                if np.array_equal(frame.labels[k].to_numpy()[rows_idx], column, equal_nan=True)
-            ),
-            None,
-        )
-        if twin is None:
-            kept.append(ref)
-        else:
-            notes.append(f"{dataset}: {ref} equals {twin} on every response; shown as {twin}.")
-    return kept
-
-
-def _detector_rows(
-    frame: Frame,
-    dataset: str,
-    rows_idx: np.ndarray,
-    refs: list[str],
-    config: EvaluationConfig,
-    measure: Measure,
-) -> list[MetricResult]:
-    base = frame.base.iloc[rows_idx]
-    dets = _present(frame.scores, rows_idx, config.detectors)
-    out: list[MetricResult] = []
-    test = (base["split"] == TEST).to_numpy()
-    calib = ~test
-    for ref in refs:
-        y_all = frame.labels[ref].to_numpy()[rows_idx]
-        s_all = {d: frame.scores[d].to_numpy()[rows_idx] for d in dets}
-        thresholds = fit_thresholds(
-            y_all, s_all, calib, config.thresholds, config.threshold_objective
-        )
-        thresholded = {
-            d: (s_all[d], note, t) for d, (t, note) in thresholds.items() if not np.isnan(t)
-        }
-        probabilities = {
-            d: (p, note, None)
-            for d, (p, note) in fit_calibrations(y_all, s_all, calib, config.calibration).items()
-        }
-        for slice_name, in_slice in slices(base):
-            valid = {d: in_slice & ~np.isnan(y_all) & ~np.isnan(s_all[d]) for d in dets}
-            for keys, mask in group_by_mask(valid):
-                y, s = y_all[mask], np.vstack([s_all[k][mask] for k in keys])
-                where = Where(
-                    labeler=ref,
-                    slice=slice_name,
-                    dataset=dataset,
-                    n_excluded=int(in_slice.sum() - mask.sum()),
-                )
-                for metric in SCORE_METRICS:
-                    out += measure.rows(metric, keys, y, s, where)
-            where = Where(labeler=ref, slice=slice_name, dataset=dataset, n_excluded=0)
-            in_test = in_slice & test
-            out += test_split_rows(THRESHOLD_METRICS, thresholded, y_all, in_test, where, measure)
-            out += test_split_rows(
-                CALIBRATION_METRICS, probabilities, y_all, in_test, where, measure
-            )
-    return out
-
-
-def _agreement_rows(
-    frame: Frame,
-    dataset: str,
-    rows_idx: np.ndarray,
-    refs: list[str],
-    config: EvaluationConfig,
-    measure: Measure,
-) -> list[MetricResult]:
-    base = frame.base.iloc[rows_idx]
-    present = _present(frame.labels, rows_idx, None)
-    if config.reference is not None:
-        truths = [config.reference] if config.reference in refs else []
-        autos = [k for k in present if k != config.reference and not LabelKey.parse(k).is_annotator]
-    else:
-        truths = [k for k in refs if LabelKey.parse(k).is_human] or [
-            k for k in present if LabelKey.parse(k).is_human_aggregate
-        ]
-        autos = [k for k in present if not LabelKey.parse(k).is_human]
-    if config.labelers is not None:
-        # Against a non-human reference, the human aggregates are always measured too.
-        humans = (
-            [] if config.reference is None else [k for k in autos if LabelKey.parse(k).is_human]
-        )
-        autos = [k for k in config.labelers if k in autos and k not in humans] + humans
-    out: list[MetricResult] = []
-    for ref in truths:
-        y_all = frame.labels[ref].to_numpy()[rows_idx]
-        for slice_name, in_slice in slices(base):
-            for lab in autos:
-                p_all = frame.labels[lab].to_numpy()[rows_idx]
-                sc_all = frame.label_scores[lab].to_numpy()[rows_idx]
-                for metrics, values, kind in (
-                    (AGREEMENT_METRICS, p_all, "verdict at the labeler's own threshold"),
-                    (RANKING_METRICS, sc_all, "continuous labeler score"),
-                ):
-                    mask = in_slice & ~np.isnan(y_all) & ~np.isnan(values)
-                    if not mask.any():
-                        continue
-                    where = Where(
-                        labeler=ref,
-                        slice=slice_name,
-                        dataset=dataset,
-                        n_excluded=int(in_slice.sum() - mask.sum()),
-                    )
-                    for metric in metrics:
-                        out += measure.rows(
-                            metric,
-                            [lab],
-                            y_all[mask],
-                            values[mask][None, :],
-                            where,
-                            notes=[kind],
-                        )
-    return out
+def _in_unit_order(
+    units: list[Unit], measured: list[list[MetricResult]]
+) -> tuple[list[MetricResult], list[MetricResult]]:
+    """The metrics rows and the agreement rows, each unit's in turn."""
+    tables: dict[str, list[MetricResult]] = {"metrics": [], "agreement": []}
+    for unit, unit_rows in zip(units, measured, strict=True):
+        tables[unit.table] += unit_rows
+    return tables["metrics"], tables["agreement"]
 
 
 def evaluate(
     store: RunStore,
     config: EvaluationConfig | None = None,
     *,
+    executor: Executor | None = None,
     progress: Progress | None = None,
 ) -> Evaluation:
     """Measure the run's detectors and labelers and store the two tables.
+
+    The run is read here; its units of work (each dataset against each ground
+    truth) are measured by ``executor`` (default: this process, in order; a
+    Ray executor: the cluster's workers) and stored in unit order, so the
+    tables do not depend on where or in which order the units ran.
 
     Returns:
         The metrics and agreement tables, plus notes on anything excluded.
     """
     config = config or EvaluationConfig()
     progress = progress or NullProgress()
+    executor = executor or LocalExecutor()
     notes: list[str] = []
     frame = load_frame(store, config.calibration_fraction, config.slice_by, notes)
     check_keys(
@@ -315,19 +186,27 @@ def evaluate(
         measured_detectors=config.detectors,
         thresholds=config.thresholds,
     )
-    measure = Measure(config.bootstrap)
     found: dict[str, tuple[list[str], list[str]]] = {}
-    metric_rows: list[MetricResult] = []
-    agreement_rows: list[MetricResult] = []
-    datasets = sorted(frame.base["dataset"].unique())
-    with progress.task("evaluating", len(datasets)) as task:
-        for ds in datasets:
-            idx = np.flatnonzero((frame.base["dataset"] == ds).to_numpy())
-            refs = _references(frame, ds, idx, config, notes)
-            found[ds] = (refs, _present(frame.scores, idx, config.detectors))
-            metric_rows += _detector_rows(frame, ds, idx, refs, config, measure)
-            agreement_rows += _agreement_rows(frame, ds, idx, refs, config, measure)
+    rows: dict[str, np.ndarray] = {}
+    units: list[Unit] = []
+    for ds in sorted(frame.base["dataset"].unique()):
+        rows[ds] = idx = np.flatnonzero((frame.base["dataset"] == ds).to_numpy())
+        refs = references(frame, ds, idx, config, notes)
+        found[ds] = (refs, present(frame.scores, idx, config.detectors))
+        units += plan_units(frame, ds, idx, refs, config)
+    work = Work(
+        frame=frame,
+        config=config,
+        measure=Measure(config.bootstrap),
+        rows=rows,
+        threads=blas_threads(),
+    )
+    measured: list[list[MetricResult]] = [[] for _ in units]
+    with progress.task("evaluating", len(units)) as task:
+        for i, unit_rows in executor.map(measure_unit, work, list(enumerate(units))):
+            measured[i] = unit_rows
             task.advance()
+    metric_rows, agreement_rows = _in_unit_order(units, measured)
     if not metric_rows and (not agreement_rows or config.detectors):
         raise InvalidInputError(explain_empty(frame.labels, frame.scores, found))
     store.replace(metric_rows, table="metrics")

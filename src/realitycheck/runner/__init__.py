@@ -15,6 +15,7 @@ from realitycheck.runner._demo import (
     demo_study_keys,
     run_demo,
 )
+from realitycheck.runner._executor_config import ExecutorSettings
 from realitycheck.runner._run import (
     Listener,
     RunOutcome,
@@ -35,6 +36,7 @@ __all__ = [
     "ChoiceSettings",
     "DatasetEntry",
     "DemoResult",
+    "ExecutorSettings",
     "Listener",
     "RunConfig",
     "RunOutcome",

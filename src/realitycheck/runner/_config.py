@@ -46,6 +46,10 @@
     confidence = 0.95
     seed = 0
 
+    [executor]                     # where batches run (see runner._executor_config):
+    kind = "ray"                   # local (default) | ray; address = "HOST:PORT"
+                                   # (default $RAY_ADDRESS)
+
     [models."meta-llama/Llama-2-7b-chat-hf"]   # per-model metadata, read by the studies
     family = "llama-2"                         # (see realitycheck.model_info); a model
     size = 7e9                                 # without it is reported as unknown
@@ -79,6 +83,7 @@ from realitycheck.pipeline import EvaluationConfig
 from realitycheck.registry import Component
 from realitycheck.retrievers import Retriever
 from realitycheck.runner._choice_config import ChoiceSettings, build_retriever, parse_choice
+from realitycheck.runner._executor_config import ExecutorSettings, parse_executor
 from realitycheck.studies import studies as study_registry
 from realitycheck.toml_lines import locate, syntax_error_line
 
@@ -97,6 +102,7 @@ _TOP = (
     "bootstrap",
     "reference",
     "models",
+    "executor",
 )
 _TOP_LISTS = ("labelers", "detectors", "studies")
 _RUN = ("out", "batch_size", "cache", "cache_dir", "data_dir", "report")
@@ -148,6 +154,7 @@ class RunConfig:
         cache_dir: Folder of the call cache (``None`` = the default).
         report: Whether to write the report.
         models: Per-model metadata from the ``[models]`` table (model name → fields).
+        executor: Where the batches are computed (the ``[executor]`` table).
         raw: The file's content as parsed (written to the run manifest).
     """
 
@@ -171,6 +178,7 @@ class RunConfig:
     cache_dir: Path | None = None
     report: bool = True
     models: Mapping[str, ModelInfo] = field(default_factory=dict)
+    executor: ExecutorSettings = field(default_factory=ExecutorSettings)
     raw: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -424,6 +432,7 @@ def load_run_config(path: str | Path) -> RunConfig:
     run = reader.table(raw.get("run", {}), ["run"], _RUN)
     if "out" not in run:
         raise reader.fail('The [run] table needs out = "RUN FOLDER".', ["run"])
+    executor = parse_executor(reader, raw.get("executor", {}))
     data_dir = reader.path_of(run["data_dir"], ["run", "data_dir"]) if "data_dir" in run else None
     found = _backends(reader, raw)
     backend = found[0] if found else None
@@ -492,5 +501,6 @@ def load_run_config(path: str | Path) -> RunConfig:
         else None,
         report=reader.typed(run.get("report", True), bool, ["run", "report"]),
         models=models_from_table(raw.get("models", {}), path=file, text=text, keys=("models",)),
+        executor=executor,
         raw=raw,
     )

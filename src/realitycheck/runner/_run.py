@@ -208,8 +208,8 @@ def measure_run(
 
     Components that call a model (LLM judges, semantic entropy's judge) go
     through ``cache``, the run's call cache, so a rerun pays for no call twice.
-    ``executor`` computes the label and detect stages' batches (default: this
-    process; a Ray executor: a cluster's workers); the metrics are computed here.
+    ``executor`` computes the label and detect stages' batches and evaluate's
+    units (default: this process; a Ray executor: a cluster's workers).
     """
     progress = progress or NullProgress()
     listener = listener or Listener()
@@ -226,7 +226,7 @@ def measure_run(
         )
         outcome.stages.append(done)
         listener.stage(done)
-    outcome.evaluation = evaluate(store, config, progress=progress)
+    outcome.evaluation = evaluate(store, config, executor=executor, progress=progress)
     csv_safe_frame(outcome.evaluation.metrics).to_csv(out / "metrics.csv", index=False)
     csv_safe_frame(outcome.evaluation.agreement).to_csv(out / "agreement.csv", index=False)
     listener.evaluation(outcome.evaluation, out)
@@ -241,6 +241,7 @@ def run_config(
     *,
     retry_errors: bool = False,
     replace: Sequence[str] = (),
+    executor: Executor | None = None,
     progress: Progress | None = None,
     listener: Listener | None = None,
 ) -> RunOutcome:
@@ -248,8 +249,27 @@ def run_config(
 
     Every stage resumes: running the same config again does only what is missing.
     ``replace`` names datasets to load again although their source files or
-    settings changed (see :func:`realitycheck.pipeline.ingest`).
+    settings changed (see :func:`realitycheck.pipeline.ingest`). ``executor``
+    computes the batches of generation, label, detect and evaluate; default:
+    the one ``config.executor`` names, joined before any work and closed when
+    the run ends.
     """
+    if executor is None:
+        owned = config.executor.build()
+        try:
+            connect = getattr(owned, "connect", None)
+            if connect is not None:  # an unreachable cluster fails before any work
+                connect()
+            return run_config(
+                config,
+                retry_errors=retry_errors,
+                replace=replace,
+                executor=owned,
+                progress=progress,
+                listener=listener,
+            )
+        finally:
+            owned.close()
     progress = progress or NullProgress()
     listener = listener or Listener()
     store = RunStore(config.out)
@@ -260,6 +280,11 @@ def run_config(
     chosen: dict[str, ChoiceReport] = {}
     if config.backend is not None and config.choice is not None:
         models = config.backends or (config.backend,)
+        if executor.name != "local":
+            listener.note(
+                "The [choice] answers are computed in this process; "
+                f"labels, scores and metrics on the {executor.name} executor."
+            )
         for backend in models:
             done = choose_datasets(
                 store,
@@ -282,6 +307,7 @@ def run_config(
             config.plan,
             cache=cache,
             batch_size=config.batch_size,
+            executor=executor,
             progress=progress,
             listener=listener,
         )
@@ -304,6 +330,7 @@ def run_config(
         report=False,
         retry_errors=retry_errors,
         cache=cache,
+        executor=executor,
         progress=progress,
         listener=listener,
     )

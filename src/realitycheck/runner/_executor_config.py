@@ -1,0 +1,100 @@
+"""The ``[executor]`` table of a run config: where the run's batches are computed.
+
+::
+
+    [executor]
+    kind = "ray"                   # local (this process; the default) | ray
+    address = "10.0.0.1:6379"      # the Ray cluster's head; leave out for $RAY_ADDRESS,
+                                   # and without it, a Ray started on this machine
+
+With ``kind = "ray"``, generation, the label and detect stages and evaluate's
+metrics run as Ray tasks on the cluster's workers (see
+:mod:`realitycheck.executors`); answering MCQ datasets by likelihood
+(``[choice]``), the studies and the report run in this process. The run folder
+must be on storage every node sees under the same path. ``realitycheck run``'s
+``--executor`` and ``--ray-address`` override the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from realitycheck.errors import InvalidInputError, did_you_mean
+from realitycheck.executors import EXECUTORS, Executor, make_executor
+
+__all__ = ["EXECUTOR_KEYS", "ExecutorSettings", "parse_executor"]
+
+EXECUTOR_KEYS = ("kind", "address")
+
+
+class _Reader(Protocol):
+    def fail(self, message: str, keys: Sequence[str | int]) -> InvalidInputError: ...
+
+    def table(self, value: Any, keys: Sequence[str | int], allowed: Sequence[str]) -> dict: ...
+
+    def typed(
+        self, value: Any, kind: type | tuple[type, ...], keys: Sequence[str | int]
+    ) -> Any: ...
+
+    def build(self, keys: Sequence[str | int], make: Callable[[], Any]) -> Any: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExecutorSettings:
+    """Where a run computes its batches.
+
+    Attributes:
+        kind: One of :data:`realitycheck.executors.EXECUTORS`: ``local`` (this
+            process) or ``ray`` (the workers of a Ray cluster).
+        address: The Ray cluster's head, ``HOST:PORT`` (``ray`` only);
+            ``None`` = ``$RAY_ADDRESS``, and without it a Ray started here.
+    """
+
+    kind: str = "local"
+    address: str | None = None
+
+    def overridden(self, kind: str | None, address: str | None) -> ExecutorSettings:
+        """These settings with the command line's ``--executor`` / ``--ray-address`` applied.
+
+        A given ``kind`` replaces this one; the table's address is kept only
+        while the kind stays ``ray``. A given ``address`` replaces the table's.
+        """
+        chosen = kind or self.kind
+        kept = self.address if chosen == "ray" == self.kind else None
+        return ExecutorSettings(kind=chosen, address=address or kept)
+
+    def build(self) -> Executor:
+        """Return the executor (not yet connected; a Ray one joins at its first batch).
+
+        Raises:
+            MissingDependencyError: ``ray`` without Ray installed.
+            InvalidInputError: An address with ``kind = "local"``.
+        """
+        return make_executor(self.kind, address=self.address)
+
+
+def parse_executor(reader: _Reader, raw: Any) -> ExecutorSettings:
+    """Check the ``[executor]`` table, naming the key of any mistake."""
+    table = reader.table(raw, ["executor"], EXECUTOR_KEYS)
+    kind = reader.typed(table.get("kind", "local"), str, ["executor", "kind"])
+    if kind not in EXECUTORS:
+        raise reader.fail(
+            f"The executor kind must be one of {', '.join(EXECUTORS)}. "
+            f"Got {kind!r} instead.{did_you_mean(kind, EXECUTORS)}",
+            ["executor", "kind"],
+        )
+    address = table.get("address")
+    if address is not None:
+        address = reader.typed(address, str, ["executor", "address"]).strip()
+        if not address:
+            raise reader.fail(
+                "Expected a Ray address (HOST:PORT). Got '' instead.", ["executor", "address"]
+            )
+        if kind != "ray":
+            raise reader.fail(
+                'An address is for a Ray cluster: add kind = "ray", or remove the address.',
+                ["executor", "address"],
+            )
+    return ExecutorSettings(kind=kind, address=address)
