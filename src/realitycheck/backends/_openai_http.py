@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from realitycheck.backends._openai_net import AsyncioNetwork
 from realitycheck.errors import InvalidInputError
 
 __all__ = ["WORKERS_PER_POOL", "JsonPools", "core", "decoded_body", "header_map"]
@@ -42,6 +43,7 @@ __all__ = ["WORKERS_PER_POOL", "JsonPools", "core", "decoded_body", "header_map"
 WORKERS_PER_POOL = 16
 """Workers (requests in flight) sharing one connection pool."""
 _MAX_CONNECTIONS = 100  # per pool: never the limit (the workers are), as under httpx
+_KEEPALIVE_EXPIRY = 5.0  # seconds an idle connection is kept (httpx's default)
 _GZIP_WINDOW = 16 + zlib.MAX_WBITS  # zlib's window bits for a gzip header
 RawHeaders = Sequence[tuple[bytes, bytes]]
 
@@ -113,6 +115,8 @@ def _pool(http: Any, ssl_context: Any, proxy: str | None) -> Any:
     limits = {
         "max_connections": max(_MAX_CONNECTIONS, WORKERS_PER_POOL),
         "max_keepalive_connections": WORKERS_PER_POOL,  # a warm connection per worker
+        "keepalive_expiry": _KEEPALIVE_EXPIRY,
+        "network_backend": AsyncioNetwork(http),
     }
     if proxy is None:
         return http.AsyncConnectionPool(ssl_context=ssl_context, **limits)
