@@ -9,7 +9,11 @@ own models; at concurrency 32 against a local server that was about a fifth of
 the client's CPU time per request (``benchmarks/openai_throughput.py``). Here
 the target URLs and header lines are built once per pool and each request is a
 single ``pool.request(...)`` call, which reads the whole body and returns the
-connection to its pool.
+connection to its pool. The pools reach the network through
+:class:`~realitycheck.backends._openai_net.AsyncioNetwork` (one write per
+request, no ``anyio`` scopes). :func:`classify` sorts what an attempt raised
+(an HTTP error status, a timeout, ``httpcore``'s connection errors) into the
+retryable and fatal failures of :mod:`realitycheck.backends._retry`.
 
 What ``httpx`` did for the backend and is kept:
 
@@ -29,6 +33,7 @@ connection (``max_keepalive_connections`` = 16).
 from __future__ import annotations
 
 import importlib
+import json
 import urllib.request
 import zlib
 from collections.abc import Mapping, Sequence
@@ -36,14 +41,30 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from realitycheck.backends._openai_net import AsyncioNetwork
-from realitycheck.errors import InvalidInputError
+from realitycheck.backends._retry import Classified, parse_retry_after
+from realitycheck.errors import (
+    BackendError,
+    FatalBackendError,
+    InvalidInputError,
+    RetryableBackendError,
+)
 
-__all__ = ["WORKERS_PER_POOL", "JsonPools", "core", "decoded_body", "header_map"]
+__all__ = [
+    "WORKERS_PER_POOL",
+    "JsonPools",
+    "StatusError",
+    "classify",
+    "core",
+    "decoded_body",
+    "error_message",
+    "header_map",
+]
 
 WORKERS_PER_POOL = 16
 """Workers (requests in flight) sharing one connection pool."""
 _MAX_CONNECTIONS = 100  # per pool: never the limit (the workers are), as under httpx
 _KEEPALIVE_EXPIRY = 5.0  # seconds an idle connection is kept (httpx's default)
+_RETRYABLE_STATUS = frozenset({408, 409, 429})  # and every 5xx
 _GZIP_WINDOW = 16 + zlib.MAX_WBITS  # zlib's window bits for a gzip header
 RawHeaders = Sequence[tuple[bytes, bytes]]
 
@@ -183,3 +204,45 @@ def _inflate(body: bytes) -> bytes:
         return zlib.decompress(body)
     except zlib.error:
         return zlib.decompress(body, -zlib.MAX_WBITS)
+
+
+class StatusError(Exception):
+    """An HTTP error status, with the server's message and headers."""
+
+    def __init__(self, status: int, message: str, headers: Mapping[str, str]) -> None:
+        super().__init__(f"HTTP {status}: {message}")
+        self.status = status
+        self.headers = headers
+
+
+def error_message(body: bytes) -> str:
+    """Return the message of an error body: ``error.message`` of its JSON, else its text."""
+    text = body.decode("utf-8", errors="replace")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text.strip()[:300] or "(no message)"
+    error = data.get("error", data) if isinstance(data, dict) else data
+    if isinstance(error, dict):
+        error = error.get("message", error)
+    return str(error)[:300]
+
+
+def classify(exc: Exception) -> Classified | None:
+    """Sort what an attempt raised into retryable and fatal failures."""
+    if isinstance(exc, BackendError):
+        return exc, None
+    if isinstance(exc, TimeoutError):
+        return RetryableBackendError("The request timed out."), None
+    if isinstance(exc, StatusError):
+        if exc.status in _RETRYABLE_STATUS or exc.status >= 500:
+            return RetryableBackendError(str(exc)), parse_retry_after(exc.headers)
+        return FatalBackendError(str(exc)), None
+    http = core()
+    if isinstance(exc, http.TimeoutException):
+        return RetryableBackendError("The request timed out."), None
+    if isinstance(exc, http.UnsupportedProtocol):
+        return FatalBackendError(f"The request cannot be sent ({exc})."), None
+    if isinstance(exc, (http.NetworkError, http.ProtocolError, http.ProxyError)):
+        return RetryableBackendError(f"The connection failed ({type(exc).__name__}: {exc})."), None
+    return None

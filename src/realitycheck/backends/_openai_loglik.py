@@ -93,12 +93,12 @@ async def retrying_post(
     backend: OpenAIBackend, pools: JsonPools, slot: int, args: dict[str, Any], rng: random.Random
 ) -> Mapping[str, Any]:
     """Post ``args`` on worker ``slot``'s pool with the backend's retry policy (:mod:`._retry`)."""
+    from realitycheck.backends._openai_http import classify
     from realitycheck.backends._retry import retrying
-    from realitycheck.backends.openai import _classify
 
     return await retrying(
         functools.partial(backend._post, pools, slot, args),
-        classify=_classify,
+        classify=classify,
         max_retries=backend.max_retries,
         base=backend.backoff,
         rng=rng,

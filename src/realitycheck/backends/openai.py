@@ -11,21 +11,23 @@ for good (400, 401, 403, 404, 422), becomes a :class:`Generation` with
 ``error`` set: one bad request never loses the other answers.
 
 Calls are posted as JSON straight onto ``httpcore`` connection pools, the
-layer under ``httpx`` (both installed with ``openai``;
-:mod:`realitycheck.backends._openai_http`), one pool per 16 requests in
-flight, and the body is read as plain JSON
-(:mod:`realitycheck.backends._openai_parse`). That skips the SDK's per-call
-request building, parameter transformation and model building, and also
-``httpx``'s client layer (URL and header merging, cookies, auth and redirect
-handling, response models), which together were about a fifth of the
-client's CPU per request at high concurrency; servers that add or omit
-optional fields read alike. Error bodies are read the way the SDK reads them
-(``{"error": {"message": …}}``). The SDK itself is never imported (only
-checked for, as the extra that pins the HTTP stack): importing it took 1-3 s
-of every CLI run. All ``https`` pools share one TLS context, because
-building one reads the CA bundle (about 45 ms) and the generation stage
-makes fresh pools for every stored batch. ``benchmarks/openai_throughput.py``
-compares the backend with a plain ``httpx`` script posting the same bodies.
+layer under ``httpx`` (both installed with ``openai``), one pool per 16
+requests in flight, over an asyncio network backend that sends each request
+in one write (:mod:`realitycheck.backends._openai_http`,
+:mod:`realitycheck.backends._openai_net`); the body is read as plain JSON
+(:mod:`realitycheck.backends._openai_parse`), so servers that add or omit
+optional fields read alike. That skips the SDK's per-call request building,
+parameter transformation and model building, ``httpx``'s client layer (URL
+and header merging, cookies, auth and redirect handling, response models)
+and ``anyio``'s scopes around every read and write: at concurrency 32
+against a local server the client spends about half the CPU per request of
+a plain ``httpx`` script posting the same bodies
+(``benchmarks/openai_throughput.py``). Error bodies are read the way the SDK
+reads them (``{"error": {"message": …}}``). The SDK itself is never imported
+(only checked for, as the extra that pins the HTTP stack): importing it took
+1-3 s of every CLI run. All ``https`` pools share one TLS context, because
+building one reads the CA bundle (about 45 ms) and the generation stage makes
+fresh pools for every stored batch.
 
 The API key is read from the environment variable *named* by ``api_key_env``
 at call time; it is never a parameter, so it never reaches a spec, a cache
@@ -59,9 +61,15 @@ from realitycheck.backends._base import (
     require,
 )
 from realitycheck.backends._cache import Usage, usage_of
-from realitycheck.backends._openai_http import JsonPools, core, header_map
+from realitycheck.backends._openai_http import (
+    JsonPools,
+    StatusError,
+    classify,
+    error_message,
+    header_map,
+)
 from realitycheck.backends._openai_parse import Choice, assemble, parse_choices
-from realitycheck.backends._retry import Classified, parse_retry_after, retrying
+from realitycheck.backends._retry import retrying
 from realitycheck.errors import (
     BackendError,
     FatalBackendError,
@@ -88,7 +96,6 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 BASE_URL_ENV = "OPENAI_BASE_URL"
 Mode = Literal["chat", "completions"]
 _NO_KEY = "no-key"  # what a server that needs no key receives
-_RETRYABLE_STATUS = frozenset({408, 409, 429})
 _REFUSAL = re.compile(r"logprob.*(not support|unsupported|not allowed|disabled|unavailable)", re.I)
 logger = logging.getLogger(__name__)
 
@@ -344,7 +351,7 @@ class OpenAIBackend(Backend):
                 try:
                     data = await retrying(
                         functools.partial(self._post, pools, slot, args),
-                        classify=_classify,
+                        classify=classify,
                         max_retries=self.max_retries,
                         base=self.backoff,
                         rng=rng,
@@ -422,7 +429,7 @@ class OpenAIBackend(Backend):
         async with asyncio.timeout(self.timeout):
             status, headers, body = await pools.post(slot, path, json.dumps(args).encode("utf-8"))
         if status >= 400:
-            raise _StatusError(status, _error_message(body), header_map(headers))
+            raise StatusError(status, error_message(body), header_map(headers))
         try:
             data = json.loads(body)
         except ValueError as exc:
@@ -432,28 +439,6 @@ class OpenAIBackend(Backend):
                 f"The response is JSON but not an object (got {type(data).__name__})."
             )
         return data
-
-
-class _StatusError(Exception):
-    """An HTTP error status, with the server's message and headers."""
-
-    def __init__(self, status: int, message: str, headers: Mapping[str, str]) -> None:
-        super().__init__(f"HTTP {status}: {message}")
-        self.status = status
-        self.headers = headers
-
-
-def _error_message(body: bytes) -> str:
-    """Return the message of an error body: ``error.message`` of its JSON, else its text."""
-    text = body.decode("utf-8", errors="replace")
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return text.strip()[:300] or "(no message)"
-    error = data.get("error", data) if isinstance(data, dict) else data
-    if isinstance(error, dict):
-        error = error.get("message", error)
-    return str(error)[:300]
 
 
 def _sdk() -> None:
@@ -483,23 +468,3 @@ def _tls_context() -> Any:
     except ImportError:
         http = importlib.import_module("httpx")
     return http.create_ssl_context()
-
-
-def _classify(exc: Exception) -> Classified | None:
-    """Sort what an attempt raised into retryable and fatal failures."""
-    if isinstance(exc, BackendError):
-        return exc, None
-    if isinstance(exc, TimeoutError):
-        return RetryableBackendError("The request timed out."), None
-    if isinstance(exc, _StatusError):
-        if exc.status in _RETRYABLE_STATUS or exc.status >= 500:
-            return RetryableBackendError(str(exc)), parse_retry_after(exc.headers)
-        return FatalBackendError(str(exc)), None
-    http = core()
-    if isinstance(exc, http.TimeoutException):
-        return RetryableBackendError("The request timed out."), None
-    if isinstance(exc, http.UnsupportedProtocol):
-        return FatalBackendError(f"The request cannot be sent ({exc})."), None
-    if isinstance(exc, (http.NetworkError, http.ProtocolError, http.ProxyError)):
-        return RetryableBackendError(f"The connection failed ({type(exc).__name__}: {exc})."), None
-    return None
