@@ -41,7 +41,9 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import openai
 
@@ -210,23 +212,30 @@ async def httpx_pools(url: str, payloads: list[dict], concurrency: int) -> float
 
 
 def versus_httpx(url: str, concurrency: int, count: int, rounds: int) -> dict:
-    """Medians over alternating rounds of the backend and both httpx shapes."""
-    ours: list[float] = []
-    single: list[float] = []
-    pooled: list[float] = []
+    """Medians over alternating rounds of the backend and both httpx shapes.
+
+    Each entry is ``(requests per second, client CPU microseconds per request)``;
+    the CPU is this process's (``time.process_time``), the server runs in its own.
+    """
+    runs: dict[str, list[tuple[float, float]]] = {"httpx_single": [], "httpx_pools": []}
+    runs["backend"] = []
+
+    def measured(name: str, call: Callable[..., float], *args: Any) -> None:
+        cpu = time.process_time()
+        rate = call(*args)
+        runs[name].append((rate, (time.process_time() - cpu) / count * 1e6))
+
     for k in range(rounds):
         tag = f"c{concurrency}-r{k}"
-        single.append(
-            asyncio.run(httpx_semaphore(url, bodies(requests_for(f"hs-{tag}", count)), concurrency))
-        )
-        pooled.append(
-            asyncio.run(httpx_pools(url, bodies(requests_for(f"hp-{tag}", count)), concurrency))
-        )
-        ours.append(backend_rate(url, requests_for(f"rc-{tag}", count), concurrency))
+        single = bodies(requests_for(f"hs-{tag}", count))
+        measured("httpx_single", asyncio.run, httpx_semaphore(url, single, concurrency))
+        pooled = bodies(requests_for(f"hp-{tag}", count))
+        measured("httpx_pools", asyncio.run, httpx_pools(url, pooled, concurrency))
+        ours = requests_for(f"rc-{tag}", count)
+        measured("backend", backend_rate, url, ours, concurrency)
     return {
-        "backend": statistics.median(ours),
-        "httpx_single": statistics.median(single),
-        "httpx_pools": statistics.median(pooled),
+        name: (statistics.median(r for r, _ in got), statistics.median(c for _, c in got))
+        for name, got in runs.items()
     }
 
 
@@ -311,21 +320,29 @@ def run(url: str, args: argparse.Namespace, scale: float) -> list[dict]:
     for concurrency in (32, 128):
         count = sizes[concurrency]
         got = versus_httpx(url, concurrency, count, args.rounds)
-        best = max(got["httpx_single"], got["httpx_pools"])
-        ratio = got["backend"] / best
+        (ours, our_cpu), (single, _), (pooled, pooled_cpu) = (
+            got["backend"],
+            got["httpx_single"],
+            got["httpx_pools"],
+        )
+        best = max(single, pooled)
+        ratio = ours / best
+        print(f"{concurrency:<12}{ours:>10.1f}{single:>16.1f}{pooled:>13.1f}{ratio:>7.2f}x")
         print(
-            f"{concurrency:<12}{got['backend']:>10.1f}{got['httpx_single']:>16.1f}"
-            f"{got['httpx_pools']:>13.1f}{ratio:>7.2f}x"
+            f"{'':<12}client CPU per request: backend {our_cpu:,.0f} us, httpx pools "
+            f"{pooled_cpu:,.0f} us ({pooled_cpu / our_cpu:.2f}x)"
         )
         rows.append(
             row(
                 f"openai backend vs plain httpx posting the same bodies ({latency * 1000:.0f} ms), "
                 f"concurrency {concurrency}, {count:,} requests, median of {args.rounds}",
-                f"{got['backend']:,.1f} req/s",
+                f"{ours:,.1f} req/s",
                 f"{best:,.1f} req/s",
                 ratio,
-                f"baseline is the faster httpx shape (one client: {got['httpx_single']:,.1f}; "
-                f"a client per {PER_CLIENT} connections: {got['httpx_pools']:,.1f}); target >= 0.9",
+                f"baseline is the faster httpx shape (one client: {single:,.1f}; a client per "
+                f"{PER_CLIENT} connections: {pooled:,.1f}); target >= 0.9; client CPU per "
+                f"request {our_cpu:,.0f} us vs {pooled_cpu:,.0f} us (httpx, a client per "
+                f"{PER_CLIENT})",
             )
         )
 
