@@ -223,3 +223,13 @@ def test_https_is_verified_and_carries_the_calls(make_backend, server, tls_relay
         for i in range(20)
     ]
     assert server.calls == 20
+
+
+@pytest.mark.parametrize("key", ["sk-abc\ndef", "sk-\x01", "sk-\u20ac"])
+def test_a_key_a_header_cannot_carry_fails_before_any_call(make_backend, server, key):
+    backend = make_backend(api_key_env="RC_ODD_KEY")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RC_ODD_KEY", key)
+        with pytest.raises(InvalidInputError, match="'RC_ODD_KEY' has characters") as caught:
+            backend.generate([GenerationRequest(prompt="q")])
+    assert key not in str(caught.value) and server.calls == 0

@@ -96,7 +96,7 @@ class JsonPools:
         self._http = http
         self._urls: dict[str, Any] = {}
         self._headers = [
-            (b"Authorization", f"Bearer {api_key}".encode("latin-1", errors="replace")),
+            (b"Authorization", f"Bearer {api_key}".encode("latin-1")),
             (b"Content-Type", b"application/json"),
             (b"Accept", b"application/json"),
             (b"User-Agent", b"realitycheck"),
@@ -241,7 +241,7 @@ def classify(exc: Exception) -> Classified | None:
     http = core()
     if isinstance(exc, http.TimeoutException):
         return RetryableBackendError("The request timed out."), None
-    if isinstance(exc, http.UnsupportedProtocol):
+    if isinstance(exc, (http.UnsupportedProtocol, http.LocalProtocolError)):
         return FatalBackendError(f"The request cannot be sent ({exc})."), None
     if isinstance(exc, (http.NetworkError, http.ProtocolError, http.ProxyError)):
         return RetryableBackendError(f"The connection failed ({type(exc).__name__}: {exc})."), None

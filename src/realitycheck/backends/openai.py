@@ -96,6 +96,7 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 BASE_URL_ENV = "OPENAI_BASE_URL"
 Mode = Literal["chat", "completions"]
 _NO_KEY = "no-key"  # what a server that needs no key receives
+_HEADER_SAFE = re.compile(r"[\x20-\x7e\x80-\xff]*")  # visible Latin-1 and spaces
 _REFUSAL = re.compile(r"logprob.*(not support|unsupported|not allowed|disabled|unavailable)", re.I)
 logger = logging.getLogger(__name__)
 
@@ -291,6 +292,12 @@ class OpenAIBackend(Backend):
 
     def _api_key(self) -> str:
         key = os.environ.get(self.api_key_env, "")
+        if key and not _HEADER_SAFE.fullmatch(key):
+            raise InvalidInputError(  # never echo the value: it is a secret
+                f"The API key in the environment variable {self.api_key_env!r} has characters "
+                "an HTTP header cannot carry (a line break, a control character or one "
+                "outside Latin-1); check how it was set."
+            )
         if key:
             return key
         if urlsplit(self.base_url).hostname == "api.openai.com":
