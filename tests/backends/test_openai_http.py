@@ -100,16 +100,22 @@ class _Recorder:
     async def __aenter__(self) -> _Recorder:
         async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             self.peer = writer
-            while data := await reader.read(1 << 16):
-                self.received.append(data)
-                writer.write(b"pong")
+            with contextlib.suppress(OSError):
+                while data := await reader.read(1 << 16):
+                    self.received.append(data)
+                    writer.write(b"pong")
+            writer.close()
 
         self._server = await asyncio.start_server(serve, "127.0.0.1", 0)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        if self.peer is not None:
+            self.peer.close()
         self._server.close()
+        await self._server.wait_closed()
+        await asyncio.sleep(0.01)  # the handler sees the end and closes its side
 
 
 def test_a_request_goes_out_in_one_write_on_the_next_read():
@@ -189,6 +195,8 @@ def tls_relay(server, tmp_path):
     upstream = server.url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
     loop = asyncio.new_event_loop()
 
+    writers: list[asyncio.StreamWriter] = []
+
     async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         with contextlib.suppress(OSError):
             while data := await reader.read(1 << 16):
@@ -198,15 +206,24 @@ def tls_relay(server, tmp_path):
 
     async def relay(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         up_reader, up_writer = await asyncio.open_connection(upstream[0], int(upstream[1]))
+        writers.extend((writer, up_writer))
         await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+    async def shut() -> None:
+        listening.close()
+        for writer in writers:
+            writer.close()
+        await asyncio.sleep(0.05)  # the pipes see the ends
 
     listening = loop.run_until_complete(asyncio.start_server(relay, "127.0.0.1", 0, ssl=served))
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
     trusting = ssl.create_default_context(cafile=str(cert))
     yield listening.sockets[0].getsockname()[1], trusting
+    asyncio.run_coroutine_threadsafe(shut(), loop).result(5)
     loop.call_soon_threadsafe(loop.stop)
     thread.join(5)
+    loop.close()
 
 
 def test_https_is_verified_and_carries_the_calls(make_backend, server, tls_relay, no_proxies):

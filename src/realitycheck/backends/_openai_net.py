@@ -153,8 +153,7 @@ class _Stream:
         """Close the connection (what is still held back is dropped)."""
         self._held.clear()
         self._writer.close()
-        with contextlib.suppress(OSError, ssl.SSLError):
-            await asyncio.sleep(0)  # let the transport close
+        await asyncio.sleep(0)  # one loop turn: the transport closes its socket
 
     async def start_tls(
         self,
