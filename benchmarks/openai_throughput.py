@@ -10,15 +10,16 @@ then in one run:
 3. at concurrency 32 and 128, alternating for ``--rounds`` rounds on fresh
    prompts: the backend against plain ``httpx`` posting exactly the bodies
    the backend sends, in two shapes (one ``AsyncClient`` under a semaphore;
-   one client per 16 connections, as the backend does), the faster of the
-   two being the baseline (issue 13's target: at least 90 %);
+   one client per 16 connections, the pool shape the backend uses), the
+   faster of the two being the baseline (issue 13's target: at least 90 %);
 4. a 2,000-call job through :func:`cached_generate` into a fresh call cache,
    then the same job rerun from the cache (target < 2 s, 0 server calls);
 5. end to end, each as a whole process: ``realitycheck generate`` on the
    first ``--e2e`` NQ-Open questions (greedy plan, no call cache, one stored
    batch) against a plain script that reads the same file, posts one chat
    request per question with ``httpx`` at the same concurrency and writes
-   the answers as JSON lines.
+   the answers as JSON lines (both with bytecode caches, after an untimed
+   warm-up round, as ``benchmarks/_results.py`` runs processes).
 
 It writes ``benchmarks/results/openai_throughput.json``. Run from the
 repository root (needs the ``openai`` extra)::
@@ -31,10 +32,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import datetime
 import json
 import os
-import platform
 import shlex
 import statistics
 import subprocess
@@ -42,7 +41,9 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import openai
 
@@ -51,13 +52,14 @@ try:  # httpx 2 ships as ``httpx2``; it is the HTTP client the openai SDK uses h
 except ImportError:  # pragma: no cover - an environment with httpx 1
     import httpx  # type: ignore[no-redef]
 
+from _results import CLI, run_process, write_result
+
 from realitycheck.backends import GenerationRequest
 from realitycheck.backends._cache import CallCache, cached_generate
 from realitycheck.backends.openai import OpenAIBackend
 
 REPO = Path(__file__).resolve().parents[1]
 SERVER = REPO / "tests" / "backends" / "_fake_openai_server.py"
-RESULT = REPO / "benchmarks" / "results" / "openai_throughput.json"
 MODEL = "fake-model"
 PER_CLIENT = 16  # connections per client in the tuned httpx shape (as the backend)
 
@@ -210,51 +212,58 @@ async def httpx_pools(url: str, payloads: list[dict], concurrency: int) -> float
 
 
 def versus_httpx(url: str, concurrency: int, count: int, rounds: int) -> dict:
-    """Medians over alternating rounds of the backend and both httpx shapes."""
-    ours: list[float] = []
-    single: list[float] = []
-    pooled: list[float] = []
+    """Medians over alternating rounds of the backend and both httpx shapes.
+
+    Each entry is ``(requests per second, client CPU microseconds per request)``;
+    the CPU is this process's (``time.process_time``), the server runs in its own.
+    """
+    runs: dict[str, list[tuple[float, float]]] = {"httpx_single": [], "httpx_pools": []}
+    runs["backend"] = []
+
+    def measured(name: str, call: Callable[..., float], *args: Any) -> None:
+        cpu = time.process_time()
+        rate = call(*args)
+        runs[name].append((rate, (time.process_time() - cpu) / count * 1e6))
+
     for k in range(rounds):
         tag = f"c{concurrency}-r{k}"
-        single.append(
-            asyncio.run(httpx_semaphore(url, bodies(requests_for(f"hs-{tag}", count)), concurrency))
-        )
-        pooled.append(
-            asyncio.run(httpx_pools(url, bodies(requests_for(f"hp-{tag}", count)), concurrency))
-        )
-        ours.append(backend_rate(url, requests_for(f"rc-{tag}", count), concurrency))
+        single = bodies(requests_for(f"hs-{tag}", count))
+        measured("httpx_single", asyncio.run, httpx_semaphore(url, single, concurrency))
+        pooled = bodies(requests_for(f"hp-{tag}", count))
+        measured("httpx_pools", asyncio.run, httpx_pools(url, pooled, concurrency))
+        ours = requests_for(f"rc-{tag}", count)
+        measured("backend", backend_rate, url, ours, concurrency)
     return {
-        "backend": statistics.median(ours),
-        "httpx_single": statistics.median(single),
-        "httpx_pools": statistics.median(pooled),
+        name: (statistics.median(r for r, _ in got), statistics.median(c for _, c in got))
+        for name, got in runs.items()
     }
 
 
-def timed(command: list[str], env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO)
-    elapsed = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"{shlex.join(command[:3])} failed:\n{done.stderr[-2000:]}")
-    return elapsed
-
-
 def end_to_end(url: str, n: int, concurrency: int, rounds: int) -> dict:
-    """Whole-process wall times (median of ``rounds``): the CLI vs the plain script."""
+    """Whole-process wall times (median of ``rounds``): the CLI vs the plain script.
+
+    Both run as :func:`_results.run_process` runs them: Python may cache bytecode
+    (an installed package has its caches; this sandbox sets
+    ``PYTHONDONTWRITEBYTECODE``, which would make every CLI process recompile
+    realitycheck's ~360 modules while the plain script's ``httpx`` is cached).
+    One untimed round warms the caches; the rounds alternate the two commands.
+    """
     data = Path(os.environ.get("REALITYCHECK_DATA_DIR", REPO.parent / "shared" / "data"))
     source = data / "nq_open" / "NQ-open.dev.jsonl"
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    cli = [sys.executable, "-c", "from realitycheck.cli import main; main()"]
+    env = {"PYTHONPATH": str(REPO / "src")}
     ours, plain = [], []
     with tempfile.TemporaryDirectory() as folder:
-        for k in range(rounds):
+        for k in range(rounds + 1):
             backend = f"openai[model={MODEL},base_url={url},concurrency={concurrency}]"
-            command = cli + ["generate", "-d", "nq-open", "--data-dir", str(data)]
+            command = [CLI, "generate", "-d", "nq-open", "--data-dir", str(data)]
             command += ["--limit", str(n), "--batch-size", str(n), "-b", backend]
             command += ["--plan", "greedy", "--no-cache", "--out", f"{folder}/run{k}"]
-            ours.append(timed(command, env))
+            seconds, _ = run_process(command, env=env)
             script = [sys.executable, "-c", PLAIN, str(source), str(n), url, str(concurrency)]
-            plain.append(timed(script + [f"{folder}/plain{k}.jsonl"], env))
+            plain_seconds, _ = run_process(script + [f"{folder}/plain{k}.jsonl"], env=env)
+            if k:  # round 0 warms the bytecode caches
+                ours.append(seconds)
+                plain.append(plain_seconds)
     return {"cli": statistics.median(ours), "plain": statistics.median(plain)}
 
 
@@ -311,21 +320,29 @@ def run(url: str, args: argparse.Namespace, scale: float) -> list[dict]:
     for concurrency in (32, 128):
         count = sizes[concurrency]
         got = versus_httpx(url, concurrency, count, args.rounds)
-        best = max(got["httpx_single"], got["httpx_pools"])
-        ratio = got["backend"] / best
+        (ours, our_cpu), (single, _), (pooled, pooled_cpu) = (
+            got["backend"],
+            got["httpx_single"],
+            got["httpx_pools"],
+        )
+        best = max(single, pooled)
+        ratio = ours / best
+        print(f"{concurrency:<12}{ours:>10.1f}{single:>16.1f}{pooled:>13.1f}{ratio:>7.2f}x")
         print(
-            f"{concurrency:<12}{got['backend']:>10.1f}{got['httpx_single']:>16.1f}"
-            f"{got['httpx_pools']:>13.1f}{ratio:>7.2f}x"
+            f"{'':<12}client CPU per request: backend {our_cpu:,.0f} us, httpx pools "
+            f"{pooled_cpu:,.0f} us ({pooled_cpu / our_cpu:.2f}x)"
         )
         rows.append(
             row(
                 f"openai backend vs plain httpx posting the same bodies ({latency * 1000:.0f} ms), "
                 f"concurrency {concurrency}, {count:,} requests, median of {args.rounds}",
-                f"{got['backend']:,.1f} req/s",
+                f"{ours:,.1f} req/s",
                 f"{best:,.1f} req/s",
                 ratio,
-                f"baseline is the faster httpx shape (one client: {got['httpx_single']:,.1f}; "
-                f"a client per {PER_CLIENT} connections: {got['httpx_pools']:,.1f}); target >= 0.9",
+                f"baseline is the faster httpx shape (one client: {single:,.1f}; a client per "
+                f"{PER_CLIENT} connections: {pooled:,.1f}); target >= 0.9; client CPU per "
+                f"request {our_cpu:,.0f} us vs {pooled_cpu:,.0f} us (httpx, a client per "
+                f"{PER_CLIENT})",
             )
         )
 
@@ -400,17 +417,8 @@ def row(work: str, ours: str, theirs: str, ratio: float, note: str) -> dict:
 
 
 def write(rows: list[dict]) -> None:
-    RESULT.parent.mkdir(parents=True, exist_ok=True)
-    result = {
-        "benchmark": "openai_throughput",
-        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()}, "
-        f"Python {platform.python_version()}",
-        "command": shlex.join(["python", "benchmarks/openai_throughput.py", *sys.argv[1:]]),
-        "rows": rows,
-    }
-    RESULT.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"\nwrote {RESULT.relative_to(REPO)}")
+    command = shlex.join(["python", "benchmarks/openai_throughput.py", *sys.argv[1:]])
+    write_result("openai_throughput", rows, command)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from realitycheck.errors import BackendError, RetryableBackendError
 
 if TYPE_CHECKING:
+    from realitycheck.backends._openai_http import JsonPools
     from realitycheck.backends.openai import OpenAIBackend
 
 __all__ = ["echo_arguments", "echoed_continuation", "score_pairs"]
@@ -79,24 +80,25 @@ def echoed_continuation(
 
 
 async def _score(
-    backend: OpenAIBackend, client: Any, pair: tuple[str, str], rng: random.Random
+    backend: OpenAIBackend, pools: JsonPools, slot: int, pair: tuple[str, str], rng: random.Random
 ) -> tuple[float, ...]:
     prompt, continuation = pair
     text = prompt + continuation
-    data = await retrying_post(backend, client, echo_arguments(backend.model, text), rng)
+    args = echo_arguments(backend.model, text)
+    data = await retrying_post(backend, pools, slot, args, rng)
     return echoed_continuation(data, prompt_chars=len(prompt), text_chars=len(text))
 
 
 async def retrying_post(
-    backend: OpenAIBackend, client: Any, args: dict[str, Any], rng: random.Random
+    backend: OpenAIBackend, pools: JsonPools, slot: int, args: dict[str, Any], rng: random.Random
 ) -> Mapping[str, Any]:
-    """Post ``args`` with the backend's retry policy (see :mod:`._retry`)."""
+    """Post ``args`` on worker ``slot``'s pool with the backend's retry policy (:mod:`._retry`)."""
+    from realitycheck.backends._openai_http import classify
     from realitycheck.backends._retry import retrying
-    from realitycheck.backends.openai import _classify
 
     return await retrying(
-        functools.partial(backend._post, client, args),
-        classify=_classify,
+        functools.partial(backend._post, pools, slot, args),
+        classify=classify,
         max_retries=backend.max_retries,
         base=backend.backoff,
         rng=rng,
@@ -106,21 +108,24 @@ async def retrying_post(
 async def _score_all(
     backend: OpenAIBackend, pairs: Sequence[tuple[str, str]], api_key: str
 ) -> list[tuple[float, ...]]:
-    client = backend._client(api_key)
-    gate = asyncio.Semaphore(backend.concurrency)
+    workers = min(backend.concurrency, len(pairs))
+    pools = backend._pools(api_key, workers)
+    results: list[tuple[float, ...]] = [()] * len(pairs)
+    pending = iter(range(len(pairs)))
     rng = random.Random()
 
-    async def one(index: int) -> tuple[float, ...]:
-        async with gate:
+    async def worker(slot: int) -> None:
+        for index in pending:
             try:
-                return await _score(backend, client, pairs[index], rng)
+                results[index] = await _score(backend, pools, slot, pairs[index], rng)
             except BackendError as exc:
                 raise type(exc)(f"pair {index}: {exc}") from None
 
     try:
-        return list(await asyncio.gather(*(one(i) for i in range(len(pairs)))))
+        await asyncio.gather(*(worker(k) for k in range(workers)))
     finally:
-        await client.aclose()
+        await pools.aclose()
+    return results
 
 
 def score_pairs(

@@ -10,20 +10,24 @@ switched off so these are the only ones. A request that still fails, or fails
 for good (400, 401, 403, 404, 422), becomes a :class:`Generation` with
 ``error`` set: one bad request never loses the other answers.
 
-Calls are posted as JSON with the HTTP client the SDK itself is built on
-(``httpx``, installed with ``openai``) and the body is read as plain JSON
-(:mod:`realitycheck.backends._openai_parse`): that skips the SDK's per-call
-request building, parameter transformation and model building, which are
-most of its CPU cost at high concurrency (``benchmarks/judge_throughput.py``),
-and reads servers that add or omit optional fields alike. Error bodies are
-read the way the SDK reads them (``{"error": {"message": …}}``). The SDK
-itself is never imported (only checked for, as the extra that pins
-``httpx``): importing it took 1-3 s of every CLI run. All clients share one
-TLS context, because building one reads the CA bundle (about 45 ms) and the
-generation stage makes fresh clients for every stored batch. Profiled at
-concurrency 128 against a local server, what remains is ``httpx``'s own
-request handling, the same as a plain ``httpx`` script's
-(``benchmarks/openai_throughput.py`` compares the two).
+Calls are posted as JSON straight onto ``httpcore`` connection pools, the
+layer under ``httpx`` (both installed with ``openai``), one pool per 16
+requests in flight, over an asyncio network backend that sends each request
+in one write (:mod:`realitycheck.backends._openai_http`,
+:mod:`realitycheck.backends._openai_net`); the body is read as plain JSON
+(:mod:`realitycheck.backends._openai_parse`), so servers that add or omit
+optional fields read alike. That skips the SDK's per-call request building,
+parameter transformation and model building, ``httpx``'s client layer (URL
+and header merging, cookies, auth and redirect handling, response models)
+and ``anyio``'s scopes around every read and write: at concurrency 32
+against a local server the client spends about half the CPU per request of
+a plain ``httpx`` script posting the same bodies
+(``benchmarks/openai_throughput.py``). Error bodies are read the way the SDK
+reads them (``{"error": {"message": …}}``). The SDK itself is never imported
+(only checked for, as the extra that pins the HTTP stack): importing it took
+1-3 s of every CLI run. All ``https`` pools share one TLS context, because
+building one reads the CA bundle (about 45 ms) and the generation stage makes
+fresh pools for every stored batch.
 
 The API key is read from the environment variable *named* by ``api_key_env``
 at call time; it is never a parameter, so it never reaches a spec, a cache
@@ -57,8 +61,15 @@ from realitycheck.backends._base import (
     require,
 )
 from realitycheck.backends._cache import Usage, usage_of
+from realitycheck.backends._openai_http import (
+    JsonPools,
+    StatusError,
+    classify,
+    error_message,
+    header_map,
+)
 from realitycheck.backends._openai_parse import Choice, assemble, parse_choices
-from realitycheck.backends._retry import Classified, parse_retry_after, retrying
+from realitycheck.backends._retry import retrying
 from realitycheck.errors import (
     BackendError,
     FatalBackendError,
@@ -85,8 +96,7 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 BASE_URL_ENV = "OPENAI_BASE_URL"
 Mode = Literal["chat", "completions"]
 _NO_KEY = "no-key"  # what a server that needs no key receives
-WORKERS_PER_CLIENT = 16
-_RETRYABLE_STATUS = frozenset({408, 409, 429})
+_HEADER_SAFE = re.compile(r"[\x20-\x7e\x80-\xff]*")  # visible Latin-1 and spaces
 _REFUSAL = re.compile(r"logprob.*(not support|unsupported|not allowed|disabled|unavailable)", re.I)
 logger = logging.getLogger(__name__)
 
@@ -282,6 +292,12 @@ class OpenAIBackend(Backend):
 
     def _api_key(self) -> str:
         key = os.environ.get(self.api_key_env, "")
+        if key and not _HEADER_SAFE.fullmatch(key):
+            raise InvalidInputError(  # never echo the value: it is a secret
+                f"The API key in the environment variable {self.api_key_env!r} has characters "
+                "an HTTP header cannot carry (a line break, a control character or one "
+                "outside Latin-1); check how it was set."
+            )
         if key:
             return key
         if urlsplit(self.base_url).hostname == "api.openai.com":
@@ -298,48 +314,33 @@ class OpenAIBackend(Backend):
         api_key: str,
     ) -> list[Generation]:
         workers = min(self.concurrency, len(requests))
-        # One SDK client per WORKERS_PER_CLIENT workers: the HTTP pool scans all its
-        # connections on every request, so one pool for 128 workers costs O(128) per call.
-        clients = [self._client(api_key) for _ in range(-(-workers // WORKERS_PER_CLIENT))]
+        pools = self._pools(api_key, workers)
         results: list[Generation] = [Generation() for _ in requests]
         pending = iter(enumerate(requests))
         rng = random.Random()
 
-        async def worker(client: Any) -> None:
+        async def worker(slot: int) -> None:
             for index, request in pending:
-                generation = await self._answer(client, request, rng)
+                generation = await self._answer(pools, slot, request, rng)
                 results[index] = generation
                 if on_result is not None:
                     on_result(index, generation)
 
         try:
-            await asyncio.gather(*(worker(clients[k % len(clients)]) for k in range(workers)))
+            await asyncio.gather(*(worker(k) for k in range(workers)))
         finally:
-            for client in clients:
-                await client.aclose()
+            await pools.aclose()
         return results
 
-    def _client(self, api_key: str) -> Any:
-        http = _http()
-        limits = http.Limits(  # a warm connection per worker
-            max_connections=max(100, WORKERS_PER_CLIENT),
-            max_keepalive_connections=WORKERS_PER_CLIENT,
-        )
-        return http.AsyncClient(
-            base_url=self.base_url + "/",
-            headers={
-                "Authorization": f"Bearer {api_key}",
-                "Content-Type": "application/json",
-                "Accept": "application/json",
-                "User-Agent": "realitycheck",
-            },
-            limits=limits,
-            timeout=self.timeout,
-            verify=_tls_context(),
+    def _pools(self, api_key: str, workers: int) -> JsonPools:
+        """Return connection pools for ``workers`` requests in flight (one per 16 of them)."""
+        https = urlsplit(self.base_url).scheme == "https"
+        return JsonPools(
+            self.base_url, api_key, workers=workers, ssl_context=_tls_context() if https else None
         )
 
     async def _answer(
-        self, client: Any, request: GenerationRequest, rng: random.Random
+        self, pools: JsonPools, slot: int, request: GenerationRequest, rng: random.Random
     ) -> Generation:
         attempts = 0
 
@@ -356,8 +357,8 @@ class OpenAIBackend(Backend):
                 args = self._arguments(request, request.n - len(choices), call, with_logprobs)
                 try:
                     data = await retrying(
-                        functools.partial(self._post, client, args),
-                        classify=_classify,
+                        functools.partial(self._post, pools, slot, args),
+                        classify=classify,
                         max_retries=self.max_retries,
                         base=self.backoff,
                         rng=rng,
@@ -429,13 +430,13 @@ class OpenAIBackend(Backend):
                 args["logprobs"] = request.top_logprobs
         return args
 
-    async def _post(self, client: Any, args: dict[str, Any]) -> Mapping[str, Any]:
+    async def _post(self, pools: JsonPools, slot: int, args: dict[str, Any]) -> Mapping[str, Any]:
+        """Post one call on worker ``slot``'s pool; return the body (one attempt, no retry)."""
         path = "chat/completions" if self.mode == "chat" else "completions"
         async with asyncio.timeout(self.timeout):
-            reply = await client.post(path, content=json.dumps(args).encode("utf-8"))
-            body = await reply.aread()
-        if reply.status_code >= 400:
-            raise _StatusError(reply.status_code, _error_message(body), reply.headers)
+            status, headers, body = await pools.post(slot, path, json.dumps(args).encode("utf-8"))
+        if status >= 400:
+            raise StatusError(status, error_message(body), header_map(headers))
         try:
             data = json.loads(body)
         except ValueError as exc:
@@ -445,37 +446,6 @@ class OpenAIBackend(Backend):
                 f"The response is JSON but not an object (got {type(data).__name__})."
             )
         return data
-
-
-class _StatusError(Exception):
-    """An HTTP error status, with the server's message and headers."""
-
-    def __init__(self, status: int, message: str, headers: Mapping[str, str]) -> None:
-        super().__init__(f"HTTP {status}: {message}")
-        self.status = status
-        self.headers = headers
-
-
-def _error_message(body: bytes) -> str:
-    """Return the message of an error body: ``error.message`` of its JSON, else its text."""
-    text = body.decode("utf-8", errors="replace")
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return text.strip()[:300] or "(no message)"
-    error = data.get("error", data) if isinstance(data, dict) else data
-    if isinstance(error, dict):
-        error = error.get("message", error)
-    return str(error)[:300]
-
-
-def _http() -> Any:
-    """Return the HTTP client module the openai SDK is built on (``httpx``, or ``httpx2``)."""
-    _sdk()
-    try:
-        return importlib.import_module("httpx2")
-    except ImportError:
-        return importlib.import_module("httpx")
 
 
 def _sdk() -> None:
@@ -493,28 +463,15 @@ def _sdk() -> None:
 
 @functools.cache
 def _tls_context() -> Any:
-    """The verifying TLS context all clients share (CA bundle per ``httpx``'s defaults).
+    """The verifying TLS context all ``https`` pools share (CA bundle per ``httpx``'s defaults).
 
     Building one reads the CA bundle (about 45 ms); the generation stage calls
-    the backend once per stored batch, each call with fresh clients, so a
-    context per client cost seconds per thousand requests.
+    the backend once per stored batch, each call with fresh pools, so a
+    context per pool cost seconds per thousand requests.
     """
-    return _http().create_ssl_context()
-
-
-def _classify(exc: Exception) -> Classified | None:
-    """Sort what an attempt raised into retryable and fatal failures."""
-    if isinstance(exc, BackendError):
-        return exc, None
-    if isinstance(exc, TimeoutError):
-        return RetryableBackendError("The request timed out."), None
-    if isinstance(exc, _StatusError):
-        if exc.status in _RETRYABLE_STATUS or exc.status >= 500:
-            return RetryableBackendError(str(exc)), parse_retry_after(exc.headers)
-        return FatalBackendError(str(exc)), None
-    http = _http()
-    if isinstance(exc, http.TimeoutException):
-        return RetryableBackendError("The request timed out."), None
-    if isinstance(exc, http.RequestError):
-        return RetryableBackendError(f"The connection failed ({type(exc).__name__}: {exc})."), None
-    return None
+    _sdk()
+    try:
+        http = importlib.import_module("httpx2")
+    except ImportError:
+        http = importlib.import_module("httpx")
+    return http.create_ssl_context()
