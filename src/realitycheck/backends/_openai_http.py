@@ -70,11 +70,8 @@ RawHeaders = Sequence[tuple[bytes, bytes]]
 
 
 def core() -> Any:
-    """Return the connection layer under ``httpx``: ``httpcore2``, else ``httpcore``."""
-    try:
-        return importlib.import_module("httpcore2")
-    except ImportError:
-        return importlib.import_module("httpcore")
+    """Return the connection layer under ``httpx2``: ``httpcore2`` (the ``openai`` extra)."""
+    return importlib.import_module("httpcore2")
 
 
 class JsonPools:

@@ -54,7 +54,7 @@ class AsyncioNetwork:
     """The network backend (``httpcore.AsyncNetworkBackend``'s methods) for one ``httpcore``.
 
     Args:
-        http: The ``httpcore`` module whose errors are raised (``httpcore2`` or ``httpcore``).
+        http: The ``httpcore`` module whose errors are raised (``httpcore2``).
     """
 
     def __init__(self, http: Any) -> None:

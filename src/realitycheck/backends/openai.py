@@ -470,8 +470,4 @@ def _tls_context() -> Any:
     context per pool cost seconds per thousand requests.
     """
     _sdk()
-    try:
-        http = importlib.import_module("httpx2")
-    except ImportError:
-        http = importlib.import_module("httpx")
-    return http.create_ssl_context()
+    return importlib.import_module("httpx2").create_ssl_context()
