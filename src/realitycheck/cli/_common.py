@@ -112,10 +112,18 @@ def cache_options(command: Any) -> Any:
 
 
 def cache_from(no_cache: bool, cache_dir: str | None) -> Any:
-    """The call cache given by :func:`cache_options` (``None`` with ``--no-cache``)."""
-    from realitycheck.runner import make_cache
+    """The call cache given by :func:`cache_options` (``None`` with ``--no-cache``).
 
-    return make_cache(not no_cache, cache_dir)
+    The same cache as :func:`realitycheck.runner.make_cache`, built here so that a
+    stage verb does not import the runner (and with it the report and pandas).
+    """
+    if no_cache:
+        return None
+    from pathlib import Path
+
+    from realitycheck.backends import CallCache
+
+    return CallCache(Path(cache_dir) / "calls.sqlite" if cache_dir is not None else None)
 
 
 def executor_options(command: Any) -> Any:

@@ -28,7 +28,7 @@ from realitycheck.pipeline._ingest import ingest
 from realitycheck.pipeline._parts import PartContext, compute_part
 from realitycheck.pipeline._report import StageReport
 from realitycheck.progress import NullProgress, Progress
-from realitycheck.records import Example, Response, records_from_columns
+from realitycheck.records import Example, records_from_columns
 from realitycheck.store import RunStore
 
 __all__ = ["StageReport", "detect", "ingest", "label"]
@@ -58,6 +58,11 @@ class _Examples(Mapping[str, Example]):
         rows = self._table.take(pa.array([self._row[i] for i in new], pa.int64()))
         columns = {n: rows.column(n).to_pylist() for n in rows.column_names}
         self._built.update(zip(new, records_from_columns(Example, columns), strict=True))
+
+    @property
+    def table(self) -> pa.Table:
+        """The examples as Arrow columns."""
+        return self._table
 
     def __contains__(self, example_id: object) -> bool:
         return example_id in self._row
@@ -98,6 +103,9 @@ class _Targets:
         self.responses = responses.filter(inside)
         self.examples = _Examples(examples)
         self._example_table = examples
+        known_ids = examples.column("example_id").combine_chunks()
+        where = pc.index_in(self.responses.column("example_id"), value_set=known_ids)
+        self.example_rows = np.asarray(where.fill_null(-1), dtype=np.int64)
 
     def __len__(self) -> int:
         return self.responses.num_rows
@@ -115,33 +123,27 @@ class _Targets:
         ids = self._example_table.column("example_id").filter(pa.array(ok))
         return pc.is_in(self.responses.column("example_id"), ids)
 
-    def records(self, rows: np.ndarray) -> list[Response]:
-        """Return the responses at positions ``rows`` as records."""
-        part = self.responses.take(pa.array(rows, pa.int64()))
-        columns = {n: part.column(n).to_pylist() for n in part.column_names}
-        self.examples.build(columns["example_id"])
-        return records_from_columns(Response, columns)
-
 
 def _stored(
     store: RunStore, table: str, column: str, key: str, *, retry_errors: bool
-) -> tuple[set[str], set[str]]:
+) -> tuple[pa.Array, pa.Array]:
     """Return the response ids ``key`` has a record for that stands, and those to retry."""
-    frame = store.frame(table, columns=["error", "retryable"])
-    mine = frame[frame[column] == key]
-    errored = mine["error"].notna() & mine["error"].ne("")
-    redo = errored if retry_errors else errored & mine["retryable"].eq(True)
-    return set(mine.loc[~redo, "response_id"]), set(mine.loc[redo, "response_id"])
+    stored = store.arrow(table, columns=["error", "retryable"])
+    mine = stored.filter(pc.equal(stored.column(column), key))
+    errored = pc.not_equal(mine.column("error").fill_null(""), "")
+    redo = errored if retry_errors else pc.and_(errored, mine.column("retryable").fill_null(False))
+    ids = mine.column("response_id").combine_chunks()
+    return ids.filter(pc.invert(redo).combine_chunks()), ids.filter(redo.combine_chunks())
 
 
 def _todo(
-    targets: _Targets, eligible: pa.ChunkedArray, done: set[str], failed: set[str]
+    targets: _Targets, eligible: pa.ChunkedArray, done: pa.Array, failed: pa.Array
 ) -> tuple[np.ndarray, int]:
     """Return the positions of the eligible responses not ``done``, and how many are retries."""
     ids = targets.responses.column("response_id")
-    stands = pc.is_in(ids, pa.array(sorted(done), pa.string()))
+    stands = pc.is_in(ids, value_set=done)
     rows = np.flatnonzero(np.asarray(pc.and_(eligible, pc.invert(stands))))
-    retried = pc.is_in(ids.take(pa.array(rows, pa.int64())), pa.array(sorted(failed), pa.string()))
+    retried = pc.is_in(ids.take(pa.array(rows, pa.int64())), value_set=failed)
     return rows, int(pc.sum(retried).as_py() or 0)
 
 
@@ -183,6 +185,8 @@ def _run_component(
             table=table,
             responses=targets.responses,
             examples=targets.examples,
+            example_table=targets.examples.table,
+            example_rows=targets.example_rows,
             cache=cache,
         )
         batches = [todo[start : start + batch_size] for start in range(0, len(todo), batch_size)]
