@@ -55,6 +55,8 @@ class Detector(Component):
     """
 
     needs: ClassVar[frozenset[str]] = frozenset()
+    batch_rows: ClassVar[int] = 2048
+    """Responses per stored part when the stage is not told (what a crash can lose)."""
 
     def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
         """Return one score per response, in order."""

@@ -32,6 +32,8 @@ class Labeler(Component):
     """
 
     needs: ClassVar[frozenset[str]] = frozenset()
+    batch_rows: ClassVar[int] = 2048
+    """Responses per stored part when the stage is not told (what a crash can lose)."""
 
     def label(
         self,

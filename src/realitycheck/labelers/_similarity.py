@@ -91,7 +91,7 @@ def texts_and_references(
     The columnar counterpart of :func:`references_of`, with the same errors.
     """
     texts = batch.column("text").to_pylist()
-    refs = [r or [] for r in batch.example_column("references").to_pylist()]
+    refs = [r or [] for r in batch.example_values("references")]
     errors = ["" if r else _NO_REFERENCE for r in refs]
     return texts, refs, errors
 

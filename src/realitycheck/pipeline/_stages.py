@@ -24,6 +24,7 @@ from realitycheck.detectors import Detector
 from realitycheck.errors import InvalidInputError
 from realitycheck.executors import Executor, LocalExecutor
 from realitycheck.labelers import Labeler
+from realitycheck.params import Interval, check_arg
 from realitycheck.pipeline._ingest import ingest
 from realitycheck.pipeline._parts import PartContext, compute_part
 from realitycheck.pipeline._report import StageReport
@@ -32,8 +33,6 @@ from realitycheck.records import Example, records_from_columns
 from realitycheck.store import RunStore
 
 __all__ = ["StageReport", "detect", "ingest", "label"]
-
-DEFAULT_BATCH_SIZE = 2048
 
 
 class _Examples(Mapping[str, Example]):
@@ -153,7 +152,7 @@ def _run_component(
     targets: _Targets,
     *,
     table: str,
-    batch_size: int,
+    batch_size: int | None,
     retry_errors: bool,
     cache: CallCache | None,
     executor: Executor,
@@ -189,7 +188,8 @@ def _run_component(
             example_rows=targets.example_rows,
             cache=cache,
         )
-        batches = [todo[start : start + batch_size] for start in range(0, len(todo), batch_size)]
+        size = batch_size or component.batch_rows
+        batches = [todo[start : start + size] for start in range(0, len(todo), size)]
         with progress.task(f"{column} {key}", len(todo)) as task:
             for tally in executor.map(compute_part, shared, batches):
                 tally.add_to(report, key)
@@ -207,13 +207,20 @@ def _run_stage(
     table: str,
     stored_need: str,
     datasets: Iterable[str] | None,
-    batch_size: int,
+    batch_size: int | None,
     retry_errors: bool,
     cache: CallCache | None,
     executor: Executor | None,
     progress: Progress | None,
 ) -> StageReport:
     """Run each component that is computed (not read from the dataset) on what it lacks."""
+    if batch_size is not None:
+        check_arg(
+            batch_size,
+            Interval(int, 1),
+            name="batch_size",
+            owner="label" if table == "labels" else "detect",
+        )
     report = StageReport()
     targets = _Targets(store, datasets)
     for component in components:
@@ -239,7 +246,7 @@ def label(
     labelers: Sequence[Labeler],
     *,
     datasets: Iterable[str] | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    batch_size: int | None = None,
     retry_errors: bool = False,
     cache: CallCache | None = None,
     executor: Executor | None = None,
@@ -249,6 +256,9 @@ def label(
 
     ``cache`` is the run's call cache, handed to each labeler (an LLM judge
     sends its calls through it).
+
+    ``batch_size`` is the number of responses per stored part (what a crash
+    can lose); by default each labeler's ``batch_rows``.
 
     Labels whose error is retryable are computed again; ``retry_errors=True``
     recomputes every label with an error.
@@ -276,7 +286,7 @@ def detect(
     detectors: Sequence[Detector],
     *,
     datasets: Iterable[str] | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    batch_size: int | None = None,
     retry_errors: bool = False,
     cache: CallCache | None = None,
     executor: Executor | None = None,
@@ -290,7 +300,8 @@ def detect(
     weights in it).
 
     Scores whose error is retryable are computed again; ``retry_errors=True``
-    recomputes every score with an error.
+    recomputes every score with an error. ``batch_size`` is as in :func:`label`
+    (by default each detector's ``batch_rows``).
 
     ``executor`` computes the batches, as in :func:`label`.
     """

@@ -99,6 +99,16 @@ class ResponseBatch:
         """Return the column ``name`` of each response's example (``references``, ``context`` …)."""
         return self._example_table.column(name).take(self._example_rows)
 
+    def example_values(self, name: str) -> list[Any]:
+        """Return the value of ``name`` of each response's example, as Python values.
+
+        Each distinct example's value is converted once and shared by its
+        responses (many responses answer one question).
+        """
+        distinct, which = np.unique(self._example_rows.to_numpy(), return_inverse=True)
+        values = self._example_table.column(name).take(pa.array(distinct, pa.int64())).to_pylist()
+        return [values[k] for k in which.reshape(-1).tolist()]
+
     def records(self) -> list[Response]:
         """Return the batch's responses as records (their examples are in :attr:`examples`)."""
         columns = {n: self.responses.column(n).to_pylist() for n in self.responses.column_names}
