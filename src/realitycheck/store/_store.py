@@ -368,11 +368,12 @@ class RunStore:
         parts = self._part_paths(table)
         if not parts:
             return
-        df = self.frame(table)
-        schema = record_schema(_RECORD_TYPES.get(table.split(".")[0], MetricResult))
-        _atomic_write_table(
-            self._table_path(table), pa.Table.from_pandas(df, schema=schema, preserve_index=False)
-        )
+        if table.split(".")[0] in _RECORD_TYPES:
+            rows = self.arrow(table)  # the rows of frame(), in the record type's schema
+        else:
+            schema = record_schema(MetricResult)
+            rows = pa.Table.from_pandas(self.frame(table), schema=schema, preserve_index=False)
+        _atomic_write_table(self._table_path(table), rows)
         for p in parts:
             p.unlink(missing_ok=True)
 
