@@ -31,7 +31,7 @@ from realitycheck.errors import InvalidInputError
 from realitycheck.labelers import Labeler
 from realitycheck.pipeline._report import StageReport
 from realitycheck.records import Example
-from realitycheck.store import ResponseBatch, RunStore
+from realitycheck.store import ResponseBatch, RunStore, from_numpy, scalar, to_numpy
 
 __all__ = ["PartContext", "PartTally", "compute_part"]
 
@@ -103,14 +103,14 @@ class PartTally:
 def _tally(rows: pa.Table) -> PartTally:
     """The outcomes of written labels or scores (:func:`outcome_of`, on columns)."""
     n = rows.num_rows
-    errors = rows.column("error").fill_null("")
-    has_error = np.asarray(pc.not_equal(errors, ""), dtype=bool)
-    failed = has_error & np.asarray(rows.column("retryable").fill_null(False), dtype=bool)
+    errors = rows.column("error").fill_null(scalar(""))
+    has_error = to_numpy(pc.not_equal(errors, scalar("")))
+    failed = has_error & to_numpy(rows.column("retryable"), fill=False)
     if "hallucinated" in rows.column_names:
-        empty = np.asarray(rows.column("hallucinated").is_null(), dtype=bool)
-        empty &= np.asarray(pc.equal(rows.column("category").fill_null(""), ""), dtype=bool)
+        empty = to_numpy(rows.column("hallucinated").is_null())
+        empty &= to_numpy(pc.equal(rows.column("category").fill_null(scalar("")), scalar("")))
     else:
-        empty = np.asarray(rows.column("value").is_null(), dtype=bool)
+        empty = to_numpy(rows.column("value").is_null())
     missing = empty & ~failed
     tally = PartTally(n=n)
     for outcome, where in (("missing", missing), ("failed", failed)):
@@ -138,7 +138,7 @@ def compute_part(context: PartContext, rows: np.ndarray) -> PartTally:
     Raises:
         InvalidInputError: The component returned a record count other than the batch's.
     """
-    positions = pa.array(np.asarray(rows, dtype=np.int64), pa.int64())
+    positions = from_numpy(np.asarray(rows, dtype=np.int64))
     batch = ResponseBatch(
         context.responses.take(positions),
         context.example_table,

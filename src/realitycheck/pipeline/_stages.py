@@ -30,7 +30,7 @@ from realitycheck.pipeline._parts import PartContext, compute_part
 from realitycheck.pipeline._report import StageReport
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import Example, records_from_columns
-from realitycheck.store import RunStore
+from realitycheck.store import RunStore, from_numpy, from_texts, scalar, to_numpy
 
 __all__ = ["StageReport", "detect", "ingest", "label"]
 
@@ -85,7 +85,7 @@ class _Targets:
         responses = store.arrow("responses")
         known = examples.column("example_id")
         if datasets is not None:
-            wanted = pa.array(sorted(set(datasets)), pa.string())
+            wanted = from_texts(sorted(set(datasets)))
             known = examples.filter(pc.is_in(examples.column("dataset"), wanted)).column(
                 "example_id"
             )
@@ -104,7 +104,7 @@ class _Targets:
         self._example_table = examples
         known_ids = examples.column("example_id").combine_chunks()
         where = pc.index_in(self.responses.column("example_id"), value_set=known_ids)
-        self.example_rows = np.asarray(where.fill_null(-1), dtype=np.int64)
+        self.example_rows = to_numpy(where, fill=-1).astype(np.int64)
 
     def __len__(self) -> int:
         return self.responses.num_rows
@@ -115,11 +115,10 @@ class _Targets:
         for need in needs:
             column = self._example_table.column(need)
             if need == "references":
-                lengths = pc.list_value_length(column).fill_null(0)
-                ok &= np.asarray(pc.greater(lengths, 0))
+                ok &= to_numpy(pc.list_value_length(column), fill=0) > 0
             else:
                 ok &= np.array([bool((c or "").strip()) for c in column.to_pylist()], dtype=bool)
-        ids = self._example_table.column("example_id").filter(pa.array(ok))
+        ids = self._example_table.column("example_id").filter(from_numpy(ok))
         return pc.is_in(self.responses.column("example_id"), ids)
 
 
@@ -128,9 +127,12 @@ def _stored(
 ) -> tuple[pa.Array, pa.Array]:
     """Return the response ids ``key`` has a record for that stands, and those to retry."""
     stored = store.arrow(table, columns=["error", "retryable"])
-    mine = stored.filter(pc.equal(stored.column(column), key))
-    errored = pc.not_equal(mine.column("error").fill_null(""), "")
-    redo = errored if retry_errors else pc.and_(errored, mine.column("retryable").fill_null(False))
+    mine = stored.filter(pc.equal(stored.column(column), scalar(key)))
+    errored = pc.not_equal(mine.column("error").fill_null(scalar("")), scalar(""))
+    retryable = mine.column("retryable").fill_null(scalar(False))
+    redo = errored if retry_errors else pc.and_(errored, retryable)
+    if not mine.num_rows:
+        return pa.nulls(0, pa.string()), pa.nulls(0, pa.string())
     ids = mine.column("response_id").combine_chunks()
     return ids.filter(pc.invert(redo).combine_chunks()), ids.filter(redo.combine_chunks())
 
@@ -141,8 +143,8 @@ def _todo(
     """Return the positions of the eligible responses not ``done``, and how many are retries."""
     ids = targets.responses.column("response_id")
     stands = pc.is_in(ids, value_set=done)
-    rows = np.flatnonzero(np.asarray(pc.and_(eligible, pc.invert(stands))))
-    retried = pc.is_in(ids.take(pa.array(rows, pa.int64())), value_set=failed)
+    rows = np.flatnonzero(to_numpy(pc.and_(eligible, pc.invert(stands))))
+    retried = pc.is_in(ids.take(from_numpy(rows.astype(np.int64))), value_set=failed)
     return rows, int(pc.sum(retried).as_py() or 0)
 
 

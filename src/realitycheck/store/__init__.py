@@ -1,5 +1,6 @@
 """The run store: a run is a folder of Parquet tables, ``manifest.json`` and study results."""
 
+from realitycheck.store._arrays import from_numpy, from_texts, scalar, to_numpy
 from realitycheck.store._check import CheckReport, Finding, check_run
 from realitycheck.store._columns import (
     ResponseBatch,
@@ -42,6 +43,8 @@ __all__ = [
     "digest",
     "fingerprint",
     "folder_name",
+    "from_numpy",
+    "from_texts",
     "label_table",
     "load_results",
     "lock_holder",
@@ -51,9 +54,11 @@ __all__ = [
     "register_secret_env",
     "result_dir",
     "save_result",
+    "scalar",
     "score_table",
     "scrub",
     "scrub_secrets",
     "scrub_text",
+    "to_numpy",
     "unreadable",
 ]

@@ -34,6 +34,7 @@ from realitycheck.records import (
     records_from_columns,
     records_to_columns,
 )
+from realitycheck.store._arrays import from_numpy, from_texts
 from realitycheck.store._secrets import _TRIGGER, Scrubber
 
 __all__ = [
@@ -86,7 +87,8 @@ class ResponseBatch:
         self.responses = responses
         self.examples = example_records
         self._example_table = examples
-        self._example_rows = pa.array(np.asarray(example_rows, dtype=np.int64), pa.int64())
+        self._rows = np.asarray(example_rows, dtype=np.int64)
+        self._example_rows = from_numpy(self._rows)
 
     def __len__(self) -> int:
         return self.responses.num_rows
@@ -105,8 +107,8 @@ class ResponseBatch:
         Each distinct example's value is converted once and shared by its
         responses (many responses answer one question).
         """
-        distinct, which = np.unique(self._example_rows.to_numpy(), return_inverse=True)
-        values = self._example_table.column(name).take(pa.array(distinct, pa.int64())).to_pylist()
+        distinct, which = np.unique(self._rows, return_inverse=True)
+        values = self._example_table.column(name).take(from_numpy(distinct)).to_pylist()
         return [values[k] for k in which.reshape(-1).tolist()]
 
     def records(self) -> list[Response]:
@@ -121,12 +123,8 @@ class ResponseBatch:
 def _strings(values: Any, n: int) -> pa.Array:
     """A string column of ``n`` rows: one text repeated, or a sequence of texts."""
     if isinstance(values, str):
-        return pa.array([values] * n, pa.string())
-    return pa.array(values, pa.string())
-
-
-def _optional(values: np.ndarray | None, present: np.ndarray | None, kind: pa.DataType) -> Any:
-    return pa.array(values, kind, mask=None if present is None else ~present)
+        return from_texts([values] * n)
+    return from_texts(values)
 
 
 def label_table(
@@ -165,17 +163,17 @@ def label_table(
     columns = {
         "response_id": response_ids,
         "labeler": _strings(labeler, n),
-        "hallucinated": _optional(np.asarray(hallucinated, dtype=bool), decided, pa.bool_()),
+        "hallucinated": from_numpy(np.asarray(hallucinated, dtype=bool), decided),
         "score": pa.nulls(n, pa.float64())
         if score is None
-        else _optional(np.asarray(score, dtype=np.float64), decided, pa.float64()),
+        else from_numpy(np.asarray(score, dtype=np.float64), decided),
         "category": _strings(category, n),
         "raw": _strings(raw, n),
         "error": _strings(error, n),
-        "retryable": pa.array(np.zeros(n, dtype=bool), pa.bool_()),
+        "retryable": from_numpy(np.zeros(n, dtype=bool)),
         "spec": _strings(spec, n),
     }
-    return pa.table(columns, schema=record_schema(Label))
+    return pa.Table.from_arrays(list(columns.values()), schema=record_schema(Label))
 
 
 def score_table(
@@ -203,17 +201,51 @@ def score_table(
     columns = {
         "response_id": response_ids,
         "detector": _strings(detector, n),
-        "value": _optional(np.asarray(value, dtype=np.float64), present, pa.float64()),
+        "value": from_numpy(np.asarray(value, dtype=np.float64), present),
         "error": _strings(error, n),
-        "retryable": pa.array(np.zeros(n, dtype=bool), pa.bool_()),
+        "retryable": from_numpy(np.zeros(n, dtype=bool)),
         "spec": _strings(spec, n),
     }
-    return pa.table(columns, schema=record_schema(Score))
+    return pa.Table.from_arrays(list(columns.values()), schema=record_schema(Score))
 
 
 def records_table(records: Sequence[Record]) -> pa.Table:
-    """Records of one type as a table of their schema (mappings become JSON text)."""
-    return pa.Table.from_pydict(records_to_columns(records), schema=record_schema(type(records[0])))
+    """Records of one type as a table of their schema (mappings become JSON text).
+
+    The table ``pa.Table.from_pydict`` gives, built column by column from
+    buffers (:mod:`._arrays`); a value of the wrong type gets pyarrow's own error.
+    """
+    schema = record_schema(type(records[0]))
+    columns = records_to_columns(records)
+    try:
+        arrays = [_column(columns[f.name], f.type) for f in schema]
+    except (AttributeError, TypeError, ValueError):
+        return pa.Table.from_pydict(columns, schema=schema)
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _column(values: list[Any], kind: pa.DataType) -> pa.Array:
+    """One column of :func:`records_table` (texts, optional bools or floats, ints, text lists)."""
+    if kind == pa.string():
+        return from_texts(values)
+    if kind == pa.list_(pa.string()):
+        lengths = np.fromiter(map(len, values), np.int64, len(values))
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+        flat = from_texts([t for texts in values for t in texts])
+        return pa.ListArray.from_arrays(from_numpy(offsets), flat)
+    valid = np.fromiter((v is not None for v in values), bool, len(values))
+    if kind == pa.bool_():
+        if not all(v is None or isinstance(v, bool) for v in values):
+            raise TypeError("not a bool")
+        return from_numpy(np.array([v is True for v in values]), valid)
+    if kind == pa.float64():
+        if not all(v is None or isinstance(v, int | float) for v in values):
+            raise TypeError("not a float")
+        data = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+        return from_numpy(data, valid)
+    if kind == pa.int64() and all(type(v) is int for v in values):
+        return from_numpy(np.array(values, dtype=np.int64))
+    raise TypeError(f"no buffer conversion for {kind}")
 
 
 _SCRUBBED_IN_FULL = ("error", "raw", "meta", "spec")
@@ -259,7 +291,7 @@ def _scrubbed_texts(column: pa.ChunkedArray, scrubber: Scrubber, *, full: bool) 
     after = [clean(t) if isinstance(t, str) else t for t in before]
     if after == before:
         return column
-    return pa.array(after, pa.string()).take(encoded.indices)
+    return from_texts(after).take(encoded.indices)
 
 
 def _scrubbed_lists(column: pa.ChunkedArray, scrubber: Scrubber, *, full: bool) -> Any:

@@ -48,6 +48,7 @@ from realitycheck.records import (
     Score,
     records_from_rows,
 )
+from realitycheck.store._arrays import from_numpy, to_numpy
 from realitycheck.store._columns import record_schema, records_table, scrubbed_table
 from realitycheck.store._manifest import SCHEMA_VERSION, package_versions, scrub_secrets
 from realitycheck.store._secrets import register_from_specs, scrub
@@ -143,13 +144,13 @@ def _last_of_each_key(table: pa.Table, key: Sequence[str]) -> pa.Array:
     for name in key:
         encoded = table.column(name).combine_chunks().dictionary_encode()
         size = len(encoded.dictionary) + 1  # a null is one more value
-        indices = encoded.indices.fill_null(size - 1).to_numpy().astype(np.int64)
+        indices = to_numpy(encoded.indices, fill=size - 1).astype(np.int64)
         # Renumber the pairs so far densely, so that the codes never overflow.
         code = np.unique(code * size + indices, return_inverse=True)[1].reshape(-1)
     # np.unique on the reversed codes gives each key's last row first seen from the end.
     _, first_from_end = np.unique(code[::-1], return_index=True)
     last = np.sort(table.num_rows - 1 - first_from_end)
-    return pa.array(last, pa.int64())
+    return from_numpy(last.astype(np.int64))
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -342,7 +343,9 @@ class RunStore:
         paths = [p for p in [self._table_path(table)] if p.exists()] + self._part_paths(table)
         parts = [_read_arrow_part(p, record_type, names) for p in paths]
         if not parts:
-            return record_schema(record_type).empty_table().select(names)
+            schema = record_schema(record_type)
+            empty = [pa.nulls(0, schema.field(name).type) for name in names]
+            return pa.Table.from_arrays(empty, names=names)
         if len(parts) == 1:
             return parts[0]
         whole = pa.concat_tables(parts)
