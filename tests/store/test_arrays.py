@@ -45,6 +45,8 @@ def test_to_numpy_equals_fill_null_to_numpy_on_slices_and_chunks(seed):
 def test_from_texts_and_scalar_equal_pyarrow():
     texts = ["", "a", None, "héllo wörld ✓", "=1+1", "\x00"]
     assert from_texts(texts).equals(pa.array(texts, pa.string()))
+    for some in (["plain", "", "ascii =1+1"], ["ünïcode", "x"], texts[3:]):
+        assert from_texts(some).equals(pa.array(some, pa.string()))
     assert from_texts([]).equals(pa.array([], pa.string()))
     for value in ("x", 3, 2.5, False):
         assert scalar(value).equals(pa.scalar(value))

@@ -61,18 +61,35 @@ def from_numpy(values: np.ndarray, valid: np.ndarray | None = None) -> pa.Array:
 
 def from_texts(texts: Sequence[str | None]) -> pa.Array:
     """``pa.array(texts, pa.string())``: a string array, null where a text is ``None``."""
+    try:
+        joined = "".join(texts)  # type: ignore[arg-type]
+    except TypeError:  # a None among the texts
+        joined = None
+    if joined is not None and joined.isascii():
+        # One byte per character: the lengths are the offsets, one encode does it all.
+        lengths = np.fromiter(map(len, texts), np.int64, len(texts))  # type: ignore[arg-type]
+        return _strings(lengths, joined.encode("ascii"), None)
     encoded = [b"" if t is None else t.encode("utf-8") for t in texts]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)), out=offsets[1:])
-    data = pa.py_buffer(b"".join(encoded))
-    if offsets[-1] > np.iinfo(np.int32).max:
-        buffers = [None, pa.py_buffer(offsets), data]
-        return pa.Array.from_buffers(pa.large_string(), len(encoded), buffers).cast(pa.string())
+    lengths = np.fromiter(map(len, encoded), np.int64, len(encoded))
     valid = np.fromiter((t is not None for t in texts), bool, len(encoded))
-    nulls = int(len(valid) - np.count_nonzero(valid))
-    validity = None if not nulls else _bits(valid)
-    buffers = [validity, pa.py_buffer(offsets.astype(np.int32)), data]
-    return pa.Array.from_buffers(pa.string(), len(encoded), buffers, null_count=nulls)
+    return _strings(lengths, b"".join(encoded), None if valid.all() else valid)
+
+
+def _strings(lengths: np.ndarray, data: bytes, valid: np.ndarray | None) -> pa.Array:
+    """A string array of the UTF-8 ``data`` cut at ``lengths`` (bytes), null where not valid."""
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    if offsets[-1] > np.iinfo(np.int32).max:
+        buffers = [None if valid is None else _bits(valid), pa.py_buffer(offsets)]
+        large = pa.Array.from_buffers(
+            pa.large_string(), len(lengths), [*buffers, pa.py_buffer(data)]
+        )
+        return large.cast(pa.string())
+    nulls = 0 if valid is None else int(len(valid) - np.count_nonzero(valid))
+    buffers = [None if valid is None else _bits(valid), pa.py_buffer(offsets.astype(np.int32))]
+    return pa.Array.from_buffers(
+        pa.string(), len(lengths), [*buffers, pa.py_buffer(data)], null_count=nulls
+    )
 
 
 def scalar(value: str | bool | int | float) -> pa.Scalar:
