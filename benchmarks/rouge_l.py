@@ -200,8 +200,7 @@ def end_to_end(root: Path, repeats: int, before: Path | None) -> list[dict[str, 
         commands["detect_before"] = (detect, old_env, drop_scores)
     try:
         timed = interleaved(commands, repeats)
-        (fresh, fresh_rss), (ours, ours_rss) = timed["fresh"], timed["now"]
-        theirs, theirs_rss = timed["script"]
+        fresh, ours, theirs = timed["fresh"][0], timed["now"][0], timed["script"][0]
         drop_labels()
         drop_scores()
         run_process(label)  # the labels and scores of this checkout, to compare
@@ -222,12 +221,12 @@ def end_to_end(root: Path, repeats: int, before: Path | None) -> list[dict[str, 
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(
-        f"end to end: label (dataset in the run) {ours:.2f} s, {ours_rss} MiB; from a fresh run "
-        f"{fresh:.2f} s, {fresh_rss} MiB; rouge-score script {theirs:.2f} s, {theirs_rss} MiB; "
+        f"end to end: label (dataset in the run) {ours:.2f} s; from a fresh run {fresh:.2f} s; "
+        f"rouge-score script {theirs:.2f} s; "
         f"max abs diff {diff:.1e} over {len(stored):,} labels, {unequal} missing on one side only"
     )
     note = (
-        f"whole processes, median of {repeats}; peak RSS {{}} MiB vs {theirs_rss} MiB; "
+        f"whole processes, median of {repeats}; "
         f"F1 equal to {diff:.1e}; {unequal} answers without a word get F1 0 from "
         "rouge-score and no label (an error) from realitycheck"
     )
@@ -236,14 +235,14 @@ def end_to_end(root: Path, repeats: int, before: Path | None) -> list[dict[str, 
         old = timed["before"][0]
         then = f"; the code before this change took {old:.2f} s ({ratio(theirs, old)})"
     command = "realitycheck label -d truthfulqa -l rouge_l --run RUN"
-    (scored, scored_rss), (counted, counted_rss) = timed["detect"], timed["length_script"]
+    scored, counted = timed["detect"][0], timed["length_script"][0]
     detect_then = ""
     if before is not None:
         old_detect = timed["detect_before"][0]
         detect_then = f"; the code before this change took {old_detect:.2f} s"
     print(
-        f"end to end: detect -D length (dataset in the run) {scored:.2f} s, {scored_rss} MiB; "
-        f"plain length script {counted:.2f} s, {counted_rss} MiB; max abs diff {length_diff:g} "
+        f"end to end: detect -D length (dataset in the run) {scored:.2f} s; "
+        f"plain length script {counted:.2f} s; max abs diff {length_diff:g} "
         f"over {len(stored_lengths):,} scores{detect_then}"
     )
     return [
@@ -253,14 +252,14 @@ def end_to_end(root: Path, repeats: int, before: Path | None) -> list[dict[str, 
             "realitycheck": f"{ours:.2f} s",
             "alternative": f"{theirs:.2f} s",
             "ratio": ratio(theirs, ours),
-            "note": note.format(ours_rss) + then,
+            "note": note + then,
         },
         {
             "work": "the same from an empty RUN (loads the dataset first)",
             "realitycheck": f"{fresh:.2f} s",
             "alternative": f"{theirs:.2f} s",
             "ratio": ratio(theirs, fresh),
-            "note": note.format(fresh_rss),
+            "note": note,
         },
         {
             "work": "`realitycheck detect -d truthfulqa -D length --run RUN`, the dataset already "
@@ -268,8 +267,8 @@ def end_to_end(root: Path, repeats: int, before: Path | None) -> list[dict[str, 
             "realitycheck": f"{scored:.2f} s",
             "alternative": f"{counted:.2f} s",
             "ratio": ratio(counted, scored),
-            "note": f"whole processes, median of {repeats}; peak RSS {scored_rss} MiB vs "
-            f"{counted_rss} MiB; values equal (max abs diff {length_diff:g}); the plain script "
+            "note": f"whole processes, median of {repeats}; values equal (max abs diff "
+            f"{length_diff:g}); the plain script "
             "has no run to read or write, so this is start-up and bookkeeping" + detect_then,
         },
     ]
