@@ -39,17 +39,18 @@ import pyarrow.parquet as pq
 
 from realitycheck.errors import InvalidInputError, RunFolderError
 from realitycheck.records import (
-    Example,
-    Label,
     MetricResult,
     R,
     Record,
-    Response,
-    Score,
     records_from_rows,
 )
 from realitycheck.store._arrays import from_numpy, to_numpy
-from realitycheck.store._columns import record_schema, records_table, scrubbed_table
+from realitycheck.store._columns import (
+    _RECORD_TYPES,
+    record_schema,
+    records_table,
+    scrubbed_table,
+)
 from realitycheck.store._manifest import SCHEMA_VERSION, package_versions, scrub_secrets
 from realitycheck.store._secrets import register_from_specs, scrub
 
@@ -57,10 +58,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["RunStore", "atomic_write_bytes", "unreadable"]
-
-_RECORD_TYPES: dict[str, type[Any]] = {
-    cls.table: cls for cls in (Example, Response, Label, Score, MetricResult)
-}
 
 
 def _defaults(cls: type[Any]) -> dict[str, Any]:
