@@ -262,3 +262,29 @@ def test_a_columnar_component_that_drops_a_row_is_refused_before_its_part_is_wri
         label(store, [_Short()])
     assert store.arrow("labels").num_rows == 0
     assert isinstance(store.arrow("labels"), pa.Table)
+
+
+def test_a_part_with_a_key_twice_reads_and_compacts_to_its_newest_row(tmp_path):
+    store = RunStore(tmp_path)
+    first = Label(response_id="r", labeler="a", hallucinated=True)
+    second = Label(response_id="r", labeler="a", hallucinated=False)
+    store.append([first, second, Label(response_id="s", labeler="a", hallucinated=True)])
+    frame = store.frame("labels")  # pandas drop_duplicates(keep="last")
+    expected = list(zip(frame["response_id"], frame["hallucinated"], strict=True))
+    assert expected == [("r", False), ("s", True)]
+
+    def stored():
+        got = store.arrow("labels")
+        ids, verdicts = got.column("response_id"), got.column("hallucinated")
+        return list(zip(ids.to_pylist(), verdicts.to_pylist(), strict=True))
+
+    assert stored() == expected
+    store.compact("labels")
+    assert stored() == expected
+    alone = RunStore(tmp_path / "alone")
+    alone.append([first])
+    alone.compact("labels")
+    assert not (tmp_path / "alone" / "labels.parts").exists() or not any(
+        (tmp_path / "alone" / "labels.parts").iterdir()
+    )
+    assert alone.read(Label) == [first]

@@ -343,10 +343,9 @@ class RunStore:
             schema = record_schema(record_type)
             empty = [pa.nulls(0, schema.field(name).type) for name in names]
             return pa.Table.from_arrays(empty, names=names)
-        if len(parts) == 1:
-            return parts[0]
-        whole = pa.concat_tables(parts)
-        return whole.take(_last_of_each_key(whole, record_type.key))
+        whole = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+        last = _last_of_each_key(whole, record_type.key)
+        return whole if len(last) == whole.num_rows else whole.take(last)
 
     def read(self, cls: type[R], *, table: str | None = None) -> list[R]:
         """Return the records of a table."""
@@ -368,6 +367,13 @@ class RunStore:
         parts = self._part_paths(table)
         if not parts:
             return
+        record_type = _RECORD_TYPES.get(table.split(".")[0])
+        if len(parts) == 1 and record_type is not None and not self._table_path(table).exists():
+            keys = _read_table(parts[0], list(record_type.key))
+            if len(_last_of_each_key(keys, record_type.key)) == keys.num_rows:
+                # Each key once: the table is that part as it is, so move it into place.
+                os.replace(parts[0], self._table_path(table))
+                return
         if table.split(".")[0] in _RECORD_TYPES:
             rows = self.arrow(table)  # the rows of frame(), in the record type's schema
         else:
