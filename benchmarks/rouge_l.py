@@ -11,13 +11,15 @@ End to end, it then times whole processes: ``realitycheck label -d truthfulqa
 -l rouge_l`` (on a run that already holds the dataset, and on an empty run)
 against ``benchmarks/_rouge_score_script.py``, a plain script that reads the
 same files, scores every answer with rouge-score and writes the F1s; the
-stored labels must equal the script's F1s. The result goes to
+stored labels must equal the script's F1s. ``realitycheck detect -d truthfulqa
+-D length`` is timed the same way against ``benchmarks/_length_script.py``,
+which counts the words of the same answers. The result goes to
 ``benchmarks/results/rouge_l.json``. Run from the repository root:
 
     .venv/bin/python benchmarks/rouge_l.py [--repeats 3] [--before OLD_CHECKOUT]
 
 With ``--before`` (e.g. ``git archive cc6e7d1 src | tar -x -C /tmp/before``),
-the label command also runs on that code, and the note gives its time.
+the label and detect commands also run on that code, and the notes give their times.
 
 The data folder is ``$REALITYCHECK_DATA_DIR`` or ``../shared/data``.
 """
@@ -117,17 +119,30 @@ def in_process(predictions: list[str], references: list[list[str]]) -> list[dict
     return rows
 
 
+def _lines(run: Path) -> dict[str, int]:
+    """Each stored response's line in the JSONL file, by response id."""
+    responses = pq.read_table(run / "responses.parquet").to_pandas()
+    metas = zip(responses.response_id, responses.meta, strict=True)
+    return {r: json.loads(m)["line"] for r, m in metas}
+
+
 def _stored_f1(run: Path) -> dict[int, float | None]:
     """The F1 of each stored rouge_l label (1 - score), by its answer's line in the JSONL file."""
     labels = pq.read_table(run / "labels.parquet").to_pandas()
     labels = labels[labels["labeler"] == "rouge_l"]
-    responses = pq.read_table(run / "responses.parquet").to_pandas()
-    metas = zip(responses.response_id, responses.meta, strict=True)
-    line = {r: json.loads(m)["line"] for r, m in metas}
+    line = _lines(run)
     return {
         line[r]: None if s is None or np.isnan(s) else 1.0 - s
         for r, s in zip(labels.response_id, labels.score, strict=True)
     }
+
+
+def _stored_lengths(run: Path) -> dict[int, float]:
+    """The value of each stored ``length`` score, by its answer's line in the JSONL file."""
+    scores = pq.read_table(run / "scores.parquet").to_pandas()
+    scores = scores[scores["detector"] == "length"]
+    line = _lines(run)
+    return {line[r]: v for r, v in zip(scores.response_id, scores.value, strict=True)}
 
 
 def interleaved(commands: dict[str, Any], repeats: int) -> dict[str, tuple[float, int]]:
@@ -151,32 +166,45 @@ def interleaved(commands: dict[str, Any], repeats: int) -> dict[str, tuple[float
     }
 
 
+def _drop(run: Path, table: str) -> Any:
+    def drop() -> None:
+        shutil.rmtree(run / f"{table}.parts", ignore_errors=True)
+        (run / f"{table}.parquet").unlink(missing_ok=True)
+
+    return drop
+
+
 def end_to_end(root: Path, repeats: int, before: Path | None) -> list[dict[str, str]]:
-    """Time ``realitycheck label`` and the plain rouge-score script as whole processes."""
+    """Time ``realitycheck label`` / ``detect`` and the plain scripts as whole processes."""
     work = Path(tempfile.mkdtemp(prefix="rouge-l-bench-"))
-    run, out = work / "run", work / "rouge_score.jsonl"
-    label = [CLI, "label", "-d", "truthfulqa", "-l", "rouge_l", "--run", str(run)]
-    label += ["--data-dir", str(root), "--no-cache"]
+    run, out, lengths = work / "run", work / "rouge_score.jsonl", work / "lengths.jsonl"
+    common = ["-d", "truthfulqa", "--run", str(run), "--data-dir", str(root), "--no-cache"]
+    label = [CLI, "label", "-l", "rouge_l", *common]
+    detect = [CLI, "detect", "-D", "length", *common]
     script = [sys.executable, str(Path(__file__).with_name("_rouge_score_script.py"))]
     script += [str(root), str(out)]
-
-    def drop_labels() -> None:
-        shutil.rmtree(run / "labels.parts", ignore_errors=True)
-        (run / "labels.parquet").unlink(missing_ok=True)
+    length_script = [sys.executable, str(Path(__file__).with_name("_length_script.py"))]
+    length_script += [str(root), str(lengths)]
+    drop_labels, drop_scores = _drop(run, "labels"), _drop(run, "scores")
 
     def fresh_run() -> None:
         shutil.rmtree(run, ignore_errors=True)
 
     commands = {"fresh": (label, None, fresh_run), "now": (label, None, drop_labels)}
     commands["script"] = (script, None, None)
+    commands["detect"] = (detect, None, drop_scores)
+    commands["length_script"] = (length_script, None, None)
     if before is not None:
-        commands["before"] = (label, {"PYTHONPATH": str(before / "src")}, drop_labels)
+        old_env = {"PYTHONPATH": str(before / "src")}
+        commands["before"] = (label, old_env, drop_labels)
+        commands["detect_before"] = (detect, old_env, drop_scores)
     try:
         timed = interleaved(commands, repeats)
-        (fresh, fresh_rss), (ours, ours_rss) = timed["fresh"], timed["now"]
-        theirs, theirs_rss = timed["script"]
+        fresh, ours, theirs = timed["fresh"][0], timed["now"][0], timed["script"][0]
         drop_labels()
-        run_process(label)  # the labels of this checkout, to compare
+        drop_scores()
+        run_process(label)  # the labels and scores of this checkout, to compare
+        run_process(detect)
         expected = {}
         for line in out.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
@@ -184,23 +212,39 @@ def end_to_end(root: Path, repeats: int, before: Path | None) -> list[dict[str, 
         stored = _stored_f1(run)
         diff = max(abs(f - expected[k]) for k, f in stored.items() if f is not None)
         unequal = sum((f is None) != (expected[k] is None) for k, f in stored.items())
+        words = {}
+        for line in lengths.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            words[row["line"]] = row["words"]
+        stored_lengths = _stored_lengths(run)
+        length_diff = max(abs(v - words[k]) for k, v in stored_lengths.items())
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(
-        f"end to end: label (dataset in the run) {ours:.2f} s, {ours_rss} MiB; from a fresh run "
-        f"{fresh:.2f} s, {fresh_rss} MiB; rouge-score script {theirs:.2f} s, {theirs_rss} MiB; "
+        f"end to end: label (dataset in the run) {ours:.2f} s; from a fresh run {fresh:.2f} s; "
+        f"rouge-score script {theirs:.2f} s; "
         f"max abs diff {diff:.1e} over {len(stored):,} labels, {unequal} missing on one side only"
     )
     note = (
-        f"whole processes, median of {repeats}; peak RSS {{}} MiB vs {theirs_rss} MiB; "
+        f"whole processes, median of {repeats}; "
         f"F1 equal to {diff:.1e}; {unequal} answers without a word get F1 0 from "
         "rouge-score and no label (an error) from realitycheck"
     )
     then = ""
     if before is not None:
         old = timed["before"][0]
-        then = f"; the code before issue 13 took {old:.2f} s ({ratio(theirs, old)})"
+        then = f"; the code before this change took {old:.2f} s ({ratio(theirs, old)})"
     command = "realitycheck label -d truthfulqa -l rouge_l --run RUN"
+    scored, counted = timed["detect"][0], timed["length_script"][0]
+    detect_then = ""
+    if before is not None:
+        old_detect = timed["detect_before"][0]
+        detect_then = f"; the code before this change took {old_detect:.2f} s"
+    print(
+        f"end to end: detect -D length (dataset in the run) {scored:.2f} s; "
+        f"plain length script {counted:.2f} s; max abs diff {length_diff:g} "
+        f"over {len(stored_lengths):,} scores{detect_then}"
+    )
     return [
         {
             "work": f"`{command}`, the dataset already in RUN, vs a plain rouge-score script "
@@ -208,14 +252,24 @@ def end_to_end(root: Path, repeats: int, before: Path | None) -> list[dict[str, 
             "realitycheck": f"{ours:.2f} s",
             "alternative": f"{theirs:.2f} s",
             "ratio": ratio(theirs, ours),
-            "note": note.format(ours_rss) + then,
+            "note": note + then,
         },
         {
             "work": "the same from an empty RUN (loads the dataset first)",
             "realitycheck": f"{fresh:.2f} s",
             "alternative": f"{theirs:.2f} s",
             "ratio": ratio(theirs, fresh),
-            "note": note.format(fresh_rss),
+            "note": note,
+        },
+        {
+            "work": "`realitycheck detect -d truthfulqa -D length --run RUN`, the dataset already "
+            "in RUN, vs a plain script counting the words of the same answers",
+            "realitycheck": f"{scored:.2f} s",
+            "alternative": f"{counted:.2f} s",
+            "ratio": ratio(counted, scored),
+            "note": f"whole processes, median of {repeats}; values equal (max abs diff "
+            f"{length_diff:g}); the plain script "
+            "has no run to read or write, so this is start-up and bookkeeping" + detect_then,
         },
     ]
 

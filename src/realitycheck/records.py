@@ -254,6 +254,8 @@ Record = Example | Response | Label | Score | MetricResult
 R = TypeVar("R", Example, Response, Label, Score, MetricResult)
 
 _JSON_FIELDS = {"meta", "features"}
+# ``_to_json(value)``, with one encoder built once.
+_to_json = json.JSONEncoder(sort_keys=True, default=str).encode
 _TUPLE_FIELDS = {"references", "incorrect_references", "choices", "samples"}
 
 
@@ -270,7 +272,7 @@ def records_to_rows(records: Iterable[Record]) -> list[dict[str, Any]]:
             value = getattr(record, name)
             if name in _JSON_FIELDS:
                 empty = isinstance(value, dict) and not value
-                value = "{}" if empty else json.dumps(value, sort_keys=True, default=str)
+                value = "{}" if empty else _to_json(value)
             elif name in _TUPLE_FIELDS:
                 value = list(value)
             row[name] = value
@@ -320,12 +322,7 @@ def records_to_columns(records: Sequence[Record]) -> dict[str, list[Any]]:
     for f in dataclasses.fields(records[0]):
         values = [getattr(r, f.name) for r in records]
         if f.name in _JSON_FIELDS:
-            values = [
-                "{}"
-                if isinstance(v, dict) and not v
-                else json.dumps(v, sort_keys=True, default=str)
-                for v in values
-            ]
+            values = ["{}" if isinstance(v, dict) and not v else _to_json(v) for v in values]
         elif f.name in _TUPLE_FIELDS:
             values = [list(v) for v in values]
         columns[f.name] = values

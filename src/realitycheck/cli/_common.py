@@ -112,10 +112,18 @@ def cache_options(command: Any) -> Any:
 
 
 def cache_from(no_cache: bool, cache_dir: str | None) -> Any:
-    """The call cache given by :func:`cache_options` (``None`` with ``--no-cache``)."""
-    from realitycheck.runner import make_cache
+    """The call cache given by :func:`cache_options` (``None`` with ``--no-cache``).
 
-    return make_cache(not no_cache, cache_dir)
+    The same cache as :func:`realitycheck.runner.make_cache`, built here so that a
+    stage verb does not import the runner (and with it the report and pandas).
+    """
+    if no_cache:
+        return None
+    from pathlib import Path
+
+    from realitycheck.backends import CallCache
+
+    return CallCache(Path(cache_dir) / "calls.sqlite" if cache_dir is not None else None)
 
 
 def executor_options(command: Any) -> Any:
@@ -244,9 +252,19 @@ def echo_stage(report: Any) -> None:
 
 
 def progress_for(ctx: click.Context) -> Any:
+    """Rich bars on stderr; none with ``--quiet`` or when stderr is not a terminal.
+
+    Without bars rich (a fifth of a second to import) is not loaded at all.
+    """
+    import sys
+
+    if ctx.obj.get("quiet", False) or not sys.stderr.isatty():
+        from realitycheck.progress import NullProgress
+
+        return NullProgress()
     from realitycheck.cli._progress import RichProgress
 
-    return RichProgress(quiet=ctx.obj.get("quiet", False))
+    return RichProgress()
 
 
 def datasets_from_keys(keys: Sequence[str], data_dir: str | None) -> list[Any]:

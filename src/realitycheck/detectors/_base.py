@@ -6,12 +6,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
+from realitycheck.errors import InvalidInputError
 from realitycheck.records import Example, Response, Score
 from realitycheck.registry import Component, Registry
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from realitycheck.backends import CallCache
-    from realitycheck.store import RunStore
+    from realitycheck.store import ResponseBatch, RunStore
 
 __all__ = ["Detector", "Needs", "detector", "detectors"]
 
@@ -52,10 +55,33 @@ class Detector(Component):
     """
 
     needs: ClassVar[frozenset[str]] = frozenset()
+    batch_rows: ClassVar[int] = 2048
+    """Responses per stored part when the stage is not told (what a crash can lose)."""
 
     def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
         """Return one score per response, in order."""
         raise NotImplementedError
+
+    def score_batch(self, batch: ResponseBatch, needs: Needs) -> pa.Table:
+        """Return the scores of one batch of a run as a table (scores schema), one row per response.
+
+        This is what the detect stage calls. By default it builds the batch's
+        records and calls :meth:`score`; a detector that can work on columns
+        overrides it and returns the same rows, built with
+        :func:`realitycheck.store.score_table`, without a Python object per response.
+
+        Raises:
+            InvalidInputError: :meth:`score` returned a score count other than the batch's.
+        """
+        from realitycheck.store import records_table
+
+        responses = batch.records()
+        scores = self.score(responses, needs)
+        if len(scores) != len(responses):
+            raise InvalidInputError(
+                f"{self.key} returned {len(scores)} records for {len(responses)} responses."
+            )
+        return records_table(scores)
 
     def _score(
         self, response: Response, value: float | None, *, error: str = "", retryable: bool = False

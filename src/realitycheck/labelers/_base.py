@@ -6,11 +6,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from realitycheck.errors import InvalidInputError
 from realitycheck.records import Example, Label, Response
 from realitycheck.registry import Component, Registry
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from realitycheck.backends import CallCache
+    from realitycheck.store import ResponseBatch
 
 __all__ = ["Labeler", "labeler", "labelers"]
 
@@ -28,6 +32,8 @@ class Labeler(Component):
     """
 
     needs: ClassVar[frozenset[str]] = frozenset()
+    batch_rows: ClassVar[int] = 2048
+    """Responses per stored part when the stage is not told (what a crash can lose)."""
 
     def label(
         self,
@@ -46,6 +52,28 @@ class Labeler(Component):
                 :func:`~realitycheck.backends.cached_generate`; others ignore it.
         """
         raise NotImplementedError
+
+    def label_batch(self, batch: ResponseBatch, *, cache: CallCache | None = None) -> pa.Table:
+        """Return the labels of one batch of a run as a table (labels schema), one row per response.
+
+        This is what the label stage calls. By default it builds the batch's
+        records and calls :meth:`label`; a labeler that can work on columns
+        (texts and references as arrays) overrides it and returns the same
+        rows, built with :func:`realitycheck.store.label_table`, without a
+        Python object per response.
+
+        Raises:
+            InvalidInputError: :meth:`label` returned a label count other than the batch's.
+        """
+        from realitycheck.store import records_table
+
+        responses = batch.records()
+        labels = self.label(responses, batch.examples, cache=cache)
+        if len(labels) != len(responses):
+            raise InvalidInputError(
+                f"{self.key} returned {len(labels)} records for {len(responses)} responses."
+            )
+        return records_table(labels)
 
     def _label(
         self,

@@ -6,13 +6,26 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+import numpy as np
+
 from realitycheck.labelers._base import Labeler
 from realitycheck.records import Example, Label, Response
 
 if TYPE_CHECKING:
-    from realitycheck.backends import CallCache
+    import pyarrow as pa
 
-__all__ = ["ReferenceSimilarity", "labels_from_similarity", "references_of"]
+    from realitycheck.backends import CallCache
+    from realitycheck.store import ResponseBatch
+
+__all__ = [
+    "ReferenceSimilarity",
+    "labels_from_similarity",
+    "references_of",
+    "similarity_table",
+    "texts_and_references",
+]
+
+_NO_REFERENCE = "the example has no reference answer"
 
 
 def references_of(
@@ -28,7 +41,7 @@ def references_of(
             errors.append(f"example {response.example_id!r} was not given")
         elif not example.references:
             refs.append(())
-            errors.append("the example has no reference answer")
+            errors.append(_NO_REFERENCE)
         else:
             refs.append(example.references)
             errors.append("")
@@ -68,6 +81,53 @@ def labels_from_similarity(
             )
         )
     return labels
+
+
+def texts_and_references(
+    batch: ResponseBatch,
+) -> tuple[list[str], list[list[str]], list[str]]:
+    """Return a batch's texts, each one's references and, where it has none, why.
+
+    The columnar counterpart of :func:`references_of`, with the same errors.
+    """
+    texts = batch.column("text").to_pylist()
+    refs = [r or [] for r in batch.example_values("references")]
+    errors = ["" if r else _NO_REFERENCE for r in refs]
+    return texts, refs, errors
+
+
+def similarity_table(
+    owner: Labeler,
+    batch: ResponseBatch,
+    similarity: np.ndarray,
+    errors: Sequence[str],
+    *,
+    threshold: float,
+    name: str,
+) -> pa.Table:
+    """The labels :func:`labels_from_similarity` gives, as one table of the labels schema.
+
+    ``similarity[k]`` (higher = closer to the truth) is read only where
+    ``errors[k]`` is empty; elsewhere the label has no verdict and that error.
+    """
+    from realitycheck.store import label_table
+
+    decided = np.array([not e for e in errors], dtype=bool)
+    value = np.where(decided, np.asarray(similarity, dtype=np.float64), 0.0)
+    hallucinated = value < threshold
+    verdict = np.where(hallucinated, "incorrect", "correct")
+    raw = [f"{name}={v:.4f}" if d else "" for v, d in zip(value.tolist(), decided, strict=True)]
+    return label_table(
+        owner.key,
+        owner.spec_json,
+        batch.column("response_id"),
+        hallucinated=hallucinated,
+        decided=decided,
+        score=1.0 - value,
+        category=np.where(decided, verdict, "").tolist(),
+        raw=raw,
+        error=[e if not d else "" for e, d in zip(errors, decided, strict=True)],
+    )
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,8 +1,20 @@
-"""The stages that fill and measure a run: ingest, label, detect, evaluate."""
+"""The stages that fill and measure a run: ingest, label, detect, evaluate.
 
-from realitycheck.pipeline._evaluate import Evaluation, EvaluationConfig, evaluate
+``evaluate`` and its settings are imported on first use, so that the label and
+detect stages (and the command line that runs them) do not load pandas and the
+evaluation code they never call.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from realitycheck.pipeline._slices import check_slice_by
 from realitycheck.pipeline._stages import StageReport, detect, ingest, label
+
+if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers
+    from realitycheck.pipeline._evaluate import Evaluation, EvaluationConfig, evaluate
 
 __all__ = [
     "Evaluation",
@@ -14,3 +26,18 @@ __all__ = [
     "ingest",
     "label",
 ]
+
+_LAZY = frozenset({"Evaluation", "EvaluationConfig", "evaluate"})
+
+
+def __getattr__(name: str) -> Any:
+    """Import the evaluation names on first use (PEP 562)."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module("realitycheck.pipeline._evaluate"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

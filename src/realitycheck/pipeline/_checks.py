@@ -8,11 +8,13 @@ and the keys the run holds. A run that yields no metric rows says why.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from realitycheck.errors import InvalidInputError, did_you_mean
 from realitycheck.keys import LabelKey
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["check_keys", "explain_empty"]
 

@@ -15,9 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from realitycheck.datasets import Bundle, Dataset
 from realitycheck.errors import DataNotFoundError, InvalidInputError
@@ -26,6 +24,9 @@ from realitycheck.pipeline._report import StageReport
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import Example, Response
 from realitycheck.store import RunStore, changed_files, digest, fingerprint
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["ingest"]
 

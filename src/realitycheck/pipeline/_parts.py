@@ -1,10 +1,11 @@
 """One batch of a label or detect stage, computed wherever the executor runs it.
 
 :func:`compute_part` is the task a stage maps over its batches
-(:mod:`realitycheck.executors`): it builds the batch's responses from the
-run's Arrow table, asks the component for their labels or scores, writes them
-as one atomic part of the run and returns only their tally (:class:`PartTally`),
-so nothing large travels back to the driver.
+(:mod:`realitycheck.executors`): it hands the component the batch's rows of
+the run's Arrow tables (:class:`~realitycheck.store.ResponseBatch`), gets their
+labels or scores back as one table, writes it as one atomic part of the run and
+returns only its tally (:class:`PartTally`), so nothing large travels back to
+the driver. Only a component that works on records turns the batch into them.
 
 :class:`PartContext` is what every batch shares. In this process it holds
 the live run, examples and call cache; pickled for a Ray worker, the run and
@@ -17,19 +18,20 @@ store one identical answer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from realitycheck.backends import CallCache
 from realitycheck.detectors import Detector, Needs
 from realitycheck.errors import InvalidInputError
 from realitycheck.labelers import Labeler
-from realitycheck.pipeline._report import StageReport, outcome_of
-from realitycheck.records import Example, Label, Response, Score, records_from_columns
-from realitycheck.store import RunStore
+from realitycheck.pipeline._report import StageReport
+from realitycheck.records import Example
+from realitycheck.store import ResponseBatch, RunStore, from_numpy, scalar, to_numpy
 
 __all__ = ["PartContext", "PartTally", "compute_part"]
 
@@ -43,6 +45,8 @@ class PartContext:
         table: ``labels`` or ``scores``.
         responses: The stage's responses as Arrow columns; a batch is positions in it.
         examples: The run's examples by id (each built on first lookup).
+        example_table: The run's examples as Arrow columns.
+        example_rows: For each response, the row of its example in ``example_table``.
         cache: The call cache handed to the component, or ``None``.
     """
 
@@ -54,6 +58,8 @@ class PartContext:
         table: str,
         responses: pa.Table,
         examples: Mapping[str, Example],
+        example_table: pa.Table,
+        example_rows: np.ndarray,
         cache: CallCache | None,
     ) -> None:
         wanted = "labels" if isinstance(component, Labeler) else "scores"
@@ -66,6 +72,8 @@ class PartContext:
         self.table = table
         self.responses = responses
         self.examples = examples
+        self.example_table = example_table
+        self.example_rows = example_rows
         self.cache = cache
 
 
@@ -92,19 +100,33 @@ class PartTally:
             report.missing_why.setdefault(key, self.missing_why)
 
 
-def _tally(records: Sequence[Label | Score]) -> PartTally:
-    tally = PartTally(n=len(records))
-    for record in records:
-        outcome = outcome_of(record)
-        if outcome != "value":
-            tally.outcomes[outcome] = tally.outcomes.get(outcome, 0) + 1
-        if outcome == "missing" and record.error and not tally.missing_why:
-            tally.missing_why = record.error
+def _tally(rows: pa.Table) -> PartTally:
+    """The outcomes of written labels or scores (:func:`outcome_of`, on columns)."""
+    n = rows.num_rows
+    errors = rows.column("error").fill_null(scalar(""))
+    has_error = to_numpy(pc.not_equal(errors, scalar("")))
+    failed = has_error & to_numpy(rows.column("retryable"), fill=False)
+    if "hallucinated" in rows.column_names:
+        empty = to_numpy(rows.column("hallucinated").is_null())
+        empty &= to_numpy(pc.equal(rows.column("category").fill_null(scalar("")), scalar("")))
+    else:
+        empty = to_numpy(rows.column("value").is_null())
+    missing = empty & ~failed
+    tally = PartTally(n=n)
+    for outcome, where in (("missing", missing), ("failed", failed)):
+        if where.any():
+            tally.outcomes[outcome] = int(where.sum())
+    why = np.flatnonzero(missing & has_error)
+    if len(why):
+        tally.missing_why = str(errors[int(why[0])].as_py())
     return tally
 
 
 def compute_part(context: PartContext, rows: np.ndarray) -> PartTally:
     """Compute the labels or scores of the responses at positions ``rows``, store them as a part.
+
+    The component gets the batch as columns (:class:`~realitycheck.store.ResponseBatch`);
+    one that works on records builds them from it.
 
     Args:
         context: What the stage's batches share.
@@ -116,22 +138,22 @@ def compute_part(context: PartContext, rows: np.ndarray) -> PartTally:
     Raises:
         InvalidInputError: The component returned a record count other than the batch's.
     """
-    part = context.responses.take(pa.array(rows, pa.int64()))
-    columns = {n: part.column(n).to_pylist() for n in part.column_names}
-    build = getattr(context.examples, "build", None)
-    if build is not None:
-        build(columns["example_id"])
-    batch = records_from_columns(Response, columns)
+    positions = from_numpy(np.asarray(rows, dtype=np.int64))
+    batch = ResponseBatch(
+        context.responses.take(positions),
+        context.example_table,
+        context.example_rows[rows],
+        context.examples,
+    )
     component = context.component
-    records: list[Label | Score]
     if isinstance(component, Labeler):
-        records = list(component.label(batch, context.examples, cache=context.cache))
+        table = component.label_batch(batch, cache=context.cache)
     else:
         needs = Needs(examples=context.examples, cache=context.cache, store=context.store)
-        records = list(component.score(batch, needs))
-    if len(records) != len(batch):
+        table = component.score_batch(batch, needs)
+    if table.num_rows != len(batch):
         raise InvalidInputError(
-            f"{component.key} returned {len(records)} records for {len(batch)} responses."
+            f"{component.key} returned {table.num_rows} records for {len(batch)} responses."
         )
-    context.store.append(records)
-    return _tally(records)
+    context.store.append_table(context.table, table)
+    return _tally(table)

@@ -7,12 +7,15 @@ A ``files`` dataset's ``meta`` columns are kept in each response's
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from realitycheck.errors import InvalidInputError, did_you_mean
 from realitycheck.store import RunStore
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["check_slice_by", "slice_columns", "slices"]
 
@@ -53,6 +56,8 @@ def slice_columns(metas: pd.Series, slice_by: tuple[str, ...]) -> dict[str, pd.S
     Raises:
         InvalidInputError: When no response declares a column of ``slice_by``.
     """
+    import pandas as pd
+
     values = _slice_values(metas)
     _check_known(values, slice_by)
     return {

@@ -24,16 +24,15 @@ from realitycheck.detectors import Detector
 from realitycheck.errors import InvalidInputError
 from realitycheck.executors import Executor, LocalExecutor
 from realitycheck.labelers import Labeler
+from realitycheck.params import Interval, check_arg
 from realitycheck.pipeline._ingest import ingest
 from realitycheck.pipeline._parts import PartContext, compute_part
 from realitycheck.pipeline._report import StageReport
 from realitycheck.progress import NullProgress, Progress
-from realitycheck.records import Example, Response, records_from_columns
-from realitycheck.store import RunStore
+from realitycheck.records import Example, records_from_columns
+from realitycheck.store import RunStore, from_numpy, from_texts, scalar, to_numpy
 
 __all__ = ["StageReport", "detect", "ingest", "label"]
-
-DEFAULT_BATCH_SIZE = 2048
 
 
 class _Examples(Mapping[str, Example]):
@@ -59,6 +58,11 @@ class _Examples(Mapping[str, Example]):
         columns = {n: rows.column(n).to_pylist() for n in rows.column_names}
         self._built.update(zip(new, records_from_columns(Example, columns), strict=True))
 
+    @property
+    def table(self) -> pa.Table:
+        """The examples as Arrow columns."""
+        return self._table
+
     def __contains__(self, example_id: object) -> bool:
         return example_id in self._row
 
@@ -81,7 +85,7 @@ class _Targets:
         responses = store.arrow("responses")
         known = examples.column("example_id")
         if datasets is not None:
-            wanted = pa.array(sorted(set(datasets)), pa.string())
+            wanted = from_texts(sorted(set(datasets)))
             known = examples.filter(pc.is_in(examples.column("dataset"), wanted)).column(
                 "example_id"
             )
@@ -98,6 +102,9 @@ class _Targets:
         self.responses = responses.filter(inside)
         self.examples = _Examples(examples)
         self._example_table = examples
+        known_ids = examples.column("example_id").combine_chunks()
+        where = pc.index_in(self.responses.column("example_id"), value_set=known_ids)
+        self.example_rows = to_numpy(where, fill=-1).astype(np.int64)
 
     def __len__(self) -> int:
         return self.responses.num_rows
@@ -108,40 +115,36 @@ class _Targets:
         for need in needs:
             column = self._example_table.column(need)
             if need == "references":
-                lengths = pc.list_value_length(column).fill_null(0)
-                ok &= np.asarray(pc.greater(lengths, 0))
+                ok &= to_numpy(pc.list_value_length(column), fill=0) > 0
             else:
                 ok &= np.array([bool((c or "").strip()) for c in column.to_pylist()], dtype=bool)
-        ids = self._example_table.column("example_id").filter(pa.array(ok))
+        ids = self._example_table.column("example_id").filter(from_numpy(ok))
         return pc.is_in(self.responses.column("example_id"), ids)
-
-    def records(self, rows: np.ndarray) -> list[Response]:
-        """Return the responses at positions ``rows`` as records."""
-        part = self.responses.take(pa.array(rows, pa.int64()))
-        columns = {n: part.column(n).to_pylist() for n in part.column_names}
-        self.examples.build(columns["example_id"])
-        return records_from_columns(Response, columns)
 
 
 def _stored(
     store: RunStore, table: str, column: str, key: str, *, retry_errors: bool
-) -> tuple[set[str], set[str]]:
+) -> tuple[pa.Array, pa.Array]:
     """Return the response ids ``key`` has a record for that stands, and those to retry."""
-    frame = store.frame(table, columns=["error", "retryable"])
-    mine = frame[frame[column] == key]
-    errored = mine["error"].notna() & mine["error"].ne("")
-    redo = errored if retry_errors else errored & mine["retryable"].eq(True)
-    return set(mine.loc[~redo, "response_id"]), set(mine.loc[redo, "response_id"])
+    stored = store.arrow(table, columns=["error", "retryable"])
+    mine = stored.filter(pc.equal(stored.column(column), scalar(key)))
+    errored = pc.not_equal(mine.column("error").fill_null(scalar("")), scalar(""))
+    retryable = mine.column("retryable").fill_null(scalar(False))
+    redo = errored if retry_errors else pc.and_(errored, retryable)
+    if not mine.num_rows:
+        return pa.nulls(0, pa.string()), pa.nulls(0, pa.string())
+    ids = mine.column("response_id").combine_chunks()
+    return ids.filter(pc.invert(redo).combine_chunks()), ids.filter(redo.combine_chunks())
 
 
 def _todo(
-    targets: _Targets, eligible: pa.ChunkedArray, done: set[str], failed: set[str]
+    targets: _Targets, eligible: pa.ChunkedArray, done: pa.Array, failed: pa.Array
 ) -> tuple[np.ndarray, int]:
     """Return the positions of the eligible responses not ``done``, and how many are retries."""
     ids = targets.responses.column("response_id")
-    stands = pc.is_in(ids, pa.array(sorted(done), pa.string()))
-    rows = np.flatnonzero(np.asarray(pc.and_(eligible, pc.invert(stands))))
-    retried = pc.is_in(ids.take(pa.array(rows, pa.int64())), pa.array(sorted(failed), pa.string()))
+    stands = pc.is_in(ids, value_set=done)
+    rows = np.flatnonzero(to_numpy(pc.and_(eligible, pc.invert(stands))))
+    retried = pc.is_in(ids.take(from_numpy(rows.astype(np.int64))), value_set=failed)
     return rows, int(pc.sum(retried).as_py() or 0)
 
 
@@ -151,7 +154,7 @@ def _run_component(
     targets: _Targets,
     *,
     table: str,
-    batch_size: int,
+    batch_size: int | None,
     retry_errors: bool,
     cache: CallCache | None,
     executor: Executor,
@@ -183,9 +186,12 @@ def _run_component(
             table=table,
             responses=targets.responses,
             examples=targets.examples,
+            example_table=targets.examples.table,
+            example_rows=targets.example_rows,
             cache=cache,
         )
-        batches = [todo[start : start + batch_size] for start in range(0, len(todo), batch_size)]
+        size = batch_size or component.batch_rows
+        batches = [todo[start : start + size] for start in range(0, len(todo), size)]
         with progress.task(f"{column} {key}", len(todo)) as task:
             for tally in executor.map(compute_part, shared, batches):
                 tally.add_to(report, key)
@@ -203,13 +209,20 @@ def _run_stage(
     table: str,
     stored_need: str,
     datasets: Iterable[str] | None,
-    batch_size: int,
+    batch_size: int | None,
     retry_errors: bool,
     cache: CallCache | None,
     executor: Executor | None,
     progress: Progress | None,
 ) -> StageReport:
     """Run each component that is computed (not read from the dataset) on what it lacks."""
+    if batch_size is not None:
+        check_arg(
+            batch_size,
+            Interval(int, 1),
+            name="batch_size",
+            owner="label" if table == "labels" else "detect",
+        )
     report = StageReport()
     targets = _Targets(store, datasets)
     for component in components:
@@ -235,7 +248,7 @@ def label(
     labelers: Sequence[Labeler],
     *,
     datasets: Iterable[str] | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    batch_size: int | None = None,
     retry_errors: bool = False,
     cache: CallCache | None = None,
     executor: Executor | None = None,
@@ -245,6 +258,9 @@ def label(
 
     ``cache`` is the run's call cache, handed to each labeler (an LLM judge
     sends its calls through it).
+
+    ``batch_size`` is the number of responses per stored part (what a crash
+    can lose); by default each labeler's ``batch_rows``.
 
     Labels whose error is retryable are computed again; ``retry_errors=True``
     recomputes every label with an error.
@@ -272,7 +288,7 @@ def detect(
     detectors: Sequence[Detector],
     *,
     datasets: Iterable[str] | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    batch_size: int | None = None,
     retry_errors: bool = False,
     cache: CallCache | None = None,
     executor: Executor | None = None,
@@ -286,7 +302,8 @@ def detect(
     weights in it).
 
     Scores whose error is retryable are computed again; ``retry_errors=True``
-    recomputes every score with an error.
+    recomputes every score with an error. ``batch_size`` is as in :func:`label`
+    (by default each detector's ``batch_rows``).
 
     ``executor`` computes the batches, as in :func:`label`.
     """

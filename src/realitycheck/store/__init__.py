@@ -1,6 +1,14 @@
 """The run store: a run is a folder of Parquet tables, ``manifest.json`` and study results."""
 
+from realitycheck.store._arrays import from_numpy, from_texts, scalar, to_numpy
 from realitycheck.store._check import CheckReport, Finding, check_run
+from realitycheck.store._columns import (
+    ResponseBatch,
+    label_table,
+    record_schema,
+    records_table,
+    score_table,
+)
 from realitycheck.store._fingerprint import changed_files, digest, fingerprint
 from realitycheck.store._frames import RunData
 from realitycheck.store._lock import LOCK_NAME, RunLock, lock_holder
@@ -23,6 +31,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "CheckReport",
     "Finding",
+    "ResponseBatch",
     "RunData",
     "RunLock",
     "RunStore",
@@ -34,14 +43,22 @@ __all__ = [
     "digest",
     "fingerprint",
     "folder_name",
+    "from_numpy",
+    "from_texts",
+    "label_table",
     "load_results",
     "lock_holder",
     "package_versions",
+    "record_schema",
+    "records_table",
     "register_secret_env",
     "result_dir",
     "save_result",
+    "scalar",
+    "score_table",
     "scrub",
     "scrub_secrets",
     "scrub_text",
+    "to_numpy",
     "unreadable",
 ]

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from realitycheck.keys import LabelKey
 from realitycheck.model_info import ModelInfo, models_from_manifest
 from realitycheck.store._store import RunStore
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["RunData"]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import platform
 import re
 from importlib.metadata import PackageNotFoundError, version
@@ -33,13 +34,19 @@ _SECRET = re.compile(
 
 def package_versions() -> dict[str, str]:
     """Return the installed versions of the packages that shape results."""
+    return dict(_versions())
+
+
+@functools.cache
+def _versions() -> tuple[tuple[str, str], ...]:
+    """The versions, looked up once per process (a lookup scans the installed packages)."""
     out = {"python": platform.python_version()}
     for name in _PACKAGES:
         try:
             out[name] = version(name)
         except PackageNotFoundError:
             continue
-    return out
+    return tuple(out.items())
 
 
 def scrub_secrets(value: Any) -> Any:

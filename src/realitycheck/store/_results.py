@@ -16,12 +16,14 @@ import shutil
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from realitycheck.errors import InvalidInputError
 from realitycheck.store._store import RunStore
 from realitycheck.text import csv_safe_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "StudyFigure",
@@ -199,6 +201,8 @@ def load_results(store: RunStore) -> list[StudyResult]:
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
+    import pandas as pd
+
     text = path.read_text(encoding="utf-8")
     if not text.strip():
         return pd.DataFrame()

@@ -31,49 +31,33 @@ import tempfile
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from realitycheck.errors import InvalidInputError, RunFolderError
 from realitycheck.records import (
-    Example,
-    Label,
     MetricResult,
     R,
     Record,
-    Response,
-    Score,
     records_from_rows,
-    records_to_columns,
+)
+from realitycheck.store._arrays import from_numpy, to_numpy
+from realitycheck.store._columns import (
+    _RECORD_TYPES,
+    record_schema,
+    records_table,
+    scrubbed_table,
 )
 from realitycheck.store._manifest import SCHEMA_VERSION, package_versions, scrub_secrets
-from realitycheck.store._secrets import Scrubber, register_from_specs, scrub
+from realitycheck.store._secrets import register_from_specs, scrub
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["RunStore", "atomic_write_bytes", "unreadable"]
-
-_RECORD_TYPES: dict[str, type[Any]] = {
-    cls.table: cls for cls in (Example, Response, Label, Score, MetricResult)
-}
-
-
-_ARROW_TYPES = {
-    "str": pa.string(),
-    "bool": pa.bool_(),
-    "bool | None": pa.bool_(),
-    "float | None": pa.float64(),
-    "float": pa.float64(),
-    "int": pa.int64(),
-    "tuple[str, ...]": pa.list_(pa.string()),
-    "Mapping[str, Any]": pa.string(),
-}
-
-
-def _schema(cls: type[Any]) -> pa.Schema:
-    """Return the Arrow schema of a record type (mappings are stored as JSON text)."""
-    return pa.schema([(f.name, _ARROW_TYPES[str(f.type)]) for f in dataclasses.fields(cls)])
 
 
 def _defaults(cls: type[Any]) -> dict[str, Any]:
@@ -100,7 +84,8 @@ _READ_ERRORS = (pa.ArrowException, OSError, ValueError)
 def _read_table(path: Path, columns: Sequence[str] | None = None) -> pa.Table:
     """Read a Parquet file, turning any read failure into :func:`unreadable`."""
     try:
-        return pq.read_table(path, columns=None if columns is None else list(columns))
+        with pq.ParquetFile(path) as file:
+            return file.read(columns=None if columns is None else list(columns))
     except _READ_ERRORS as exc:
         raise unreadable(path, exc) from None
 
@@ -126,7 +111,7 @@ def _read_arrow_part(path: Path, record_type: type[Any], names: Sequence[str]) -
         present = set(pq.read_schema(path).names)
     except _READ_ERRORS as exc:
         raise unreadable(path, exc) from None
-    schema, defaults = _schema(record_type), _defaults(record_type)
+    schema, defaults = record_schema(record_type), _defaults(record_type)
     table = _read_table(path, [n for n in names if n in present])
     columns = []
     for name in names:
@@ -140,9 +125,6 @@ def _read_arrow_part(path: Path, record_type: type[Any], names: Sequence[str]) -
     return pa.table(columns, names=list(names))
 
 
-_SCRUBBED_IN_FULL = ("error", "raw", "meta", "spec")
-
-
 def _to_table(records: Sequence[Record]) -> pa.Table:
     """Records (of one type) as an Arrow table, with secrets scrubbed from every text field.
 
@@ -150,38 +132,22 @@ def _to_table(records: Sequence[Record]) -> pa.Table:
     strings; other texts (model outputs, dataset fields) lose configured keys only.
     Each distinct text is scrubbed once per call (a spec repeats on every record).
     """
-    scrubber = Scrubber()
-    kind = type(records[0])
-    columns = records_to_columns(records)
-    for f in dataclasses.fields(kind):
-        if _ARROW_TYPES[str(f.type)] not in (pa.string(), pa.list_(pa.string())):
-            continue
-        full = f.name in _SCRUBBED_IN_FULL
-        if not full and not scrubber.has_configured:
-            continue
-        clean = _memo(scrubber.text if full else scrubber.configured)
-        columns[f.name] = [_scrubbed(value, clean) for value in columns[f.name]]
-    return pa.Table.from_pydict(columns, schema=_schema(kind))
+    return scrubbed_table(records_table(records), type(records[0]).table)
 
 
-def _scrubbed(value: Any, clean: Callable[[str], str]) -> Any:
-    """``value`` (a text, a list of texts, or anything else) with ``clean`` applied to its texts."""
-    if isinstance(value, str):
-        return clean(value)
-    if isinstance(value, list):
-        return [clean(v) if isinstance(v, str) else v for v in value]
-    return value
-
-
-def _memo(fn: Callable[[str], str]) -> Callable[[str], str]:
-    seen: dict[str, str] = {}
-
-    def clean(text: str) -> str:
-        if text not in seen:
-            seen[text] = fn(text)
-        return seen[text]
-
-    return clean
+def _last_of_each_key(table: pa.Table, key: Sequence[str]) -> pa.Array:
+    """Positions of the last row of each distinct ``key`` tuple, in table order."""
+    code = np.zeros(table.num_rows, dtype=np.int64)
+    for name in key:
+        encoded = table.column(name).combine_chunks().dictionary_encode()
+        size = len(encoded.dictionary) + 1  # a null is one more value
+        indices = to_numpy(encoded.indices, fill=size - 1).astype(np.int64)
+        # Renumber the pairs so far densely, so that the codes never overflow.
+        code = np.unique(code * size + indices, return_inverse=True)[1].reshape(-1)
+    # np.unique on the reversed codes gives each key's last row first seen from the end.
+    _, first_from_end = np.unique(code[::-1], return_index=True)
+    last = np.sort(table.num_rows - 1 - first_from_end)
+    return from_numpy(last.astype(np.int64))
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -318,12 +284,21 @@ class RunStore:
         """Store ``records`` as a new part of their table (atomic; no-op when empty)."""
         if not records:
             return
-        name = table or type(records[0]).table
-        parts = self._parts_dir(name)
+        self.append_table(table or type(records[0]).table, records_table(records))
+
+    def append_table(self, table: str, rows: pa.Table) -> None:
+        """Store ``rows`` (in the table's schema) as a new part of ``table``, secrets scrubbed.
+
+        The same part :meth:`append` writes for the records those rows hold
+        (atomic; no-op when empty), for a stage whose component returned columns.
+        """
+        if not rows.num_rows:
+            return
+        parts = self._parts_dir(table)
         parts.mkdir(exist_ok=True)
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%f")
         path = parts / f"{stamp}-{uuid.uuid4().hex[:8]}.parquet"
-        _atomic_write_table(path, _to_table(records))
+        _atomic_write_table(path, scrubbed_table(rows, table))
 
     def frame(self, table: str, *, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """Return a table as a DataFrame: the compacted file plus parts, deduplicated by key.
@@ -332,6 +307,8 @@ class RunStore:
             table: The table's name.
             columns: Read only these columns (the key columns are always read); all by default.
         """
+        import pandas as pd
+
         record_type = _RECORD_TYPES.get(table.split(".")[0])
         fallback = record_type or MetricResult
         if columns is not None:
@@ -363,12 +340,12 @@ class RunStore:
         paths = [p for p in [self._table_path(table)] if p.exists()] + self._part_paths(table)
         parts = [_read_arrow_part(p, record_type, names) for p in paths]
         if not parts:
-            return _schema(record_type).empty_table().select(names)
-        if len(parts) == 1:
-            return parts[0]
-        whole = pa.concat_tables(parts)
-        keys = whole.select(list(record_type.key)).to_pandas()
-        return whole.filter(pa.array(~keys.duplicated(keep="last").to_numpy()))
+            schema = record_schema(record_type)
+            empty = [pa.nulls(0, schema.field(name).type) for name in names]
+            return pa.Table.from_arrays(empty, names=names)
+        whole = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+        last = _last_of_each_key(whole, record_type.key)
+        return whole if len(last) == whole.num_rows else whole.take(last)
 
     def read(self, cls: type[R], *, table: str | None = None) -> list[R]:
         """Return the records of a table."""
@@ -390,11 +367,19 @@ class RunStore:
         parts = self._part_paths(table)
         if not parts:
             return
-        df = self.frame(table)
-        schema = _schema(_RECORD_TYPES.get(table.split(".")[0], MetricResult))
-        _atomic_write_table(
-            self._table_path(table), pa.Table.from_pandas(df, schema=schema, preserve_index=False)
-        )
+        record_type = _RECORD_TYPES.get(table.split(".")[0])
+        if len(parts) == 1 and record_type is not None and not self._table_path(table).exists():
+            keys = _read_table(parts[0], list(record_type.key))
+            if len(_last_of_each_key(keys, record_type.key)) == keys.num_rows:
+                # Each key once: the table is that part as it is, so move it into place.
+                os.replace(parts[0], self._table_path(table))
+                return
+        if table.split(".")[0] in _RECORD_TYPES:
+            rows = self.arrow(table)  # the rows of frame(), in the record type's schema
+        else:
+            schema = record_schema(MetricResult)
+            rows = pa.Table.from_pandas(self.frame(table), schema=schema, preserve_index=False)
+        _atomic_write_table(self._table_path(table), rows)
         for p in parts:
             p.unlink(missing_ok=True)
 
@@ -424,7 +409,7 @@ class RunStore:
         gone = where(df).fillna(False).astype(bool)
         if not gone.any():
             return 0
-        schema = _schema(_RECORD_TYPES.get(table.split(".")[0], MetricResult))
+        schema = record_schema(_RECORD_TYPES.get(table.split(".")[0], MetricResult))
         kept = df[~gone].reset_index(drop=True)
         _atomic_write_table(
             self._table_path(table), pa.Table.from_pandas(kept, schema=schema, preserve_index=False)

@@ -7,11 +7,14 @@ never from a model's name; a model without it is ``unknown``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from realitycheck.model_info import ModelInfo
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["UNKNOWN", "model_factor_table", "tuning_pairs"]
 
@@ -24,6 +27,8 @@ def model_factor_table(models: Iterable[str], info: Mapping[str, ModelInfo]) -> 
     ``family``, ``instruction_tuned`` (``tuned`` / ``base``) and ``decoding`` are
     ``"unknown"`` where the metadata does not give them; ``size`` (parameters) is NaN.
     """
+    import pandas as pd
+
     rows = []
     for model in sorted({str(m) for m in models}):
         known = info.get(model)

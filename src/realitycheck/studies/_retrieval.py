@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["retrieval_ambiguity", "retrieval_changes", "retrieved_ids"]
 
@@ -45,6 +46,8 @@ def retrieval_changes(frame: pd.DataFrame, *, by: Sequence[str] = ("model",)) ->
         ``*by, example_id, n_variants, n_distinct, changed``: how many variants
         retrieved, how many distinct passage sets they got, and whether more than one.
     """
+    import pandas as pd
+
     ids = frame["meta"].map(retrieved_ids)
     part = frame.assign(_ids=ids)[ids.notna()]
     keys = [*by, "example_id"]
