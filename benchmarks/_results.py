@@ -33,6 +33,7 @@ import shlex
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -56,26 +57,45 @@ def machine() -> str:
     return f"{platform.system()} {platform.machine()}, {model}, {os.cpu_count()} CPUs{load}"
 
 
+# Linux folds the high-water RSS of the memory a process had before ``exec`` into
+# its peak, and a child forked from this (large) benchmark process starts from
+# ours; so each command is started by a small launcher, whose own memory is
+# all that can fold into the command's figure (a floor of about 10 MiB).
+_LAUNCHER = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as out:
+    out.write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def run_process(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> tuple[float, int]:
     """Run ``argv`` as a fresh process; return its wall seconds and peak RSS in MiB.
 
     Python may write bytecode caches (as an installed package has them), so a
-    first run warms them up. A failing command stops the benchmark with its output.
+    first run warms them up. The peak is the command's own (see ``_LAUNCHER``).
+    A failing command stops the benchmark with its output.
     """
     full_env = {**os.environ, **(env or {})}
     full_env.pop("PYTHONDONTWRITEBYTECODE", None)
-    start = time.perf_counter()
-    proc = subprocess.Popen(
-        list(argv), env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    )
-    assert proc.stdout is not None
-    output = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise SystemExit(f"{shlex.join(argv)} failed:\n{output.decode(errors='replace')}")
-    return seconds, usage.ru_maxrss // 1024
+    with tempfile.TemporaryDirectory() as tmp:
+        peak_file = Path(tmp) / "maxrss"
+        start = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, "-S", "-c", _LAUNCHER, str(peak_file), *argv],
+            env=full_env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            check=False,
+        )
+        seconds = time.perf_counter() - start
+        if proc.returncode != 0:
+            raise SystemExit(f"{shlex.join(argv)} failed:\n{proc.stdout.decode(errors='replace')}")
+        return seconds, int(peak_file.read_text()) // 1024
 
 
 def median_process(
