@@ -48,7 +48,9 @@ def split_pairs(
     for k, ((prompt, _), whole) in enumerate(zip(pairs, wholes, strict=True)):
         ctx = list(prompt_ids[prompt])
         whole = list(whole)
-        shared = continuation_start(ctx, whole, k)
+        # Usually the prompt's tokens start the joint text; else find where they part.
+        fits = bool(ctx) and whole[: len(ctx)] == ctx
+        shared = len(ctx) if fits else continuation_start(ctx, whole, k)
         contexts.append(whole[:shared])
         continuations.append(whole[shared:])
     return contexts, continuations
