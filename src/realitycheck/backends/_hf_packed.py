@@ -12,10 +12,11 @@ their positions, so each option's numbers are those of a full pass over
 go through the model once and no key/value cache is copied.
 
 Rows are left-padded (a padding position attends to itself only) and the
-logits are kept for the last ``max(sum of option lengths) + 1`` positions
-(``logits_to_keep``). Only the rows that predict an option token are
-normalised (a log-softmax over the vocabulary on those rows, gathered once
-for the whole chunk), not every position. The rows, positions, mask and
+model keeps the last ``max(sum of option lengths) + 1`` positions
+(``logits_to_keep``); of those, only the rows that predict an option token
+reach the LM head (a pre-hook selects them, :func:`_predictor_logits`) and
+are normalised (one log-softmax over the vocabulary for the whole chunk).
+The rows, positions, mask and
 gather indices are built with array operations over the chunk's tokens,
 not a Python loop per option. A custom 4D mask is honoured by the eager
 and SDPA attention of transformers' decoder models; models with another
@@ -150,17 +151,27 @@ def _pack(chunk: Chunk, pad_id: int, dtype: Any) -> _Packed:
     )
 
 
-def _score_chunk(model: Any, chunk: Chunk, pad_id: int) -> list[list[float]]:
-    """Return the token log-probs of every option of every context in ``chunk``, in order.
+def _predictor_logits(model: Any, packed: _Packed) -> Any:
+    """Return the ``(option tokens, vocabulary)`` logits of the rows that predict an option token.
 
-    A float32 log-softmax over the vocabulary, on the logit rows that predict
-    an option token only (the other kept rows are not normalised).
+    A forward pre-hook on the output embeddings (the LM head) keeps only
+    those rows of the hidden states, so the head never runs on context or
+    padding positions; whatever the model does to the head's output (e.g.
+    a logit soft-cap) is elementwise and still applies. Without an output
+    embedding module the kept logits are computed and the rows taken after.
     """
-    import torch
-
     device = model.device
-    packed = _pack(chunk, pad_id, model.dtype)
-    with torch.inference_mode():
+    rows = packed.predictors.to(device)
+    head = model.get_output_embeddings()
+    taken: list[bool] = []
+
+    def only_predictors(_module: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        taken.append(True)
+        hidden = args[0]
+        return (hidden.reshape(-1, hidden.shape[-1]).index_select(0, rows)[None], *args[1:])
+
+    handle = head.register_forward_pre_hook(only_predictors) if head is not None else None
+    try:
         logits = model(
             input_ids=packed.ids.to(device),
             attention_mask=packed.mask.to(device),
@@ -168,9 +179,27 @@ def _score_chunk(model: Any, chunk: Chunk, pad_id: int) -> list[list[float]]:
             use_cache=False,
             logits_to_keep=packed.keep,
         ).logits
-        picked = logits.reshape(-1, logits.shape[-1]).index_select(0, packed.predictors.to(device))
+    finally:
+        if handle is not None:
+            handle.remove()
+    if taken:
+        return logits[0]
+    return logits.reshape(-1, logits.shape[-1]).index_select(0, rows)
+
+
+def _score_chunk(model: Any, chunk: Chunk, pad_id: int) -> list[list[float]]:
+    """Return the token log-probs of every option of every context in ``chunk``, in order.
+
+    A float32 log-softmax over the vocabulary, on the logit rows that predict
+    an option token only.
+    """
+    import torch
+
+    packed = _pack(chunk, pad_id, model.dtype)
+    with torch.inference_mode():
+        picked = _predictor_logits(model, packed)
         logprobs = torch.log_softmax(picked.float(), dim=-1)
-        values = logprobs.gather(1, packed.targets.to(device)[:, None])[:, 0].tolist()
+        values = logprobs.gather(1, packed.targets.to(model.device)[:, None])[:, 0].tolist()
     out, at = [], 0
     for n in packed.lengths:
         out.append(values[at : at + n])
