@@ -35,7 +35,10 @@ same torch and transformers, plus ``pip install lm-eval`` with the
 project's constraints). Scoring is timed from the pairs (after the model
 is loaded; loading is timed apart, and on a loaded shared machine it is
 noisy and dominated by ``from_pretrained``) to the choices, tokenisation
-included; each tool runs ``--repeats`` times and the best time is kept.
+included; each tool runs ``--repeats`` times, interleaved (realitycheck,
+lm-eval at batch size 1, lm-eval at ``--batch-size``, then again), so that
+a change in a shared machine's load reaches every tool alike, and the best
+time of each is kept.
 Printed: the largest difference between the two tools' summed
 log-likelihoods, whether the choices are identical (by the sum and per
 character), and the speed ratio lm-eval / realitycheck.
@@ -172,6 +175,11 @@ def run(python: str, script: str, cfg: dict, env: dict[str, str]) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _seconds(runs: list[dict]) -> str:
+    """Return the scoring seconds of each run, for the printout."""
+    return ", ".join(f"{r['seconds']:.2f}" for r in runs)
+
+
 def main() -> None:
     """Build the model, run both tools, print agreement and the speed ratio."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -180,7 +188,7 @@ def main() -> None:
     parser.add_argument("--hidden-size", type=int, default=256, help="the factor model's")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--venv", type=Path, default=DEFAULT_VENV)
     parser.add_argument("--models", type=Path, default=Path(tempfile.gettempdir()) / "rc-mcq")
@@ -208,31 +216,38 @@ def main() -> None:
     lm_eval_python = ensure_venv(args.venv)
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "HF_HUB_OFFLINE": "1"}
     env["TOKENIZERS_PARALLELISM"] = "false"
-    ours = [run(sys.executable, RC_SCRIPT, cfg, env) for _ in range(args.repeats)]
+    batches = sorted({1, args.batch_size})  # lm-eval's default batch size, then ours
+    ours: list[dict] = []
+    theirs: dict[int, list[dict]] = {b: [] for b in batches}
+    for _ in range(args.repeats):  # interleaved, so a change of machine load hits every tool
+        ours.append(run(sys.executable, RC_SCRIPT, cfg, env))
+        for batch in batches:
+            theirs[batch].append(
+                run(str(lm_eval_python), LM_EVAL_SCRIPT, {**cfg, "batch": batch}, env)
+            )
     t_ours = min(r["seconds"] for r in ours)
     name = {"factor": "News-FACTOR", "truthfulqa": "TruthfulQA MC1"}[args.dataset]
     print(
         f"{name}: {len(items)} questions, {len(pairs)} options scored, "
-        f"{args.threads} torch thread(s), best of {args.repeats} runs"
+        f"{args.threads} torch thread(s), best of {args.repeats} interleaved runs"
     )
     print(
         f"realitycheck (batch size {args.batch_size}): {t_ours:.2f} s scoring "
-        f"({len(pairs) / t_ours:.0f} options/s), {min(r['load'] for r in ours):.1f} s loading"
+        f"({len(pairs) / t_ours:.0f} options/s; runs {_seconds(ours)}), "
+        f"{min(r['load'] for r in ours):.1f} s loading"
     )
     rows = []
-    for batch in (1, args.batch_size):  # lm-eval's default batch size, then ours
-        theirs = [
-            run(str(lm_eval_python), LM_EVAL_SCRIPT, {**cfg, "batch": batch}, env)
-            for _ in range(args.repeats)
-        ]
-        diff = max(abs(x - y) for x, y in zip(ours[0]["sums"], theirs[0]["sums"], strict=True))
-        same_sum = ours[0]["choices"]["sum"] == theirs[0]["choices"]["sum"]
-        same_char = ours[0]["choices"]["char"] == theirs[0]["choices"]["char"]
-        t_theirs = min(r["seconds"] for r in theirs)
+    for batch in batches:
+        diff = max(
+            abs(x - y) for x, y in zip(ours[0]["sums"], theirs[batch][0]["sums"], strict=True)
+        )
+        same_sum = ours[0]["choices"]["sum"] == theirs[batch][0]["choices"]["sum"]
+        same_char = ours[0]["choices"]["char"] == theirs[batch][0]["choices"]["char"]
+        t_theirs = min(r["seconds"] for r in theirs[batch])
         print(
             f"lm-eval (batch size {batch}): {t_theirs:.2f} s scoring "
-            f"({len(pairs) / t_theirs:.0f} options/s), "
-            f"{min(r['load'] for r in theirs):.1f} s loading\n"
+            f"({len(pairs) / t_theirs:.0f} options/s; runs {_seconds(theirs[batch])}), "
+            f"{min(r['load'] for r in theirs[batch]):.1f} s loading\n"
             f"  largest |sum log-likelihood| difference: {diff:.2e}\n"
             f"  identical choices by sum: {same_sum}; per character (acc_norm): {same_char}\n"
             f"  speed ratio lm-eval / realitycheck: {t_theirs / t_ours:.2f}x"
@@ -246,7 +261,7 @@ def main() -> None:
                 "alternative": f"lm-eval {len(pairs) / t_theirs:.0f} options/s (batch {batch})",
                 "ratio": f"{t_theirs / t_ours:.2f}x",
                 "note": f"choices identical: {same_sum and same_char}; "
-                f"sums within {diff:.1e}; best of {args.repeats}",
+                f"sums within {diff:.1e}; best of {args.repeats}, interleaved",
             }
         )
     flags = f" --dataset {args.dataset} --questions {args.questions}"
