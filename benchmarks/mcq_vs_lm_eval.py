@@ -38,7 +38,9 @@ noisy and dominated by ``from_pretrained``) to the choices, tokenisation
 included; each tool runs ``--repeats`` times, interleaved (realitycheck,
 lm-eval at batch size 1, lm-eval at ``--batch-size``, then again), so that
 a change in a shared machine's load reaches every tool alike, and the best
-time of each is kept.
+time of each is kept. Each tool's process CPU time over the same span is
+printed too (both run single-threaded: one torch thread, no tokenizer
+parallelism), a figure a busy shared machine disturbs less than wall time.
 Printed: the largest difference between the two tools' summed
 log-likelihoods, whether the choices are identical (by the sum and per
 character), and the speed ratio lm-eval / realitycheck.
@@ -77,7 +79,7 @@ loading = time.perf_counter()
 backend = HFBackend(model=cfg["model"], device="cpu", dtype="float32", batch_size=cfg["batch"],
                     attn_implementation="sdpa")
 backend.loglik_tokens([])  # loads the model
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 pairs = [tuple(p) for p in cfg["pairs"]]
 values = backend.loglik_tokens(pairs)
 sums, choices = [sum(v) for v in values], {"sum": [], "char": []}
@@ -88,9 +90,9 @@ for n, lengths in zip(cfg["counts"], cfg["lengths"]):
     choices["sum"].append(choose_option(scores, "none"))
     choices["char"].append(choose_option(scores, "char"))
     offset += n
-seconds = time.perf_counter() - start
+seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
 load = start - loading
-print(json.dumps({"seconds": seconds, "load": load, "sums": sums, "choices": choices}))
+print(json.dumps({"seconds": seconds, "cpu": cpu, "load": load, "sums": sums, "choices": choices}))
 """
 
 LM_EVAL_SCRIPT = """
@@ -103,7 +105,7 @@ from lm_eval.models.huggingface import HFLM
 loading = time.perf_counter()
 lm = HFLM(pretrained=cfg["model"], device="cpu", dtype="float32", batch_size=cfg["batch"],
           add_bos_token=True)
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 requests = [Instance(request_type="loglikelihood", doc={}, arguments=tuple(p), idx=i)
             for i, p in enumerate(cfg["pairs"])]
 results = lm.loglikelihood(requests, disable_tqdm=True)
@@ -115,9 +117,9 @@ for n, lengths in zip(cfg["counts"], cfg["lengths"]):
     choices["sum"].append(max(range(n), key=lambda i: (part[i], -i)))
     choices["char"].append(max(range(n), key=lambda i: (part[i] / lengths[i], -i)))
     offset += n
-seconds = time.perf_counter() - start
+seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
 load = start - loading
-print(json.dumps({"seconds": seconds, "load": load, "sums": sums, "choices": choices}))
+print(json.dumps({"seconds": seconds, "cpu": cpu, "load": load, "sums": sums, "choices": choices}))
 """
 
 
@@ -176,8 +178,8 @@ def run(python: str, script: str, cfg: dict, env: dict[str, str]) -> dict:
 
 
 def _seconds(runs: list[dict]) -> str:
-    """Return the scoring seconds of each run, for the printout."""
-    return ", ".join(f"{r['seconds']:.2f}" for r in runs)
+    """Return the scoring seconds of each run, wall and CPU, for the printout."""
+    return ", ".join(f"{r['seconds']:.2f} ({r['cpu']:.2f} CPU)" for r in runs)
 
 
 def main() -> None:
@@ -244,13 +246,15 @@ def main() -> None:
         same_sum = ours[0]["choices"]["sum"] == theirs[batch][0]["choices"]["sum"]
         same_char = ours[0]["choices"]["char"] == theirs[batch][0]["choices"]["char"]
         t_theirs = min(r["seconds"] for r in theirs[batch])
+        cpu_ratio = min(r["cpu"] for r in theirs[batch]) / min(r["cpu"] for r in ours)
         print(
             f"lm-eval (batch size {batch}): {t_theirs:.2f} s scoring "
             f"({len(pairs) / t_theirs:.0f} options/s; runs {_seconds(theirs[batch])}), "
             f"{min(r['load'] for r in theirs[batch]):.1f} s loading\n"
             f"  largest |sum log-likelihood| difference: {diff:.2e}\n"
             f"  identical choices by sum: {same_sum}; per character (acc_norm): {same_char}\n"
-            f"  speed ratio lm-eval / realitycheck: {t_theirs / t_ours:.2f}x"
+            f"  speed ratio lm-eval / realitycheck: {t_theirs / t_ours:.2f}x "
+            f"(CPU time: {cpu_ratio:.2f}x)"
         )
         rows.append(
             {
@@ -261,7 +265,8 @@ def main() -> None:
                 "alternative": f"lm-eval {len(pairs) / t_theirs:.0f} options/s (batch {batch})",
                 "ratio": f"{t_theirs / t_ours:.2f}x",
                 "note": f"choices identical: {same_sum and same_char}; "
-                f"sums within {diff:.1e}; best of {args.repeats}, interleaved",
+                f"sums within {diff:.1e}; best of {args.repeats}, interleaved; "
+                f"CPU-time ratio {cpu_ratio:.2f}x",
             }
         )
     flags = f" --dataset {args.dataset} --questions {args.questions}"

@@ -42,8 +42,9 @@ def split_pairs(
     if not pairs:
         return [], []
     prompts = sorted({p for p, _ in pairs})  # options share their prompt: tokenised once
-    prompt_ids = dict(zip(prompts, tokenizer(prompts)["input_ids"], strict=True))
-    wholes = tokenizer([p + c for p, c in pairs])["input_ids"]
+    ids = tokenizer(prompts, return_attention_mask=False)["input_ids"]
+    prompt_ids = dict(zip(prompts, ids, strict=True))
+    wholes = tokenizer([p + c for p, c in pairs], return_attention_mask=False)["input_ids"]
     contexts, continuations = [], []
     for k, ((prompt, _), whole) in enumerate(zip(pairs, wholes, strict=True)):
         ctx = list(prompt_ids[prompt])

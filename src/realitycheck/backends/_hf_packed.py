@@ -28,6 +28,7 @@ key/value cache path instead (:func:`packable`,
 from __future__ import annotations
 
 import inspect
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -106,10 +107,8 @@ def _pack(chunk: Chunk, pad_id: int, dtype: Any) -> _Packed:
 
     seg_len, seg_id, seg_row = _segments(chunk)
     rows = len(chunk)
-    tokens = np.fromiter(
-        (t for context, options in chunk for part in (context, *options) for t in part),
-        dtype=np.int64,
-    )
+    parts = (part for context, options in chunk for part in (context, *options))
+    tokens = np.fromiter(itertools.chain.from_iterable(parts), dtype=np.int64)
     row_len = np.bincount(seg_row, weights=seg_len, minlength=rows).astype(np.int64)
     ctx_len = seg_len[seg_id == 0]
     width = int(row_len.max())
