@@ -270,6 +270,7 @@ def main() -> None:
             }
         )
     flags = f" --dataset {args.dataset} --questions {args.questions}"
+    flags += f" --repeats {args.repeats}" if args.repeats != parser.get_default("repeats") else ""
     command = f"python benchmarks/mcq_vs_lm_eval.py{flags}"
     write_result(f"mcq_vs_lm_eval_{args.dataset}", rows, command)
 
