@@ -35,7 +35,12 @@ same torch and transformers, plus ``pip install lm-eval`` with the
 project's constraints). Scoring is timed from the pairs (after the model
 is loaded; loading is timed apart, and on a loaded shared machine it is
 noisy and dominated by ``from_pretrained``) to the choices, tokenisation
-included; each tool runs ``--repeats`` times and the best time is kept.
+included; each tool runs ``--repeats`` times, interleaved (realitycheck,
+lm-eval at batch size 1, lm-eval at ``--batch-size``, then again), so that
+a change in a shared machine's load reaches every tool alike, and the best
+time of each is kept. Each tool's process CPU time over the same span is
+printed too (both run single-threaded: one torch thread, no tokenizer
+parallelism), a figure a busy shared machine disturbs less than wall time.
 Printed: the largest difference between the two tools' summed
 log-likelihoods, whether the choices are identical (by the sum and per
 character), and the speed ratio lm-eval / realitycheck.
@@ -74,7 +79,7 @@ loading = time.perf_counter()
 backend = HFBackend(model=cfg["model"], device="cpu", dtype="float32", batch_size=cfg["batch"],
                     attn_implementation="sdpa")
 backend.loglik_tokens([])  # loads the model
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 pairs = [tuple(p) for p in cfg["pairs"]]
 values = backend.loglik_tokens(pairs)
 sums, choices = [sum(v) for v in values], {"sum": [], "char": []}
@@ -85,9 +90,9 @@ for n, lengths in zip(cfg["counts"], cfg["lengths"]):
     choices["sum"].append(choose_option(scores, "none"))
     choices["char"].append(choose_option(scores, "char"))
     offset += n
-seconds = time.perf_counter() - start
+seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
 load = start - loading
-print(json.dumps({"seconds": seconds, "load": load, "sums": sums, "choices": choices}))
+print(json.dumps({"seconds": seconds, "cpu": cpu, "load": load, "sums": sums, "choices": choices}))
 """
 
 LM_EVAL_SCRIPT = """
@@ -100,7 +105,7 @@ from lm_eval.models.huggingface import HFLM
 loading = time.perf_counter()
 lm = HFLM(pretrained=cfg["model"], device="cpu", dtype="float32", batch_size=cfg["batch"],
           add_bos_token=True)
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 requests = [Instance(request_type="loglikelihood", doc={}, arguments=tuple(p), idx=i)
             for i, p in enumerate(cfg["pairs"])]
 results = lm.loglikelihood(requests, disable_tqdm=True)
@@ -112,9 +117,9 @@ for n, lengths in zip(cfg["counts"], cfg["lengths"]):
     choices["sum"].append(max(range(n), key=lambda i: (part[i], -i)))
     choices["char"].append(max(range(n), key=lambda i: (part[i] / lengths[i], -i)))
     offset += n
-seconds = time.perf_counter() - start
+seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
 load = start - loading
-print(json.dumps({"seconds": seconds, "load": load, "sums": sums, "choices": choices}))
+print(json.dumps({"seconds": seconds, "cpu": cpu, "load": load, "sums": sums, "choices": choices}))
 """
 
 
@@ -172,6 +177,11 @@ def run(python: str, script: str, cfg: dict, env: dict[str, str]) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _seconds(runs: list[dict]) -> str:
+    """Return the scoring seconds of each run, wall and CPU, for the printout."""
+    return ", ".join(f"{r['seconds']:.2f} ({r['cpu']:.2f} CPU)" for r in runs)
+
+
 def main() -> None:
     """Build the model, run both tools, print agreement and the speed ratio."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -180,7 +190,7 @@ def main() -> None:
     parser.add_argument("--hidden-size", type=int, default=256, help="the factor model's")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--venv", type=Path, default=DEFAULT_VENV)
     parser.add_argument("--models", type=Path, default=Path(tempfile.gettempdir()) / "rc-mcq")
@@ -208,34 +218,43 @@ def main() -> None:
     lm_eval_python = ensure_venv(args.venv)
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "HF_HUB_OFFLINE": "1"}
     env["TOKENIZERS_PARALLELISM"] = "false"
-    ours = [run(sys.executable, RC_SCRIPT, cfg, env) for _ in range(args.repeats)]
+    batches = sorted({1, args.batch_size})  # lm-eval's default batch size, then ours
+    ours: list[dict] = []
+    theirs: dict[int, list[dict]] = {b: [] for b in batches}
+    for _ in range(args.repeats):  # interleaved, so a change of machine load hits every tool
+        ours.append(run(sys.executable, RC_SCRIPT, cfg, env))
+        for batch in batches:
+            theirs[batch].append(
+                run(str(lm_eval_python), LM_EVAL_SCRIPT, {**cfg, "batch": batch}, env)
+            )
     t_ours = min(r["seconds"] for r in ours)
     name = {"factor": "News-FACTOR", "truthfulqa": "TruthfulQA MC1"}[args.dataset]
     print(
         f"{name}: {len(items)} questions, {len(pairs)} options scored, "
-        f"{args.threads} torch thread(s), best of {args.repeats} runs"
+        f"{args.threads} torch thread(s), best of {args.repeats} interleaved runs"
     )
     print(
         f"realitycheck (batch size {args.batch_size}): {t_ours:.2f} s scoring "
-        f"({len(pairs) / t_ours:.0f} options/s), {min(r['load'] for r in ours):.1f} s loading"
+        f"({len(pairs) / t_ours:.0f} options/s; runs {_seconds(ours)}), "
+        f"{min(r['load'] for r in ours):.1f} s loading"
     )
     rows = []
-    for batch in (1, args.batch_size):  # lm-eval's default batch size, then ours
-        theirs = [
-            run(str(lm_eval_python), LM_EVAL_SCRIPT, {**cfg, "batch": batch}, env)
-            for _ in range(args.repeats)
-        ]
-        diff = max(abs(x - y) for x, y in zip(ours[0]["sums"], theirs[0]["sums"], strict=True))
-        same_sum = ours[0]["choices"]["sum"] == theirs[0]["choices"]["sum"]
-        same_char = ours[0]["choices"]["char"] == theirs[0]["choices"]["char"]
-        t_theirs = min(r["seconds"] for r in theirs)
+    for batch in batches:
+        diff = max(
+            abs(x - y) for x, y in zip(ours[0]["sums"], theirs[batch][0]["sums"], strict=True)
+        )
+        same_sum = ours[0]["choices"]["sum"] == theirs[batch][0]["choices"]["sum"]
+        same_char = ours[0]["choices"]["char"] == theirs[batch][0]["choices"]["char"]
+        t_theirs = min(r["seconds"] for r in theirs[batch])
+        cpu_ratio = min(r["cpu"] for r in theirs[batch]) / min(r["cpu"] for r in ours)
         print(
             f"lm-eval (batch size {batch}): {t_theirs:.2f} s scoring "
-            f"({len(pairs) / t_theirs:.0f} options/s), "
-            f"{min(r['load'] for r in theirs):.1f} s loading\n"
+            f"({len(pairs) / t_theirs:.0f} options/s; runs {_seconds(theirs[batch])}), "
+            f"{min(r['load'] for r in theirs[batch]):.1f} s loading\n"
             f"  largest |sum log-likelihood| difference: {diff:.2e}\n"
             f"  identical choices by sum: {same_sum}; per character (acc_norm): {same_char}\n"
-            f"  speed ratio lm-eval / realitycheck: {t_theirs / t_ours:.2f}x"
+            f"  speed ratio lm-eval / realitycheck: {t_theirs / t_ours:.2f}x "
+            f"(CPU time: {cpu_ratio:.2f}x)"
         )
         rows.append(
             {
@@ -246,10 +265,12 @@ def main() -> None:
                 "alternative": f"lm-eval {len(pairs) / t_theirs:.0f} options/s (batch {batch})",
                 "ratio": f"{t_theirs / t_ours:.2f}x",
                 "note": f"choices identical: {same_sum and same_char}; "
-                f"sums within {diff:.1e}; best of {args.repeats}",
+                f"sums within {diff:.1e}; best of {args.repeats}, interleaved; "
+                f"CPU-time ratio {cpu_ratio:.2f}x",
             }
         )
     flags = f" --dataset {args.dataset} --questions {args.questions}"
+    flags += f" --repeats {args.repeats}" if args.repeats != parser.get_default("repeats") else ""
     command = f"python benchmarks/mcq_vs_lm_eval.py{flags}"
     write_result(f"mcq_vs_lm_eval_{args.dataset}", rows, command)
 

@@ -42,13 +42,16 @@ def split_pairs(
     if not pairs:
         return [], []
     prompts = sorted({p for p, _ in pairs})  # options share their prompt: tokenised once
-    prompt_ids = dict(zip(prompts, tokenizer(prompts)["input_ids"], strict=True))
-    wholes = tokenizer([p + c for p, c in pairs])["input_ids"]
+    ids = tokenizer(prompts, return_attention_mask=False)["input_ids"]
+    prompt_ids = dict(zip(prompts, ids, strict=True))
+    wholes = tokenizer([p + c for p, c in pairs], return_attention_mask=False)["input_ids"]
     contexts, continuations = [], []
     for k, ((prompt, _), whole) in enumerate(zip(pairs, wholes, strict=True)):
         ctx = list(prompt_ids[prompt])
         whole = list(whole)
-        shared = continuation_start(ctx, whole, k)
+        # Usually the prompt's tokens start the joint text; else find where they part.
+        fits = bool(ctx) and whole[: len(ctx)] == ctx
+        shared = len(ctx) if fits else continuation_start(ctx, whole, k)
         contexts.append(whole[:shared])
         continuations.append(whole[shared:])
     return contexts, continuations

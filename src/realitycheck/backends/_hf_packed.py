@@ -12,10 +12,13 @@ their positions, so each option's numbers are those of a full pass over
 go through the model once and no key/value cache is copied.
 
 Rows are left-padded (a padding position attends to itself only) and the
-logits are kept for the last ``max(sum of option lengths) + 1`` positions
-(``logits_to_keep``). Only the positions that predict an option token are
-normalised: ``log p(t) = logit_t - logsumexp(logits)`` on those rows, not a
-log-softmax over every position. A custom 4D mask is honoured by the eager
+model keeps the last ``max(sum of option lengths) + 1`` positions
+(``logits_to_keep``); of those, only the rows that predict an option token
+reach the LM head (a pre-hook selects them, :func:`_predictor_logits`) and
+are normalised (one log-softmax over the vocabulary for the whole chunk).
+The rows, positions, mask and
+gather indices are built with array operations over the chunk's tokens,
+not a Python loop per option. A custom 4D mask is honoured by the eager
 and SDPA attention of transformers' decoder models; models with another
 attention, a sliding window or no ``position_ids`` argument take the
 key/value cache path instead (:func:`packable`,
@@ -25,10 +28,12 @@ key/value cache path instead (:func:`packable`,
 from __future__ import annotations
 
 import inspect
+import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from realitycheck.backends._hf_prefix import by_context
+from realitycheck.backends._hf_prefix import Chunk, by_context
 
 __all__ = ["packable", "packed_logliks"]
 
@@ -55,79 +60,149 @@ def packable(model: Any) -> bool:
     return "position_ids" in parameters and "logits_to_keep" in parameters
 
 
-def _rows(
-    chunk: Sequence[tuple[Sequence[int], Sequence[Sequence[int]]]], pad_id: int, dtype: Any
-) -> tuple[Any, Any, Any]:
-    """Return the left-padded ids, position ids and additive 4D mask of the packed rows.
+@dataclass(frozen=True)
+class _Packed:
+    """The model inputs of a chunk of packed rows and where to read each option token's score.
 
-    Segment ids per position: -1 padding, 0 context, ``k + 1`` option ``k``.
+    ``ids``, ``positions``: ``(rows, width)``; ``mask``: additive ``(rows, 1, width, width)``;
+    ``predictors``: for each option token, in order, the flat index (``row * keep + j``)
+    of the kept logit row that predicts it; ``targets``: the token ids; ``lengths``:
+    the option lengths, in order; ``keep``: the logits kept per row.
+    """
+
+    ids: Any
+    positions: Any
+    mask: Any
+    predictors: Any
+    targets: Any
+    lengths: list[int]
+    keep: int
+
+
+def _segments(chunk: Chunk) -> tuple[Any, Any, Any]:
+    """Return each segment's length, id (0 context, ``k`` option ``k``) and row, flat."""
+    import numpy as np
+
+    per_row = [len(options) + 1 for _, options in chunk]
+    length = np.fromiter(
+        (n for context, options in chunk for n in (len(context), *map(len, options))),
+        dtype=np.int64,
+    )
+    ident = np.concatenate([np.arange(n) for n in per_row])
+    row = np.repeat(np.arange(len(chunk)), per_row)
+    return length, ident, row
+
+
+def _pack(chunk: Chunk, pad_id: int, dtype: Any) -> _Packed:
+    """Lay out ``chunk`` as left-padded packed rows, vectorised over its tokens.
+
+    Row ``r`` is ``context + option_1 + … + option_k`` right-aligned to the
+    widest row. A context token at ``j`` has position ``j``; option token
+    ``j`` has position ``len(context) + j``. Attention (additive mask, 0 or
+    the dtype's minimum): causal, and a token sees the context and its own
+    segment only; a padding position sees itself only (no row is all masked).
+    """
+    import numpy as np
+    import torch
+
+    seg_len, seg_id, seg_row = _segments(chunk)
+    rows = len(chunk)
+    parts = (part for context, options in chunk for part in (context, *options))
+    tokens = np.fromiter(itertools.chain.from_iterable(parts), dtype=np.int64)
+    row_len = np.bincount(seg_row, weights=seg_len, minlength=rows).astype(np.int64)
+    ctx_len = seg_len[seg_id == 0]
+    width = int(row_len.max())
+    keep = int((row_len - ctx_len).max()) + 1
+    seg_start = np.cumsum(seg_len) - seg_len
+    flat = np.arange(len(tokens))
+    within = flat - np.repeat(seg_start, seg_len)  # index inside the segment
+    row = np.repeat(seg_row, seg_len)
+    segment = np.repeat(seg_id, seg_len)
+    pad = width - row_len  # padding on the left of each row
+    column = pad[row] + flat - seg_start[seg_id == 0][row]
+    cell = row * width + column
+    ids = np.full(rows * width, pad_id, dtype=np.int64)
+    ids[cell] = tokens
+    positions = np.zeros(rows * width, dtype=np.int64)
+    positions[cell] = within + np.where(segment > 0, ctx_len[row], 0)
+    seg = np.full(rows * width, -1, dtype=np.int64)
+    seg[cell] = segment
+    option = segment > 0
+    # Option token j is predicted by the context's last position (j = 0) or by its own
+    # position j - 1; kept logits cover the last ``keep`` columns.
+    ctx_last = pad + ctx_len - 1
+    predictor = np.where(within == 0, ctx_last[row], column - 1)[option]
+    predictors = row[option] * keep + predictor - (width - keep)
+    q = torch.from_numpy(seg.reshape(rows, width, 1))
+    kv = q.view(rows, 1, width)
+    causal = torch.ones((width, width), dtype=torch.bool).tril_()
+    allowed = causal & (q >= 0) & ((kv == 0) | (kv == q))
+    allowed |= torch.eye(width, dtype=torch.bool)
+    mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
+    return _Packed(
+        ids=torch.from_numpy(ids.reshape(rows, width)),
+        positions=torch.from_numpy(positions.reshape(rows, width)),
+        mask=mask[:, None],
+        predictors=torch.from_numpy(predictors),
+        targets=torch.from_numpy(tokens[option]),
+        lengths=seg_len[seg_id > 0].tolist(),
+        keep=keep,
+    )
+
+
+def _predictor_logits(model: Any, packed: _Packed) -> Any:
+    """Return the ``(option tokens, vocabulary)`` logits of the rows that predict an option token.
+
+    A forward pre-hook on the output embeddings (the LM head) keeps only
+    those rows of the hidden states, so the head never runs on context or
+    padding positions; whatever the model does to the head's output (e.g.
+    a logit soft-cap) is elementwise and still applies. Without an output
+    embedding module the kept logits are computed and the rows taken after.
+    """
+    device = model.device
+    rows = packed.predictors.to(device)
+    head = model.get_output_embeddings()
+    taken: list[bool] = []
+
+    def only_predictors(_module: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        taken.append(True)
+        hidden = args[0]
+        return (hidden.reshape(-1, hidden.shape[-1]).index_select(0, rows)[None], *args[1:])
+
+    handle = head.register_forward_pre_hook(only_predictors) if head is not None else None
+    try:
+        logits = model(
+            input_ids=packed.ids.to(device),
+            attention_mask=packed.mask.to(device),
+            position_ids=packed.positions.to(device),
+            use_cache=False,
+            logits_to_keep=packed.keep,
+        ).logits
+    finally:
+        if handle is not None:
+            handle.remove()
+    if taken:
+        return logits[0]
+    return logits.reshape(-1, logits.shape[-1]).index_select(0, rows)
+
+
+def _score_chunk(model: Any, chunk: Chunk, pad_id: int) -> list[list[float]]:
+    """Return the token log-probs of every option of every context in ``chunk``, in order.
+
+    A float32 log-softmax over the vocabulary, on the logit rows that predict
+    an option token only.
     """
     import torch
 
-    width = max(len(c) + sum(len(o) for o in opts) for c, opts in chunk)
-    ids = torch.full((len(chunk), width), pad_id, dtype=torch.long)
-    pos = torch.zeros((len(chunk), width), dtype=torch.long)
-    seg = torch.full((len(chunk), width), -1, dtype=torch.long)
-    for r, (context, options) in enumerate(chunk):
-        tokens = list(context) + [t for o in options for t in o]
-        at = width - len(tokens)
-        ids[r, at:] = torch.tensor(tokens, dtype=torch.long)
-        pos[r, at : at + len(context)] = torch.arange(len(context))
-        seg[r, at : at + len(context)] = 0
-        at += len(context)
-        for k, option in enumerate(options):
-            pos[r, at : at + len(option)] = torch.arange(len(option)) + len(context)
-            seg[r, at : at + len(option)] = k + 1
-            at += len(option)
-    q, kv = seg[:, :, None], seg[:, None, :]
-    causal = torch.ones((width, width), dtype=torch.bool).tril()
-    allowed = causal & (((kv == 0) & (q >= 0)) | ((kv == q) & (q > 0)))
-    allowed |= torch.eye(width, dtype=torch.bool)  # padding attends to itself (rows not all -inf)
-    mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
-    return ids, pos, mask[:, None, :, :]
-
-
-def _score_chunk(
-    model: Any, chunk: Sequence[tuple[Sequence[int], Sequence[Sequence[int]]]], pad_id: int
-) -> list[list[float]]:
-    """Return the token log-probs of every option of every context in ``chunk``, in order."""
-    import torch
-
-    device = model.device
-    ids, pos, mask = _rows(chunk, pad_id, model.dtype)
-    width = ids.shape[1]
-    keep = max(sum(len(o) for o in opts) for _, opts in chunk) + 1
-    rows: list[int] = []
-    where: list[int] = []
-    targets: list[int] = []
-    for r, (_, options) in enumerate(chunk):
-        start = width - sum(len(o) for o in options)  # first option token
-        last = start - 1  # the context's last position
-        for option in options:
-            # Token j of an option is predicted by the context's last position
-            # (j = 0) or by the option's own position j - 1.
-            predictors = [last] + list(range(start, start + len(option) - 1))
-            rows.extend([r] * len(option))
-            where.extend(p - (width - keep) for p in predictors)
-            targets.extend(option)
-            start += len(option)
+    packed = _pack(chunk, pad_id, model.dtype)
     with torch.inference_mode():
-        logits = model(
-            input_ids=ids.to(device),
-            attention_mask=mask.to(device),
-            position_ids=pos.to(device),
-            use_cache=False,
-            logits_to_keep=keep,
-        ).logits
-        picked = logits[torch.tensor(rows, device=device), torch.tensor(where, device=device)]
-        picked = picked.float()
-        chosen = picked.gather(1, torch.tensor(targets, device=device)[:, None])[:, 0]
-        values = (chosen - torch.logsumexp(picked, dim=-1)).tolist()
+        picked = _predictor_logits(model, packed)
+        logprobs = torch.log_softmax(picked.float(), dim=-1)
+        values = logprobs.gather(1, packed.targets.to(model.device)[:, None])[:, 0].tolist()
     out, at = [], 0
-    for _, options in chunk:
-        for option in options:
-            out.append(values[at : at + len(option)])
-            at += len(option)
+    for n in packed.lengths:
+        out.append(values[at : at + n])
+        at += n
     return out
 
 

@@ -119,6 +119,32 @@ def shared_context_logliks(
 Chunk = list[tuple[tuple[int, ...], list[Sequence[int]]]]
 
 
+_OPEN = 8  # chunks still offered room when a group is placed (first fit among them)
+
+
+def _first_fit(sizes: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Return chunks of group indices, each group in the first recent chunk it fits.
+
+    Groups are taken in order; a group goes into the first of the last
+    ``_OPEN`` chunks with room for all its members, else opens a new chunk
+    (alone, if it holds more than ``batch_size``). Filling the gaps that the
+    groups of one question size leave keeps the number of forward passes
+    near ``ceil(total / batch_size)``.
+    """
+    chunks: list[list[int]] = []
+    room: list[int] = []
+    for g, size in enumerate(sizes):
+        for c in range(max(0, len(chunks) - _OPEN), len(chunks)):
+            if size <= room[c]:
+                chunks[c].append(g)
+                room[c] -= size
+                break
+        else:
+            chunks.append([g])
+            room.append(batch_size - size)
+    return chunks
+
+
 def by_context(
     contexts: Sequence[Sequence[int]],
     continuations: Sequence[Sequence[int]],
@@ -131,9 +157,11 @@ def by_context(
 
     ``score`` takes ``[(context, [continuation, ...]), ...]`` and returns the
     token log-probs of each continuation in that order; ``width`` is a group's
-    row width, the sort key (similar widths pad little). A context's
-    continuations are never split across batches, so a batch may exceed
-    ``batch_size`` by one context's. Empty continuations score ``()``.
+    row width, the sort key (similar widths pad little). Groups fill batches
+    of at most ``batch_size`` continuations first fit (:func:`_first_fit`). A
+    context's continuations are never split across batches, so a batch may
+    exceed ``batch_size`` when one context has more. Empty continuations
+    score ``()``.
     """
     groups: dict[tuple[int, ...], list[int]] = {}
     for i, (context, continuation) in enumerate(zip(contexts, continuations, strict=True)):
@@ -143,15 +171,9 @@ def by_context(
         groups.items(), key=lambda kv: -width(kv[0], [continuations[i] for i in kv[1]])
     )
     out: list[tuple[float, ...]] = [()] * len(contexts)
-    start = 0
-    while start < len(ordered):
-        stop, rows = start, 0
-        while stop < len(ordered) and (rows == 0 or rows + len(ordered[stop][1]) <= batch_size):
-            rows += len(ordered[stop][1])
-            stop += 1
-        part = ordered[start:stop]
-        chunk = [(context, [continuations[i] for i in members]) for context, members in part]
+    for members in _first_fit([len(m) for _, m in ordered], batch_size):
+        part = [ordered[g] for g in members]
+        chunk = [(context, [continuations[i] for i in m]) for context, m in part]
         for i, values in zip([i for _, m in part for i in m], score(chunk), strict=True):
             out[i] = tuple(values)
-        start = stop
     return out
