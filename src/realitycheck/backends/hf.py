@@ -27,7 +27,7 @@ from realitycheck.backends._hf_decoding import (
     stop_hit,
     stop_on_text,
 )
-from realitycheck.backends._hf_sampling import is_seeded_sampling, sample
+from realitycheck.backends._hf_sampling import decode, is_loop_decoded, is_seeded_sampling
 from realitycheck.backends._pairs import PairScore
 from realitycheck.errors import InvalidInputError, MissingDependencyError
 from realitycheck.params import InstanceOf, Interval, NonEmptyStr, OneOf, param, required
@@ -209,7 +209,7 @@ class HFBackend(Backend):
 
     def _generate_chunk(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         torch = _import_torch()
-        from realitycheck.backends._hf_forward import forward_features
+        from realitycheck.backends._hf_forward import step_features
 
         model, tokenizer = self._loaded()
         first = requests[0]
@@ -221,11 +221,11 @@ class HFBackend(Backend):
         for i, p in enumerate(prompts):
             ids[i, width - len(p) :] = torch.tensor(p, dtype=torch.long)
             mask[i, width - len(p) :] = 1
-        kwargs = generate_kwargs(first)
         eos = eos_ids(model, tokenizer)
-        if is_seeded_sampling(first):
+        decoded = None
+        if is_loop_decoded(first):
             hit = stop_hit(tokenizer, first.stop) if first.stop else None
-            out = sample(
+            decoded = decode(
                 model,
                 ids.to(model.device),
                 mask.to(model.device),
@@ -234,7 +234,10 @@ class HFBackend(Backend):
                 pad_id=pad_id,
                 stop_hit=hit,
             )
+            rows = decoded.tokens.tolist()
+            per_prompt = first.n if is_seeded_sampling(first) else 1
         else:
+            kwargs = generate_kwargs(first)
             if first.stop:
                 kwargs["stopping_criteria"] = stop_on_text(tokenizer, first.stop, width)
             with torch.random.fork_rng(devices=rng_devices(torch, model)), torch.inference_mode():
@@ -244,29 +247,25 @@ class HFBackend(Backend):
                     pad_token_id=pad_id,
                     **kwargs,
                 )
-        per_prompt = kwargs["num_return_sequences"]
+            rows = out[:, width:].tolist()
+            per_prompt = kwargs["num_return_sequences"]
         copies = first.n // per_prompt  # greedy: one sequence, repeated n times
-        rows = out[:, width:].tolist()
         kept = [cut(tokenizer, row, eos, first.stop) for row in rows]
         owners = [i for i in range(len(prompts)) for _ in range(per_prompt)]
-        want_features = first.logprobs or first.top_logprobs > 0 or bool(first.hidden_layers)
-        features = []
-        if want_features:
-            seq_prompts = [prompts[o] for o in owners]
-            seq_outputs = [c[0] for c in kept]
-            for s in range(0, len(seq_outputs), self.batch_size):
-                features.extend(
-                    forward_features(
-                        model,
-                        tokenizer,
-                        seq_prompts[s : s + self.batch_size],
-                        seq_outputs[s : s + self.batch_size],
-                        pad_id=pad_id,
-                        entropy=first.logprobs,
-                        top_k=first.top_logprobs,
-                        layers=first.hidden_layers,
-                    )
-                )
+        if decoded is not None:  # read during decoding: no second pass
+            features = step_features(
+                tokenizer,
+                [len(c[0]) for c in kept],
+                logprobs=decoded.logprobs,
+                entropies=decoded.entropies,
+                top=decoded.top,
+                hidden=decoded.hidden,
+            )
+        elif first.logprobs or first.top_logprobs > 0 or first.hidden_layers:
+            outputs = [c[0] for c in kept]
+            features = self._forced_features(first, [prompts[o] for o in owners], outputs)
+        else:
+            features = []
         results = []
         for i, prompt in enumerate(prompts):
             seqs = [j for j, o in enumerate(owners) if o == i] * copies
@@ -295,6 +294,32 @@ class HFBackend(Backend):
                 )
             )
         return results
+
+    def _forced_features(
+        self,
+        first: GenerationRequest,
+        prompts: Sequence[Sequence[int]],
+        outputs: Sequence[Sequence[int]],
+    ) -> list[Any]:
+        """Measure ``outputs`` with teacher-forced passes, ``batch_size`` sequences each."""
+        from realitycheck.backends._hf_forward import forward_features
+
+        model, tokenizer = self._loaded()
+        features = []
+        for s in range(0, len(outputs), self.batch_size):
+            features.extend(
+                forward_features(
+                    model,
+                    tokenizer,
+                    prompts[s : s + self.batch_size],
+                    outputs[s : s + self.batch_size],
+                    pad_id=int(tokenizer.pad_token_id),
+                    entropy=first.logprobs,
+                    top_k=first.top_logprobs,
+                    layers=first.hidden_layers,
+                )
+            )
+        return features
 
     def loglik(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """Return ``sum_t log p(c_t | prompt, c_<t)`` for each ``(prompt, continuation)``.
