@@ -31,7 +31,9 @@ from summed sequence likelihoods, not normalised) has no counterpart in
 realitycheck, so its ``frequency`` variant, which is exactly the discrete
 entropy of the class sizes, is used.
 
-Timed runs, each in a fresh process with ``--threads`` torch threads (default
+Before the timed runs, each tool runs once untimed on two questions (so that
+both import from bytecode caches and read warm files, as an installed tool
+does). Timed runs, each in a fresh process with ``--threads`` torch threads (default
 1: a model this small gains nothing from more, and on a shared machine
 several OpenMP threads can stall for seconds); "process" is the wall time of
 the whole process (interpreter start and imports included), "compute" starts
@@ -42,8 +44,9 @@ after the imports, so it includes loading the model:
   (greedy, with log-probabilities and entropies, batched ``--batch-size``
   prompts per call) and samples (one request of ``--samples`` samples per
   question with hidden features of the middle layer, carrying a per-prompt
-  seed as the generation stage sends them, which the backend generates one
-  prompt per call; ``--unseeded`` batches them across prompts), then the four
+  seed as the generation stage sends them, batched ``--batch-size`` prompts
+  per call, each sample drawn from its own seeded stream; ``--unseeded``
+  sends them without a seed, to ``model.generate``), then the four
   detectors;
 * LM-Polygraph ``estimate_uncertainty``: its documented one-call API, called
   for each question and each estimator; every call generates afresh (the
@@ -349,6 +352,9 @@ def run_worker(command: list[str], cfg: dict[str, Any], folder: Path, name: str)
     config.write_text(json.dumps(cfg), encoding="utf-8")
     env = dict(os.environ)
     threads = str(cfg["threads"])
+    # Both tools import from bytecode caches, as installed packages do (pip
+    # compiles LM-Polygraph's at install; ours are written by the warm-up).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(
         CUDA_VISIBLE_DEVICES="",
         OMP_NUM_THREADS=threads,
@@ -496,9 +502,9 @@ def main() -> None:
     parser.add_argument(
         "--unseeded",
         action="store_true",
-        help="send realitycheck's sample requests without a seed (batched across prompts); "
-        "by default each prompt carries its own seed, as the generation stage sends them "
-        "(one prompt per call)",
+        help="send realitycheck's sample requests without a seed (model.generate and torch's "
+        "global random stream); by default each prompt carries its own seed, as the "
+        "generation stage sends them",
     )
     parser.add_argument("--polygraph-python", type=Path, default=POLYGRAPH_PYTHON)
     parser.add_argument(
@@ -542,6 +548,11 @@ def main() -> None:
         folder = Path(tmp)
         driver = folder / "polygraph_driver.py"
         driver.write_text(DRIVER, encoding="utf-8")
+        warm = {**cfg, "prompts": prompts[:2], "samples": 2}
+        run_worker([sys.executable, __file__, "--worker"], warm, folder, "warm-up")
+        for mode in args.polygraph:
+            polygraph = [str(args.polygraph_python), str(driver)]
+            run_worker(polygraph, {**warm, "mode": mode}, folder, "warm-up")
         rc = run_worker([sys.executable, __file__, "--worker"], cfg, folder, "realitycheck")
         runs = {
             mode: run_worker(

@@ -95,6 +95,12 @@ def load(model: str, device: str, dtype: str, attn_implementation: str) -> tuple
     return lm, tokenizer
 
 
+def _spelling(tokenizer: Any, rows: Sequence[Sequence[int]]) -> dict[int, str]:
+    """Return ``{id: tokenizer.decode([id])}`` for every token id in ``rows`` (one call)."""
+    ids = sorted({t for row in rows for t in row})
+    return dict(zip(ids, tokenizer.batch_decode([[t] for t in ids]), strict=True))
+
+
 def _group_key(request: GenerationRequest) -> str:
     """Requests batched together: equal settings apart from the prompt and the seed.
 
@@ -266,6 +272,7 @@ class HFBackend(Backend):
             features = self._forced_features(first, [prompts[o] for o in owners], outputs)
         else:
             features = []
+        spell = _spelling(tokenizer, [c[0] for c in kept])
         results = []
         for i, prompt in enumerate(prompts):
             seqs = [j for j, o in enumerate(owners) if o == i] * copies
@@ -273,7 +280,7 @@ class HFBackend(Backend):
             results.append(
                 Generation(
                     texts=texts,
-                    tokens=tuple(tuple(tokenizer.decode([t]) for t in kept[j][0]) for j in seqs),
+                    tokens=tuple(tuple(spell[t] for t in kept[j][0]) for j in seqs),
                     token_logprobs=tuple(tuple(features[j].token_logprobs) for j in seqs)
                     if first.logprobs
                     else (),
