@@ -19,9 +19,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from realitycheck.backends._base import GenerationRequest
+
 __all__ = [
     "SequenceFeatures",
     "accepts_logits_to_keep",
+    "forced_features",
     "forward_features",
     "hidden_summary",
     "step_features",
@@ -198,3 +201,30 @@ def step_features(
             feats.hidden.update(hidden_summary(states[r, :n], layer))
         out.append(feats)
     return out
+
+
+def forced_features(
+    model: Any,
+    tokenizer: Any,
+    request: GenerationRequest,
+    prompts: Sequence[Sequence[int]],
+    outputs: Sequence[Sequence[int]],
+    *,
+    batch_size: int,
+) -> list[SequenceFeatures]:
+    """Measure what ``request`` asks of each output: :func:`forward_features`, in batches."""
+    features: list[SequenceFeatures] = []
+    for s in range(0, len(outputs), batch_size):
+        features.extend(
+            forward_features(
+                model,
+                tokenizer,
+                prompts[s : s + batch_size],
+                outputs[s : s + batch_size],
+                pad_id=int(tokenizer.pad_token_id),
+                entropy=request.logprobs,
+                top_k=request.top_logprobs,
+                layers=request.hidden_layers,
+            )
+        )
+    return features

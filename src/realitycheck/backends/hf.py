@@ -1,10 +1,14 @@
 """The ``hf`` backend: a local Hugging Face causal LM, white-box.
 
 Generation is batched (left-padded prompts, several return sequences per
-prompt) with the decoding strategy of each request; then one teacher-forced
-pass over prompt + output (:mod:`realitycheck.backends._hf_forward`) gives
-token log-probabilities, full-vocabulary token entropies, top-k alternatives
-and hidden-state summaries of chosen layers. Nothing is downloaded unless
+prompt) with the decoding strategy of each request. Greedy and seeded
+sampling requests are decoded by the backend's own loop
+(:mod:`realitycheck.backends._hf_sampling`), which reads token
+log-probabilities, full-vocabulary token entropies, top-k alternatives and
+hidden-state summaries of chosen layers as it decodes; beam search and
+unseeded sampling use ``model.generate``, followed by one teacher-forced pass
+over prompt + output (:mod:`realitycheck.backends._hf_forward`) for the same
+features. Nothing is downloaded unless
 ``model`` is a hub id the local Hugging Face cache lacks; torch and
 transformers are imported only when the backend is used (install the ``hf``
 extra).
@@ -119,9 +123,10 @@ def _group_key(request: GenerationRequest) -> str:
 class HFBackend(Backend):
     """A local Hugging Face causal LM (transformers), with white-box features.
 
-    Token log-probabilities and entropies come from one teacher-forced pass
-    over prompt + output and are those of the model's own distribution
-    (temperature 1, no top-k/top-p truncation). Entropies are computed
+    Token log-probabilities and entropies are those of the model's own
+    distribution (temperature 1, no top-k/top-p truncation) at each generated
+    token, read while decoding (greedy, seeded sampling) or from one
+    teacher-forced pass over prompt + output (beam, unseeded sampling). Entropies are computed
     whenever log-probabilities are requested. Hidden features (for
     ``request.hidden_layers``; 0 = embeddings) summarise the hidden states at
     the generated tokens' positions: ``last@L{l}``, ``mean@L{l}`` and
@@ -136,10 +141,11 @@ class HFBackend(Backend):
 
     Requests with identical settings are batched ``batch_size`` prompts at a
     time. Seeded sampling requests draw each sequence from its own random
-    generator, seeded from the request's seed and the sample's index
-    (:mod:`realitycheck.backends._hf_sampling`), so their samples do not
-    depend on the batch size or on what else is in the batch; unseeded
-    sampling uses ``model.generate`` and torch's global random stream.
+    stream, seeded from the request's seed and the sample's index, and share
+    one encoding of the prompt (:mod:`realitycheck.backends._hf_sampling`),
+    so their samples do not depend on the batch size or on what else is in
+    the batch; unseeded sampling uses ``model.generate`` and torch's global
+    random stream.
 
     Args:
         model: Local folder or hub id, loaded with ``from_pretrained``.
@@ -215,7 +221,7 @@ class HFBackend(Backend):
 
     def _generate_chunk(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         torch = _import_torch()
-        from realitycheck.backends._hf_forward import step_features
+        from realitycheck.backends._hf_forward import forced_features, step_features
 
         model, tokenizer = self._loaded()
         first = requests[0]
@@ -268,8 +274,14 @@ class HFBackend(Backend):
                 hidden=decoded.hidden,
             )
         elif first.logprobs or first.top_logprobs > 0 or first.hidden_layers:
-            outputs = [c[0] for c in kept]
-            features = self._forced_features(first, [prompts[o] for o in owners], outputs)
+            features = forced_features(
+                model,
+                tokenizer,
+                first,
+                [prompts[o] for o in owners],
+                [c[0] for c in kept],
+                batch_size=self.batch_size,
+            )
         else:
             features = []
         spell = _spelling(tokenizer, [c[0] for c in kept])
@@ -301,32 +313,6 @@ class HFBackend(Backend):
                 )
             )
         return results
-
-    def _forced_features(
-        self,
-        first: GenerationRequest,
-        prompts: Sequence[Sequence[int]],
-        outputs: Sequence[Sequence[int]],
-    ) -> list[Any]:
-        """Measure ``outputs`` with teacher-forced passes, ``batch_size`` sequences each."""
-        from realitycheck.backends._hf_forward import forward_features
-
-        model, tokenizer = self._loaded()
-        features = []
-        for s in range(0, len(outputs), self.batch_size):
-            features.extend(
-                forward_features(
-                    model,
-                    tokenizer,
-                    prompts[s : s + self.batch_size],
-                    outputs[s : s + self.batch_size],
-                    pad_id=int(tokenizer.pad_token_id),
-                    entropy=first.logprobs,
-                    top_k=first.top_logprobs,
-                    layers=first.hidden_layers,
-                )
-            )
-        return features
 
     def loglik(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """Return ``sum_t log p(c_t | prompt, c_<t)`` for each ``(prompt, continuation)``.
