@@ -31,6 +31,12 @@ from summed sequence likelihoods, not normalised) has no counterpart in
 realitycheck, so its ``frequency`` variant, which is exactly the discrete
 entropy of the class sizes, is used.
 
+LM-Polygraph draws from torch's global random stream, seeded (0) at the start
+of its process so that a run is reproducible: some draws make its
+``UEManager`` fail (``SemanticMatrixCalculator`` stacks per-question matrices
+of different sizes when a question keeps fewer samples than the others in
+its batch), and a seeded run fails or passes every time.
+
 Before the timed runs, each tool runs once untimed on two questions (so that
 both import from bytecode caches and read warm files, as an installed tool
 does). Timed runs, each in a fresh process with ``--threads`` torch threads (default
@@ -118,6 +124,7 @@ import numpy as np
 cfg = json.load(open(sys.argv[1]))
 import torch
 torch.set_num_threads(cfg["threads"])
+torch.manual_seed(cfg.get("polygraph_seed", 0))  # reproducible draws (see the docstring)
 from transformers import AutoModelForCausalLM, AutoTokenizer
 import lm_polygraph.utils.estimate_uncertainty  # noqa: F401 - the package shadows the name
 from lm_polygraph.defaults.register_default_stat_calculators import (
