@@ -31,7 +31,15 @@ from summed sequence likelihoods, not normalised) has no counterpart in
 realitycheck, so its ``frequency`` variant, which is exactly the discrete
 entropy of the class sizes, is used.
 
-Timed runs, each in a fresh process with ``--threads`` torch threads (default
+LM-Polygraph draws from torch's global random stream, seeded (0) at the start
+of its process so that a run is reproducible: some draws make its
+``UEManager`` fail (``SemanticMatrixCalculator`` stacks per-question matrices
+of different sizes when a question keeps fewer samples than the others in
+its batch), and a seeded run fails or passes every time.
+
+Before the timed runs, each tool runs once untimed on two questions (so that
+both import from bytecode caches and read warm files, as an installed tool
+does). Timed runs, each in a fresh process with ``--threads`` torch threads (default
 1: a model this small gains nothing from more, and on a shared machine
 several OpenMP threads can stall for seconds); "process" is the wall time of
 the whole process (interpreter start and imports included), "compute" starts
@@ -42,8 +50,9 @@ after the imports, so it includes loading the model:
   (greedy, with log-probabilities and entropies, batched ``--batch-size``
   prompts per call) and samples (one request of ``--samples`` samples per
   question with hidden features of the middle layer, carrying a per-prompt
-  seed as the generation stage sends them, which the backend generates one
-  prompt per call; ``--unseeded`` batches them across prompts), then the four
+  seed as the generation stage sends them, batched ``--batch-size`` prompts
+  per call, each sample drawn from its own seeded stream; ``--unseeded``
+  sends them without a seed, to ``model.generate``), then the four
   detectors;
 * LM-Polygraph ``estimate_uncertainty``: its documented one-call API, called
   for each question and each estimator; every call generates afresh (the
@@ -115,6 +124,7 @@ import numpy as np
 cfg = json.load(open(sys.argv[1]))
 import torch
 torch.set_num_threads(cfg["threads"])
+torch.manual_seed(cfg.get("polygraph_seed", 0))  # reproducible draws (see the docstring)
 from transformers import AutoModelForCausalLM, AutoTokenizer
 import lm_polygraph.utils.estimate_uncertainty  # noqa: F401 - the package shadows the name
 from lm_polygraph.defaults.register_default_stat_calculators import (
@@ -349,6 +359,9 @@ def run_worker(command: list[str], cfg: dict[str, Any], folder: Path, name: str)
     config.write_text(json.dumps(cfg), encoding="utf-8")
     env = dict(os.environ)
     threads = str(cfg["threads"])
+    # Both tools import from bytecode caches, as installed packages do (pip
+    # compiles LM-Polygraph's at install; ours are written by the warm-up).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(
         CUDA_VISIBLE_DEVICES="",
         OMP_NUM_THREADS=threads,
@@ -496,9 +509,15 @@ def main() -> None:
     parser.add_argument(
         "--unseeded",
         action="store_true",
-        help="send realitycheck's sample requests without a seed (batched across prompts); "
-        "by default each prompt carries its own seed, as the generation stage sends them "
-        "(one prompt per call)",
+        help="send realitycheck's sample requests without a seed (model.generate and torch's "
+        "global random stream); by default each prompt carries its own seed, as the "
+        "generation stage sends them",
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=1, help="timed runs of each tool, interleaved"
+    )
+    parser.add_argument(
+        "--write", action="store_true", help="write benchmarks/results/lm_polygraph.json"
     )
     parser.add_argument("--polygraph-python", type=Path, default=POLYGRAPH_PYTHON)
     parser.add_argument(
@@ -542,13 +561,21 @@ def main() -> None:
         folder = Path(tmp)
         driver = folder / "polygraph_driver.py"
         driver.write_text(DRIVER, encoding="utf-8")
-        rc = run_worker([sys.executable, __file__, "--worker"], cfg, folder, "realitycheck")
-        runs = {
-            mode: run_worker(
-                [str(args.polygraph_python), str(driver)], {**cfg, "mode": mode}, folder, mode
+        modes = args.polygraph
+        warm = {**cfg, "prompts": prompts[:2], "samples": 2}
+        run_worker([sys.executable, __file__, "--worker"], warm, folder, "warm-up")
+        for mode in args.polygraph:
+            polygraph = [str(args.polygraph_python), str(driver)]
+            run_worker(polygraph, {**warm, "mode": mode}, folder, "warm-up")
+        rcs: list[dict[str, Any]] = []
+        repeats: list[dict[str, dict[str, Any]]] = []
+        for _ in range(args.repeats):  # interleaved, so that both see the same load
+            rcs.append(run_worker([sys.executable, __file__, "--worker"], cfg, folder, "rc"))
+            polygraph = [str(args.polygraph_python), str(driver)]
+            repeats.append(
+                {mode: run_worker(polygraph, {**cfg, "mode": mode}, folder, mode) for mode in modes}
             )
-            for mode in args.polygraph
-        }
+        rc, runs = rcs[0], repeats[0]
         (folder / "rc_out.json").write_text(json.dumps(rc), encoding="utf-8")
         formula = run_worker(
             [str(args.polygraph_python), str(driver)],
@@ -557,14 +584,16 @@ def main() -> None:
             "formula",
         )
     print("\nwall time (s)                        process  compute   LM-Polygraph / realitycheck")
-    print(f"  realitycheck                        {rc['process_s']:7.1f}  {rc['compute_s']:7.1f}")
-    for mode, result in runs.items():
-        print(
-            f"  LM-Polygraph {mode:<22} {result['process_s']:7.1f}  {result['compute_s']:7.1f}"
-            f"   {result['process_s'] / rc['process_s']:5.2f}x (process)  "
-            f"{result['compute_s'] / rc['compute_s']:5.2f}x (compute)"
-        )
-    print(f"  (of realitycheck's compute, generation: {rc['generate_s']:.1f} s)\n")
+    for ours, theirs in zip(rcs, repeats, strict=True):
+        print(f"  realitycheck{'':24}{ours['process_s']:7.1f}  {ours['compute_s']:7.1f}")
+        for mode, result in theirs.items():
+            print(
+                f"  LM-Polygraph {mode:<22} {result['process_s']:7.1f}  {result['compute_s']:7.1f}"
+                f"   {result['process_s'] / ours['process_s']:5.2f}x (process)  "
+                f"{result['compute_s'] / ours['compute_s']:5.2f}x (compute)"
+            )
+        print(f"  (of realitycheck's compute, generation: {ours['generate_s']:.1f} s)")
+    print()
     for mode, result in runs.items():
         greedy_report(rc, result, mode)
         print()
@@ -572,6 +601,87 @@ def main() -> None:
     print("LM-Polygraph's estimators (and NLI clustering) on realitycheck's samples:")
     for name in ("eigenscore", "semantic_entropy"):
         print(agreement(rc["values"][name], formula[name], name))
+    if args.write:
+        write_rows(args, rcs, repeats, formula)
+
+
+def _median(values: list[float]) -> float:
+    return float(np.median(values))
+
+
+def write_rows(
+    args: argparse.Namespace,
+    rcs: list[dict[str, Any]],
+    repeats: list[dict[str, dict[str, Any]]],
+    formula: dict[str, Any],
+) -> None:
+    """Write ``benchmarks/results/lm_polygraph.json``: medians over the repeats, and agreement."""
+    from _results import write_result
+
+    rows = []
+    for mode in args.polygraph:
+        theirs = [rep[mode] for rep in repeats]
+        ratios = [t["process_s"] / r["process_s"] for t, r in zip(theirs, rcs, strict=True)]
+        compute = [t["compute_s"] / r["compute_s"] for t, r in zip(theirs, rcs, strict=True)]
+        rows.append(
+            {
+                "work": f"tiny Llama, {args.questions} NQ-Open questions x {args.samples} samples: "
+                "perplexity, mean token entropy, EigenScore, semantic entropy (same NLI "
+                "equivalence), whole process",
+                "realitycheck": f"{_median([r['process_s'] for r in rcs]):.1f} s",
+                "alternative": f"LM-Polygraph 0.7.0 {mode} "
+                f"{_median([t['process_s'] for t in theirs]):.1f} s",
+                "ratio": f"{_median(ratios):.2f}x",
+                "note": f"median of {len(rcs)} interleaved runs (process ratios "
+                + ", ".join(f"{x:.2f}x" for x in ratios)
+                + f"); compute only {_median(compute):.2f}x; realitycheck generation "
+                f"{_median([r['generate_s'] for r in rcs]):.1f} s of its "
+                f"{_median([r['compute_s'] for r in rcs]):.1f} s compute; "
+                f"{args.threads} torch thread(s), batch {args.batch_size}",
+            }
+        )
+    pg = repeats[0].get("manager")  # per-token values: the manager's only
+    rows.append(agreement_row(rcs[0], pg, formula))
+    flags = f" --questions {args.questions} --samples {args.samples} --repeats {args.repeats}"
+    flags += " --polygraph " + " ".join(args.polygraph)
+    write_result("lm_polygraph", rows, "python benchmarks/lm_polygraph.py" + flags + " --write")
+
+
+def agreement_row(
+    rc: dict[str, Any], pg: dict[str, Any] | None, formula: dict[str, Any]
+) -> dict[str, str]:
+    """The agreement row: greedy tokens, log-probs from token 3 on, estimators on our samples."""
+    n = len(rc["greedy_tokens"])
+    greedy = ""
+    if pg is not None:
+        same = [i for i in range(n) if rc["greedy_tokens"][i] == pg["greedy_tokens"][i]]
+        lp = [
+            abs(a - b)
+            for i in same
+            for a, b in zip(
+                rc["greedy_logprobs"][i][2:],
+                pg["greedy_logprobs"][i][2 : len(rc["greedy_tokens"][i])],
+                strict=True,
+            )
+        ]
+        greedy = (
+            f"{len(same)}/{n} identical greedy answers; token log-probs (tokens 3+) "
+            f"within {max(lp, default=0.0):.1e}"
+        )
+    cells = []
+    for name in ("eigenscore", "semantic_entropy"):
+        pairs = [
+            (a, b) for a, b in zip(rc["values"][name], formula[name], strict=True) if a is not None
+        ]
+        diff = max(abs(a - b) for a, b in pairs)
+        cells.append(f"{name} within {diff:.1e} on {len(pairs)}/{n} questions")
+    return {
+        "work": "agreement where definitions match (same run)",
+        "realitycheck": greedy,
+        "alternative": "LM-Polygraph's EigenScore / semantic entropy on realitycheck's samples",
+        "ratio": "",
+        "note": "; ".join(cells),
+    }
 
 
 if __name__ == "__main__":

@@ -19,7 +19,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["SequenceFeatures", "forward_features", "hidden_summary"]
+from realitycheck.backends._base import GenerationRequest
+
+__all__ = [
+    "SequenceFeatures",
+    "accepts_logits_to_keep",
+    "forced_features",
+    "forward_features",
+    "hidden_summary",
+    "step_features",
+]
 
 
 @dataclass
@@ -54,11 +63,22 @@ def hidden_summary(states: Any, layer: int) -> dict[str, list[float]]:
     }
 
 
+def _spelled(tokenizer: Any, values: list[list[float]], indices: Any) -> list[dict[str, float]]:
+    """Return ``{token text: log-prob}`` per position (a text spelled twice keeps its best)."""
+    out = []
+    for vals, idxs in zip(values, indices.tolist(), strict=True):
+        spelled: dict[str, float] = {}
+        for v, t in zip(vals, idxs, strict=True):
+            spelled.setdefault(tokenizer.decode([t]), v)
+        out.append(spelled)
+    return out
+
+
 def _empty_summary(layer: int) -> dict[str, list[float]]:
     return {f"last@L{layer}": [], f"mean@L{layer}": [], f"sv@L{layer}": []}
 
 
-def _accepts_logits_to_keep(model: Any) -> bool:
+def accepts_logits_to_keep(model: Any) -> bool:
     try:
         return "logits_to_keep" in inspect.signature(model.forward).parameters
     except (TypeError, ValueError):  # pragma: no cover - exotic wrappers
@@ -116,7 +136,7 @@ def forward_features(
         "output_hidden_states": bool(layers),
     }
     keep = gen + 1
-    if _accepts_logits_to_keep(model):
+    if accepts_logits_to_keep(model):
         kwargs["logits_to_keep"] = keep
     with torch.inference_mode():
         result = model(**kwargs)
@@ -137,15 +157,74 @@ def forward_features(
                 if ent is not None:
                     feats.token_entropies = ent[i, gen - n :].tolist()
                 if top is not None:
-                    values = top.values[i, gen - n :].tolist()
-                    indices = top.indices[i, gen - n :].tolist()
-                    for vals, idxs in zip(values, indices, strict=True):
-                        spelled: dict[str, float] = {}
-                        for v, t in zip(vals, idxs, strict=True):
-                            spelled.setdefault(tokenizer.decode([t]), v)
-                        feats.top_logprobs.append(spelled)
+                    feats.top_logprobs = _spelled(
+                        tokenizer, top.values[i, gen - n :].tolist(), top.indices[i, gen - n :]
+                    )
             for layer in layers:
                 states = result.hidden_states[layer][i, width - n :] if n else logp.new_zeros(0, 1)
                 feats.hidden.update(hidden_summary(states, layer))
             out.append(feats)
     return out
+
+
+def step_features(
+    tokenizer: Any,
+    lengths: Sequence[int],
+    *,
+    logprobs: Any = None,
+    entropies: Any = None,
+    top: tuple[Any, Any] | None = None,
+    hidden: dict[int, Any] | None = None,
+) -> list[SequenceFeatures]:
+    """Return the features of each row's first ``lengths[r]`` tokens, read during decoding.
+
+    The inputs are the ``(rows, steps, ...)`` tensors that the decoding loop
+    (:func:`realitycheck.backends._hf_sampling.decode`) recorded for each
+    drawn token: its log-probability and entropy, the top-k
+    ``(values, indices)`` and the hidden states per layer, each ``None`` (or
+    absent) when not asked for. The same quantities as :func:`forward_features`
+    computes with a teacher-forced pass, up to float rounding.
+    """
+    lp = logprobs.tolist() if logprobs is not None else None
+    ent = entropies.tolist() if entropies is not None else None
+    top_values = top[0].tolist() if top is not None else None
+    out: list[SequenceFeatures] = []
+    for r, n in enumerate(lengths):
+        feats = SequenceFeatures()
+        if lp is not None and ent is not None:
+            feats.token_logprobs, feats.token_entropies = lp[r][:n], ent[r][:n]
+        if top is not None and top_values is not None:
+            feats.top_logprobs = _spelled(tokenizer, top_values[r][:n], top[1][r, :n])
+        for layer, states in (hidden or {}).items():
+            if states.shape[1] < n:  # pragma: no cover - the loop reads every kept token
+                raise ValueError(f"no hidden state for token {states.shape[1]} of row {r}")
+            feats.hidden.update(hidden_summary(states[r, :n], layer))
+        out.append(feats)
+    return out
+
+
+def forced_features(
+    model: Any,
+    tokenizer: Any,
+    request: GenerationRequest,
+    prompts: Sequence[Sequence[int]],
+    outputs: Sequence[Sequence[int]],
+    *,
+    batch_size: int,
+) -> list[SequenceFeatures]:
+    """Measure what ``request`` asks of each output: :func:`forward_features`, in batches."""
+    features: list[SequenceFeatures] = []
+    for s in range(0, len(outputs), batch_size):
+        features.extend(
+            forward_features(
+                model,
+                tokenizer,
+                prompts[s : s + batch_size],
+                outputs[s : s + batch_size],
+                pad_id=int(tokenizer.pad_token_id),
+                entropy=request.logprobs,
+                top_k=request.top_logprobs,
+                layers=request.hidden_layers,
+            )
+        )
+    return features

@@ -1,10 +1,14 @@
 """The ``hf`` backend: a local Hugging Face causal LM, white-box.
 
 Generation is batched (left-padded prompts, several return sequences per
-prompt) with the decoding strategy of each request; then one teacher-forced
-pass over prompt + output (:mod:`realitycheck.backends._hf_forward`) gives
-token log-probabilities, full-vocabulary token entropies, top-k alternatives
-and hidden-state summaries of chosen layers. Nothing is downloaded unless
+prompt) with the decoding strategy of each request. Greedy and seeded
+sampling requests are decoded by the backend's own loop
+(:mod:`realitycheck.backends._hf_sampling`), which reads token
+log-probabilities, full-vocabulary token entropies, top-k alternatives and
+hidden-state summaries of chosen layers as it decodes; beam search and
+unseeded sampling use ``model.generate``, followed by one teacher-forced pass
+over prompt + output (:mod:`realitycheck.backends._hf_forward`) for the same
+features. Nothing is downloaded unless
 ``model`` is a hub id the local Hugging Face cache lacks; torch and
 transformers are imported only when the backend is used (install the ``hf``
 extra).
@@ -27,7 +31,7 @@ from realitycheck.backends._hf_decoding import (
     stop_hit,
     stop_on_text,
 )
-from realitycheck.backends._hf_sampling import is_seeded_sampling, sample
+from realitycheck.backends._hf_sampling import decode, is_loop_decoded, is_seeded_sampling
 from realitycheck.backends._pairs import PairScore
 from realitycheck.errors import InvalidInputError, MissingDependencyError
 from realitycheck.params import InstanceOf, Interval, NonEmptyStr, OneOf, param, required
@@ -95,6 +99,12 @@ def load(model: str, device: str, dtype: str, attn_implementation: str) -> tuple
     return lm, tokenizer
 
 
+def _spelling(tokenizer: Any, rows: Sequence[Sequence[int]]) -> dict[int, str]:
+    """Return ``{id: tokenizer.decode([id])}`` for every token id in ``rows`` (one call)."""
+    ids = sorted({t for row in rows for t in row})
+    return dict(zip(ids, tokenizer.batch_decode([[t] for t in ids]), strict=True))
+
+
 def _group_key(request: GenerationRequest) -> str:
     """Requests batched together: equal settings apart from the prompt and the seed.
 
@@ -113,9 +123,10 @@ def _group_key(request: GenerationRequest) -> str:
 class HFBackend(Backend):
     """A local Hugging Face causal LM (transformers), with white-box features.
 
-    Token log-probabilities and entropies come from one teacher-forced pass
-    over prompt + output and are those of the model's own distribution
-    (temperature 1, no top-k/top-p truncation). Entropies are computed
+    Token log-probabilities and entropies are those of the model's own
+    distribution (temperature 1, no top-k/top-p truncation) at each generated
+    token, read while decoding (greedy, seeded sampling) or from one
+    teacher-forced pass over prompt + output (beam, unseeded sampling). Entropies are computed
     whenever log-probabilities are requested. Hidden features (for
     ``request.hidden_layers``; 0 = embeddings) summarise the hidden states at
     the generated tokens' positions: ``last@L{l}``, ``mean@L{l}`` and
@@ -130,10 +141,11 @@ class HFBackend(Backend):
 
     Requests with identical settings are batched ``batch_size`` prompts at a
     time. Seeded sampling requests draw each sequence from its own random
-    generator, seeded from the request's seed and the sample's index
-    (:mod:`realitycheck.backends._hf_sampling`), so their samples do not
-    depend on the batch size or on what else is in the batch; unseeded
-    sampling uses ``model.generate`` and torch's global random stream.
+    stream, seeded from the request's seed and the sample's index, and share
+    one encoding of the prompt (:mod:`realitycheck.backends._hf_sampling`),
+    so their samples do not depend on the batch size or on what else is in
+    the batch; unseeded sampling uses ``model.generate`` and torch's global
+    random stream.
 
     Args:
         model: Local folder or hub id, loaded with ``from_pretrained``.
@@ -209,7 +221,7 @@ class HFBackend(Backend):
 
     def _generate_chunk(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         torch = _import_torch()
-        from realitycheck.backends._hf_forward import forward_features
+        from realitycheck.backends._hf_forward import forced_features, step_features
 
         model, tokenizer = self._loaded()
         first = requests[0]
@@ -221,11 +233,11 @@ class HFBackend(Backend):
         for i, p in enumerate(prompts):
             ids[i, width - len(p) :] = torch.tensor(p, dtype=torch.long)
             mask[i, width - len(p) :] = 1
-        kwargs = generate_kwargs(first)
         eos = eos_ids(model, tokenizer)
-        if is_seeded_sampling(first):
+        decoded = None
+        if is_loop_decoded(first):
             hit = stop_hit(tokenizer, first.stop) if first.stop else None
-            out = sample(
+            decoded = decode(
                 model,
                 ids.to(model.device),
                 mask.to(model.device),
@@ -234,7 +246,10 @@ class HFBackend(Backend):
                 pad_id=pad_id,
                 stop_hit=hit,
             )
+            rows = decoded.tokens.tolist()
+            per_prompt = first.n if is_seeded_sampling(first) else 1
         else:
+            kwargs = generate_kwargs(first)
             if first.stop:
                 kwargs["stopping_criteria"] = stop_on_text(tokenizer, first.stop, width)
             with torch.random.fork_rng(devices=rng_devices(torch, model)), torch.inference_mode():
@@ -244,29 +259,32 @@ class HFBackend(Backend):
                     pad_token_id=pad_id,
                     **kwargs,
                 )
-        per_prompt = kwargs["num_return_sequences"]
+            rows = out[:, width:].tolist()
+            per_prompt = kwargs["num_return_sequences"]
         copies = first.n // per_prompt  # greedy: one sequence, repeated n times
-        rows = out[:, width:].tolist()
         kept = [cut(tokenizer, row, eos, first.stop) for row in rows]
         owners = [i for i in range(len(prompts)) for _ in range(per_prompt)]
-        want_features = first.logprobs or first.top_logprobs > 0 or bool(first.hidden_layers)
-        features = []
-        if want_features:
-            seq_prompts = [prompts[o] for o in owners]
-            seq_outputs = [c[0] for c in kept]
-            for s in range(0, len(seq_outputs), self.batch_size):
-                features.extend(
-                    forward_features(
-                        model,
-                        tokenizer,
-                        seq_prompts[s : s + self.batch_size],
-                        seq_outputs[s : s + self.batch_size],
-                        pad_id=pad_id,
-                        entropy=first.logprobs,
-                        top_k=first.top_logprobs,
-                        layers=first.hidden_layers,
-                    )
-                )
+        if decoded is not None:  # read during decoding: no second pass
+            features = step_features(
+                tokenizer,
+                [len(c[0]) for c in kept],
+                logprobs=decoded.logprobs,
+                entropies=decoded.entropies,
+                top=decoded.top,
+                hidden=decoded.hidden,
+            )
+        elif first.logprobs or first.top_logprobs > 0 or first.hidden_layers:
+            features = forced_features(
+                model,
+                tokenizer,
+                first,
+                [prompts[o] for o in owners],
+                [c[0] for c in kept],
+                batch_size=self.batch_size,
+            )
+        else:
+            features = []
+        spell = _spelling(tokenizer, [c[0] for c in kept])
         results = []
         for i, prompt in enumerate(prompts):
             seqs = [j for j, o in enumerate(owners) if o == i] * copies
@@ -274,7 +292,7 @@ class HFBackend(Backend):
             results.append(
                 Generation(
                     texts=texts,
-                    tokens=tuple(tuple(tokenizer.decode([t]) for t in kept[j][0]) for j in seqs),
+                    tokens=tuple(tuple(spell[t] for t in kept[j][0]) for j in seqs),
                     token_logprobs=tuple(tuple(features[j].token_logprobs) for j in seqs)
                     if first.logprobs
                     else (),

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 import numpy as np
 
 from realitycheck.detectors._base import Detector, Needs, detector
+from realitycheck.detectors._clustering import GreedyClustering, cluster_many
 from realitycheck.detectors._features import sample_texts, sample_values
 from realitycheck.errors import (
     BackendError,
@@ -90,20 +91,10 @@ def meaning_classes(
     each text is compared with the first member of every existing class,
     all those comparisons (both directions) in one call of ``entails``.
     """
-    reps: list[int] = []  # index of the first member of each class
-    classes: list[int] = []
-    for i, text in enumerate(texts):
-        found = next((c for c, r in enumerate(reps) if texts[r] == text), None)
-        if found is None and reps:
-            pairs = [(text, texts[r]) for r in reps] + [(texts[r], text) for r in reps]
-            verdicts = entails(pairs, question)
-            n = len(reps)
-            found = next((c for c in range(n) if verdicts[c] and verdicts[n + c]), None)
-        if found is None:
-            reps.append(i)
-            found = len(reps) - 1
-        classes.append(found)
-    return classes
+    clustering = GreedyClustering(texts)
+    while not clustering.done:
+        clustering.place(entails(clustering.pairs(), question))
+    return clustering.classes
 
 
 def semantic_entropy(classes: Sequence[int], logprobs: Sequence[float] | None = None) -> float:
@@ -130,6 +121,7 @@ class EmbeddingEntailment:
     """``a`` entails ``b`` iff cos(embed(a), embed(b)) >= ``threshold`` (all-MiniLM-L6-v2)."""
 
     threshold: float = 0.85
+    reads_question: ClassVar[bool] = False
 
     def __call__(self, pairs: Sequence[tuple[str, str]], question: str) -> list[bool]:
         """Return one verdict per pair."""
@@ -162,6 +154,7 @@ class NLIEntailment:
     backend: Any
     cache: Any = None
     labels: tuple[str, ...] = ()
+    reads_question: ClassVar[bool] = False
 
     def __call__(self, pairs: Sequence[tuple[str, str]], question: str) -> list[bool]:
         """Return one verdict per pair."""
@@ -209,6 +202,7 @@ class LLMEntailment:
 
     backend: Any
     cache: Any = None
+    reads_question: ClassVar[bool] = True
 
     def __call__(self, pairs: Sequence[tuple[str, str]], question: str) -> list[bool]:
         """Return one verdict per pair."""
@@ -328,10 +322,15 @@ class SemanticEntropy(Detector):
         return keep, [float(reduce(per_sample[k])) for k in keep]
 
     def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
-        """Return one score per response, in order."""
-        check: EntailmentCheck | None = None
-        out = []
-        for response in responses:
+        """Return one score per response, in order.
+
+        The answer lists of all responses are clustered together
+        (:func:`~realitycheck.detectors._clustering.cluster_many`): one
+        call of the entailment check per round rather than per answer.
+        """
+        out: list[Score | None] = [None] * len(responses)
+        todo: list[tuple[int, list[str], list[float] | None, str]] = []
+        for i, response in enumerate(responses):
             try:
                 texts = sample_texts(response)
                 keep, logprobs = (
@@ -340,20 +339,26 @@ class SemanticEntropy(Detector):
                     else (list(range(len(texts))), None)
                 )
             except MissingFeatureError as exc:
-                out.append(self._score(response, None, error=str(exc)))
+                out[i] = self._score(response, None, error=str(exc))
                 continue
             if not keep:
-                out.append(self._score(response, None, error="every sample is empty"))
+                out[i] = self._score(response, None, error="every sample is empty")
                 continue
-            if check is None:
-                check = self.equivalence_check(needs.cache)
             example = needs.examples.get(response.example_id)
             question = example.question if example is not None else ""
-            try:
-                classes = meaning_classes([texts[k] for k in keep], check, question)
-            except BackendError as exc:
-                retryable = isinstance(exc, RetryableBackendError)
-                out.append(self._score(response, None, error=str(exc), retryable=retryable))
-                continue
-            out.append(self._score(response, semantic_entropy(classes, logprobs)))
-        return out
+            todo.append((i, [texts[k] for k in keep], logprobs, question))
+        if todo:
+            check = self.equivalence_check(needs.cache)
+            found = cluster_many(
+                [t[1] for t in todo],
+                check,
+                [t[3] for t in todo],
+                reads_question=getattr(check, "reads_question", True),
+            )
+            for (i, _, logprobs, _), classes in zip(todo, found, strict=True):
+                if isinstance(classes, BackendError):
+                    retry = isinstance(classes, RetryableBackendError)
+                    out[i] = self._score(responses[i], None, error=str(classes), retryable=retry)
+                else:
+                    out[i] = self._score(responses[i], semantic_entropy(classes, logprobs))
+        return [s for s in out if s is not None]
