@@ -165,6 +165,9 @@ class HFBackend(Backend):
     attn_implementation: str = param("eager", NonEmptyStr())
     chat_template: bool = param(True, InstanceOf(bool))
 
+    # 2: seeded samples are drawn by inverse transform from per-row uniforms (1 drew
+    # them with torch.multinomial), so calls cached by version 1 are not reused.
+    version: ClassVar[str] = "2"
     capabilities: ClassVar[frozenset[str]] = frozenset(
         {
             "completion",
