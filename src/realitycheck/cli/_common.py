@@ -29,6 +29,7 @@ __all__ = [
     "reference_option",
     "replace_option",
     "retry_errors_option",
+    "run_executor_options",
     "scrub_text",
     "split_keys",
 ]
@@ -126,24 +127,45 @@ def cache_from(no_cache: bool, cache_dir: str | None) -> Any:
     return CallCache(Path(cache_dir) / "calls.sqlite" if cache_dir is not None else None)
 
 
-def executor_options(command: Any) -> Any:
-    """Add ``--executor`` and ``--ray-address`` (where the stage's batches run) to a verb."""
-    command = click.option(
-        "--ray-address",
-        default=None,
-        metavar="HOST:PORT",
-        help="The Ray cluster's head (default: $RAY_ADDRESS; without it, a Ray started "
-        "here). Only with --executor ray.",
-    )(command)
+def _executor_flags(
+    command: Any, *, default: str | None, executor_help: str, address_help: str
+) -> Any:
+    """Add ``--executor`` (local | ray) and ``--ray-address`` with the given default and help."""
+    command = click.option("--ray-address", default=None, metavar="HOST:PORT", help=address_help)(
+        command
+    )
     return click.option(
         "--executor",
         type=click.Choice(["local", "ray"]),
-        default="local",
-        show_default=True,
-        help="Where the batches (answers, labels, scores; evaluate's metrics) are computed: "
-        "this process, or the workers of a Ray cluster (pip install "
-        "'realitycheck[distributed]'; the run folder must be on storage every node sees).",
+        default=default,
+        show_default=default is not None,
+        help=executor_help,
     )(command)
+
+
+def executor_options(command: Any) -> Any:
+    """Add ``--executor`` and ``--ray-address`` (where the stage's batches run) to a verb."""
+    return _executor_flags(
+        command,
+        default="local",
+        executor_help="Where the batches (answers, labels, scores; evaluate's metrics) are "
+        "computed: this process, or the workers of a Ray cluster (pip install "
+        "'realitycheck[distributed]'; the run folder must be on storage every node sees).",
+        address_help="The Ray cluster's head (default: $RAY_ADDRESS; without it, a Ray "
+        "started here). Only with --executor ray.",
+    )
+
+
+def run_executor_options(command: Any) -> Any:
+    """``--executor`` / ``--ray-address`` of ``run``: unset, the config's [executor] holds."""
+    return _executor_flags(
+        command,
+        default=None,
+        executor_help="Where generation, labels, scores and metrics are computed (overrides "
+        "the [executor] kind; default: local).",
+        address_help="The Ray cluster's head (overrides the [executor] address; default: "
+        "$RAY_ADDRESS). Only with the ray executor.",
+    )
 
 
 def executor_from(ctx: click.Context, name: str, address: str | None) -> Any:

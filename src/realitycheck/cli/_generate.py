@@ -21,6 +21,7 @@ from realitycheck.cli._common import (
     reference_option,
     replace_option,
     retry_errors_option,
+    run_executor_options,
     split_keys,
 )
 
@@ -157,31 +158,13 @@ def _merge_models(config: Any, models_file: str) -> dict[str, Any]:
     return {**config.models, **extra}
 
 
-def _run_executor_options(command: Any) -> Any:
-    """``--executor`` / ``--ray-address`` of ``run``: unset, the config's [executor] holds."""
-    command = click.option(
-        "--ray-address",
-        default=None,
-        metavar="HOST:PORT",
-        help="The Ray cluster's head (overrides the [executor] address; default: "
-        "$RAY_ADDRESS). Only with the ray executor.",
-    )(command)
-    return click.option(
-        "--executor",
-        type=click.Choice(["local", "ray"]),
-        default=None,
-        help="Where generation, labels, scores and metrics are computed (overrides the "
-        "[executor] kind; default: local).",
-    )(command)
-
-
 @cli.command("run")
 @click.argument("config_path", type=click.Path(dir_okay=False))
 @models_option
 @retry_errors_option
 @reference_option
 @replace_option
-@_run_executor_options
+@run_executor_options
 @click.pass_context
 def run_cmd(
     ctx: click.Context,

@@ -30,33 +30,19 @@ the whole dataset.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from realitycheck.errors import InvalidInputError
 from realitycheck.generation import ChoicePlan, PromptVariant, variants
 from realitycheck.retrievers import Retriever, retrievers
+from realitycheck.runner._reader_protocol import ConfigReader
 
 __all__ = ["CHOICE_KEYS", "ChoiceSettings", "build_retriever", "parse_choice"]
 
 CHOICE_KEYS = ("normalisation", "template", "shots", "variants", "retriever", "without_retrieval")
-
-
-class _Reader(Protocol):
-    def fail(self, message: str, keys: Sequence[str | int]) -> InvalidInputError: ...
-
-    def table(self, value: Any, keys: Sequence[str | int], allowed: Sequence[str]) -> dict: ...
-
-    def typed(
-        self, value: Any, kind: type | tuple[type, ...], keys: Sequence[str | int]
-    ) -> Any: ...
-
-    def build(self, keys: Sequence[str | int], make: Callable[[], Any]) -> Any: ...
-
-    def path_of(self, value: str, keys: Sequence[str | int]) -> Path: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,7 +67,7 @@ class ChoiceSettings:
         return (self.plan,)
 
 
-def build_retriever(reader: _Reader, value: Any, where: Sequence[str | int]) -> Retriever:
+def build_retriever(reader: ConfigReader, value: Any, where: Sequence[str | int]) -> Retriever:
     """Build a retriever (a key or a table); its corpus and cache_dir are relative to the file."""
     reader.typed(value, (str, dict), where)
     built = reader.build(where, partial(retrievers.build, value))
@@ -96,7 +82,7 @@ def build_retriever(reader: _Reader, value: Any, where: Sequence[str | int]) -> 
     return dataclasses.replace(built, **moved) if moved else built
 
 
-def _file_relative(reader: _Reader, entry: dict, keys: Sequence[str | int]) -> dict:
+def _file_relative(reader: ConfigReader, entry: dict, keys: Sequence[str | int]) -> dict:
     """Return a variant table with its ``file`` parameter relative to the config file."""
     params = entry.get("params")
     if not isinstance(params, dict) or not isinstance(params.get("file"), str):
@@ -105,7 +91,7 @@ def _file_relative(reader: _Reader, entry: dict, keys: Sequence[str | int]) -> d
     return {**entry, "params": {**params, "file": moved}}
 
 
-def parse_choice(reader: _Reader, raw: Mapping[str, Any]) -> ChoiceSettings:
+def parse_choice(reader: ConfigReader, raw: Mapping[str, Any]) -> ChoiceSettings:
     """Build the ``[choice]`` table's plan and variants, naming the key of any mistake."""
     table = dict(reader.table(raw, ["choice"], CHOICE_KEYS))
     entries = reader.typed(table.pop("variants", ["default"]), list, ["choice", "variants"])

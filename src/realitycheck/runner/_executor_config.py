@@ -17,28 +17,16 @@ must be on storage every node sees under the same path. ``realitycheck run``'s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from realitycheck.errors import InvalidInputError, did_you_mean
+from realitycheck.errors import did_you_mean
 from realitycheck.executors import EXECUTORS, Executor, make_executor
+from realitycheck.runner._reader_protocol import ConfigReader
 
 __all__ = ["EXECUTOR_KEYS", "ExecutorSettings", "parse_executor"]
 
 EXECUTOR_KEYS = ("kind", "address")
-
-
-class _Reader(Protocol):
-    def fail(self, message: str, keys: Sequence[str | int]) -> InvalidInputError: ...
-
-    def table(self, value: Any, keys: Sequence[str | int], allowed: Sequence[str]) -> dict: ...
-
-    def typed(
-        self, value: Any, kind: type | tuple[type, ...], keys: Sequence[str | int]
-    ) -> Any: ...
-
-    def build(self, keys: Sequence[str | int], make: Callable[[], Any]) -> Any: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,7 +63,7 @@ class ExecutorSettings:
         return make_executor(self.kind, address=self.address)
 
 
-def parse_executor(reader: _Reader, raw: Any) -> ExecutorSettings:
+def parse_executor(reader: ConfigReader, raw: Any) -> ExecutorSettings:
     """Check the ``[executor]`` table, naming the key of any mistake."""
     table = reader.table(raw, ["executor"], EXECUTOR_KEYS)
     kind = reader.typed(table.get("kind", "local"), str, ["executor", "kind"])
