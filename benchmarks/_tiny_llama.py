@@ -58,6 +58,25 @@ def _word_level(corpus: Sequence[str], specials: list[str]):  # noqa: ANN202 - t
     return tok
 
 
+def llama_tokenizer(tok):  # noqa: ANN001, ANN201 - tokenizers / transformers types
+    """Wrap a word-level ``tok`` (with :data:`LLAMA_SPECIALS`) as Llama's: ``<s>`` first."""
+    from tokenizers import processors
+    from transformers import PreTrainedTokenizerFast
+
+    bos = tok.token_to_id("<s>")
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A", pair="<s> $A $B", special_tokens=[("<s>", bos)]
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        bos_token="<s>",
+        eos_token="</s>",
+        pad_token="<pad>",
+        unk_token="<unk>",
+        clean_up_tokenization_spaces=False,
+    )
+
+
 def build_llama(
     folder: Path,
     texts: Sequence[str],
@@ -71,22 +90,10 @@ def build_llama(
     default to the test fixture's; a benchmark of long prompts raises both.
     """
     import torch
-    from tokenizers import processors
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from transformers import LlamaConfig, LlamaForCausalLM
 
     tok = _word_level(_sentences(400, seed=0) + [" ".join(WORDS), *texts], LLAMA_SPECIALS)
-    bos = tok.token_to_id("<s>")
-    tok.post_processor = processors.TemplateProcessing(
-        single="<s> $A", pair="<s> $A $B", special_tokens=[("<s>", bos)]
-    )
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        bos_token="<s>",
-        eos_token="</s>",
-        pad_token="<pad>",
-        unk_token="<unk>",
-        clean_up_tokenization_spaces=False,
-    )
+    tokenizer = llama_tokenizer(tok)
     config = LlamaConfig(
         vocab_size=len(tokenizer),
         hidden_size=hidden_size,

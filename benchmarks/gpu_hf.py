@@ -51,9 +51,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _results import write_result  # noqa: E402
+from _tiny_llama import LLAMA_SPECIALS, llama_tokenizer  # noqa: E402
 
 VOCAB = 32_000
-SPECIALS = ["<unk>", "<pad>", "<s>", "</s>"]
+SPECIALS = LLAMA_SPECIALS
 ARCHS = {
     "llama": dict(
         hidden_size=2048,
@@ -82,29 +83,13 @@ TINY = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_atte
 def build(folder: Path, arch: str, tiny: bool = False) -> None:
     """Write a random-weight ``arch`` model and the word-level tokenizer to ``folder``."""
     import torch
-    from tokenizers import Tokenizer, models, pre_tokenizers, processors
-    from transformers import (
-        LlamaConfig,
-        LlamaForCausalLM,
-        PreTrainedTokenizerFast,
-        Qwen2Config,
-        Qwen2ForCausalLM,
-    )
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
 
     vocab = {w: i for i, w in enumerate(SPECIALS + _words())}
     tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    tok.post_processor = processors.TemplateProcessing(
-        single="<s> $A", pair="<s> $A $B", special_tokens=[("<s>", 2)]
-    )
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        bos_token="<s>",
-        eos_token="</s>",
-        pad_token="<pad>",
-        unk_token="<unk>",
-        clean_up_tokenization_spaces=False,
-    )
+    tokenizer = llama_tokenizer(tok)
     config_cls, model_cls = {
         "llama": (LlamaConfig, LlamaForCausalLM),
         "qwen2": (Qwen2Config, Qwen2ForCausalLM),
