@@ -27,6 +27,7 @@ __all__ = [
     "forced_features",
     "forward_features",
     "hidden_summary",
+    "spelling",
     "step_features",
 ]
 
@@ -63,13 +64,21 @@ def hidden_summary(states: Any, layer: int) -> dict[str, list[float]]:
     }
 
 
+def spelling(tokenizer: Any, rows: Sequence[Sequence[int]]) -> dict[int, str]:
+    """Return ``{id: tokenizer.decode([id])}`` for every token id in ``rows`` (one call)."""
+    ids = sorted({t for row in rows for t in row})
+    return dict(zip(ids, tokenizer.batch_decode([[t] for t in ids]), strict=True))
+
+
 def _spelled(tokenizer: Any, values: list[list[float]], indices: Any) -> list[dict[str, float]]:
     """Return ``{token text: log-prob}`` per position (a text spelled twice keeps its best)."""
+    rows = indices.tolist()
+    spell = spelling(tokenizer, rows)
     out = []
-    for vals, idxs in zip(values, indices.tolist(), strict=True):
+    for vals, idxs in zip(values, rows, strict=True):
         spelled: dict[str, float] = {}
         for v, t in zip(vals, idxs, strict=True):
-            spelled.setdefault(tokenizer.decode([t]), v)
+            spelled.setdefault(spell[t], v)
         out.append(spelled)
     return out
 

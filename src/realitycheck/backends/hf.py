@@ -99,12 +99,6 @@ def load(model: str, device: str, dtype: str, attn_implementation: str) -> tuple
     return lm, tokenizer
 
 
-def _spelling(tokenizer: Any, rows: Sequence[Sequence[int]]) -> dict[int, str]:
-    """Return ``{id: tokenizer.decode([id])}`` for every token id in ``rows`` (one call)."""
-    ids = sorted({t for row in rows for t in row})
-    return dict(zip(ids, tokenizer.batch_decode([[t] for t in ids]), strict=True))
-
-
 def _group_key(request: GenerationRequest) -> str:
     """Requests batched together: equal settings apart from the prompt and the seed.
 
@@ -224,7 +218,7 @@ class HFBackend(Backend):
 
     def _generate_chunk(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         torch = _import_torch()
-        from realitycheck.backends._hf_forward import forced_features, step_features
+        from realitycheck.backends._hf_forward import forced_features, spelling, step_features
 
         model, tokenizer = self._loaded()
         first = requests[0]
@@ -287,7 +281,7 @@ class HFBackend(Backend):
             )
         else:
             features = []
-        spell = _spelling(tokenizer, [c[0] for c in kept])
+        spell = spelling(tokenizer, [c[0] for c in kept])
         results = []
         for i, prompt in enumerate(prompts):
             seqs = [j for j, o in enumerate(owners) if o == i] * copies
