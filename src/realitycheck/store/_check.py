@@ -28,10 +28,10 @@ import pyarrow.parquet as pq
 
 from realitycheck.errors import RunFolderError
 from realitycheck.records import Example, Label, MetricResult, Response, Score
+from realitycheck.store._files import atomic_write_bytes
 from realitycheck.store._fingerprint import changed_files, fingerprint
 from realitycheck.store._lock import LOCK_NAME, RunLock, lock_holder
 from realitycheck.store._manifest import SCHEMA_VERSION
-from realitycheck.store._store import atomic_write_bytes
 
 __all__ = ["CheckReport", "Finding", "check_run"]
 
