@@ -109,22 +109,25 @@ class RemoteFolder:
 
         self._uri = uri  # kept in memory (and pickled for a worker), never printed
         self.shown = shown_uri(uri)
+        parts = urllib.parse.urlsplit(uri)
+        if parts.scheme != "file" and not parts.path.strip("/"):
+            raise InvalidInputError(
+                f"The run location {self.shown} names no folder: give s3://bucket/prefix.",
+                field="run",
+            )
         try:
             fs, root = pafs.FileSystem.from_uri(uri)
-        except (pa.ArrowException, ValueError, OSError) as exc:
+        except (pa.ArrowInvalid, ValueError) as exc:
             raise InvalidInputError(
                 f"The run location {self.shown} is not a URI pyarrow.fs can open "
                 f"({scrub_text(str(exc))}). Give a local folder, or a URI such as "
                 "s3://bucket/prefix or file:///absolute/folder.",
                 field="run",
             ) from None
+        except OSError as exc:  # e.g. resolving an S3 bucket's region over the network
+            raise self._fail("reach", exc) from None
         self.fs: pafs.FileSystem = fs
         self.root = root.rstrip("/")
-        if not self.root:
-            raise InvalidInputError(
-                f"The run location {self.shown} names no folder: give s3://bucket/prefix.",
-                field="run",
-            )
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (RemoteFolder, (self._uri,))
@@ -286,8 +289,8 @@ class RemoteFolder:
             raise self._fail(f"move {source} to {target} in", exc) from None
 
 
-def remote_folder(location: str | Path) -> RemoteFolder | None:
+def remote_folder(location: str | Path | RemoteFolder) -> RemoteFolder | None:
     """The :class:`RemoteFolder` of a URI location, or ``None`` for a local path."""
     if isinstance(location, RemoteFolder):
         return location
-    return RemoteFolder(location) if is_uri(location) else None  # type: ignore[arg-type]
+    return RemoteFolder(location) if isinstance(location, str) and is_uri(location) else None
