@@ -237,7 +237,7 @@ def echo_generation(name: str, report: Any, run_dir: Any) -> None:
             click.echo(scrub_text(f"  failed: {line}"), err=True)
         click.echo(
             f"  {report.failed} generations failed and are listed in "
-            f"{run_dir / 'generation_errors.parquet'}; run the same command again to retry them.",
+            f"{run_dir}/generation_errors.parquet; run the same command again to retry them.",
             err=True,
         )
 

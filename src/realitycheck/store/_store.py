@@ -376,6 +376,23 @@ class RunStore:
         self._files.delete(parts)
         return int(gone.sum())
 
+    def read_file(self, name: str) -> pa.Table | None:
+        """Read ``NAME.parquet``, a whole-file table of the run without parts, or ``None``.
+
+        For tables the driver alone rewrites as a whole after each batch
+        (``generation_errors``), on a folder or on object storage alike.
+        """
+        source = self._files.table(name)
+        return None if source is None else read_table(source)
+
+    def write_file(self, name: str, rows: pa.Table | None) -> None:
+        """Replace ``NAME.parquet`` with ``rows`` atomically; ``None`` deletes it."""
+        if rows is not None:
+            self._files.write_table(name, rows)
+            return
+        source = self._files.table(name)
+        self._files.delete([] if source is None else [source])
+
     def tables(self) -> list[str]:
         """Return the names of the tables present in the run."""
         return self._files.tables()
