@@ -248,3 +248,16 @@ def test_the_cli_detects_into_s3_and_refuses_a_missing_bucket_without_a_tracebac
     out = capsys.readouterr()
     assert "no-such-bucket" in out.err and "Traceback" not in out.err + out.out
     assert SECRET not in out.err + out.out
+
+
+def test_an_unreadable_part_on_s3_is_named_with_the_way_out(s3_bucket):
+    uri = s3_bucket("runs/torn")
+    store = _fill(RunStore(uri))
+    detect(store, [detectors.create_from_key("length")], batch_size=8)
+    store.remote.write_bytes("scores.parts/20990101T000000000000-deadbeef.parquet", b"PAR1torn")
+    with pytest.raises(RunFolderError, match=r"cannot be read .*Delete s3://<redacted>@") as info:
+        store.arrow("scores")
+    assert "scores.parts/20990101T000000000000-deadbeef.parquet" in str(info.value)
+    assert SECRET not in str(info.value)
+    store.remote.delete("scores.parts/20990101T000000000000-deadbeef.parquet")
+    assert store.arrow("scores").num_rows == 2 * N_EXAMPLES

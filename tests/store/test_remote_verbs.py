@@ -105,3 +105,19 @@ def test_the_demo_refuses_an_out_on_object_storage_before_any_work(tmp_path, cap
     assert main(["-q", "demo", "--out", f"s3://k:{SECRET}@bucket/demo"]) != 0
     err = capsys.readouterr().err
     assert "local folder" in err and SECRET not in err and not Path("s3:").exists()
+
+
+def test_a_supervised_detector_on_object_storage_is_refused_before_its_batches(s3_bucket):
+    from realitycheck import detect
+    from realitycheck.detectors import detectors
+
+    store = RunStore(s3_bucket("supervised"))
+    store.append(_examples(2))
+    store.append(
+        [Response(response_id=f"r{i}", example_id=f"e{i}", model="m", text="t") for i in range(2)]
+    )
+    probe = detectors.create_from_key("probe[embedding=false,scores=length]")
+    with pytest.raises(RunFolderError, match="saves its trained weights") as info:
+        detect(store, [probe])
+    assert SECRET not in str(info.value)
+    assert store.frame("scores").empty

@@ -154,9 +154,9 @@ class RunStore:
         if self._path is None:
             raise RunFolderError(
                 f"This needs the run on a local or shared folder; {self.location} is on object "
-                "storage, where realitycheck supports ingest, label, detect, generate and "
-                "evaluate (the report goes to a local --out). Copy the run to a folder for "
-                "the rest.",
+                "storage, where realitycheck supports ingest, generate, label, detect and "
+                "evaluate (CSV tables and the report go to a local folder: evaluate "
+                "--report-dir, report --out). Copy the run to a folder for the rest.",
                 path=self.location,
             )
         return self._path
