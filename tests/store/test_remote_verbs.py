@@ -121,3 +121,10 @@ def test_a_supervised_detector_on_object_storage_is_refused_before_its_batches(s
         detect(store, [probe])
     assert SECRET not in str(info.value)
     assert store.frame("scores").empty
+
+
+def test_a_cache_dir_on_object_storage_is_refused(tmp_path, capsys):
+    args = ["-q", "detect", "-d", _key(tmp_path), "-D", "length", "--out", str(tmp_path / "r")]
+    assert main([*args, "--cache-dir", f"s3://k:{SECRET}@bucket/cache"]) != 0
+    err = capsys.readouterr().err
+    assert "SQLite" in err and SECRET not in err and not Path("s3:").exists()

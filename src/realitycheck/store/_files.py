@@ -97,36 +97,45 @@ class LocalFiles:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def read_manifest(self) -> bytes | None:  # noqa: D102 (the protocol's docstrings)
+    def read_manifest(self) -> bytes | None:
+        """The bytes of ``manifest.json``, or ``None`` for a new run."""
         path = self.path / MANIFEST
         return path.read_bytes() if path.exists() else None
 
-    def write_manifest(self, data: bytes) -> None:  # noqa: D102
+    def write_manifest(self, data: bytes) -> None:
+        """Replace ``manifest.json``."""
         atomic_write_bytes(self.path / MANIFEST, data)
 
-    def table(self, table: str) -> Source | None:  # noqa: D102
+    def table(self, table: str) -> Source | None:
+        """The compacted file of ``table``, if there is one."""
         path = self.path / f"{table}.parquet"
         return path if path.exists() else None
 
-    def parts(self, table: str) -> list[Source]:  # noqa: D102
+    def parts(self, table: str) -> list[Source]:
+        """The parts of ``table``, oldest first."""
         folder = self.path / f"{table}.parts"
         return list(sorted(folder.glob("*.parquet"))) if folder.is_dir() else []
 
-    def write_part(self, table: str, rows: pa.Table) -> None:  # noqa: D102
+    def write_part(self, table: str, rows: pa.Table) -> None:
+        """Write ``rows`` as a new part of ``table``."""
         (self.path / f"{table}.parts").mkdir(exist_ok=True)
         _atomic_write_table(self.path / part_name(table), rows)
 
-    def write_table(self, table: str, rows: pa.Table) -> None:  # noqa: D102
+    def write_table(self, table: str, rows: pa.Table) -> None:
+        """Replace the compacted file of ``table`` with ``rows``."""
         _atomic_write_table(self.path / f"{table}.parquet", rows)
 
-    def promote(self, part: Source, table: str) -> None:  # noqa: D102
+    def promote(self, part: Source, table: str) -> None:
+        """Make ``part`` the compacted file of ``table`` (which has none)."""
         os.replace(str(part), self.path / f"{table}.parquet")
 
-    def delete(self, files: list[Source]) -> None:  # noqa: D102
+    def delete(self, files: list[Source]) -> None:
+        """Delete ``files``; one already gone is no error."""
         for file in files:
             Path(str(file)).unlink(missing_ok=True)
 
-    def tables(self) -> list[str]:  # noqa: D102
+    def tables(self) -> list[str]:
+        """The names of the tables present."""
         names = {p.stem for p in self.path.glob("*.parquet")}
         names |= {p.name[: -len(".parts")] for p in self.path.glob("*.parts") if p.is_dir()}
         return sorted(names)
@@ -144,33 +153,42 @@ class RemoteFiles:
     def __init__(self, folder: RemoteFolder) -> None:
         self.folder = folder
 
-    def read_manifest(self) -> bytes | None:  # noqa: D102
+    def read_manifest(self) -> bytes | None:
+        """The bytes of ``manifest.json``, or ``None`` for a new run."""
         return self.folder.read_bytes(MANIFEST)
 
-    def write_manifest(self, data: bytes) -> None:  # noqa: D102
+    def write_manifest(self, data: bytes) -> None:
+        """Replace ``manifest.json``."""
         self.folder.write_bytes(MANIFEST, data)
 
-    def table(self, table: str) -> Source | None:  # noqa: D102
+    def table(self, table: str) -> Source | None:
+        """The compacted file of ``table``, if there is one."""
         name = f"{table}.parquet"
         return self.folder.file(name) if self.folder.exists(name) else None
 
-    def parts(self, table: str) -> list[Source]:  # noqa: D102
+    def parts(self, table: str) -> list[Source]:
+        """The parts of ``table``, oldest first."""
         return [self.folder.file(n) for n in self.folder.listing(f"{table}.parts", ".parquet")]
 
-    def write_part(self, table: str, rows: pa.Table) -> None:  # noqa: D102
+    def write_part(self, table: str, rows: pa.Table) -> None:
+        """Write ``rows`` as a new part of ``table``."""
         self.folder.write_table(part_name(table), rows)
 
-    def write_table(self, table: str, rows: pa.Table) -> None:  # noqa: D102
+    def write_table(self, table: str, rows: pa.Table) -> None:
+        """Replace the compacted file of ``table`` with ``rows``."""
         self.folder.write_table(f"{table}.parquet", rows)
 
-    def promote(self, part: Source, table: str) -> None:  # noqa: D102
+    def promote(self, part: Source, table: str) -> None:
+        """Make ``part`` the compacted file of ``table`` (which has none)."""
         self.folder.move(self._name(part), f"{table}.parquet")
 
-    def delete(self, files: list[Source]) -> None:  # noqa: D102
+    def delete(self, files: list[Source]) -> None:
+        """Delete ``files``; one already gone is no error."""
         for file in files:
             self.folder.delete(self._name(file))
 
-    def tables(self) -> list[str]:  # noqa: D102
+    def tables(self) -> list[str]:
+        """The names of the tables present."""
         names = {n[: -len(".parquet")] for n in self.folder.listing("", ".parquet")}
         names |= {n[: -len(".parts")] for n in self.folder.folders(".parts")}
         return sorted(names)

@@ -17,7 +17,12 @@ The guarantees there, and how they differ from a local folder:
 - **A part is done when its object exists.** Resume lists the keys under
   ``TABLE.parts/`` and computes only the records no part holds, as on a local
   folder. An object that exists but cannot be read as Parquet (a truncated
-  upload some other tool made) is reported by name when read.
+  upload some other tool made) is reported by name when read. S3 lists an
+  object as soon as its PUT returns (strong read-after-write consistency); a
+  store without that could hide a fresh part from a resume, which would then
+  only compute its records again. The whole part is serialised in memory
+  before its one write starts, so an error mid-write never completes a
+  partial object.
 - **Only the driver writes the manifest and the lock;** workers write parts only.
 - **Secrets in a URI are never shown or stored.** :func:`shown_uri` is the
   form used in every message and record: the user and password part of the
