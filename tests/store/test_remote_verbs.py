@@ -128,3 +128,11 @@ def test_a_cache_dir_on_object_storage_is_refused(tmp_path, capsys):
     assert main([*args, "--cache-dir", f"s3://k:{SECRET}@bucket/cache"]) != 0
     err = capsys.readouterr().err
     assert "SQLite" in err and SECRET not in err and not Path("s3:").exists()
+
+
+def test_ingest_into_s3_prints_the_redacted_run(s3_bucket, tmp_path, capsys):
+    uri = s3_bucket("ingest")
+    assert main(["ingest", "-d", _key(tmp_path), "--out", uri]) == 0
+    out = capsys.readouterr().out
+    assert "run: s3://<redacted>@" in out and SECRET not in out
+    assert len(RunStore(uri).frame("responses")) == 8
