@@ -136,3 +136,16 @@ def test_ingest_into_s3_prints_the_redacted_run(s3_bucket, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "run: s3://<redacted>@" in out and SECRET not in out
     assert len(RunStore(uri).frame("responses")) == 8
+
+
+def test_a_dry_run_reads_the_responses_a_run_on_s3_holds(s3_bucket, tmp_path, capsys):
+    uri, key = s3_bucket("dry"), _key(tmp_path)
+    assert main(["-q", "ingest", "-d", key, "--out", uri]) == 0
+    store = RunStore(uri)
+    extra = Response(response_id="extra", example_id="mine/q0", model="m", text="more")
+    store.append([extra])  # the run now holds 9 responses; the dataset file has 8
+    capsys.readouterr()
+    args = ["-q", "label", "-d", key, "-l", "rouge_l", "--dry-run", "--out", uri]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "dry run: 9 responses" in out and SECRET not in out
