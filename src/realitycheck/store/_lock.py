@@ -82,6 +82,8 @@ class RunLock:
         command: What the holder runs, shown to a second writer.
 
     Attributes:
+        run: The local run folder (``Path()`` for a run on object storage; see
+            :attr:`location`).
         note: Set when a stale lock was taken over, saying whose it was.
     """
 
@@ -95,13 +97,24 @@ class RunLock:
 
     @property
     def path(self) -> Path:
-        """The lock file (of a local run)."""
+        """The lock file of a local run.
+
+        Raises:
+            RunFolderError: The run is on object storage (its lock is an object).
+        """
+        if self._remote is not None:
+            raise RunFolderError(
+                f"The lock of a run on object storage is the object {self._where}.",
+                path=self.location,
+            )
         return self.run / LOCK_NAME
 
     @property
     def _where(self) -> str:
         """The lock as it may be printed: its file, or its object's redacted URI."""
-        return str(self.path) if self._remote is None else f"{self._remote.shown}/{LOCK_NAME}"
+        if self._remote is not None:
+            return f"{self._remote.shown}/{LOCK_NAME}"
+        return str(self.run / LOCK_NAME)
 
     def _info(self) -> dict[str, Any]:
         return {
