@@ -123,6 +123,15 @@ def cache_from(no_cache: bool, cache_dir: str | None) -> Any:
     from pathlib import Path
 
     from realitycheck.backends import CallCache
+    from realitycheck.errors import InvalidInputError
+    from realitycheck.store import is_uri, shown_uri
+
+    if cache_dir is not None and is_uri(cache_dir):
+        raise InvalidInputError(
+            "The call cache is one SQLite file: --cache-dir must be a local or shared "
+            f"folder. Got {shown_uri(cache_dir)}.",
+            field="--cache-dir",
+        )
 
     return CallCache(Path(cache_dir) / "calls.sqlite" if cache_dir is not None else None)
 
@@ -237,7 +246,7 @@ def echo_generation(name: str, report: Any, run_dir: Any) -> None:
             click.echo(scrub_text(f"  failed: {line}"), err=True)
         click.echo(
             f"  {report.failed} generations failed and are listed in "
-            f"{run_dir / 'generation_errors.parquet'}; run the same command again to retry them.",
+            f"{run_dir}/generation_errors.parquet; run the same command again to retry them.",
             err=True,
         )
 

@@ -38,7 +38,9 @@ def echo_dry_run(
     examples: dict[str, Any] = {}
     responses: list[Any] = []
     chosen = datasets_from_keys(dataset_keys, data_dir)
-    if run_dir is not None and Path(run_dir, "manifest.json").exists():
+    from realitycheck.store import is_uri
+
+    if run_dir is not None and (is_uri(run_dir) or Path(run_dir, "manifest.json").exists()):
         from realitycheck.records import Example, Response
         from realitycheck.store import RunStore
 

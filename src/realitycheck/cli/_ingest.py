@@ -60,7 +60,7 @@ def _count_lines(store: Any, names: list[str]) -> list[str]:
             f"{len(labels)} labels ({len(human)} by 'human': {n_yes} hallucinated, {n_no} not, "
             f"{len(human) - n_yes - n_no} without a verdict), {len(scores)} recorded scores"
         )
-    out.append(f"run: {store.path}")
+    out.append(f"run: {store.location}")
     return out
 
 

@@ -215,6 +215,12 @@ def detect_cmd(ctx: click.Context, detectors: tuple[str, ...], **options: Any) -
     show_default=True,
     help="Also write report.html / report.md / CSV tables into the run folder.",
 )
+@click.option(
+    "--report-dir",
+    type=click.Path(file_okay=False),
+    help="Write metrics.csv, agreement.csv and the report here instead of the run folder "
+    "(required for a run on object storage, e.g. --out s3://bucket/run).",
+)
 @models_option
 @retry_errors_option
 @replace_option
@@ -246,6 +252,7 @@ def evaluate_cmd(
     executor: str,
     ray_address: str | None,
     run_dir: str,
+    report_dir: str | None,
 ) -> None:
     """Label, detect and measure detectors and labelers against human labels.
 
@@ -258,6 +265,7 @@ def evaluate_cmd(
     from realitycheck.pipeline import EvaluationConfig, check_slice_by
     from realitycheck.runner import measure_run, record_models
 
+    out = _local_out(run_dir, report_dir, "--report-dir")
     lab_keys, det_keys = split_keys(labelers), split_keys(detectors)
     labs = [lab_registry.create_from_key(k) for k in lab_keys if not is_stored(k)]
     dets = [det_registry.create_from_key(k) for k in det_keys if not is_stored(k)]
@@ -284,7 +292,7 @@ def evaluate_cmd(
         dets,
         config,
         datasets=names,
-        out=Path(run_dir),
+        out=out,
         report=report,
         retry_errors=retry_errors,
         cache=cache_from(no_cache, cache_dir),
@@ -332,6 +340,26 @@ def _measured_keys(keys: Sequence[str], comps: Sequence[Any]) -> list[str]:
     return [c.key for c in comps] + [k for k in keys if is_stored(k)]
 
 
+def _local_out(run_dir: str, chosen: str | None, option: str) -> Path:
+    """The local folder for CSV tables and the report: ``chosen``, else the run folder.
+
+    A run on object storage has no local folder: ``chosen`` is then required
+    (checked before any work).
+    """
+    from realitycheck.store import is_uri, shown_uri
+
+    if chosen is not None:
+        Path(chosen).mkdir(parents=True, exist_ok=True)
+        return Path(chosen)
+    if is_uri(run_dir):
+        raise InvalidInputError(
+            f"The run at {shown_uri(run_dir)} is on object storage; the CSV tables and the "
+            f"report are written to a local folder: give it with {option} DIR.",
+            field=option,
+        )
+    return Path(run_dir)
+
+
 def _write_report(store: Any, out: Path, reference: str | None = None) -> None:
     from realitycheck.report import write_report
 
@@ -340,8 +368,17 @@ def _write_report(store: Any, out: Path, reference: str | None = None) -> None:
 
 
 @cli.command("report")
-@click.option("--run", "run_dir", type=click.Path(file_okay=False, exists=True), required=True)
-@click.option("--out", type=click.Path(file_okay=False), help="Where to write (default: the run).")
+@click.option(
+    "--run",
+    "run_dir",
+    required=True,
+    help="The run folder, or its URI on object storage (s3://bucket/run; then give --out).",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    help="Where to write (default: the run folder; required for a run on object storage).",
+)
 @reference_option
 @click.pass_context
 def report_cmd(ctx: click.Context, run_dir: str, out: str | None, reference: str | None) -> None:
@@ -349,10 +386,15 @@ def report_cmd(ctx: click.Context, run_dir: str, out: str | None, reference: str
 
     The reference defaults to the one the evaluate stage used.
     """
-    from realitycheck.store import RunStore
+    from realitycheck.store import RunStore, is_uri
 
+    if not is_uri(run_dir) and not Path(run_dir).is_dir():
+        raise InvalidInputError(
+            f"There is no run folder at {run_dir}.", path=run_dir, field="--run"
+        )
+    target = _local_out(run_dir, out, "--out")
     lock_run(ctx, run_dir)
-    _write_report(RunStore(run_dir), Path(out or run_dir), reference)
+    _write_report(RunStore(run_dir), target, reference)
 
 
 @cli.command("demo")
@@ -380,8 +422,14 @@ def demo_cmd(
     """
     from realitycheck.cli._study import exit_if_studies_failed
     from realitycheck.runner import run_demo
-    from realitycheck.store import RunStore
+    from realitycheck.store import RunStore, is_uri, shown_uri
 
+    if is_uri(out):
+        raise InvalidInputError(
+            f"The demo writes its run, studies and report into a local folder; got "
+            f"{shown_uri(out)}.",
+            field="--out",
+        )
     lock_run(ctx, Path(out) / "run")
     result = run_demo(
         out,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -16,7 +17,7 @@ from realitycheck.cli._common import (
     progress_for,
     reference_option,
 )
-from realitycheck.errors import RealityCheckError
+from realitycheck.errors import InvalidInputError, RealityCheckError, RunFolderError
 
 if TYPE_CHECKING:  # pragma: no cover - the runner is imported when a command runs
     from realitycheck.runner import StudyRun
@@ -48,7 +49,6 @@ def exit_if_studies_failed(runs: Sequence[StudyRun]) -> None:
 @click.option(
     "--run",
     "run_dir",
-    type=click.Path(file_okay=False, exists=True),
     required=True,
     help="The run folder (made by evaluate, label/detect or demo).",
 )
@@ -88,11 +88,21 @@ def study_cmd(
     from realitycheck.cli._common import lock_run, split_keys
     from realitycheck.model_info import read_models
     from realitycheck.runner import record_models, run_studies
-    from realitycheck.store import RunStore
+    from realitycheck.store import RunStore, is_uri
 
+    if not is_uri(run_dir) and not Path(run_dir).is_dir():
+        raise InvalidInputError(
+            f"There is no run folder at {run_dir}.", path=run_dir, field="--run"
+        )
     models = read_models(models_file) if models_file is not None else {}
     lock_run(ctx, run_dir)
     store = RunStore(run_dir)
+    if store.remote is not None:  # each study's result is a folder of files in the run
+        raise RunFolderError(
+            f"Studies write their results as folders in the run; {store.location} is on "
+            "object storage. Copy the run to a local or shared folder to run studies on it.",
+            path=store.location,
+        )
     record_models(store, models)
     listener = listener_for(ctx)
     runs = run_studies(

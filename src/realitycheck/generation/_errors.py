@@ -10,15 +10,13 @@ what is still missing. A rerun of the same generation retries every row.
 from __future__ import annotations
 
 import datetime as dt
-import os
-import tempfile
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 
-from realitycheck.store import RunStore, scrub_text, unreadable
+from realitycheck.store import RunStore, scrub_text
 
 __all__ = ["ERROR_COLUMNS", "ERRORS_FILE", "generation_errors", "update_generation_errors"]
 
@@ -38,13 +36,10 @@ ERROR_COLUMNS = (
 
 def generation_errors(store: RunStore) -> pd.DataFrame:
     """Return the generations of a run that are still missing because their calls failed."""
-    path = store.path / ERRORS_FILE
-    if not path.exists():
+    table = store.read_file(ERRORS_FILE.removesuffix(".parquet"))
+    if table is None:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in ERROR_COLUMNS})
-    try:
-        return pd.read_parquet(path)
-    except (OSError, ValueError) as exc:  # pyarrow's read errors subclass one of these
-        raise unreadable(path, exc) from None
+    return table.to_pandas()
 
 
 def update_generation_errors(
@@ -82,19 +77,6 @@ def update_generation_errors(
     parts = [f for f in (kept, pd.DataFrame(rows, columns=list(ERROR_COLUMNS))) if not f.empty]
     out = pd.concat(parts, ignore_index=True) if parts else kept
     out = out.astype({"attempts": "int64"}).reset_index(drop=True)
-    _write(store.path / ERRORS_FILE, out)
+    rows_out = None if out.empty else pa.Table.from_pandas(out, preserve_index=False)
+    store.write_file(ERRORS_FILE.removesuffix(".parquet"), rows_out)  # atomic, local or remote
     return out
-
-
-def _write(path: Path, frame: pd.DataFrame) -> None:
-    if frame.empty:
-        path.unlink(missing_ok=True)
-        return
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        frame.to_parquet(tmp, index=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -115,7 +115,7 @@ def load_frame(
     responses = store.arrow("responses", columns=wanted)
     if responses.num_rows == 0:
         raise InvalidInputError(
-            f"The run at {store.path} holds no responses; load a dataset or generate first."
+            f"The run at {store.location} holds no responses; load a dataset or generate first."
         )
     base = _base(store, responses, calibration_fraction, slice_by)
     orphans = responses.num_rows - len(base)

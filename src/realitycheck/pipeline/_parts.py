@@ -14,6 +14,13 @@ itself. The call cache stays consistent across
 workers: it is one SQLite file in WAL mode, its rows are content-addressed and
 written once (``INSERT OR IGNORE``), so two workers that make the same call
 store one identical answer.
+
+The run may be on object storage (``s3://…``, :mod:`realitycheck.store`): it
+pickles as its URI, each worker opens the bucket itself and writes its parts
+there, each as one atomic object under its final key; the driver alone writes
+the manifest and the lock, and compacts after the last batch. The call cache
+is a local SQLite file and stays one: with workers on several machines, give
+``--cache-dir`` a folder on shared POSIX storage (or ``--no-cache``).
 """
 
 from __future__ import annotations
@@ -26,8 +33,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from realitycheck.backends import CallCache
-from realitycheck.detectors import Detector, Needs
-from realitycheck.errors import InvalidInputError
+from realitycheck.detectors import Detector, Needs, SupervisedDetector
+from realitycheck.errors import InvalidInputError, RunFolderError
 from realitycheck.labelers import Labeler
 from realitycheck.pipeline._report import StageReport
 from realitycheck.records import Example
@@ -48,6 +55,11 @@ class PartContext:
         example_table: The run's examples as Arrow columns.
         example_rows: For each response, the row of its example in ``example_table``.
         cache: The call cache handed to the component, or ``None``.
+
+    Raises:
+        InvalidInputError: ``table`` is not the component's.
+        RunFolderError: A supervised detector (it saves its trained weights as
+            files in the run folder) on a run on object storage, before any batch.
     """
 
     def __init__(
@@ -66,6 +78,13 @@ class PartContext:
         if table != wanted:
             raise InvalidInputError(
                 f"A part of {component.key} is of {wanted}. Got table {table!r} instead."
+            )
+        if store.remote is not None and isinstance(component, SupervisedDetector):
+            raise RunFolderError(
+                f"{component.key} saves its trained weights as files in the run folder, and "
+                f"the run at {store.location} is on object storage. Run it on a local or "
+                "shared folder.",
+                path=store.location,
             )
         self.store = store
         self.component = component

@@ -96,7 +96,7 @@ class _Targets:
             raise InvalidInputError(
                 f"{len(missing)} responses point at examples the run does not hold "
                 f"(e.g. {missing[:3]}); load their dataset first.",
-                path=store.path,
+                path=store.location,
                 field="example_id",
             )
         self.responses = responses.filter(inside)

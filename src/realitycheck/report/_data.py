@@ -93,7 +93,7 @@ def load(store: RunStore) -> ReportData:
             present.add(name)
         tables[name] = df.astype({"dataset": str, "slice": str, "detector": str, "labeler": str})
     return ReportData(
-        path=store.path,
+        path=store.path if store.remote is None else Path(store.remote.root),  # a name only
         manifest=store.read_manifest(),
         examples=examples,
         responses=responses,

@@ -84,6 +84,7 @@ from realitycheck.registry import Component
 from realitycheck.retrievers import Retriever
 from realitycheck.runner._choice_config import ChoiceSettings, build_retriever, parse_choice
 from realitycheck.runner._executor_config import ExecutorSettings, parse_executor
+from realitycheck.store import is_uri
 from realitycheck.studies import studies as study_registry
 from realitycheck.toml_lines import locate, syntax_error_line
 
@@ -432,6 +433,13 @@ def load_run_config(path: str | Path) -> RunConfig:
     run = reader.table(raw.get("run", {}), ["run"], _RUN)
     if "out" not in run:
         raise reader.fail('The [run] table needs out = "RUN FOLDER".', ["run"])
+    if isinstance(run["out"], str) and is_uri(run["out"]):
+        raise reader.fail(
+            "A run config writes its run, tables and report into one local or shared "
+            "folder; a run on object storage is made with the verbs instead (generate, "
+            "label, detect, evaluate --report-dir DIR, each with --out URI).",
+            ["run", "out"],
+        )
     executor = parse_executor(reader, raw.get("executor", {}))
     data_dir = reader.path_of(run["data_dir"], ["run", "data_dir"]) if "data_dir" in run else None
     found = _backends(reader, raw)

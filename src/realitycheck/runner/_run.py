@@ -60,8 +60,8 @@ class Listener:
     The command line subclasses it to print each event.
     """
 
-    def generation(self, dataset: str, report: GenerationReport, run_dir: Path) -> None:
-        """One dataset was answered by the backend."""
+    def generation(self, dataset: str, report: GenerationReport, run_dir: Path | str) -> None:
+        """One dataset was answered by the backend (``run_dir``: a folder, or a redacted URI)."""
 
     def choice(self, dataset: str, report: ChoiceReport) -> None:
         """One MCQ dataset was answered by likelihood."""
@@ -144,7 +144,7 @@ def generate_datasets(
             executor=executor,
             progress=progress,
         )
-        listener.generation(dataset.key, report, store.path)
+        listener.generation(dataset.key, report, store.location if store.remote else store.path)
         out[dataset.run_name] = report
     return out
 

@@ -11,6 +11,7 @@ from realitycheck.store._columns import (
 )
 from realitycheck.store._fingerprint import changed_files, digest, fingerprint
 from realitycheck.store._frames import RunData
+from realitycheck.store._fs import is_uri, shown_uri
 from realitycheck.store._lock import LOCK_NAME, RunLock, lock_holder
 from realitycheck.store._manifest import SCHEMA_VERSION, package_versions, scrub_secrets
 from realitycheck.store._results import (
@@ -45,6 +46,7 @@ __all__ = [
     "folder_name",
     "from_numpy",
     "from_texts",
+    "is_uri",
     "label_table",
     "load_results",
     "lock_holder",
@@ -59,6 +61,7 @@ __all__ = [
     "scrub",
     "scrub_secrets",
     "scrub_text",
+    "shown_uri",
     "to_numpy",
     "unreadable",
 ]

@@ -28,10 +28,11 @@ import pyarrow.parquet as pq
 
 from realitycheck.errors import RunFolderError
 from realitycheck.records import Example, Label, MetricResult, Response, Score
+from realitycheck.store._files import atomic_write_bytes
 from realitycheck.store._fingerprint import changed_files, fingerprint
+from realitycheck.store._fs import is_uri, shown_uri
 from realitycheck.store._lock import LOCK_NAME, RunLock, lock_holder
 from realitycheck.store._manifest import SCHEMA_VERSION
-from realitycheck.store._store import atomic_write_bytes
 
 __all__ = ["CheckReport", "Finding", "check_run"]
 
@@ -219,6 +220,13 @@ def check_run(run: str | Path, *, repair: bool = False) -> CheckReport:
         RunFolderError: When the folder does not exist, or ``repair`` is asked while
             another process holds the run's lock.
     """
+    if is_uri(run):
+        raise RunFolderError(
+            f"`check` reads a local or shared run folder; {shown_uri(str(run))} is on object "
+            "storage. There a damaged part is named when read: delete that object and the "
+            "next stage recomputes what it held.",
+            path=shown_uri(str(run)),
+        )
     run = Path(run)
     if not run.is_dir():
         raise RunFolderError("The run folder does not exist.", path=run)

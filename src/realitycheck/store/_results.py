@@ -155,7 +155,12 @@ def save_result(store: RunStore, result: StudyResult) -> Path:
 
 
 def load_results(store: RunStore) -> list[StudyResult]:
-    """Return every study result stored in a run, sorted by study key."""
+    """Return every study result stored in a run, sorted by study key.
+
+    A run on object storage holds none (studies need a local folder): ``[]``.
+    """
+    if store.remote is not None:
+        return []
     root = store.path / "studies"
     if not root.is_dir():
         return []

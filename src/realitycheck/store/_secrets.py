@@ -7,6 +7,7 @@
   the usual ones (``OPENAI_API_KEY``, ``HF_TOKEN`` …) and any variable whose
   name ends like a secret (``…_KEY``, ``…_TOKEN``, ``…_SECRET``,
   ``…_PASSWORD``);
+- the ``user:password@`` part of a URI (``s3://key:secret@bucket/run``);
 - common key shapes: ``sk-…`` (OpenAI, Anthropic), ``Bearer …``, AWS access
   key ids (``AKIA…``), Hugging Face (``hf_…``), GitHub (``ghp_…``), Slack
   (``xox…``) and long high-entropy values after ``key=``, ``token=``,
@@ -60,6 +61,7 @@ _SECRET_NAME = re.compile(
     r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|SECRET_KEY|PASSWORD|PASSWD|CREDENTIALS?|AUTH)$", re.I
 )
 _SHAPES = [
+    re.compile(r"(?<=://)[^/@\s:]+:[^/@\s]+(?=@)"),
     re.compile(r"\bsk-[A-Za-z0-9_\-*.]{8,}"),
     re.compile(r"\bBearer\s+[A-Za-z0-9._~+/=\-*]{6,}", re.I),
     re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
@@ -124,7 +126,9 @@ def _looks_random(value: str) -> bool:
 
 
 # Every shape starts with one of these; a text without any is left as it is, unread further.
-_TRIGGER = re.compile(r"sk-|bearer|AKIA|ASIA|hf_|gh[pousr]_|xox|key|token|secret|passw|pwd", re.I)
+_TRIGGER = re.compile(
+    r"sk-|bearer|AKIA|ASIA|hf_|gh[pousr]_|xox|key|token|secret|passw|pwd|://[^/@\s]+@", re.I
+)
 
 
 class Scrubber:

@@ -7,14 +7,17 @@ Layout::
       examples.parquet         one table per record type (after compaction)
       labels.parquet
       labels.parts/            parts appended since the last compaction
-        000001-<uuid>.parquet
+        20260101T000000000000-<8 hex>.parquet
 
-Every write goes to a temporary file in the same folder and is moved into place
-with :func:`os.replace`, so a killed process leaves either the old or the new
-file, never half of one. A stage appends a part per batch, so a crash loses at
-most the batch in flight; :meth:`RunStore.compact` folds the parts into the
-table. Reading returns the table plus any parts, later rows replacing earlier
-ones with the same key: parts are named by the time they were written, so the
+The run is a local (or shared POSIX) folder, or a URI that ``pyarrow.fs``
+opens (``s3://bucket/prefix``; :mod:`._fs`). On a folder every write goes to
+a temporary file in the same folder and is moved into place with
+:func:`os.replace`; on object storage every write is one atomic PUT under the
+final key. Either way a killed process leaves the old or the new file, never
+half of one. A stage appends a part per batch, so a crash loses at most the
+batch in flight; :meth:`RunStore.compact` folds the parts into the table.
+Reading returns the table plus any parts, later rows replacing earlier ones
+with the same key: parts are named by the time they were written, so the
 newest row of a key wins (a recomputed label replaces the error it retried).
 Parts written by different machines (shards) merge the same way. A file written
 before a record gained a field reads as if it held the field's default (for
@@ -26,16 +29,12 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-import os
-import tempfile
-import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from realitycheck.errors import InvalidInputError, RunFolderError
 from realitycheck.records import (
@@ -51,78 +50,22 @@ from realitycheck.store._columns import (
     records_table,
     scrubbed_table,
 )
+from realitycheck.store._files import LocalFiles, RemoteFiles, TableFiles
+from realitycheck.store._fs import RemoteFolder, remote_folder
 from realitycheck.store._manifest import SCHEMA_VERSION, package_versions, scrub_secrets
+from realitycheck.store._read import (
+    Source,
+    read_arrow_part,
+    read_part,
+    read_table,
+    unreadable,
+)
 from realitycheck.store._secrets import register_from_specs, scrub
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["RunStore", "atomic_write_bytes", "unreadable"]
-
-
-def _defaults(cls: type[Any]) -> dict[str, Any]:
-    """Return the fields of a record type that have a plain default, with it."""
-    return {
-        f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING
-    }
-
-
-def unreadable(path: Path, exc: BaseException) -> RunFolderError:
-    """Return the error for a run file that cannot be read, naming it and the way out."""
-    run = path.parent.parent if path.parent.name.endswith(".parts") else path.parent
-    return RunFolderError(
-        f"This part of the run cannot be read ({type(exc).__name__}: {exc}). "
-        f"Run `realitycheck check --run {run}` to list every damaged part; with --repair "
-        "it moves them to quarantine/ and the next stages recompute what they held.",
-        path=path,
-    )
-
-
-_READ_ERRORS = (pa.ArrowException, OSError, ValueError)
-
-
-def _read_table(path: Path, columns: Sequence[str] | None = None) -> pa.Table:
-    """Read a Parquet file, turning any read failure into :func:`unreadable`."""
-    try:
-        with pq.ParquetFile(path) as file:
-            return file.read(columns=None if columns is None else list(columns))
-    except _READ_ERRORS as exc:
-        raise unreadable(path, exc) from None
-
-
-def _read_part(path: Path, record_type: type[Any] | None, columns: Sequence[str] | None) -> Any:
-    """Read one file as a DataFrame, adding the defaults of fields it was written without."""
-    try:
-        names = pq.read_schema(path).names
-    except _READ_ERRORS as exc:
-        raise unreadable(path, exc) from None
-    wanted = None if columns is None else [c for c in columns if c in names]
-    df = _read_table(path, wanted).to_pandas()
-    if record_type is not None:
-        for name, default in _defaults(record_type).items():
-            if name not in df.columns and (columns is None or name in columns):
-                df[name] = default
-    return df
-
-
-def _read_arrow_part(path: Path, record_type: type[Any], names: Sequence[str]) -> pa.Table:
-    """Read ``names`` of one file in the record type's schema, adding defaults of missing fields."""
-    try:
-        present = set(pq.read_schema(path).names)
-    except _READ_ERRORS as exc:
-        raise unreadable(path, exc) from None
-    schema, defaults = record_schema(record_type), _defaults(record_type)
-    table = _read_table(path, [n for n in names if n in present])
-    columns = []
-    for name in names:
-        kind = schema.field(name).type
-        if name in present:
-            columns.append(table.column(name).cast(kind))
-        elif defaults.get(name) is not None:
-            columns.append(pa.array([defaults[name]] * table.num_rows, kind))
-        else:
-            columns.append(pa.nulls(table.num_rows, kind))
-    return pa.table(columns, names=list(names))
+__all__ = ["RunStore", "unreadable"]
 
 
 def _to_table(records: Sequence[Record]) -> pa.Table:
@@ -150,80 +93,102 @@ def _last_of_each_key(table: pa.Table, key: Sequence[str]) -> pa.Array:
     return from_numpy(last.astype(np.int64))
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and :func:`os.replace`."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _atomic_write_table(path: Path, table: pa.Table) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        pq.write_table(table, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 class RunStore:
     """The folder of one run.
 
     Args:
-        path: The run folder; created if missing.
+        path: The run folder, created if missing: a local path, or a URI that
+            ``pyarrow.fs`` opens (``s3://bucket/prefix``, ``file:///abs/folder``),
+            whose bucket must exist. On object storage the parts, the tables
+            and the manifest live there; what needs a local folder (study
+            results, ``check --repair``, files of trained detectors) raises
+            :class:`~realitycheck.errors.RunFolderError` through :attr:`path`.
+
+    Raises:
+        InvalidInputError: A file where the folder should be, a URI pyarrow cannot
+            open, or a run of another schema version.
+        RunFolderError: The bucket is missing or the endpoint unreachable.
     """
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        if self.path.exists() and not self.path.is_dir():
-            raise InvalidInputError(
-                f"The run folder must be a directory. Got a file at {self.path} instead."
-            )
-        self.path.mkdir(parents=True, exist_ok=True)
+        self._remote: RemoteFolder | None = remote_folder(path)
+        self._files: TableFiles
+        if self._remote is not None:
+            self._remote.check()
+            self._path: Path | None = None
+            self._files = RemoteFiles(self._remote)
+        else:
+            self._path = Path(path)
+            if self._path.exists() and not self._path.is_dir():
+                raise InvalidInputError(
+                    f"The run folder must be a directory. Got a file at {self._path} instead."
+                )
+            self._path.mkdir(parents=True, exist_ok=True)
+            self._files = LocalFiles(self._path)
         manifest = self.read_manifest()
         if manifest.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
             raise InvalidInputError(
-                f"The run at {self.path} has schema version {manifest['schema_version']}; "
+                f"The run at {self.location} has schema version {manifest['schema_version']}; "
                 f"this realitycheck reads version {SCHEMA_VERSION}.",
-                path=self.path / "manifest.json",
+                path=self.manifest_path,
                 field="schema_version",
             )
+
+    @property
+    def location(self) -> str:
+        """Where the run is, as it may be printed: its folder, or its URI with secrets redacted."""
+        return self._remote.shown if self._remote is not None else str(self._path)
+
+    @property
+    def remote(self) -> RemoteFolder | None:
+        """The run's folder on object storage, or ``None`` for a local folder."""
+        return self._remote
+
+    @property
+    def path(self) -> Path:
+        """The local run folder.
+
+        Raises:
+            RunFolderError: The run is on object storage, and what asked needs local files.
+        """
+        if self._path is None:
+            raise RunFolderError(
+                f"This needs the run on a local or shared folder; {self.location} is on object "
+                "storage, where realitycheck supports ingest, generate, label, detect and "
+                "evaluate (CSV tables and the report go to a local folder: evaluate "
+                "--report-dir, report --out). Copy the run to a folder for the rest.",
+                path=self.location,
+            )
+        return self._path
 
     # -- manifest -------------------------------------------------------------------------
 
     @property
-    def manifest_path(self) -> Path:
-        """Path of ``manifest.json``."""
-        return self.path / "manifest.json"
+    def manifest_path(self) -> Path | str:
+        """Where ``manifest.json`` is: a local path, or (on object storage) its redacted URI."""
+        if self._path is None:
+            return f"{self.location}/manifest.json"
+        return self._path / "manifest.json"
 
     def read_manifest(self) -> dict[str, Any]:
         """Return the manifest, or an empty dict for a new run."""
-        if not self.manifest_path.exists():
-            return {}
+        where = self.manifest_path
         try:
-            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            raw = self._files.read_manifest()
+            if raw is None:
+                return {}
+            data = json.loads(raw.decode("utf-8"))
         except json.JSONDecodeError as exc:
             raise RunFolderError(
                 f"manifest.json is not valid JSON: {exc.msg}. Run `realitycheck check --run "
-                f"{self.path}` to see what else is damaged.",
-                path=self.manifest_path,
+                f"{self.location}` to see what else is damaged.",
+                path=where,
                 line=exc.lineno,
             ) from None
         except (OSError, UnicodeDecodeError) as exc:
-            raise unreadable(self.manifest_path, exc) from None
+            raise unreadable(Path(where) if isinstance(where, str) else where, exc) from None
         if not isinstance(data, dict):
-            raise InvalidInputError(
-                "manifest.json must hold a JSON object.", path=self.manifest_path
-            )
+            raise InvalidInputError("manifest.json must hold a JSON object.", path=where)
         return data
 
     def update_manifest(
@@ -265,20 +230,15 @@ class RunStore:
         existing.extend(n for n in notes if n not in existing)
         manifest = scrub(manifest)
         text = json.dumps(manifest, indent=2, sort_keys=True, default=str)
-        atomic_write_bytes(self.manifest_path, text.encode("utf-8"))
+        self._files.write_manifest(text.encode("utf-8"))
         return manifest
 
     # -- tables ---------------------------------------------------------------------------
 
-    def _table_path(self, table: str) -> Path:
-        return self.path / f"{table}.parquet"
-
-    def _parts_dir(self, table: str) -> Path:
-        return self.path / f"{table}.parts"
-
-    def _part_paths(self, table: str) -> list[Path]:
-        parts = self._parts_dir(table)
-        return sorted(parts.glob("*.parquet")) if parts.is_dir() else []
+    def _sources(self, table: str) -> list[Source]:
+        """The compacted file of ``table`` (if any) then its parts, oldest first."""
+        whole = self._files.table(table)
+        return ([] if whole is None else [whole]) + self._files.parts(table)
 
     def append(self, records: Sequence[Record], *, table: str | None = None) -> None:
         """Store ``records`` as a new part of their table (atomic; no-op when empty)."""
@@ -294,11 +254,7 @@ class RunStore:
         """
         if not rows.num_rows:
             return
-        parts = self._parts_dir(table)
-        parts.mkdir(exist_ok=True)
-        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%f")
-        path = parts / f"{stamp}-{uuid.uuid4().hex[:8]}.parquet"
-        _atomic_write_table(path, scrubbed_table(rows, table))
+        self._files.write_part(table, scrubbed_table(rows, table))
 
     def frame(self, table: str, *, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """Return a table as a DataFrame: the compacted file plus parts, deduplicated by key.
@@ -313,11 +269,11 @@ class RunStore:
         fallback = record_type or MetricResult
         if columns is not None:
             columns = list(dict.fromkeys([*fallback.key, *columns]))
-        paths = [p for p in [self._table_path(table)] if p.exists()] + self._part_paths(table)
+        paths = self._sources(table)
         if not paths:
             names = columns or [f for f in fallback.__dataclass_fields__]
             return pd.DataFrame(columns=names)
-        frames = [_read_part(p, record_type, columns) for p in paths]
+        frames = [read_part(p, record_type, columns) for p in paths]
         df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
         key = [k for k in fallback.key if k in df.columns]
         return df.drop_duplicates(subset=key, keep="last").reset_index(drop=True)
@@ -337,8 +293,8 @@ class RunStore:
         names = [f.name for f in dataclasses.fields(record_type)]
         if columns is not None:
             names = list(dict.fromkeys([*record_type.key, *columns]))
-        paths = [p for p in [self._table_path(table)] if p.exists()] + self._part_paths(table)
-        parts = [_read_arrow_part(p, record_type, names) for p in paths]
+        paths = self._sources(table)
+        parts = [read_arrow_part(p, record_type, names) for p in paths]
         if not parts:
             schema = record_schema(record_type)
             empty = [pa.nulls(0, schema.field(name).type) for name in names]
@@ -355,33 +311,35 @@ class RunStore:
 
     def keys(self, table: str, columns: Sequence[str]) -> set[tuple[Any, ...]]:
         """Return the set of ``columns`` tuples already stored in a table."""
-        paths = [p for p in [self._table_path(table)] if p.exists()] + self._part_paths(table)
+        paths = self._sources(table)
         out: set[tuple[Any, ...]] = set()
         for p in paths:
-            t = _read_table(p, columns)
+            t = read_table(p, columns)
             out.update(zip(*(t.column(c).to_pylist() for c in columns), strict=True))
         return out
 
     def compact(self, table: str) -> None:
-        """Fold a table's parts into its single Parquet file, atomically."""
-        parts = self._part_paths(table)
+        """Fold a table's parts into its single Parquet file, atomically.
+
+        Only the driver compacts, after its stage's workers are done.
+        """
+        parts = self._files.parts(table)
         if not parts:
             return
         record_type = _RECORD_TYPES.get(table.split(".")[0])
-        if len(parts) == 1 and record_type is not None and not self._table_path(table).exists():
-            keys = _read_table(parts[0], list(record_type.key))
+        if len(parts) == 1 and record_type is not None and self._files.table(table) is None:
+            keys = read_table(parts[0], list(record_type.key))
             if len(_last_of_each_key(keys, record_type.key)) == keys.num_rows:
                 # Each key once: the table is that part as it is, so move it into place.
-                os.replace(parts[0], self._table_path(table))
+                self._files.promote(parts[0], table)
                 return
         if table.split(".")[0] in _RECORD_TYPES:
             rows = self.arrow(table)  # the rows of frame(), in the record type's schema
         else:
             schema = record_schema(MetricResult)
             rows = pa.Table.from_pandas(self.frame(table), schema=schema, preserve_index=False)
-        _atomic_write_table(self._table_path(table), rows)
-        for p in parts:
-            p.unlink(missing_ok=True)
+        self._files.write_table(table, rows)
+        self._files.delete(parts)
 
     def replace(self, records: Sequence[Record], *, table: str | None = None) -> None:
         """Replace a whole table with ``records`` (used for derived tables like metrics).
@@ -391,12 +349,12 @@ class RunStore:
         if not records and table is None:
             raise InvalidInputError("Replacing a table with no records needs its name.")
         name = table or type(records[0]).table
-        for p in self._part_paths(name):
-            p.unlink(missing_ok=True)
+        self._files.delete(self._files.parts(name))
         if records:
-            _atomic_write_table(self._table_path(name), _to_table(records))
+            self._files.write_table(name, _to_table(records))
         else:
-            self._table_path(name).unlink(missing_ok=True)
+            whole = self._files.table(name)
+            self._files.delete([] if whole is None else [whole])
 
     def drop(self, table: str, where: Callable[[pd.DataFrame], pd.Series]) -> int:
         """Remove the rows of a table for which ``where(frame)`` is true; return how many.
@@ -411,15 +369,30 @@ class RunStore:
             return 0
         schema = record_schema(_RECORD_TYPES.get(table.split(".")[0], MetricResult))
         kept = df[~gone].reset_index(drop=True)
-        _atomic_write_table(
-            self._table_path(table), pa.Table.from_pandas(kept, schema=schema, preserve_index=False)
+        parts = self._files.parts(table)
+        self._files.write_table(
+            table, pa.Table.from_pandas(kept, schema=schema, preserve_index=False)
         )
-        for p in self._part_paths(table):
-            p.unlink(missing_ok=True)
+        self._files.delete(parts)
         return int(gone.sum())
+
+    def read_file(self, name: str) -> pa.Table | None:
+        """Read ``NAME.parquet``, a whole-file table of the run without parts, or ``None``.
+
+        For tables the driver alone rewrites as a whole after each batch
+        (``generation_errors``), on a folder or on object storage alike.
+        """
+        source = self._files.table(name)
+        return None if source is None else read_table(source)
+
+    def write_file(self, name: str, rows: pa.Table | None) -> None:
+        """Replace ``NAME.parquet`` with ``rows`` atomically; ``None`` deletes it."""
+        if rows is not None:
+            self._files.write_table(name, rows)
+            return
+        source = self._files.table(name)
+        self._files.delete([] if source is None else [source])
 
     def tables(self) -> list[str]:
         """Return the names of the tables present in the run."""
-        names = {p.stem for p in self.path.glob("*.parquet")}
-        names |= {p.name[: -len(".parts")] for p in self.path.glob("*.parts") if p.is_dir()}
-        return sorted(names)
+        return self._files.tables()

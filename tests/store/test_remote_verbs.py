@@ -1,0 +1,151 @@
+"""The verbs on a run on S3 (moto): generate and evaluate work; what needs local files says so."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from object_storage import SECRET
+
+from realitycheck import Example, Response, RunStore
+from realitycheck.backends.mock import MockBackend
+from realitycheck.cli import main
+from realitycheck.errors import RunFolderError
+from realitycheck.generation import SamplingPlan, generate, generation_errors
+from realitycheck.store import check_run
+
+
+def _examples(n: int) -> list[Example]:
+    return [
+        Example(example_id=f"e{i}", dataset="d", task="qa", question=f"Where is town {i}?")
+        for i in range(n)
+    ]
+
+
+def _responses(store: RunStore) -> pd.DataFrame:
+    df = store.arrow("responses").to_pandas().sort_values("response_id")
+    return df.drop(columns=["meta"]).reset_index(drop=True)  # meta holds timings
+
+
+def test_generate_into_s3_stores_what_a_local_folder_stores_with_its_error_table(
+    s3_bucket, tmp_path
+):
+    plan = SamplingPlan(n_samples=2)
+    remote, local = RunStore(s3_bucket("gen")), RunStore(tmp_path / "gen")
+    for store in (remote, local):
+        generate(store, _examples(6), MockBackend(fail_on="town 3"), plan)
+    pd.testing.assert_frame_equal(_responses(remote), _responses(local))
+    errors = generation_errors(remote)
+    assert list(errors["example_id"]) == ["e3"]
+    pd.testing.assert_frame_equal(
+        errors.drop(columns=["updated"]), generation_errors(local).drop(columns=["updated"])
+    )
+    assert "generation_errors" in remote.tables()
+
+
+def _key(tmp_path: Path) -> str:
+    path = tmp_path / "data.jsonl"
+    rows = [{"qid": f"q{i}", "answer": "word " * (i + 1), "label": i % 2} for i in range(8)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return f"files[path={path},text=answer,columns=example_id:qid,name=mine]"
+
+
+def test_evaluate_on_s3_writes_tables_and_report_to_the_report_dir(s3_bucket, tmp_path, capsys):
+    uri, key = s3_bucket("eval"), _key(tmp_path)
+    args = ["-q", "evaluate", "-d", key, "-D", "length", "--n-resamples", "20"]
+    assert main([*args, "--out", uri]) != 0  # no local folder for the report: refused first
+    err = capsys.readouterr().err
+    assert "--report-dir" in err and "Traceback" not in err and SECRET not in err
+    assert RunStore(uri).tables() == []  # refused before loading anything
+    out = tmp_path / "out"
+    assert main([*args, "--out", uri, "--report-dir", str(out)]) == 0, capsys.readouterr().err
+    assert main([*args, "--out", str(tmp_path / "local")]) == 0
+    captured = capsys.readouterr()
+    assert SECRET not in captured.out + captured.err
+    ours, theirs = pd.read_csv(out / "metrics.csv"), pd.read_csv(tmp_path / "local/metrics.csv")
+    pd.testing.assert_frame_equal(ours, theirs)
+    assert (out / "report.html").exists() and SECRET not in (out / "report.html").read_text()
+    report = tmp_path / "again"
+    assert main(["-q", "report", "--run", uri, "--out", str(report)]) == 0
+    assert (report / "report.html").exists()
+
+
+def test_what_needs_a_local_folder_is_refused_by_name_without_the_secret(
+    s3_bucket, tmp_path, capsys
+):
+    uri = s3_bucket("local-only")
+    store = RunStore(uri)
+    store.append(_examples(1))
+    store.append([Response(response_id="r", example_id="e0", model="m", text="t")])
+    with pytest.raises(RunFolderError, match="object storage") as info:
+        check_run(uri)
+    assert SECRET not in str(info.value)
+    for args in (["check", "--run", uri], ["study", "length_bias", "--run", uri]):
+        assert main(["-q", *args]) != 0
+        err = capsys.readouterr().err
+        assert "object storage" in err and "Traceback" not in err and SECRET not in err
+    assert main(["-q", "report", "--run", uri]) != 0
+    err = capsys.readouterr().err
+    assert "--out" in err and SECRET not in err
+    assert not Path("s3:").exists()
+
+
+def test_a_run_config_with_out_on_object_storage_is_refused_at_its_line(tmp_path, capsys):
+    config = tmp_path / "run.toml"
+    config.write_text(f'[run]\nout = "s3://k:{SECRET}@bucket/run"\n')
+    assert main(["-q", "run", str(config)]) != 0
+    err = capsys.readouterr().err
+    assert "object storage" in err and "line 2" in err and "out" in err
+    assert SECRET not in err and "Traceback" not in err
+
+
+def test_the_demo_refuses_an_out_on_object_storage_before_any_work(tmp_path, capsys):
+    assert main(["-q", "demo", "--out", f"s3://k:{SECRET}@bucket/demo"]) != 0
+    err = capsys.readouterr().err
+    assert "local folder" in err and SECRET not in err and not Path("s3:").exists()
+
+
+def test_a_supervised_detector_on_object_storage_is_refused_before_its_batches(s3_bucket):
+    from realitycheck import detect
+    from realitycheck.detectors import detectors
+
+    store = RunStore(s3_bucket("supervised"))
+    store.append(_examples(2))
+    store.append(
+        [Response(response_id=f"r{i}", example_id=f"e{i}", model="m", text="t") for i in range(2)]
+    )
+    probe = detectors.create_from_key("probe[embedding=false,scores=length]")
+    with pytest.raises(RunFolderError, match="saves its trained weights") as info:
+        detect(store, [probe])
+    assert SECRET not in str(info.value)
+    assert store.frame("scores").empty
+
+
+def test_a_cache_dir_on_object_storage_is_refused(tmp_path, capsys):
+    args = ["-q", "detect", "-d", _key(tmp_path), "-D", "length", "--out", str(tmp_path / "r")]
+    assert main([*args, "--cache-dir", f"s3://k:{SECRET}@bucket/cache"]) != 0
+    err = capsys.readouterr().err
+    assert "SQLite" in err and SECRET not in err and not Path("s3:").exists()
+
+
+def test_ingest_into_s3_prints_the_redacted_run(s3_bucket, tmp_path, capsys):
+    uri = s3_bucket("ingest")
+    assert main(["ingest", "-d", _key(tmp_path), "--out", uri]) == 0
+    out = capsys.readouterr().out
+    assert "run: s3://<redacted>@" in out and SECRET not in out
+    assert len(RunStore(uri).frame("responses")) == 8
+
+
+def test_a_dry_run_reads_the_responses_a_run_on_s3_holds(s3_bucket, tmp_path, capsys):
+    uri, key = s3_bucket("dry"), _key(tmp_path)
+    assert main(["-q", "ingest", "-d", key, "--out", uri]) == 0
+    store = RunStore(uri)
+    extra = Response(response_id="extra", example_id="mine/q0", model="m", text="more")
+    store.append([extra])  # the run now holds 9 responses; the dataset file has 8
+    capsys.readouterr()
+    args = ["-q", "label", "-d", key, "-l", "rouge_l", "--dry-run", "--out", uri]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "dry run: 9 responses" in out and SECRET not in out
