@@ -146,7 +146,14 @@ class HFBackend(Backend):
         device: ``auto`` (CUDA when present, else CPU), ``cpu``, ``cuda``, ``cuda:1``…
         dtype: ``auto``, ``float32``, ``float16`` or ``bfloat16``.
         batch_size: Prompts per generate call, sequences per teacher-forced pass.
-        attn_implementation: Passed to ``from_pretrained`` (``eager``, ``sdpa``…).
+        attn_implementation: The causal LM's attention, passed to
+            ``from_pretrained`` (``eager``, ``sdpa``…); eager by default.
+        pairs_attn_implementation: The sequence-pair classifier's attention
+            (:meth:`score_pairs`): ``auto`` is SDPA where the architecture
+            supports it (BERT, RoBERTa…), else eager (DeBERTa); ``eager``,
+            ``sdpa``… are passed as given. Not part of the call cache's
+            address: both compute the same probabilities up to float32 rounding
+            (:mod:`realitycheck.backends._hf_pairs`), as ``batch_size`` does.
         chat_template: Render ``messages`` with the tokenizer's chat template
             when it has one; otherwise (or when False) join them as
             ``role: content`` lines followed by ``assistant:``.
@@ -157,6 +164,7 @@ class HFBackend(Backend):
     dtype: Dtype = param("auto", OneOf(Dtype))
     batch_size: int = param(8, Interval(int, 1), in_key=False)
     attn_implementation: str = param("eager", NonEmptyStr())
+    pairs_attn_implementation: str = param("auto", NonEmptyStr(), in_key=False)
     chat_template: bool = param(True, InstanceOf(bool))
 
     # 2: seeded samples are drawn by inverse transform from per-row uniforms (1 drew
