@@ -146,14 +146,10 @@ class HFBackend(Backend):
         device: ``auto`` (CUDA when present, else CPU), ``cpu``, ``cuda``, ``cuda:1``…
         dtype: ``auto``, ``float32``, ``float16`` or ``bfloat16``.
         batch_size: Prompts per generate call, sequences per teacher-forced pass.
-        attn_implementation: The causal LM's attention, passed to
-            ``from_pretrained`` (``eager``, ``sdpa``…); eager by default.
-        pairs_attn_implementation: The sequence-pair classifier's attention
-            (:meth:`score_pairs`): ``auto`` is SDPA where the architecture
-            supports it (BERT, RoBERTa…), else eager (DeBERTa); ``eager``,
-            ``sdpa``… are passed as given. Not part of the call cache's
-            address: both compute the same probabilities up to float32 rounding
-            (:mod:`realitycheck.backends._hf_pairs`), as ``batch_size`` does.
+        attn_implementation: The causal LM's attention (``eager``, ``sdpa``…).
+        pairs_attn_implementation: The pair classifier's attention (:meth:`score_pairs`):
+            ``auto`` = SDPA where supported, else eager. Not in the call address
+            (same values up to float32 rounding, :mod:`realitycheck.backends._hf_pairs`).
         chat_template: Render ``messages`` with the tokenizer's chat template
             when it has one; otherwise (or when False) join them as
             ``role: content`` lines followed by ``assistant:``.
