@@ -12,7 +12,8 @@ Timed on the same pairs, batch size and device (CPU unless ``--device``),
 alternating, ``--rounds`` times, medians shown:
 
 1. ``hf``: :func:`realitycheck.backends.cached_pairs` on
-   ``hf[model=FOLDER]`` without a call cache (every pair is scored);
+   ``hf[model=FOLDER]`` without a call cache (every pair is scored), with
+   its default ``pairs_attn_implementation="auto"`` (SDPA for this BERT);
 2. ``transformers``: a plain loop, ``tokenizer(premises, hypotheses,
    padding=True, truncation=True)`` then ``model(**enc).logits.softmax(-1)``
    per batch under ``torch.inference_mode``;
@@ -104,6 +105,17 @@ def run_hf(folder: Path, pairs, batch_size: int, device: str) -> np.ndarray:
     return np.array([a.entailment for a in cached_pairs(backend, pairs)])
 
 
+def attention(folder: Path, device: str) -> str:
+    """Return the attention implementation the ``hf`` backend's classifier was loaded with."""
+    from realitycheck.backends._hf_pairs import load_classifier
+
+    backend = HFBackend(model=str(folder), device=device)
+    classifier, _ = load_classifier(
+        backend.model, backend.device, backend.dtype, backend.pairs_attn_implementation
+    )
+    return str(classifier.config._attn_implementation)
+
+
 def run_transformers(loaded, pairs, batch_size: int) -> np.ndarray:
     model, tokenizer = loaded
     out = []
@@ -191,12 +203,18 @@ def main() -> None:
         cache = CallCache(Path(tmp) / "calls.sqlite")
         cached_pairs(backend, pairs, cache=cache)
         hit_time, _ = timed(lambda: cached_pairs(backend, pairs, cache=cache))
+        hf_attention = attention(folder, args.device)
+        others = {
+            "transformers": loaded[0].config._attn_implementation,
+            "sentence-transformers": encoder.model.config._attn_implementation,
+        }
 
     rate = {name: len(pairs) / statistics.median(s) for name, s in seconds.items()}
     print(
         f"{len(pairs)} real RAGTruth QA pairs (<= {args.max_words} words), MiniLM-L6 "
         f"(22M parameters) 3-label head, batch {args.batch_size}, {args.device}, "
-        f"{torch.get_num_threads()} threads, median of {args.rounds} rounds"
+        f"{torch.get_num_threads()} threads, median of {args.rounds} rounds; attention: "
+        f"hf {hf_attention}, " + ", ".join(f"{k} {v}" for k, v in others.items())
     )
     for name, r in rate.items():
         diff = float(np.max(np.abs(values[name] - values["hf"])))
@@ -210,7 +228,8 @@ def main() -> None:
                 "realitycheck": f"{rate['hf']:.1f} pairs/s",
                 "alternative": f"{name} {rate[name]:.1f} pairs/s",
                 "ratio": f"{rate['hf'] / rate[name]:.2f}x",
-                "note": f"median of {args.rounds} rounds; max |P(entail) diff| {diff:.1e}",
+                "note": f"median of {args.rounds} rounds; max |P(entail) diff| {diff:.1e}; "
+                f"attention hf {hf_attention}, {name} {others[name]}",
             }
         )
     hits = len(pairs) / hit_time

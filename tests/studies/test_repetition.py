@@ -15,7 +15,7 @@ from realitycheck.analysis import Bootstrap
 from realitycheck.labelers.rouge import RougeL
 from realitycheck.store import RunData
 from realitycheck.studies import studies
-from realitycheck.studies.repetition import Repetition, _rebuild, repeat_sentences
+from realitycheck.studies.repetition import Repetition, _rebuild, _repeats, repeat_sentences
 from realitycheck.studies.repetition._report import detector_metrics, flag_rows, labeler_metrics
 
 
@@ -67,6 +67,16 @@ def test_repetition_multiplies_every_word_on_real_texts(data, k):
     for text in data.responses["text"].iloc[::97]:
         words = text.split()
         assert repeat_sentences(text, k).split() == words * (k + 1)
+
+
+def test_all_ks_of_a_text_at_once_are_its_repeats_at_each_k(data):
+    ks = (0, 1, 2, 4)
+    for text in [*data.responses["text"].iloc[::53], "", "  ", "no stop"]:
+        together = _repeats(text, ks)
+        assert together[0] is text
+        for k, repeated in zip(ks, together, strict=True):
+            assert repeated.split() == text.split() * (k + 1) or not text.split()
+            assert repeated == repeat_sentences(text, k)
 
 
 def test_rebuild_from_spec_key_or_not_at_all():

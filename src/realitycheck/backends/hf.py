@@ -146,7 +146,10 @@ class HFBackend(Backend):
         device: ``auto`` (CUDA when present, else CPU), ``cpu``, ``cuda``, ``cuda:1``…
         dtype: ``auto``, ``float32``, ``float16`` or ``bfloat16``.
         batch_size: Prompts per generate call, sequences per teacher-forced pass.
-        attn_implementation: Passed to ``from_pretrained`` (``eager``, ``sdpa``…).
+        attn_implementation: The causal LM's attention (``eager``, ``sdpa``…).
+        pairs_attn_implementation: The pair classifier's attention (:meth:`score_pairs`):
+            ``auto`` = SDPA where supported, else eager. Not in the call address
+            (same values up to float32 rounding, :mod:`realitycheck.backends._hf_pairs`).
         chat_template: Render ``messages`` with the tokenizer's chat template
             when it has one; otherwise (or when False) join them as
             ``role: content`` lines followed by ``assistant:``.
@@ -157,6 +160,7 @@ class HFBackend(Backend):
     dtype: Dtype = param("auto", OneOf(Dtype))
     batch_size: int = param(8, Interval(int, 1), in_key=False)
     attn_implementation: str = param("eager", NonEmptyStr())
+    pairs_attn_implementation: str = param("auto", NonEmptyStr(), in_key=False)
     chat_template: bool = param(True, InstanceOf(bool))
 
     # 2: seeded samples are drawn by inverse transform from per-row uniforms (1 drew

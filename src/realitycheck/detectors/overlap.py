@@ -47,6 +47,8 @@ class _PerContext:
 def _ngrams(text: str, n: int) -> list[tuple[str, ...]]:
     """Return the word n-grams of ``text`` that hold at least one content word."""
     tokens = words(text)
+    if n == 1:  # the same grams, without a slice and a subset test per word
+        return [(w,) for w in tokens if w not in STOPWORDS]
     grams = (tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
     return [g for g in grams if not STOPWORDS.issuperset(g)]  # some word is a content word
 

@@ -66,11 +66,16 @@ def repeat_sentences(text: str, k: int) -> str:
     response thus appears ``k + 1`` times, in the same order: what it claims
     is unchanged.
     """
+    return _repeats(text, (k,))[0]
+
+
+def _repeats(text: str, ks: tuple[int, ...]) -> list[str]:
+    """Return :func:`repeat_sentences` of ``text`` at each k, splitting its sentences once."""
     sentences = split_sentences(text)
-    if k == 0 or not sentences:
-        return text
-    copy = " ".join(sentences)
-    return text.rstrip() + (" " + copy) * k
+    if not sentences:
+        return [text] * len(ks)
+    head, copy = text.rstrip(), " " + " ".join(sentences)
+    return [text if k == 0 else head + copy * k for k in ks]
 
 
 @study("repetition")
@@ -225,15 +230,17 @@ class Repetition(Study):
         y = data.verdicts(dataset)[self.reference].reindex(frame.index).to_numpy()
         # Every k in one call per component, so per-source caches are built once; results
         # are split back by position.
+        originals = list(frame.itertuples())
+        texts = [_repeats(str(row.text), self.ks) for row in originals]
         responses = [
             Response(
                 response_id=f"{row.Index}#repeat={k}",
                 example_id=str(row.example_id),
                 model=str(row.model),
-                text=repeat_sentences(str(row.text), k),
+                text=repeated[j],
             )
-            for k in self.ks
-            for row in frame.itertuples()
+            for j, k in enumerate(self.ks)
+            for row, repeated in zip(originals, texts, strict=True)
         ]
         n = len(frame)
         out = []
