@@ -71,7 +71,8 @@ def token_ids(tokenizer: Any, texts: Sequence[str]) -> list[list[int]]:
         return []
     backend = _plain_backend(tokenizer)
     if backend is None:
-        return [list(ids) for ids in tokenizer(list(texts), return_attention_mask=False)["input_ids"]]
+        encoded = tokenizer(list(texts), return_attention_mask=False)["input_ids"]
+        return [list(ids) for ids in encoded]
     return [e.ids for e in backend.encode_batch_fast(list(texts), add_special_tokens=True)]
 
 

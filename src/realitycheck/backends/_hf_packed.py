@@ -206,7 +206,7 @@ def plain_head(model: Any) -> bool:
 
 
 def _predictor_hidden(model: Any, packed: _Packed) -> Any:
-    """Return the decoder's ``(option tokens, hidden)`` output at the rows predicting an option token."""
+    """Return the decoder's ``(option tokens, hidden)`` output at the rows predicting each token."""
     device = model.device
     hidden = model.get_decoder()(
         input_ids=packed.ids.to(device),
