@@ -177,17 +177,18 @@ def _block_mask(segments: Any, dtype: Any) -> Any:
     ``j <= i`` and key ``j`` is context or of query ``i``'s own segment, or
     when ``j == i``; else ``-inf``.
     """
+    import numpy as np
     import torch
 
     rows, width = segments.shape
-    q = torch.from_numpy(segments).view(rows, width, 1)
-    kv = q.view(rows, 1, width)
+    q = segments[:, :, None]
+    kv = segments[:, None, :]
     allowed = (kv == 0) | (kv == q)
     allowed &= q >= 0
-    allowed &= torch.ones((width, width), dtype=torch.bool).tril_()
-    allowed |= torch.eye(width, dtype=torch.bool)
-    mask = torch.zeros((rows, 1, width, width), dtype=dtype)
-    return mask.masked_fill_(~allowed[:, None], float("-inf"))
+    allowed &= np.tri(width, dtype=bool)
+    allowed |= np.eye(width, dtype=bool)
+    barred = torch.from_numpy(~allowed[:, None])
+    return torch.zeros(barred.shape, dtype=dtype).masked_fill_(barred, float("-inf"))
 
 
 def plain_head(model: Any) -> bool:
@@ -258,7 +259,8 @@ def _target_logprobs(rows: Any, head: Any, targets: Any) -> list[float]:
 
     ``rows`` are hidden states (``head`` the output embeddings) or logits
     (``head`` ``None``). Taken :data:`_BLOCK` rows at a time: one block's
-    logits are normalised while they are in cache, and no logits array of
+    logits are normalised while they are in cache (the negated cross-entropy
+    of the target, one fused log-softmax and pick), and no logits array of
     all rows is allocated.
     """
     import torch
@@ -267,9 +269,9 @@ def _target_logprobs(rows: Any, head: Any, targets: Any) -> list[float]:
     for start in range(0, rows.shape[0], _BLOCK):
         block = rows[start : start + _BLOCK]
         logits = block if head is None else head(block[None])[0]
-        logprobs = torch.log_softmax(logits.float(), dim=-1)
-        parts.append(logprobs.gather(1, targets[start : start + _BLOCK, None])[:, 0])
-    return torch.cat(parts).tolist() if parts else []
+        picked = targets[start : start + _BLOCK]
+        parts.append(torch.nn.functional.cross_entropy(logits.float(), picked, reduction="none"))
+    return torch.cat(parts).neg_().tolist() if parts else []
 
 
 def _score_chunk(model: Any, chunk: Chunk, pad_id: int) -> list[list[float]]:
