@@ -17,8 +17,9 @@ decoder's last hidden states (:data:`_PLAIN_HEAD`: Llama, Mistral, Qwen2,
 Qwen3, GPT-2), the decoder (``get_decoder()``) runs alone and the head is
 applied here to the rows that predict an option token only, in blocks of
 :data:`_BLOCK` rows, each normalised (a float32 log-softmax over the
-vocabulary) while its logits are still in the processor's cache; a
-``(tokens, vocabulary)`` array of logits is never built. On other models
+vocabulary) while its logits are still in the processor's cache (at a
+vocabulary of a few thousand); a ``(tokens, vocabulary)`` array of logits
+is never built, which also bounds memory at a large vocabulary. On other models
 the full model runs, keeping the last ``max(sum of option lengths) + 1``
 positions (``logits_to_keep``), of which only the predicting rows reach the
 LM head (a pre-hook selects them, :func:`_predictor_logits`), so whatever
@@ -58,7 +59,7 @@ _PLAIN_HEAD = frozenset(
         "Qwen3ForCausalLM",
     }
 )
-_BLOCK = 64  # head rows normalised at once: 64 x vocabulary float32 logits stay in cache
+_BLOCK = 64  # head rows normalised at once (64 x a small vocabulary of float32 stay in cache)
 
 
 def packable(model: Any) -> bool:
