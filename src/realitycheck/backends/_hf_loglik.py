@@ -25,7 +25,55 @@ from realitycheck.backends._hf_forward import forward_features
 from realitycheck.backends._hf_packed import packable, packed_logliks
 from realitycheck.backends._hf_prefix import shared_context_logliks
 
-__all__ = ["split_pairs", "token_logliks"]
+__all__ = ["split_pairs", "token_ids", "token_logliks"]
+
+
+def _plain_backend(tokenizer: Any) -> Any:
+    """Return the ``tokenizers`` backend that ``tokenizer(texts)`` only forwards to, else ``None``.
+
+    That is a transformers fast tokenizer whose ``__call__`` and
+    ``_encode_plus`` are transformers' own, with no input/target mode switch,
+    whose backend has no truncation or padding set (a plain call would reset
+    them) and splits special tokens as the tokenizer says.
+    """
+    try:
+        from transformers.tokenization_utils_base import PreTrainedTokenizerBase
+        from transformers.tokenization_utils_tokenizers import TokenizersBackend
+    except ImportError:  # pragma: no cover - transformers < 5
+        return None
+    kind = type(tokenizer)
+    if (
+        not isinstance(tokenizer, TokenizersBackend)
+        or kind.__call__ is not PreTrainedTokenizerBase.__call__
+        or kind._encode_plus is not TokenizersBackend._encode_plus
+        or hasattr(kind, "_switch_to_input_mode")
+    ):
+        return None
+    backend = tokenizer.backend_tokenizer
+    if backend.truncation is not None or backend.padding is not None:
+        return None
+    if not hasattr(backend, "encode_batch_fast"):  # pragma: no cover - tokenizers < 0.21
+        return None
+    if backend.encode_special_tokens != bool(tokenizer.split_special_tokens):
+        return None
+    return backend
+
+
+def token_ids(tokenizer: Any, texts: Sequence[str]) -> list[list[int]]:
+    """Return each text's token ids with the tokenizer's special tokens, as ``tokenizer(texts)``.
+
+    Where the call would only forward to the ``tokenizers`` backend
+    (:func:`_plain_backend`), the backend's ``encode_batch_fast`` (ids, no
+    character offsets) is called directly, without building transformers'
+    per-text encoding dictionaries; the ids are the same.
+    """
+    if not texts:
+        return []
+    backend = _plain_backend(tokenizer)
+    if backend is None:
+        encoded = tokenizer(list(texts), return_attention_mask=False)["input_ids"]
+        return [list(ids) for ids in encoded]
+    return [e.ids for e in backend.encode_batch_fast(list(texts), add_special_tokens=True)]
 
 
 def split_pairs(
@@ -42,13 +90,11 @@ def split_pairs(
     if not pairs:
         return [], []
     prompts = sorted({p for p, _ in pairs})  # options share their prompt: tokenised once
-    ids = tokenizer(prompts, return_attention_mask=False)["input_ids"]
-    prompt_ids = dict(zip(prompts, ids, strict=True))
-    wholes = tokenizer([p + c for p, c in pairs], return_attention_mask=False)["input_ids"]
+    prompt_ids = dict(zip(prompts, token_ids(tokenizer, prompts), strict=True))
+    wholes = token_ids(tokenizer, [p + c for p, c in pairs])
     contexts, continuations = [], []
     for k, ((prompt, _), whole) in enumerate(zip(pairs, wholes, strict=True)):
-        ctx = list(prompt_ids[prompt])
-        whole = list(whole)
+        ctx = prompt_ids[prompt]
         # Usually the prompt's tokens start the joint text; else find where they part.
         fits = bool(ctx) and whole[: len(ctx)] == ctx
         shared = len(ctx) if fits else continuation_start(ctx, whole, k)

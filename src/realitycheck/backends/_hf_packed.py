@@ -11,14 +11,25 @@ their positions, so each option's numbers are those of a full pass over
 ``context + option`` (float rounding apart), while the context's tokens
 go through the model once and no key/value cache is copied.
 
-Rows are left-padded (a padding position attends to itself only) and the
-model keeps the last ``max(sum of option lengths) + 1`` positions
-(``logits_to_keep``); of those, only the rows that predict an option token
-reach the LM head (a pre-hook selects them, :func:`_predictor_logits`) and
-are normalised (one log-softmax over the vocabulary for the whole chunk).
-The rows, positions, mask and
-gather indices are built with array operations over the chunk's tokens,
-not a Python loop per option. A custom 4D mask is honoured by the eager
+Rows are left-padded (a padding position attends to itself only). On the
+decoder-only models whose logits are a plain linear head over the
+decoder's last hidden states (:data:`_PLAIN_HEAD`: Llama, Mistral, Qwen2,
+Qwen3, GPT-2), the decoder (``get_decoder()``) runs alone and the head is
+applied here to the rows that predict an option token only, in blocks of
+:data:`_BLOCK` rows, each normalised (a float32 log-softmax over the
+vocabulary) while its logits are still in the processor's cache (at a
+vocabulary of a few thousand); a ``(tokens, vocabulary)`` array of logits
+is never built, which also bounds memory at a large vocabulary. On other models
+the full model runs, keeping the last ``max(sum of option lengths) + 1``
+positions (``logits_to_keep``), of which only the predicting rows reach the
+LM head (a pre-hook selects them, :func:`_predictor_logits`), so whatever
+the model does to the head's output (e.g. a logit soft-cap) still applies.
+The rows, positions, mask and gather indices are built with array
+operations over the chunk's tokens, not a Python loop per option; the mask
+is additive with ``-inf`` where attention is barred (every row keeps its
+own position, so no row is all ``-inf``), which transformers passes to the
+attention as it is and which PyTorch's CPU SDPA kernel handles faster than
+the dtype's finite minimum. A custom 4D mask is honoured by the eager
 and SDPA attention of transformers' decoder models; models with another
 attention, a sliding window or no ``position_ids`` argument take the
 key/value cache path instead (:func:`packable`,
@@ -35,9 +46,20 @@ from typing import Any
 
 from realitycheck.backends._hf_prefix import Chunk, by_context
 
-__all__ = ["packable", "packed_logliks"]
+__all__ = ["packable", "packed_logliks", "plain_head"]
 
 _MASKED_ATTENTION = ("eager", "sdpa")
+# Causal LMs whose forward is ``lm_head(decoder(...).last_hidden_state)`` and nothing more.
+_PLAIN_HEAD = frozenset(
+    {
+        "GPT2LMHeadModel",
+        "LlamaForCausalLM",
+        "MistralForCausalLM",
+        "Qwen2ForCausalLM",
+        "Qwen3ForCausalLM",
+    }
+)
+_BLOCK = 64  # head rows normalised at once (64 x a small vocabulary of float32 stay in cache)
 
 
 def packable(model: Any) -> bool:
@@ -64,15 +86,18 @@ def packable(model: Any) -> bool:
 class _Packed:
     """The model inputs of a chunk of packed rows and where to read each option token's score.
 
-    ``ids``, ``positions``: ``(rows, width)``; ``mask``: additive ``(rows, 1, width, width)``;
-    ``predictors``: for each option token, in order, the flat index (``row * keep + j``)
-    of the kept logit row that predicts it; ``targets``: the token ids; ``lengths``:
-    the option lengths, in order; ``keep``: the logits kept per row.
+    ``ids``, ``positions``: ``(rows, width)``; ``mask``: additive ``(rows, 1, width, width)``,
+    0 or ``-inf``; ``cells``: for each option token, in order, the flat index
+    (``row * width + column``) of the position that predicts it; ``predictors``: the
+    same position's flat index (``row * keep + j``) among the kept logits; ``targets``:
+    the token ids; ``lengths``: the option lengths, in order; ``keep``: the logits kept
+    per row.
     """
 
     ids: Any
     positions: Any
     mask: Any
+    cells: Any
     predictors: Any
     targets: Any
     lengths: list[int]
@@ -99,8 +124,8 @@ def _pack(chunk: Chunk, pad_id: int, dtype: Any) -> _Packed:
     Row ``r`` is ``context + option_1 + … + option_k`` right-aligned to the
     widest row. A context token at ``j`` has position ``j``; option token
     ``j`` has position ``len(context) + j``. Attention (additive mask, 0 or
-    the dtype's minimum): causal, and a token sees the context and its own
-    segment only; a padding position sees itself only (no row is all masked).
+    ``-inf``): causal, and a token sees the context and its own segment
+    only; a padding position sees itself only (no row is all masked).
     """
     import numpy as np
     import torch
@@ -133,21 +158,65 @@ def _pack(chunk: Chunk, pad_id: int, dtype: Any) -> _Packed:
     ctx_last = pad + ctx_len - 1
     predictor = np.where(within == 0, ctx_last[row], column - 1)[option]
     predictors = row[option] * keep + predictor - (width - keep)
-    q = torch.from_numpy(seg.reshape(rows, width, 1))
-    kv = q.view(rows, 1, width)
-    causal = torch.ones((width, width), dtype=torch.bool).tril_()
-    allowed = causal & (q >= 0) & ((kv == 0) | (kv == q))
-    allowed |= torch.eye(width, dtype=torch.bool)
-    mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
     return _Packed(
         ids=torch.from_numpy(ids.reshape(rows, width)),
         positions=torch.from_numpy(positions.reshape(rows, width)),
-        mask=mask[:, None],
+        mask=_block_mask(seg.reshape(rows, width), dtype),
+        cells=torch.from_numpy(row[option] * width + predictor),
         predictors=torch.from_numpy(predictors),
         targets=torch.from_numpy(tokens[option]),
         lengths=seg_len[seg_id > 0].tolist(),
         keep=keep,
     )
+
+
+def _block_mask(segments: Any, dtype: Any) -> Any:
+    """Return the additive ``(rows, 1, width, width)`` mask of rows of ``segments``.
+
+    ``segments[r, j]`` is 0 for a context token, ``k`` for a token of option
+    ``k`` and -1 for padding. Query ``i`` may attend key ``j`` (0) when
+    ``j <= i`` and key ``j`` is context or of query ``i``'s own segment, or
+    when ``j == i``; else ``-inf``.
+    """
+    import numpy as np
+    import torch
+
+    rows, width = segments.shape
+    q = segments[:, :, None]
+    kv = segments[:, None, :]
+    allowed = (kv == 0) | (kv == q)
+    allowed &= q >= 0
+    allowed &= np.tri(width, dtype=bool)
+    allowed |= np.eye(width, dtype=bool)
+    barred = torch.from_numpy(~allowed[:, None])
+    return torch.zeros(barred.shape, dtype=dtype).masked_fill_(barred, float("-inf"))
+
+
+def plain_head(model: Any) -> bool:
+    """Return whether ``model``'s logits are its linear output embeddings over its decoder's output.
+
+    True for the causal LM classes of :data:`_PLAIN_HEAD` (their forward is
+    ``lm_head(decoder(...).last_hidden_state)``, nothing applied after) whose
+    output embeddings are a ``torch.nn.Linear``; the head can then run on
+    chosen rows of the decoder's output and give the model's own logits.
+    """
+    import torch
+
+    if type(model).__name__ not in _PLAIN_HEAD or not hasattr(model, "get_decoder"):
+        return False
+    return isinstance(model.get_output_embeddings(), torch.nn.Linear)
+
+
+def _predictor_hidden(model: Any, packed: _Packed) -> Any:
+    """Return the decoder's ``(option tokens, hidden)`` output at the rows predicting each token."""
+    device = model.device
+    hidden = model.get_decoder()(
+        input_ids=packed.ids.to(device),
+        attention_mask=packed.mask.to(device),
+        position_ids=packed.positions.to(device),
+        use_cache=False,
+    ).last_hidden_state
+    return hidden.reshape(-1, hidden.shape[-1]).index_select(0, packed.cells.to(device))
 
 
 def _predictor_logits(model: Any, packed: _Packed) -> Any:
@@ -186,19 +255,43 @@ def _predictor_logits(model: Any, packed: _Packed) -> Any:
     return logits.reshape(-1, logits.shape[-1]).index_select(0, rows)
 
 
+def _target_logprobs(rows: Any, head: Any, targets: Any) -> list[float]:
+    """Return ``log_softmax(head(rows[t]))[targets[t]]`` for every ``t``, in float32.
+
+    ``rows`` are hidden states (``head`` the output embeddings) or logits
+    (``head`` ``None``). Taken :data:`_BLOCK` rows at a time: one block's
+    logits are normalised while they are in cache (the negated cross-entropy
+    of the target, one fused log-softmax and pick), and no logits array of
+    all rows is allocated.
+    """
+    import torch
+
+    parts = []
+    for start in range(0, rows.shape[0], _BLOCK):
+        block = rows[start : start + _BLOCK]
+        logits = block if head is None else head(block[None])[0]
+        picked = targets[start : start + _BLOCK]
+        parts.append(torch.nn.functional.cross_entropy(logits.float(), picked, reduction="none"))
+    return torch.cat(parts).neg_().tolist() if parts else []
+
+
 def _score_chunk(model: Any, chunk: Chunk, pad_id: int) -> list[list[float]]:
     """Return the token log-probs of every option of every context in ``chunk``, in order.
 
     A float32 log-softmax over the vocabulary, on the logit rows that predict
-    an option token only.
+    an option token only: the head applied to the decoder's rows
+    (:func:`plain_head` models), else the model's own logits of those rows.
     """
     import torch
 
     packed = _pack(chunk, pad_id, model.dtype)
+    targets = packed.targets.to(model.device)
     with torch.inference_mode():
-        picked = _predictor_logits(model, packed)
-        logprobs = torch.log_softmax(picked.float(), dim=-1)
-        values = logprobs.gather(1, packed.targets.to(model.device)[:, None])[:, 0].tolist()
+        if plain_head(model):
+            head = model.get_output_embeddings()
+            values = _target_logprobs(_predictor_hidden(model, packed), head, targets)
+        else:
+            values = _target_logprobs(_predictor_logits(model, packed), None, targets)
     out, at = [], 0
     for n in packed.lengths:
         out.append(values[at : at + n])
