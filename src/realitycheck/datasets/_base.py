@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from realitycheck.datasets._table_bundle import TableBundle
 from realitycheck.errors import DataNotFoundError
 from realitycheck.params import OrNone, PathLike, param
 from realitycheck.records import Example, Label, Response, Score
@@ -74,6 +75,14 @@ class Dataset(Component):
     def load(self, *, progress: Callable[[int], Any] | None = None) -> Bundle:
         """Read the dataset into records."""
         raise NotImplementedError
+
+    def load_tables(self, *, progress: Callable[[int], Any] | None = None) -> TableBundle:
+        """Read the dataset into tables of the store's record schemas (what a run stores).
+
+        The tables of :meth:`load`'s records, row for row; a dataset with many
+        rows overrides this to build its columns without a record per row.
+        """
+        return TableBundle.of(self.load(progress=progress))
 
 
 def cache_dir() -> Path:
