@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 
 from realitycheck.records import Example, Label, Response, Score
@@ -100,8 +101,10 @@ def columns_table(cls: type[Any], columns: Mapping[str, Sequence[Any]]) -> pa.Ta
     The table :func:`~realitycheck.store.records_table` gives for the records
     ``cls(**row)`` of those columns: a field left out takes its default on every
     row, a mapping field (``meta``) becomes its JSON text (:data:`meta_json`), a
-    tuple field a list of texts. The records' own checks do not run: the
-    caller builds valid values (its tests compare with the record path).
+    tuple field a list of texts. A column may also be an Arrow array of the
+    field's type, taken as it is (a mapping field's as JSON text). The records'
+    own checks do not run: the caller builds valid values (its tests compare
+    with the record path).
 
     Args:
         cls: The record type (:class:`~realitycheck.records.Response`, ``Label``…).
@@ -133,10 +136,13 @@ def _default(cls: type[Any], name: str) -> Any:
 
 def _array(f: pa.Field, values: Sequence[Any] | None, n: int, cls: type[Any]) -> pa.Array:
     """One column: the given values, or the field's default on every row."""
+    if isinstance(values, pa.Array | pa.ChunkedArray):
+        return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
     if values is None:
-        values = [_default(cls, f.name)] * n
+        one = _array(f, [_default(cls, f.name)], 1, cls)
+        return one.take(pa.array(np.zeros(n, dtype=np.int64)))
     if f.name in _JSON_FIELDS:
-        values = [meta_json(v) for v in values]
+        values = ["{}" if isinstance(v, dict) and not v else meta_json(v) for v in values]
     elif f.name in _TUPLE_FIELDS:
         values = [list(v) for v in values]
     if f.type == pa.string():

@@ -1,0 +1,52 @@
+"""JSON-lines files read by Arrow's parser, for loaders that build columns.
+
+:func:`read_jsonl_table` gives the rows :func:`~realitycheck.datasets._io.read_jsonl`
+yields, as a table of the named text fields, without a Python object per line.
+It only answers for a plain file, where both readers agree: one JSON object per
+line, no blank line (so row ``i`` is line ``i + 1``), every named field present
+as a string, no key repeated. For any other file it returns ``None``, and the
+caller reads the file with :func:`~realitycheck.datasets._io.read_jsonl`,
+which accepts blank lines and names the line and field of any error.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.json as pa_json
+
+__all__ = ["read_jsonl_table"]
+
+
+def _line_count(data: bytes) -> int:
+    """The number of lines :func:`~realitycheck.datasets._io.split_lines` finds in ``data``."""
+    if not data:
+        return 0
+    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+
+
+def read_jsonl_table(path: Path, fields: Sequence[str]) -> pa.Table | None:
+    """The text ``fields`` of every line of a plain JSON-lines file, or ``None``.
+
+    Args:
+        path: The file.
+        fields: The fields to read; each must be a string on every line.
+
+    Returns:
+        One row per line (row ``i`` is line ``i + 1``) with one string column per
+        field; ``None`` when the file is not plain (see the module docstring),
+        to be read line by line instead.
+    """
+    data = path.read_bytes()
+    schema = pa.schema([(name, pa.string()) for name in fields])
+    options = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+    try:
+        table = pa_json.read_json(io.BytesIO(data), parse_options=options)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    if table.num_rows != _line_count(data) or any(c.null_count for c in table.columns):
+        return None
+    return table.select(list(fields)).combine_chunks()
