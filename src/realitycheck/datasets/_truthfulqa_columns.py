@@ -4,7 +4,7 @@ The columnar twin of the answer loop in :mod:`.truthfulqa`: both JSON-lines
 files are read by Arrow's parser (:func:`.read_jsonl_table`), the prompts split
 by one regular expression over the column, and Python runs once per distinct
 question and per distinct completion, never per answer. Informativeness votes
-are counted per (question, answer) pair by a group-by and joined to the answers.
+are counted per (question, answer) pair and looked up by an integer code of the pair.
 
 :func:`answer_columns` returns ``None`` whenever the files hold anything the
 record loop would reject or treat specially (a blank line, a prompt that does
@@ -20,11 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from realitycheck.datasets._arrow_jsonl import read_jsonl_table
 from realitycheck.records import Example
+from realitycheck.store import to_numpy
 
 __all__ = ["AnswerColumns", "answer_columns"]
 
@@ -79,29 +81,41 @@ def _verdicts(completions: pa.Array) -> pa.Array | None:
     return pc.take(pa.array(values, pa.bool_()), pc.index_in(completions, distinct))
 
 
+def _pair_codes(first: pa.Array, second: pa.Array) -> np.ndarray:
+    """One int64 code per row, equal exactly where the (first, second) text pairs are equal."""
+    a = pc.dictionary_encode(first)
+    b = pc.dictionary_encode(second)
+    width = max(len(b.dictionary), 1)
+    return to_numpy(a.indices).astype(np.int64) * width + to_numpy(b.indices).astype(np.int64)
+
+
 def _votes(info: pa.Table, question: pa.Array, answer: pa.Array) -> tuple[pa.Array, pa.Array]:
-    """Per answer, the yes and no informativeness votes of its (question, answer) pair."""
+    """Per answer, the yes and no informativeness votes of its (question, answer) pair.
+
+    The pairs of both files get one code each (:func:`_pair_codes` over the two
+    files together); votes are counted per code and looked up by it.
+    """
     verdict = _verdicts(info.column("completion").combine_chunks())
     parsed = _split(info.column("prompt").combine_chunks(), "Helpful")
     if verdict is None or parsed is None:
         raise LookupError("finetune_info.jsonl is not plain")
-    counts = (
-        pa.table(
-            {
-                "q": parsed[0],
-                "a": parsed[1],
-                "yes": pc.cast(verdict, pa.int64()),
-                "no": pc.cast(pc.invert(verdict), pa.int64()),
-            }
-        )
-        .group_by(["q", "a"])
-        .aggregate([("yes", "sum"), ("no", "sum")])
+    n = len(question)
+    codes = _pair_codes(
+        pa.concat_arrays([question, parsed[0]]), pa.concat_arrays([answer, parsed[1]])
     )
-    rows = pa.table({"q": question, "a": answer, "row": pa.array(range(len(question)))})
-    joined = rows.join(counts, keys=["q", "a"], join_type="left outer").sort_by("row")
-    yes = pc.fill_null(joined.column("yes_sum"), 0).combine_chunks()
-    no = pc.fill_null(joined.column("no_sum"), 0).combine_chunks()
-    return yes, no
+    mine, theirs = codes[:n], codes[n:]
+    voted, slot = np.unique(theirs, return_inverse=True)
+    says_yes = to_numpy(verdict).astype(bool)
+    yes_per = np.bincount(slot, weights=says_yes, minlength=len(voted)).astype(np.int64)
+    no_per = np.bincount(slot, weights=~says_yes, minlength=len(voted)).astype(np.int64)
+    if not len(voted):  # no votes at all
+        zeros = pa.array(np.zeros(n, dtype=np.int64))
+        return zeros, zeros
+    where = np.searchsorted(voted, mine).clip(max=len(voted) - 1)
+    found = voted[where] == mine
+    yes = np.where(found, yes_per[where], 0)
+    no = np.where(found, no_per[where], 0)
+    return pa.array(yes, pa.int64()), pa.array(no, pa.int64())
 
 
 def _meta(yes: pa.Array, no: pa.Array, line: pa.Array) -> pa.Array:
@@ -151,15 +165,11 @@ def _example_ids(
 
 def _pair_counts(example_id: pa.Array, text: pa.Array, hallucinated: pa.Array) -> dict[str, int]:
     """Rows repeating an (example, answer) pair, and repeated pairs judged both ways."""
-    groups = (
-        pa.table({"e": example_id, "t": text, "h": hallucinated})
-        .group_by(["e", "t"])
-        .aggregate([("h", "count_distinct")])
-    )
-    return {
-        "repeats": len(example_id) - groups.num_rows,
-        "conflicting": int(pc.sum(pc.greater(groups.column("h_count_distinct"), 1)).as_py() or 0),
-    }
+    codes = _pair_codes(example_id, text)
+    pairs = np.unique(codes)
+    judged = np.unique(codes * 2 + to_numpy(hallucinated).astype(np.int64))
+    both = np.count_nonzero(np.bincount(np.searchsorted(pairs, judged // 2)) > 1)
+    return {"repeats": len(codes) - len(pairs), "conflicting": int(both)}
 
 
 def answer_columns(
