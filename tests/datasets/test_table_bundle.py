@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+import subprocess
+import sys
 
 import pyarrow as pa
 import pytest
@@ -191,3 +193,17 @@ def test_columns_table_rejects_unknown_or_ragged_columns():
         columns_table(Label, {"response_id": ["r"], "labeler": ["h"], "verdict": [True]})
     with pytest.raises(ValueError, match="lengths"):
         columns_table(Label, {"response_id": ["r", "s"], "labeler": ["h"]})
+
+
+def test_loading_truthfulqa_into_a_run_does_not_import_pandas_or_acero(tmp_path, data_dir):
+    # Either import alone costs more than the whole columnar load (0.3-0.6 s).
+    code = f"""
+import sys
+from realitycheck import RunStore
+from realitycheck.datasets.truthfulqa import TruthfulQA
+from realitycheck.pipeline import ingest
+ingest(RunStore({str(tmp_path / "run")!r}), TruthfulQA(data_dir={str(data_dir)!r}))
+print(*(m in sys.modules for m in ("pandas", "pyarrow.acero")))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]

@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from realitycheck.records import Example, Label, Response, Score
-from realitycheck.store import from_texts, record_schema, records_table
+from realitycheck.store import from_numpy, from_texts, record_schema, records_table
 
 if TYPE_CHECKING:
     from realitycheck.datasets._base import Bundle
@@ -37,10 +37,16 @@ meta_json = json.JSONEncoder(sort_keys=True, default=str).encode
 """The JSON text of a mapping field (``meta``) as the store writes it (sorted keys)."""
 
 
+def _empty(cls: type[Any]) -> pa.Table:
+    """An empty table of record type ``cls`` (``Schema.empty_table`` would import pandas)."""
+    schema = record_schema(cls)
+    return pa.Table.from_arrays([pa.nulls(0, f.type) for f in schema], schema=schema)
+
+
 def _table_of(cls: type[Any], records: Sequence[Any]) -> pa.Table:
     """``records`` (of type ``cls``) as a table; an empty table of its schema when none."""
     if not records:
-        return record_schema(cls).empty_table()
+        return _empty(cls)
     return records_table(records)
 
 
@@ -57,9 +63,9 @@ class TableBundle:
     """
 
     examples: pa.Table
-    responses: pa.Table = field(default_factory=lambda: record_schema(Response).empty_table())
-    labels: pa.Table = field(default_factory=lambda: record_schema(Label).empty_table())
-    scores: pa.Table = field(default_factory=lambda: record_schema(Score).empty_table())
+    responses: pa.Table = field(default_factory=lambda: _empty(Response))
+    labels: pa.Table = field(default_factory=lambda: _empty(Label))
+    scores: pa.Table = field(default_factory=lambda: _empty(Score))
     notes: list[str] = field(default_factory=list)
 
     @classmethod
@@ -140,11 +146,33 @@ def _array(f: pa.Field, values: Sequence[Any] | None, n: int, cls: type[Any]) ->
         return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
     if values is None:
         one = _array(f, [_default(cls, f.name)], 1, cls)
-        return one.take(pa.array(np.zeros(n, dtype=np.int64)))
+        return one.take(from_numpy(np.zeros(n, dtype=np.int64)))
     if f.name in _JSON_FIELDS:
         values = ["{}" if isinstance(v, dict) and not v else meta_json(v) for v in values]
     elif f.name in _TUPLE_FIELDS:
         values = [list(v) for v in values]
     if f.type == pa.string():
         return from_texts(list(values))
-    return pa.array(values, type=f.type)
+    return _plain_array(list(values), f.type)
+
+
+def _plain_array(values: list[Any], kind: pa.DataType) -> pa.Array:
+    """``pa.array(values, kind)`` for the record schemas' other types, without importing pandas.
+
+    Optional bools and floats (``None`` is null), ints, and lists of texts.
+    """
+    if kind == pa.list_(pa.string()):
+        lengths = np.fromiter(map(len, values), np.int64, len(values))
+        offsets = np.zeros(len(values) + 1, dtype=np.int32)
+        np.cumsum(lengths, out=offsets[1:])
+        flat = from_texts([t for texts in values for t in texts])
+        return pa.ListArray.from_arrays(from_numpy(offsets), flat)
+    valid = np.fromiter((v is not None for v in values), bool, len(values))
+    if kind == pa.bool_():
+        return from_numpy(np.array([v is True for v in values], dtype=bool), valid)
+    if kind == pa.float64():
+        data = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+        return from_numpy(data, valid)
+    if kind == pa.int64():
+        return from_numpy(np.array(values, dtype=np.int64))
+    raise TypeError(f"columns_table: no conversion for {kind}")

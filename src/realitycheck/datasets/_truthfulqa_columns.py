@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 
 from realitycheck.datasets._arrow_jsonl import read_jsonl_table
 from realitycheck.records import Example
-from realitycheck.store import to_numpy
+from realitycheck.store import from_numpy, from_texts, scalar, to_numpy
 
 __all__ = ["AnswerColumns", "answer_columns"]
 
@@ -63,12 +63,12 @@ def _split(prompts: pa.Array, suffix: str) -> tuple[pa.Array, pa.Array] | None:
     halves = pc.split_pattern(prompts, "\nA: ", max_splits=1)
     valid = pc.and_(
         pc.and_(pc.starts_with(prompts, "Q: "), pc.ends_with(prompts, end)),
-        pc.equal(pc.list_value_length(halves), 2),
+        pc.equal(pc.list_value_length(halves), scalar(2)),
     )
     if not pc.all(valid).as_py():
         return None
-    question = pc.utf8_slice_codeunits(pc.list_element(halves, 0), 3)
-    answer = pc.utf8_slice_codeunits(pc.list_element(halves, 1), 0, -len(end))
+    question = pc.utf8_slice_codeunits(pc.list_element(halves, scalar(0)), 3)
+    answer = pc.utf8_slice_codeunits(pc.list_element(halves, scalar(1)), 0, -len(end))
     return question, answer
 
 
@@ -78,7 +78,7 @@ def _verdicts(completions: pa.Array) -> pa.Array | None:
     values = [_VERDICT.get(c.strip()) for c in distinct.to_pylist()]
     if None in values:
         return None
-    return pc.take(pa.array(values, pa.bool_()), pc.index_in(completions, distinct))
+    return pc.take(from_numpy(np.array(values, dtype=bool)), pc.index_in(completions, distinct))
 
 
 def _pair_codes(first: pa.Array, second: pa.Array) -> np.ndarray:
@@ -109,32 +109,35 @@ def _votes(info: pa.Table, question: pa.Array, answer: pa.Array) -> tuple[pa.Arr
     yes_per = np.bincount(slot, weights=says_yes, minlength=len(voted)).astype(np.int64)
     no_per = np.bincount(slot, weights=~says_yes, minlength=len(voted)).astype(np.int64)
     if not len(voted):  # no votes at all
-        zeros = pa.array(np.zeros(n, dtype=np.int64))
+        zeros = from_numpy(np.zeros(n, dtype=np.int64))
         return zeros, zeros
     where = np.searchsorted(voted, mine).clip(max=len(voted) - 1)
     found = voted[where] == mine
     yes = np.where(found, yes_per[where], 0)
     no = np.where(found, no_per[where], 0)
-    return pa.array(yes, pa.int64()), pa.array(no, pa.int64())
+    return from_numpy(yes.astype(np.int64)), from_numpy(no.astype(np.int64))
 
 
 def _meta(yes: pa.Array, no: pa.Array, line: pa.Array) -> pa.Array:
     """Each answer's meta as the store's JSON text (sorted keys; see ``_response_meta``)."""
+    words = {w: scalar(w) for w in ("null", "true", "false")}
     majority = pc.if_else(
-        pc.equal(yes, no), "null", pc.if_else(pc.greater(yes, no), "true", "false")
+        pc.equal(yes, no),
+        words["null"],
+        pc.if_else(pc.greater(yes, no), words["true"], words["false"]),
     )
     parts = [
-        '{"informative": ',
+        scalar('{"informative": '),
         majority,
-        ', "informative_votes": {"no": ',
+        scalar(', "informative_votes": {"no": '),
         pc.cast(no, pa.string()),
-        ', "yes": ',
+        scalar(', "yes": '),
         pc.cast(yes, pa.string()),
-        '}, "line": ',
+        scalar('}, "line": '),
         pc.cast(line, pa.string()),
-        "}",
+        scalar("}"),
     ]
-    return pc.binary_join_element_wise(*parts, "")
+    return pc.binary_join_element_wise(*parts, scalar(""))
 
 
 def _example_ids(
@@ -158,9 +161,7 @@ def _example_ids(
             )
             extra[q] = example
         ids.append(example.example_id)
-    return pc.take(pa.array(ids, pa.string()), pc.index_in(question, distinct)), list(
-        extra.values()
-    )
+    return pc.take(from_texts(ids), pc.index_in(question, distinct)), list(extra.values())
 
 
 def _pair_counts(example_id: pa.Array, text: pa.Array, hallucinated: pa.Array) -> dict[str, int]:
@@ -207,10 +208,12 @@ def answer_columns(
         yes, no = _votes(info, question, answer)
     except LookupError:
         return None
-    line = pa.array(range(1, len(answer) + 1), pa.int64())
+    line = from_numpy(np.arange(1, len(answer) + 1, dtype=np.int64))
     hallucinated = pc.invert(verdict)
     responses: dict[str, Any] = {
-        "response_id": pc.binary_join_element_wise(example_id, pc.cast(line, pa.string()), "/"),
+        "response_id": pc.binary_join_element_wise(
+            example_id, pc.cast(line, pa.string()), scalar("/")
+        ),
         "example_id": example_id,
         "text": answer,
         "meta": _meta(yes, no, line),
@@ -218,7 +221,7 @@ def answer_columns(
     labels = {
         "response_id": responses["response_id"],
         "hallucinated": hallucinated,
-        "category": pc.if_else(hallucinated, "false", "true"),
+        "category": pc.if_else(hallucinated, scalar("false"), scalar("true")),
         "raw": completion,
     }
     counts = {
