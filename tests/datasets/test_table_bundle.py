@@ -156,6 +156,8 @@ def test_read_jsonl_table_matches_read_jsonl(tmp_path):
         '{"a": "x", "a": "y"}\n',  # a key repeated (json.loads keeps the last)
         '{"a": "x"}\n["a"]\n',  # not an object
         '{"a": "x"}\n{"a": \n',  # not JSON
+        '\ufeff{"a": "x"}\n',  # a byte-order mark (json.loads refuses it)
+        '{"a": "x"} {"a": "y"}\n{"a": "z"}\n \n',  # two objects on a line, a blank line
     ],
 )
 def test_read_jsonl_table_declines_files_that_are_not_plain(tmp_path, text):

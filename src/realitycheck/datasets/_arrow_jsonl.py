@@ -2,11 +2,12 @@
 
 :func:`read_jsonl_table` gives the rows :func:`~realitycheck.datasets._io.read_jsonl`
 yields, as a table of the named text fields, without a Python object per line.
-It only answers for a plain file, where both readers agree: one JSON object per
-line, no blank line (so row ``i`` is line ``i + 1``), every named field present
-as a string, no key repeated. For any other file it returns ``None``, and the
-caller reads the file with :func:`~realitycheck.datasets._io.read_jsonl`,
-which accepts blank lines and names the line and field of any error.
+It only answers for a plain file, where both readers agree: UTF-8 without a
+byte-order mark, one JSON object per line, no blank line (so row ``i`` is line
+``i + 1``), every named field present as a string, no key repeated. For any
+other file it returns ``None``, and the caller reads the file with
+:func:`~realitycheck.datasets._io.read_jsonl`, which accepts blank lines and
+names the line and field of any error.
 """
 
 from __future__ import annotations
@@ -18,14 +19,25 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.json as pa_json
 
+from realitycheck.datasets._io import split_lines
+
 __all__ = ["read_jsonl_table"]
 
 
-def _line_count(data: bytes) -> int:
-    """The number of lines :func:`~realitycheck.datasets._io.split_lines` finds in ``data``."""
-    if not data:
-        return 0
-    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+def _plain_lines(data: bytes) -> int | None:
+    """The number of lines of ``data``, or None if it is not UTF-8, has a BOM or a blank line.
+
+    Lines as :func:`~realitycheck.datasets._io.split_lines` cuts them, blank as
+    :func:`~realitycheck.datasets._io.read_jsonl` skips them.
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    lines = split_lines(text)
+    if text.startswith("\ufeff") or any(not line.strip() for line in lines):
+        return None
+    return len(lines)
 
 
 def read_jsonl_table(path: Path, fields: Sequence[str]) -> pa.Table | None:
@@ -47,6 +59,6 @@ def read_jsonl_table(path: Path, fields: Sequence[str]) -> pa.Table | None:
         table = pa_json.read_json(io.BytesIO(data), parse_options=options)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
-    if table.num_rows != _line_count(data) or any(c.null_count for c in table.columns):
+    if table.num_rows != _plain_lines(data) or any(c.null_count for c in table.columns):
         return None
     return table.select(list(fields)).combine_chunks()

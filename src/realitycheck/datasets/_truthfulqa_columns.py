@@ -1,8 +1,8 @@
-"""TruthfulQA's judged answers as Arrow columns, with no Python object per answer.
+r"""TruthfulQA's judged answers as Arrow columns, with no Python object per answer.
 
 The columnar twin of the answer loop in :mod:`.truthfulqa`: both JSON-lines
 files are read by Arrow's parser (:func:`.read_jsonl_table`), the prompts split
-by one regular expression over the column, and Python runs once per distinct
+at their first ``\nA: `` over the whole column, and Python runs once per distinct
 question and per distinct completion, never per answer. Informativeness votes
 are counted per (question, answer) pair and looked up by an integer code of the pair.
 
