@@ -158,11 +158,18 @@ def test_read_jsonl_table_matches_read_jsonl(tmp_path):
         '{"a": "x"}\n{"a": \n',  # not JSON
         '\ufeff{"a": "x"}\n',  # a byte-order mark (json.loads refuses it)
         '{"a": "x"} {"a": "y"}\n{"a": "z"}\n \n',  # two objects on a line, a blank line
+        '{"a": "x"}\n  {"a": "y"}\n',  # a line opening with spaces (read line by line)
     ],
 )
 def test_read_jsonl_table_declines_files_that_are_not_plain(tmp_path, text):
     path = tmp_path / "x.jsonl"
     path.write_text(text, encoding="utf-8")
+    assert read_jsonl_table(path, ["a"]) is None
+
+
+def test_read_jsonl_table_declines_a_file_that_is_not_utf8(tmp_path):
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b'{"a": "x", "b": "\xff"}\n')  # in a field Arrow's parser skips
     assert read_jsonl_table(path, ["a"]) is None
 
 

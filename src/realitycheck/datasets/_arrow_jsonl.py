@@ -2,12 +2,12 @@
 
 :func:`read_jsonl_table` gives the rows :func:`~realitycheck.datasets._io.read_jsonl`
 yields, as a table of the named text fields, without a Python object per line.
-It only answers for a plain file, where both readers agree: UTF-8 without a
-byte-order mark, one JSON object per line, no blank line (so row ``i`` is line
-``i + 1``), every named field present as a string, no key repeated. For any
-other file it returns ``None``, and the caller reads the file with
-:func:`~realitycheck.datasets._io.read_jsonl`, which accepts blank lines and
-names the line and field of any error.
+It only answers for a plain file, where both readers agree: UTF-8, one JSON
+object per line, each line opening with ``{`` (no byte-order mark, no blank
+line, so row ``i`` is line ``i + 1``), every named field present as a string,
+no key repeated. For any other file it returns ``None``, and the caller reads
+the file with :func:`~realitycheck.datasets._io.read_jsonl`, which accepts
+blank lines and names the line and field of any error.
 """
 
 from __future__ import annotations
@@ -19,25 +19,26 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.json as pa_json
 
-from realitycheck.datasets._io import split_lines
-
 __all__ = ["read_jsonl_table"]
 
 
 def _plain_lines(data: bytes) -> int | None:
-    """The number of lines of ``data``, or None if it is not UTF-8, has a BOM or a blank line.
+    """The number of lines of ``data``, or None unless it is UTF-8 and every line opens with ``{``.
 
-    Lines as :func:`~realitycheck.datasets._io.split_lines` cuts them, blank as
-    :func:`~realitycheck.datasets._io.read_jsonl` skips them.
+    Lines as :func:`~realitycheck.datasets._io.split_lines` cuts them (at LF).
+    A line that opens with ``{`` is not blank, so
+    :func:`~realitycheck.datasets._io.read_jsonl` parses
+    every line; a byte-order mark, a blank line or a line that opens with
+    anything else (even whitespace) makes the caller read line by line.
     """
     try:
-        text = data.decode("utf-8")
+        data.decode("utf-8")  # Arrow's parser does not check the fields it skips
     except UnicodeDecodeError:
         return None
-    lines = split_lines(text)
-    if text.startswith("\ufeff") or any(not line.strip() for line in lines):
+    breaks = data.count(b"\n") - data.endswith(b"\n")
+    if not data.startswith(b"{") or data.count(b"\n{") != breaks:
         return None
-    return len(lines)
+    return breaks + 1
 
 
 def read_jsonl_table(path: Path, fields: Sequence[str]) -> pa.Table | None:
