@@ -89,6 +89,17 @@ def _pair_codes(first: pa.Array, second: pa.Array) -> np.ndarray:
     return to_numpy(a.indices).astype(np.int64) * width + to_numpy(b.indices).astype(np.int64)
 
 
+def _distinct(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct codes and each code's position among them (``np.unique``, by a sort)."""
+    order = np.argsort(codes, kind="stable")
+    ordered = codes[order]
+    first = np.ones(len(codes), dtype=bool)
+    first[1:] = ordered[1:] != ordered[:-1]
+    inverse = np.empty(len(codes), dtype=np.int64)
+    inverse[order] = np.cumsum(first) - 1
+    return ordered[first], inverse
+
+
 def _votes(info: pa.Table, question: pa.Array, answer: pa.Array) -> tuple[pa.Array, pa.Array]:
     """Per answer, the yes and no informativeness votes of its (question, answer) pair.
 
@@ -104,7 +115,7 @@ def _votes(info: pa.Table, question: pa.Array, answer: pa.Array) -> tuple[pa.Arr
         pa.concat_arrays([question, parsed[0]]), pa.concat_arrays([answer, parsed[1]])
     )
     mine, theirs = codes[:n], codes[n:]
-    voted, slot = np.unique(theirs, return_inverse=True)
+    voted, slot = _distinct(theirs)
     says_yes = to_numpy(verdict).astype(bool)
     yes_per = np.bincount(slot, weights=says_yes, minlength=len(voted)).astype(np.int64)
     no_per = np.bincount(slot, weights=~says_yes, minlength=len(voted)).astype(np.int64)
@@ -167,8 +178,8 @@ def _example_ids(
 def _pair_counts(example_id: pa.Array, text: pa.Array, hallucinated: pa.Array) -> dict[str, int]:
     """Rows repeating an (example, answer) pair, and repeated pairs judged both ways."""
     codes = _pair_codes(example_id, text)
-    pairs = np.unique(codes)
-    judged = np.unique(codes * 2 + to_numpy(hallucinated).astype(np.int64))
+    pairs, _ = _distinct(codes)
+    judged, _ = _distinct(codes * 2 + to_numpy(hallucinated).astype(np.int64))
     both = np.count_nonzero(np.bincount(np.searchsorted(pairs, judged // 2)) > 1)
     return {"repeats": len(codes) - len(pairs), "conflicting": int(both)}
 
