@@ -288,7 +288,8 @@ def main() -> None:
     root = data_dir()
     rows = in_process(*load_truthfulqa(root))
     rows += end_to_end(root, args.repeats, args.before)
-    flags = "" if args.before is None else " --before BEFORE"
+    flags = "" if args.repeats == 3 else f" --repeats {args.repeats}"
+    flags += "" if args.before is None else " --before BEFORE"
     write_result("rouge_l", rows, f"python benchmarks/rouge_l.py{flags}")
 
 
