@@ -19,7 +19,8 @@ which counts the words of the same answers. The result goes to
     .venv/bin/python benchmarks/rouge_l.py [--repeats 3] [--before OLD_CHECKOUT]
 
 With ``--before`` (e.g. ``git archive cc6e7d1 src | tar -x -C /tmp/before``),
-the label and detect commands also run on that code, and the notes give their times.
+the label (dataset in the run and empty run) and detect commands also run on
+that code, in the same rounds, and the notes give their times.
 
 The data folder is ``$REALITYCHECK_DATA_DIR`` or ``../shared/data``.
 """
@@ -197,6 +198,7 @@ def end_to_end(root: Path, repeats: int, before: Path | None) -> list[dict[str, 
     if before is not None:
         old_env = {"PYTHONPATH": str(before / "src")}
         commands["before"] = (label, old_env, drop_labels)
+        commands["fresh_before"] = (label, old_env, fresh_run)
         commands["detect_before"] = (detect, old_env, drop_scores)
     try:
         timed = interleaved(commands, repeats)
@@ -230,10 +232,14 @@ def end_to_end(root: Path, repeats: int, before: Path | None) -> list[dict[str, 
         f"F1 equal to {diff:.1e}; {unequal} answers without a word get F1 0 from "
         "rouge-score and no label (an error) from realitycheck"
     )
-    then = ""
+    then = fresh_then = ""
     if before is not None:
         old = timed["before"][0]
         then = f"; the code before this change took {old:.2f} s ({ratio(theirs, old)})"
+        old_fresh = timed["fresh_before"][0]
+        fresh_then = (
+            f"; the code before this change took {old_fresh:.2f} s ({ratio(theirs, old_fresh)})"
+        )
     command = "realitycheck label -d truthfulqa -l rouge_l --run RUN"
     scored, counted = timed["detect"][0], timed["length_script"][0]
     detect_then = ""
@@ -259,7 +265,7 @@ def end_to_end(root: Path, repeats: int, before: Path | None) -> list[dict[str, 
             "realitycheck": f"{fresh:.2f} s",
             "alternative": f"{theirs:.2f} s",
             "ratio": ratio(theirs, fresh),
-            "note": note,
+            "note": note + fresh_then,
         },
         {
             "work": "`realitycheck detect -d truthfulqa -D length --run RUN`, the dataset already "
@@ -282,7 +288,8 @@ def main() -> None:
     root = data_dir()
     rows = in_process(*load_truthfulqa(root))
     rows += end_to_end(root, args.repeats, args.before)
-    flags = "" if args.before is None else " --before BEFORE"
+    flags = "" if args.repeats == 3 else f" --repeats {args.repeats}"
+    flags += "" if args.before is None else " --before BEFORE"
     write_result("rouge_l", rows, f"python benchmarks/rouge_l.py{flags}")
 
 

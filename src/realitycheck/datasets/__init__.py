@@ -1,21 +1,39 @@
 """Built-in datasets; one module per component family.
 
 Each module registers its components with a decorator; the registry imports
-the modules when it is first asked for a name.
+the modules when it is first asked for a name. :class:`TableBundle` (a
+dataset's records as Arrow tables) loads on first use, so importing the
+registry stays cheap.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from realitycheck.datasets._base import Bundle, Dataset, dataset, datasets
 from realitycheck.datasets._describe import describe
 from realitycheck.datasets._sources import SOURCES, Source, fetch, verify
+
+if TYPE_CHECKING:  # pragma: no cover - the lazy name below, for type checkers
+    from realitycheck.datasets._table_bundle import TableBundle
 
 __all__ = [
     "SOURCES",
     "Bundle",
     "Dataset",
     "Source",
+    "TableBundle",
     "dataset",
     "datasets",
     "describe",
     "fetch",
     "verify",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # TableBundle loads pyarrow and the store; importing the registry stays cheap.
+    if name == "TableBundle":
+        return importlib.import_module(f"{__name__}._table_bundle").TableBundle
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

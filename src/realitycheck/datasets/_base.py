@@ -7,12 +7,15 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from realitycheck.errors import DataNotFoundError
 from realitycheck.params import OrNone, PathLike, param
 from realitycheck.records import Example, Label, Response, Score
 from realitycheck.registry import Component, Registry
+
+if TYPE_CHECKING:
+    from realitycheck.datasets._table_bundle import TableBundle
 
 __all__ = ["Bundle", "Dataset", "dataset", "datasets", "default_data_dirs", "find_data_dir"]
 
@@ -74,6 +77,16 @@ class Dataset(Component):
     def load(self, *, progress: Callable[[int], Any] | None = None) -> Bundle:
         """Read the dataset into records."""
         raise NotImplementedError
+
+    def load_tables(self, *, progress: Callable[[int], Any] | None = None) -> TableBundle:
+        """Read the dataset into tables of the store's record schemas (what a run stores).
+
+        The tables of :meth:`load`'s records, row for row; a dataset with many
+        rows overrides this to build its columns without a record per row.
+        """
+        from realitycheck.datasets._table_bundle import TableBundle  # pyarrow: on first use
+
+        return TableBundle.of(self.load(progress=progress))
 
 
 def cache_dir() -> Path:

@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from realitycheck.analysis import CALIBRATION, split_of
 from realitycheck.detectors._base import Detector, Needs
 from realitycheck.params import Interval, NonEmptyStr, param
 from realitycheck.records import Example, Response, Score
@@ -228,6 +227,9 @@ class SupervisedDetector(Detector):
         self, responses: Sequence[Response], needs: Needs, store: RunStore
     ) -> list[TrainingSet | tuple[str, list[Response], str]]:
         """Per dataset of ``responses``: its training set, or ``(dataset, responses, why not)``."""
+        # analysis (and metrics under it) loads here, not when the registry lists detectors.
+        from realitycheck.analysis import CALIBRATION, split_of
+
         examples = needs.examples
         wanted: dict[str, list[Response]] = {}
         for r in responses:

@@ -7,27 +7,28 @@ its source scores 0, one full of invented words or numbers scores high.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
+
+import numpy as np
 
 from realitycheck.detectors._base import Detector, Needs, detector
 from realitycheck.params import Interval, OneOf, param
-from realitycheck.records import Example, Response, Score
+from realitycheck.records import Response, Score
 from realitycheck.text import STOPWORDS, extract_numbers, words
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from realitycheck.store import ResponseBatch
 
 __all__ = ["NovelNumbers", "SourceOverlap"]
 
 Measure = Literal["count", "share"]
 
 
-def _context_of(response: Response, examples: Mapping[str, Example]) -> tuple[str | None, str]:
-    example = examples.get(response.example_id)
-    if example is None:
-        return None, f"example {response.example_id!r} was not given"
-    if not example.context.strip():
-        return None, "the example has no context"
-    return example.context, ""
+_NO_CONTEXT = "the example has no context"
 
 
 class _PerContext:
@@ -76,22 +77,32 @@ class SourceOverlap(Detector):
 
     def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
         """Return one score per response, in order."""
+        return _scores(self, responses, needs)
+
+    def score_batch(self, batch: ResponseBatch, needs: Needs) -> pa.Table:
+        """Return the scores of :meth:`score`, from the batch's columns (no record per response)."""
+        return _score_table(self, batch)
+
+    def values(
+        self, texts: Sequence[str], contexts: Sequence[str]
+    ) -> tuple[list[float | None], list[str]]:
+        """Each text's share of novel n-grams against its context (``None``: see the error)."""
         source = _PerContext(lambda text: frozenset(_ngrams(text, self.n)))
-        out = []
-        for response in responses:
-            context, error = _context_of(response, needs.examples)
-            if context is None:
-                out.append(self._score(response, None, error=error))
-                continue
-            grams = _ngrams(response.text, self.n)
-            if not grams:
-                what = "content word" if self.n == 1 else f"{self.n}-gram with a content word"
-                out.append(self._score(response, None, error=f"the response has no {what}"))
+        what = "content word" if self.n == 1 else f"{self.n}-gram with a content word"
+        values: list[float | None] = []
+        errors: list[str] = []
+        for text, context in zip(texts, contexts, strict=True):
+            grams = _ngrams(text, self.n) if context.strip() else []
+            error = _NO_CONTEXT if not context.strip() else ""
+            if not error and not grams:
+                error = f"the response has no {what}"
+            errors.append(error)
+            if error:
+                values.append(None)
                 continue
             known = source(context)
-            novel = sum(g not in known for g in grams)
-            out.append(self._score(response, novel / len(grams)))
-        return out
+            values.append(sum(g not in known for g in grams) / len(grams))
+        return values, errors
 
 
 @detector("novel_numbers")
@@ -117,18 +128,58 @@ class NovelNumbers(Detector):
 
     def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
         """Return one score per response, in order."""
+        return _scores(self, responses, needs)
+
+    def score_batch(self, batch: ResponseBatch, needs: Needs) -> pa.Table:
+        """Return the scores of :meth:`score`, from the batch's columns (no record per response)."""
+        return _score_table(self, batch)
+
+    def values(
+        self, texts: Sequence[str], contexts: Sequence[str]
+    ) -> tuple[list[float | None], list[str]]:
+        """Each text's novel numbers against its context (``None``: see the error)."""
         source = _PerContext(lambda text: frozenset(extract_numbers(text)))
-        out = []
-        for response in responses:
-            context, error = _context_of(response, needs.examples)
-            if context is None:
-                out.append(self._score(response, None, error=error))
+        values: list[float | None] = []
+        errors: list[str] = []
+        for text, context in zip(texts, contexts, strict=True):
+            if not context.strip():
+                values.append(None)
+                errors.append(_NO_CONTEXT)
                 continue
-            numbers = extract_numbers(response.text)
+            numbers = extract_numbers(text)
             known = source(context)
             novel = sum(x not in known for x in numbers)
             if self.measure == "share":
-                out.append(self._score(response, novel / len(numbers) if numbers else 0.0))
+                values.append(novel / len(numbers) if numbers else 0.0)
             else:
-                out.append(self._score(response, float(novel)))
-        return out
+                values.append(float(novel))
+            errors.append("")
+        return values, errors
+
+
+_Grounding = SourceOverlap | NovelNumbers
+
+
+def _scores(owner: _Grounding, responses: Sequence[Response], needs: Needs) -> list[Score]:
+    """The scores of :meth:`values` on records; an example not given gets its own error."""
+    found = [needs.examples.get(r.example_id) for r in responses]
+    contexts = ["" if e is None else e.context for e in found]
+    values, errors = owner.values([r.text for r in responses], contexts)
+    out = []
+    for response, example, value, error in zip(responses, found, values, errors, strict=True):
+        if example is None:
+            value, error = None, f"example {response.example_id!r} was not given"
+        out.append(owner._score(response, value, error=error))
+    return out
+
+
+def _score_table(owner: _Grounding, batch: ResponseBatch) -> pa.Table:
+    """The scores of :meth:`values` on a batch's text and context columns, as one table."""
+    from realitycheck.store import score_table
+
+    contexts = [c or "" for c in batch.example_values("context")]
+    values, errors = owner.values(batch.column("text").to_pylist(), contexts)
+    present = np.array([v is not None for v in values], dtype=bool)
+    value = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+    ids = batch.column("response_id")
+    return score_table(owner.key, owner.spec_json, ids, value=value, present=present, error=errors)

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ReferenceSimilarity",
+    "TextSimilarity",
     "labels_from_similarity",
     "references_of",
     "similarity_table",
@@ -176,3 +177,41 @@ class ReferenceSimilarity(Labeler):
         method sets it for a response it cannot measure (empty text).
         """
         raise NotImplementedError
+
+
+@dataclass(frozen=True, kw_only=True)
+class TextSimilarity(ReferenceSimilarity):
+    """A :class:`ReferenceSimilarity` that reads nothing of a response but its text.
+
+    Subclasses implement :meth:`text_similarities`; both paths use it: the
+    record path (:meth:`label`) on the records' texts, and the label stage's
+    columnar path (:meth:`label_batch`) on the batch's text and references
+    columns, with no record per response. Both give the same labels.
+    """
+
+    def similarities(
+        self,
+        responses: Sequence[Response],
+        refs: Sequence[tuple[str, ...]],
+        errors: list[str],
+    ) -> list[float | None]:
+        """Return :meth:`text_similarities` of the responses' texts."""
+        return self.text_similarities([r.text for r in responses], refs, errors)
+
+    def text_similarities(
+        self, texts: Sequence[str], refs: Sequence[Sequence[str]], errors: list[str]
+    ) -> list[float | None]:
+        """Return each text's similarity (higher = closer), ``None`` where it has an error.
+
+        As :meth:`ReferenceSimilarity.similarities`, on texts.
+        """
+        raise NotImplementedError
+
+    def label_batch(self, batch: ResponseBatch, *, cache: CallCache | None = None) -> pa.Table:
+        """Return the labels of :meth:`label`, from the batch's columns (no record per response)."""
+        texts, refs, errors = texts_and_references(batch)
+        found = self.text_similarities(texts, refs, errors)
+        value = np.array([np.nan if v is None else v for v in found], dtype=np.float64)
+        return similarity_table(
+            self, batch, value, errors, threshold=self.threshold, name=self.similarity_name
+        )

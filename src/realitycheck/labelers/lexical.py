@@ -15,14 +15,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+import numpy as np
+
 from realitycheck.labelers._base import Labeler, labeler
-from realitycheck.labelers._similarity import ReferenceSimilarity, labels_from_similarity
+from realitycheck.labelers._similarity import (
+    TextSimilarity,
+    labels_from_similarity,
+    similarity_table,
+)
 from realitycheck.params import Interval, param
 from realitycheck.records import Example, Label, Response
 from realitycheck.text import answer_tokens
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from realitycheck.backends import CallCache
+    from realitycheck.store import ResponseBatch
 
 __all__ = ["Bleu", "ExactMatch", "KnowledgeF1", "TokenF1", "token_f1"]
 
@@ -71,7 +80,7 @@ class _TokenCounts:
 
 @labeler("token_f1")
 @dataclass(frozen=True, kw_only=True)
-class TokenF1(ReferenceSimilarity):
+class TokenF1(TextSimilarity):
     """SQuAD token F1 against the best reference, thresholded.
 
     ``score`` is ``1 - F1`` in [0, 1], higher = more likely hallucinated. The
@@ -85,17 +94,14 @@ class TokenF1(ReferenceSimilarity):
     threshold: float = param(0.5, Interval(float, 0, 1))
     similarity_name: ClassVar[str] = "token_f1"
 
-    def similarities(
-        self,
-        responses: Sequence[Response],
-        refs: Sequence[tuple[str, ...]],
-        errors: list[str],
+    def text_similarities(
+        self, texts: Sequence[str], refs: Sequence[Sequence[str]], errors: list[str]
     ) -> list[float | None]:
-        """Return each response's token_f1 to its best reference (``None`` on an error)."""
+        """Return each text's token_f1 to its best reference (``None`` on an error)."""
         counts = _TokenCounts()
         similarities: list[float | None] = []
-        for k, response in enumerate(responses):
-            prediction, n_prediction = counts(response.text)
+        for k, text in enumerate(texts):
+            prediction, n_prediction = counts(text)
             if not errors[k] and n_prediction == 0:
                 errors[k] = _EMPTY
             if not errors[k] and all(counts(r)[1] == 0 for r in refs[k]):
@@ -109,7 +115,7 @@ class TokenF1(ReferenceSimilarity):
 
 @labeler("exact_match")
 @dataclass(frozen=True, kw_only=True)
-class ExactMatch(ReferenceSimilarity):
+class ExactMatch(TextSimilarity):
     """Whether the response equals a reference after SQuAD normalisation.
 
     The similarity is 1 on a match and 0 otherwise, so ``score`` is 0 (match)
@@ -123,13 +129,10 @@ class ExactMatch(ReferenceSimilarity):
     threshold: float = param(1.0, Interval(float, 0, 1))
     similarity_name: ClassVar[str] = "exact_match"
 
-    def similarities(
-        self,
-        responses: Sequence[Response],
-        refs: Sequence[tuple[str, ...]],
-        errors: list[str],
+    def text_similarities(
+        self, texts: Sequence[str], refs: Sequence[Sequence[str]], errors: list[str]
     ) -> list[float | None]:
-        """Return each response's exact_match to its best reference (``None`` on an error)."""
+        """Return each text's exact_match to its best reference (``None`` on an error)."""
         normalized: dict[str, str] = {}
 
         def norm(text: str) -> str:
@@ -138,8 +141,8 @@ class ExactMatch(ReferenceSimilarity):
             return normalized[text]
 
         similarities: list[float | None] = []
-        for k, response in enumerate(responses):
-            prediction = norm(response.text)
+        for k, text in enumerate(texts):
+            prediction = norm(text)
             if not errors[k] and not prediction:
                 errors[k] = _EMPTY
             if errors[k]:
@@ -181,31 +184,56 @@ class KnowledgeF1(Labeler):
         cache: CallCache | None = None,
     ) -> list[Label]:
         """Return one label per response, in order."""
-        counts = _TokenCounts()
-        similarities: list[float | None] = []
-        errors: list[str] = []
-        for response in responses:
-            example = examples.get(response.example_id)
-            error = ""
+        contexts = [examples.get(r.example_id) for r in responses]
+        similarities, errors = _knowledge_f1(
+            [r.text for r in responses], [None if e is None else e.context for e in contexts]
+        )
+        for k, (response, example) in enumerate(zip(responses, contexts, strict=True)):
             if example is None:
-                error = f"example {response.example_id!r} was not given"
-            elif counts(example.context)[1] == 0:
-                error = "the example has no context"
-            elif counts(response.text)[1] == 0:
-                error = _EMPTY
-            errors.append(error)
-            if error or example is None:
-                similarities.append(None)
-                continue
-            similarities.append(_f1(*counts(response.text), *counts(example.context)))
+                errors[k] = f"example {response.example_id!r} was not given"
         return labels_from_similarity(
             self, responses, similarities, errors, threshold=self.threshold, name="knowledge_f1"
         )
 
+    def label_batch(self, batch: ResponseBatch, *, cache: CallCache | None = None) -> pa.Table:
+        """Return the labels of :meth:`label`, from the batch's columns (no record per response)."""
+        texts = batch.column("text").to_pylist()
+        contexts = [c or "" for c in batch.example_values("context")]
+        found, errors = _knowledge_f1(texts, contexts)
+        value = np.array([np.nan if v is None else v for v in found], dtype=np.float64)
+        return similarity_table(
+            self, batch, value, errors, threshold=self.threshold, name="knowledge_f1"
+        )
+
+
+def _knowledge_f1(
+    texts: Sequence[str], contexts: Sequence[str | None]
+) -> tuple[list[float | None], list[str]]:
+    """Each text's token F1 to its context (``None`` where it has an error), and the errors.
+
+    A ``None`` context (an example not given) gets ``None`` and an empty error,
+    for the caller to fill in.
+    """
+    counts = _TokenCounts()
+    similarities: list[float | None] = []
+    errors: list[str] = []
+    for text, context in zip(texts, contexts, strict=True):
+        error = ""
+        if context is not None and counts(context)[1] == 0:
+            error = "the example has no context"
+        elif context is not None and counts(text)[1] == 0:
+            error = _EMPTY
+        errors.append(error)
+        if error or context is None:
+            similarities.append(None)
+            continue
+        similarities.append(_f1(*counts(text), *counts(context)))
+    return similarities, errors
+
 
 @labeler("bleu")
 @dataclass(frozen=True, kw_only=True)
-class Bleu(ReferenceSimilarity):
+class Bleu(TextSimilarity):
     """Sentence BLEU of sacrebleu against all the example's references at once.
 
     Uses ``sacrebleu.sentence_bleu(response, references)`` with its defaults
@@ -222,22 +250,19 @@ class Bleu(ReferenceSimilarity):
     threshold: float = param(0.1, Interval(float, 0, 1))
     similarity_name: ClassVar[str] = "bleu"
 
-    def similarities(
-        self,
-        responses: Sequence[Response],
-        refs: Sequence[tuple[str, ...]],
-        errors: list[str],
+    def text_similarities(
+        self, texts: Sequence[str], refs: Sequence[Sequence[str]], errors: list[str]
     ) -> list[float | None]:
-        """Return each response's bleu to its best reference (``None`` on an error)."""
+        """Return each text's bleu to its best reference (``None`` on an error)."""
         from sacrebleu.metrics import BLEU
 
         metric = BLEU(effective_order=True)  # the settings of sacrebleu.sentence_bleu
         similarities: list[float | None] = []
-        for k, response in enumerate(responses):
-            if not errors[k] and not response.text.strip():
+        for k, text in enumerate(texts):
+            if not errors[k] and not text.strip():
                 errors[k] = "the response is empty"
             if errors[k]:
                 similarities.append(None)
                 continue
-            similarities.append(metric.sentence_score(response.text, list(refs[k])).score / 100)
+            similarities.append(metric.sentence_score(text, list(refs[k])).score / 100)
         return similarities

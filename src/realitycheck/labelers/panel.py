@@ -51,7 +51,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
-from realitycheck.analysis import CALIBRATION, dawid_skene, majority_vote, split_of
 from realitycheck.errors import InvalidInputError
 from realitycheck.labelers._base import Labeler, labeler
 from realitycheck.labelers.lexical import ExactMatch, TokenF1
@@ -211,6 +210,8 @@ class Panel(Labeler):
     def _dawid_skene(
         self, matrix: np.ndarray, example_ids: list[str], voted: np.ndarray, share: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+        from realitycheck.analysis import CALIBRATION, dawid_skene, split_of
+
         calibration = (split_of(example_ids, self.calibration_fraction) == CALIBRATION) & voted
         n_fit = int(calibration.sum())
         seen = np.unique(matrix[calibration][~np.isnan(matrix[calibration])])
@@ -285,6 +286,9 @@ def _vote(label: Label) -> float:
 
 def _majority(matrix: np.ndarray, voted: np.ndarray) -> np.ndarray:
     """Majority verdict per response; a tie counts as hallucinated, no vote gives NaN."""
+    # analysis (and metrics under it) loads here, not when the registry lists labelers.
+    from realitycheck.analysis import majority_vote
+
     majority = majority_vote(matrix)  # NaN on a tie and without votes
     return np.where(voted, np.where(np.isnan(majority), 1.0, majority), np.nan)
 

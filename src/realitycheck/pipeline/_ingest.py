@@ -12,12 +12,11 @@ or detect stage then computes again.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from realitycheck.datasets import Bundle, Dataset
+from realitycheck.datasets import Dataset, TableBundle
 from realitycheck.errors import DataNotFoundError, InvalidInputError
 from realitycheck.keys import is_stored
 from realitycheck.pipeline._report import StageReport
@@ -111,21 +110,18 @@ def ingest(
             report.reused[dataset.key] = int(entry.get("responses", 0))
             return report
     with (progress or NullProgress()).task(f"loading {dataset.key}", None) as task:
-        bundle = dataset.load(progress=task.advance)
-    if not bundle.examples:
+        bundle = dataset.load_tables(progress=task.advance)
+    if not bundle.examples.num_rows:
         raise InvalidInputError(
             f"The dataset {dataset.run_name!r} yielded no examples; nothing was loaded.",
             path=next(iter(prints), None),
         )
     if entry is not None or others:
         report.notes.extend(_forget(store, dataset.run_name, bundle))
-    source = digest(prints)
-    examples = [
-        dataclasses.replace(e, meta={**e.meta, "source_sha256": source}) for e in bundle.examples
-    ]
-    for records in (examples, bundle.responses, bundle.labels, bundle.scores):
-        store.append(records)
-    for table in ("examples", "responses", "labels", "scores"):
+    tables = bundle.with_example_meta(source_sha256=digest(prints)).tables()
+    for table, rows in tables.items():
+        store.append_table(table, rows)
+    for table in tables:
         store.compact(table)
     store.update_manifest(
         forget_datasets=others,
@@ -134,16 +130,16 @@ def ingest(
                 "name": dataset.run_name,
                 "spec": dataset.spec,
                 "fingerprint": prints,
-                "examples": len(bundle.examples),
-                "responses": len(bundle.responses),
-                "labels": len(bundle.labels),
-                "scores": len(bundle.scores),
+                "examples": bundle.examples.num_rows,
+                "responses": bundle.responses.num_rows,
+                "labels": bundle.labels.num_rows,
+                "scores": bundle.scores.num_rows,
                 "notes": bundle.notes,
             }
         },
         notes=report.notes,
     )
-    report.computed[dataset.key] = len(bundle.responses)
+    report.computed[dataset.key] = bundle.responses.num_rows
     return report
 
 
@@ -151,7 +147,7 @@ def _example_content(example: Example) -> tuple[Any, ...]:
     return (example.question, example.context, tuple(example.references))
 
 
-def _forget(store: RunStore, name: str, bundle: Bundle) -> list[str]:
+def _forget(store: RunStore, name: str, bundle: TableBundle) -> list[str]:
     """Remove a dataset's stored records before it is loaded again; return what was done.
 
     Labels and scores of responses whose text or example changed (or that are
@@ -161,17 +157,27 @@ def _forget(store: RunStore, name: str, bundle: Bundle) -> list[str]:
     """
     old_examples = {e.example_id: e for e in store.read(Example) if e.dataset == name}
     old = [r for r in store.read(Response) if r.example_id in old_examples]
-    new_examples = {e.example_id: e for e in bundle.examples}
-    new = {r.response_id: r for r in bundle.responses}
+    new_examples = {
+        row["example_id"]: (row["question"], row["context"], tuple(row["references"]))
+        for row in bundle.examples.select(
+            ["example_id", "question", "context", "references"]
+        ).to_pylist()
+    }
+    responses = bundle.responses.select(["response_id", "text", "example_id"]).to_pydict()
+    new = {
+        r: (t, e)
+        for r, t, e in zip(
+            responses["response_id"], responses["text"], responses["example_id"], strict=True
+        )
+    }
     kept: set[str] = set()
     for r in old:
         n = new.get(r.response_id)
         if (
             n is not None
-            and (n.text, n.example_id) == (r.text, r.example_id)
-            and n.example_id in new_examples
-            and _example_content(new_examples[n.example_id])
-            == _example_content(old_examples[r.example_id])
+            and n == (r.text, r.example_id)
+            and n[1] in new_examples
+            and new_examples[n[1]] == _example_content(old_examples[r.example_id])
         ):
             kept.add(r.response_id)
     changed = {r.response_id for r in old} - kept
