@@ -54,9 +54,35 @@ def _ngrams(text: str, n: int) -> list[tuple[str, ...]]:
     return [g for g in grams if not STOPWORDS.issuperset(g)]  # some word is a content word
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Grounding(Detector):
+    """A detector whose value compares each response's text with its example's context.
+
+    Subclasses implement :meth:`values`; both paths use it: the record path
+    (:meth:`score`) and the detect stage's columnar path (:meth:`score_batch`,
+    the batch's text and context columns, no record per response).
+    """
+
+    needs: ClassVar[frozenset[str]] = frozenset({"context"})
+
+    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+        """Return one score per response, in order."""
+        return _scores(self, responses, needs)
+
+    def score_batch(self, batch: ResponseBatch, needs: Needs) -> pa.Table:
+        """Return the scores of :meth:`score`, from the batch's columns (no record per response)."""
+        return _score_table(self, batch)
+
+    def values(
+        self, texts: Sequence[str], contexts: Sequence[str]
+    ) -> tuple[list[float | None], list[str]]:
+        """Return each text's value against its context (``None`` where it has an error)."""
+        raise NotImplementedError
+
+
 @detector("source_overlap")
 @dataclass(frozen=True, kw_only=True)
-class SourceOverlap(Detector):
+class SourceOverlap(_Grounding):
     """Share of the response's content n-grams that do not occur in the context.
 
     Words are :func:`realitycheck.text.words` (lowercased letters and digits);
@@ -73,15 +99,6 @@ class SourceOverlap(Detector):
     """
 
     n: int = param(1, Interval(int, 1))
-    needs: ClassVar[frozenset[str]] = frozenset({"context"})
-
-    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
-        """Return one score per response, in order."""
-        return _scores(self, responses, needs)
-
-    def score_batch(self, batch: ResponseBatch, needs: Needs) -> pa.Table:
-        """Return the scores of :meth:`score`, from the batch's columns (no record per response)."""
-        return _score_table(self, batch)
 
     def values(
         self, texts: Sequence[str], contexts: Sequence[str]
@@ -107,7 +124,7 @@ class SourceOverlap(Detector):
 
 @detector("novel_numbers")
 @dataclass(frozen=True, kw_only=True)
-class NovelNumbers(Detector):
+class NovelNumbers(_Grounding):
     """Numbers in the response that do not occur in the context.
 
     Numbers are read and normalised by :func:`realitycheck.text.extract_numbers`
@@ -124,15 +141,6 @@ class NovelNumbers(Detector):
     """
 
     measure: Measure = param("count", OneOf(Measure))
-    needs: ClassVar[frozenset[str]] = frozenset({"context"})
-
-    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
-        """Return one score per response, in order."""
-        return _scores(self, responses, needs)
-
-    def score_batch(self, batch: ResponseBatch, needs: Needs) -> pa.Table:
-        """Return the scores of :meth:`score`, from the batch's columns (no record per response)."""
-        return _score_table(self, batch)
 
     def values(
         self, texts: Sequence[str], contexts: Sequence[str]
@@ -155,9 +163,6 @@ class NovelNumbers(Detector):
                 values.append(float(novel))
             errors.append("")
         return values, errors
-
-
-_Grounding = SourceOverlap | NovelNumbers
 
 
 def _scores(owner: _Grounding, responses: Sequence[Response], needs: Needs) -> list[Score]:
