@@ -108,17 +108,20 @@ NOTES = (
     "(demo_study_keys(): an embedding probe too), so its row is not like for like.",
     "first: REALITYCHECK_CACHE_DIR and the embedding cache fresh (ONNX export included); "
     "warm: the same code rerun on a new folder with first's embedding cache; every CSV table "
-    "of the two runs (metrics.csv, studies/*/*.csv) is equal (largest difference 0, "
-    "benchmarks/compare_demo_runs.py).",
-    "The machine was shared with three other engineers (load 2-8): compare CPU seconds.",
+    "of both runs (metrics.csv, studies/*/*.csv) equals session 6's demo (largest difference "
+    "0, benchmarks/compare_demo_runs.py).",
+    "first and warm ran one after the other on an otherwise idle machine (load 1-2 from the "
+    "run itself); before ran on a shared one (load up to 10): compare CPU seconds.",
 )
 FLOOR = {
     "work": "first-run embedding floor: 63,788 distinct texts, 2,285,172 word pieces",
-    "realitycheck": "about 950 CPU s",
+    "realitycheck": "about 785 CPU s",
     "alternative": "",
     "ratio": "",
-    "note": "ONNX MiniLM at its best measured 2,300-2,400 word pieces (90-100 RAGTruth "
-    "sentences) per CPU s; about 475 s wall on 2 idle cores, before any other stage",
+    "note": "the first run's four embedding stages less their warm-cache CPU (train_noise "
+    "395, ragtruth embedding_grounding 253, truthfulqa embedding_similarity 104, faithbench "
+    "embedding_grounding 33): about 2,900 word pieces per CPU s with ONNX MiniLM; about 393 s "
+    "wall on 2 idle cores, before any other stage",
 }
 
 
@@ -158,8 +161,8 @@ def summary(runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
             "whole demo, first run (fresh caches), CPU s",
             first["total_cpu_s"],
             before["total_cpu_s"],
-            f"wall {first['total_wall_s']:.0f} s on a shared machine (before: wall "
-            f"{before['total_wall_s']:.0f} s)",
+            f"wall {first['total_wall_s']:.0f} s (before: wall "
+            f"{before['total_wall_s']:.0f} s, on a shared machine)",
         ),
         _row(
             "whole demo, rerun with a warm embedding cache, CPU s",
