@@ -28,6 +28,14 @@ WORDS = (
 ).split()
 SPECIALS = ["[UNK]", "[PAD]", "[CLS]", "[SEP]"]
 NLI_LABELS = {0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"}
+# Of different lengths, so that batches of two are padded.
+PAIRS = [
+    ("the eiffel tower is in paris", "the tower is in paris"),
+    ("rome is the capital of italy", "paris is the capital of france"),
+    ("one", "the tower was completed in 1889 and is 330 metres tall"),
+    ("the tower was built by the company of gustave", "gustave designed it"),
+    ("london", "london"),
+]
 
 
 def build_tokenizer():
@@ -53,10 +61,20 @@ def build_tokenizer():
     )
 
 
-def build_classifier(tokenizer, id2label: dict[int, str], seed: int):
-    from transformers import BertConfig, BertForSequenceClassification
+def build_classifier(
+    tokenizer, id2label: dict[int, str], seed: int, *, arch: str = "bert", init: float = 1.0
+):
+    """A 1-layer classifier with random weights: ``arch`` ``bert`` or ``deberta`` (DeBERTa-v2)."""
+    import transformers
 
-    config = BertConfig(
+    config_class, model_class = {
+        "bert": (transformers.BertConfig, transformers.BertForSequenceClassification),
+        "deberta": (
+            transformers.DebertaV2Config,
+            transformers.DebertaV2ForSequenceClassification,
+        ),
+    }[arch]
+    config = config_class(
         vocab_size=len(tokenizer),
         hidden_size=16,
         num_hidden_layers=1,
@@ -66,16 +84,16 @@ def build_classifier(tokenizer, id2label: dict[int, str], seed: int):
         num_labels=len(id2label),
         id2label=id2label,
         label2id={name: i for i, name in id2label.items()},
-        initializer_range=1.0,
+        initializer_range=init,
         pad_token_id=tokenizer.pad_token_id,
     )
     torch.manual_seed(seed)
-    return BertForSequenceClassification(config).eval()
+    return model_class(config).eval()
 
 
-def _save(folder: Path, id2label: dict[int, str], seed: int) -> Path:
+def _save(folder: Path, id2label: dict[int, str], seed: int, **arch) -> Path:
     tokenizer = build_tokenizer()
-    build_classifier(tokenizer, id2label, seed).save_pretrained(folder)
+    build_classifier(tokenizer, id2label, seed, **arch).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
 
@@ -90,6 +108,13 @@ def tiny_nli_dir(tmp_path_factory) -> Path:
 def tiny_consistency_dir(tmp_path_factory) -> Path:
     """A single-logit (HHEM-style) consistency cross-encoder and its tokenizer."""
     return _save(tmp_path_factory.mktemp("tiny-consistency"), {0: "LABEL_0"}, seed=1)
+
+
+@pytest.fixture(scope="session")
+def tiny_deberta_dir(tmp_path_factory) -> Path:
+    """A 3-label DeBERTa-v2 classifier (an architecture without SDPA) and its tokenizer."""
+    folder = tmp_path_factory.mktemp("tiny-deberta")
+    return _save(folder, NLI_LABELS, seed=2, arch="deberta", init=0.3)
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tests.pairs.conftest import PAIRS
 
 from realitycheck.backends import CallCache, cached_pairs
 from realitycheck.backends._cache import call_identity
@@ -12,15 +13,6 @@ from realitycheck.backends.hf import HFBackend
 from realitycheck.errors import InvalidInputError
 
 torch = pytest.importorskip("torch")
-
-# Of different lengths, so that batches of two are padded.
-PAIRS = [
-    ("the eiffel tower is in paris", "the tower is in paris"),
-    ("rome is the capital of italy", "paris is the capital of france"),
-    ("one", "the tower was completed in 1889 and is 330 metres tall"),
-    ("the tower was built by the company of gustave", "gustave designed it"),
-    ("london", "london"),
-]
 
 
 def _direct_probs(folder, attn: str) -> np.ndarray:
@@ -39,33 +31,6 @@ def _direct_probs(folder, attn: str) -> np.ndarray:
 
 def _probs(answers) -> np.ndarray:
     return np.array([[a.contradiction, a.neutral, a.entailment] for a in answers])
-
-
-@pytest.fixture(scope="module")
-def tiny_deberta_dir(tmp_path_factory):
-    """A 3-label DeBERTa-v2 classifier (an architecture without SDPA), random weights."""
-    from tests.pairs.conftest import NLI_LABELS, build_tokenizer
-    from transformers import DebertaV2Config, DebertaV2ForSequenceClassification
-
-    tokenizer = build_tokenizer()
-    config = DebertaV2Config(
-        vocab_size=len(tokenizer),
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=128,
-        num_labels=3,
-        id2label=NLI_LABELS,
-        label2id={v: k for k, v in NLI_LABELS.items()},
-        initializer_range=0.3,
-        pad_token_id=tokenizer.pad_token_id,
-    )
-    torch.manual_seed(2)
-    folder = tmp_path_factory.mktemp("tiny-deberta")
-    DebertaV2ForSequenceClassification(config).eval().save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
 
 
 def test_auto_loads_a_bert_classifier_with_sdpa_equal_to_a_direct_eager_pass(tiny_nli_dir):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tests.pairs.conftest import PAIRS
 
 from realitycheck.backends import (
     CAPABILITIES,
@@ -18,14 +19,6 @@ from realitycheck.errors import InvalidInputError
 from realitycheck.text import words
 
 torch = pytest.importorskip("torch")
-
-PAIRS = [
-    ("the eiffel tower is in paris", "the tower is in paris"),
-    ("rome is the capital of italy", "paris is the capital of france"),
-    ("one", "the tower was completed in 1889 and is 330 metres tall"),
-    ("the tower was built by the company of gustave", "gustave designed it"),
-    ("london", "london"),
-]
 
 
 def _reference_logits(load, folder, pairs, max_length=None):
