@@ -16,7 +16,13 @@ pytest.importorskip("ray", reason="ray is not installed: pip install 'realityche
 pytest.importorskip("moto.server", reason="pip install 'moto[server]'")
 
 from ray_components import Logged  # noqa: E402  (after the skip)
-from test_ray_stages import N_EXAMPLES, _log, _run, _table  # noqa: E402
+from test_ray_stages import (  # noqa: E402
+    N_EXAMPLES,
+    _log,
+    _run,
+    _table,
+    assert_a_rerun_computes_only_the_missing_parts,
+)
 
 from realitycheck import RunStore, detect, label  # noqa: E402
 from realitycheck.executors import LocalExecutor  # noqa: E402
@@ -77,20 +83,5 @@ def test_workers_write_parts_into_s3_and_the_run_matches_a_local_one(cluster, s3
 
 
 def test_a_ray_rerun_on_s3_computes_only_the_missing_parts(cluster, s3_run_uri, tmp_path):
-    from realitycheck.executors import RayExecutor
-
     store = _copy(_run(tmp_path / "inputs"), s3_run_uri("rerun"))
-    log, flag = tmp_path / "calls.log", tmp_path / "fail.flag"
-    flag.touch()
-    det = Logged(log=str(log), fail_on="q/20/m1", fail_flag=str(flag))
-    one_at_a_time = RayExecutor(cluster.address, max_in_flight=1)
-    with pytest.raises(RuntimeError, match="planned failure"):
-        detect(store, [det], batch_size=16, executor=one_at_a_time)
-    first = {rid for entry in _log(log) for rid in entry["ids"]}
-    assert set(store.frame("scores")["response_id"]) == first and len(first) == 32
-    flag.unlink()
-    report = detect(store, [det], batch_size=16, executor=cluster)
-    second = [rid for entry in _log(log)[2:] for rid in entry["ids"]]
-    everything = set(store.frame("responses")["response_id"])
-    assert sorted(second) == sorted(everything - first)  # each missing response once
-    assert report.reused[det.key] == 32 and report.computed[det.key] == 28
+    assert_a_rerun_computes_only_the_missing_parts(store, cluster, tmp_path)

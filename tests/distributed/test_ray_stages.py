@@ -125,7 +125,11 @@ def test_killing_a_worker_mid_stage_loses_nothing(cluster, tmp_path):
 
 
 def test_a_rerun_computes_only_the_missing_parts(cluster, tmp_path):
-    store = _run(tmp_path / "run")
+    assert_a_rerun_computes_only_the_missing_parts(_run(tmp_path / "run"), cluster, tmp_path)
+
+
+def assert_a_rerun_computes_only_the_missing_parts(store, cluster, tmp_path) -> None:
+    """A detect stopped after two parts keeps them; a rerun computes each missing one once."""
     log, flag = tmp_path / "calls.log", tmp_path / "fail.flag"
     flag.touch()
     det = Logged(log=str(log), fail_on="q/20/m1", fail_flag=str(flag))
