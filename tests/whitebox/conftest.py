@@ -34,6 +34,35 @@ HIDDEN = 32
 LAYERS = 4
 
 
+def mcq_pairs(seed: int, contexts: int, context_words: int, options: int, option_words: int):
+    """Seeded ``(context, " option")`` pairs: ``contexts`` contexts of 1 to ``context_words`` words,
+    each with 1 to ``options`` options of 1 to ``option_words`` words."""
+    rng = np.random.default_rng(seed)
+    pairs = []
+    for _ in range(contexts):
+        context = " ".join(rng.choice(WORDS[:-4], size=int(rng.integers(1, context_words + 1))))
+        for _ in range(int(rng.integers(1, options + 1))):
+            size = int(rng.integers(1, option_words + 1))
+            pairs.append((context, " " + " ".join(rng.choice(WORDS, size=size))))
+    return pairs
+
+
+def direct_logprobs(model, tokenizer, pairs) -> list[list[float]]:
+    """Each pair's continuation token log-probs: an unpadded float64 log-softmax of a plain pass."""
+    import torch
+
+    out = []
+    for prompt, continuation in pairs:
+        ctx = tokenizer(prompt)["input_ids"]
+        whole = tokenizer(prompt + continuation)["input_ids"]
+        assert whole[: len(ctx)] == ctx
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor([whole])).logits[0].double()
+        logp = torch.log_softmax(logits, dim=-1)
+        out.append([float(logp[t - 1, whole[t]]) for t in range(len(ctx), len(whole))])
+    return out
+
+
 def _sentences(n: int, seed: int) -> list[str]:
     rng = np.random.default_rng(seed)
     return [" ".join(rng.choice(WORDS, size=int(rng.integers(4, 12)))) for _ in range(n)]

@@ -7,17 +7,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from tests.whitebox.conftest import WORDS  # noqa: E402
+from tests.whitebox.conftest import direct_logprobs, mcq_pairs  # noqa: E402
 
 
 def _questions(seed: int) -> list[tuple[str, str]]:
     """Seeded MCQ pairs: contexts of 1-10 words, 1-7 options of 1-6 words, a duplicate, an empty."""
-    rng = np.random.default_rng(seed)
-    pairs = []
-    for _ in range(14):
-        context = " ".join(rng.choice(WORDS[:-4], size=int(rng.integers(1, 11))))
-        for _ in range(int(rng.integers(1, 8))):
-            pairs.append((context, " " + " ".join(rng.choice(WORDS, size=int(rng.integers(1, 7))))))
+    pairs = mcq_pairs(seed, contexts=14, context_words=10, options=7, option_words=6)
     return pairs + [pairs[3], (pairs[0][0], "")]
 
 
@@ -28,16 +23,7 @@ PAIRS = _questions(0)
 def expected(reference) -> list[list[float]]:
     """Each pair's token log-probs from one unpadded float64 log-softmax of a plain pass."""
     model, tokenizer = reference
-    out = []
-    for prompt, continuation in PAIRS:
-        ctx = tokenizer(prompt)["input_ids"]
-        whole = tokenizer(prompt + continuation)["input_ids"]
-        assert whole[: len(ctx)] == ctx
-        with torch.no_grad():
-            logits = model(input_ids=torch.tensor([whole])).logits[0].double()
-        logp = torch.log_softmax(logits, dim=-1)
-        out.append([float(logp[t - 1, whole[t]]) for t in range(len(ctx), len(whole))])
-    return out
+    return direct_logprobs(model, tokenizer, PAIRS)
 
 
 def _check(got, expected) -> None:

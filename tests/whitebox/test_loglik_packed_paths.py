@@ -16,35 +16,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from tests.whitebox.conftest import WORDS  # noqa: E402
+from tests.whitebox.conftest import direct_logprobs, mcq_pairs  # noqa: E402
 
-
-def _pairs(seed: int) -> list[tuple[str, str]]:
-    """Seeded MCQ pairs: 9 contexts of 1-8 words, 1-6 options of 1-5 words each."""
-    rng = np.random.default_rng(seed)
-    pairs = []
-    for _ in range(9):
-        context = " ".join(rng.choice(WORDS[:-4], size=int(rng.integers(1, 9))))
-        for _ in range(int(rng.integers(1, 7))):
-            pairs.append((context, " " + " ".join(rng.choice(WORDS, size=int(rng.integers(1, 6))))))
-    return pairs
-
-
-PAIRS = _pairs(1)
-
-
-def _direct(model, tokenizer) -> list[list[float]]:
-    """Each pair's token log-probs from one unpadded float64 log-softmax of a plain pass."""
-    out = []
-    for prompt, continuation in PAIRS:
-        ctx = tokenizer(prompt)["input_ids"]
-        whole = tokenizer(prompt + continuation)["input_ids"]
-        assert whole[: len(ctx)] == ctx
-        with torch.no_grad():
-            logits = model(input_ids=torch.tensor([whole])).logits[0].double()
-        logp = torch.log_softmax(logits, dim=-1)
-        out.append([float(logp[t - 1, whole[t]]) for t in range(len(ctx), len(whole))])
-    return out
+PAIRS = mcq_pairs(1, contexts=9, context_words=8, options=6, option_words=5)
 
 
 def _build(kind: str, tokenizer):
@@ -94,7 +68,7 @@ def expected(model_dir) -> list[list[float]]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     model = AutoModelForCausalLM.from_pretrained(model_dir, attn_implementation="eager").eval()
-    return _direct(model, AutoTokenizer.from_pretrained(model_dir))
+    return direct_logprobs(model, AutoTokenizer.from_pretrained(model_dir), PAIRS)
 
 
 def _check(got, expected) -> None:
