@@ -146,3 +146,24 @@ def test_out_on_a_local_run_is_refused_naming_where_its_studies_go(tmp_path, cap
     err = capsys.readouterr().err
     assert "--out is for a run on object storage" in err and str(run / "studies") in err
     assert "Traceback" not in err and not (tmp_path / "o").exists()
+
+
+def test_a_models_file_is_the_one_thing_a_study_records_in_a_run_on_s3(s3_bucket, tmp_path, capsys):
+    from realitycheck.model_info import ModelInfo
+    from realitycheck.store import RunData
+
+    uri = s3_bucket("models")
+    assert main(["-q", "detect", "-d", _dataset(tmp_path), "-D", "length", "--out", uri]) == 0
+    before = _objects(uri)
+    models = tmp_path / "models.csv"
+    models.write_text("model,family,size\nmodel-a,fam,1e9\nmodel-b,fam,7e9\n")
+    args = ["-q", "study", "length", "--run", uri, "--out", str(tmp_path / "out"), "--no-report"]
+    assert main([*args, *N_RESAMPLES, "--models", str(models)]) == 0, capsys.readouterr().err
+    after = _objects(uri)
+    assert after.keys() == before.keys()
+    assert [name for name in after if after[name] != before[name]] == ["manifest.json"]
+    assert RunData(RunStore(uri)).models == {
+        "model-a": ModelInfo(model="model-a", family="fam", size=1e9),
+        "model-b": ModelInfo(model="model-b", family="fam", size=7e9),
+    }
+    assert (tmp_path / "out" / "studies" / "length" / "result.json").exists()
