@@ -22,6 +22,7 @@ from test_ray_stages import (  # noqa: E402
     _run,
     _table,
     assert_a_rerun_computes_only_the_missing_parts,
+    detect_killing_one_worker,
 )
 
 from realitycheck import RunStore, detect, label  # noqa: E402
@@ -85,3 +86,23 @@ def test_workers_write_parts_into_s3_and_the_run_matches_a_local_one(cluster, s3
 def test_a_ray_rerun_on_s3_computes_only_the_missing_parts(cluster, s3_run_uri, tmp_path):
     store = _copy(_run(tmp_path / "inputs"), s3_run_uri("rerun"))
     assert_a_rerun_computes_only_the_missing_parts(store, cluster, tmp_path)
+
+
+def test_killing_a_worker_mid_stage_on_s3_loses_nothing_and_a_rerun_computes_nothing(
+    cluster, s3_run_uri, tmp_path
+):
+    alone = _run(tmp_path / "alone")
+    store = _copy(alone, s3_run_uri("killed"))
+    log = tmp_path / "calls.log"
+    det = Logged(log=str(log), victim=str(tmp_path / "victim.pid"))
+    report, _ = detect_killing_one_worker(store, det, cluster)
+    assert report.computed[det.key] == 2 * N_EXAMPLES
+    # Every part on S3 reads (none torn), and the records are those of one process
+    # (the same detector: its victim file exists now, so it no longer sleeps).
+    detect(alone, [det], batch_size=16, executor=LocalExecutor())
+    keys = ["response_id", "detector"]
+    pd.testing.assert_frame_equal(_table(store, "scores", keys), _table(alone, "scores", keys))
+    calls = len(_log(log))
+    again = detect(store, [det], batch_size=16, executor=cluster)
+    assert again.reused[det.key] == 2 * N_EXAMPLES and not again.computed.get(det.key)
+    assert len(_log(log)) == calls  # nothing was scored again

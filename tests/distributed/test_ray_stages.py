@@ -23,6 +23,7 @@ from realitycheck import Example, Response, RunStore, detect, label  # noqa: E40
 from realitycheck.detectors import detectors  # noqa: E402
 from realitycheck.executors import LocalExecutor, RayExecutor  # noqa: E402
 from realitycheck.labelers import labelers  # noqa: E402
+from realitycheck.pipeline import StageReport  # noqa: E402
 from realitycheck.store import check_run  # noqa: E402
 
 N_EXAMPLES = 30  # 60 responses: four batches of 16
@@ -91,10 +92,14 @@ def test_a_run_split_across_workers_stores_what_one_process_stores(cluster, tmp_
         pd.testing.assert_frame_equal(ours, theirs)
 
 
-def test_killing_a_worker_mid_stage_loses_nothing(cluster, tmp_path):
-    store = _run(tmp_path / "run")
-    log, victim = tmp_path / "calls.log", tmp_path / "victim.pid"
-    det = Logged(log=str(log), victim=str(victim))
+def detect_killing_one_worker(store: RunStore, det: Logged, cluster) -> tuple[StageReport, int]:
+    """Detect with ``det`` on the cluster, SIGKILL the worker of its victim batch; the report, pid.
+
+    ``det.victim`` names the file where the first batch writes its worker's pid
+    before it sleeps; the stage must still end without an error (Ray runs the
+    killed task again on another worker).
+    """
+    victim = Path(det.victim)
     outcome: dict = {}
 
     def stage():
@@ -112,14 +117,21 @@ def test_killing_a_worker_mid_stage_loses_nothing(cluster, tmp_path):
     os.kill(pid, signal.SIGKILL)
     worker.join(timeout=120)
     assert not worker.is_alive() and "error" not in outcome, outcome.get("error")
-    assert pid not in {entry["pid"] for entry in _log(log)}  # the victim never finished
+    assert pid not in {entry["pid"] for entry in _log(Path(det.log))}  # the victim never finished
+    return outcome["report"], pid
+
+
+def test_killing_a_worker_mid_stage_loses_nothing(cluster, tmp_path):
+    store = _run(tmp_path / "run")
+    det = Logged(log=str(tmp_path / "calls.log"), victim=str(tmp_path / "victim.pid"))
+    report, _ = detect_killing_one_worker(store, det, cluster)
     scores = store.arrow("scores").to_pandas()
     texts = store.arrow("responses").to_pandas().set_index("response_id")["text"]
     assert len(scores) == 2 * N_EXAMPLES
     assert dict(zip(scores.response_id, scores.value, strict=True)) == {
         rid: float(len(t)) for rid, t in texts.items()
     }
-    assert outcome["report"].computed[det.key] == 2 * N_EXAMPLES
+    assert report.computed[det.key] == 2 * N_EXAMPLES
     assert not check_run(store.path).findings  # no torn or unreadable part
     assert not list(store.path.rglob("*.tmp"))
 

@@ -17,7 +17,7 @@ from realitycheck.cli._common import (
     progress_for,
     reference_option,
 )
-from realitycheck.errors import InvalidInputError, RealityCheckError, RunFolderError
+from realitycheck.errors import InvalidInputError, RealityCheckError
 
 if TYPE_CHECKING:  # pragma: no cover - the runner is imported when a command runs
     from realitycheck.runner import StudyRun
@@ -50,7 +50,14 @@ def exit_if_studies_failed(runs: Sequence[StudyRun]) -> None:
     "--run",
     "run_dir",
     required=True,
-    help="The run folder (made by evaluate, label/detect or demo).",
+    help="The run folder (made by evaluate, label/detect or demo), or its URI on object "
+    "storage (s3://bucket/run; then give --out).",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    help="For a run on object storage (and only there): the local folder for the "
+    "results (DIR/studies/) and the report.",
 )
 @bootstrap_options
 @reference_option
@@ -59,13 +66,15 @@ def exit_if_studies_failed(runs: Sequence[StudyRun]) -> None:
     "--report/--no-report",
     default=True,
     show_default=True,
-    help="Rewrite report.html / report.md in the run folder with the study's section.",
+    help="Rewrite report.html / report.md in the run folder (in --out for a run on object "
+    "storage) with the study's section.",
 )
 @click.pass_context
 def study_cmd(
     ctx: click.Context,
     names: tuple[str, ...],
     run_dir: str,
+    out: str | None,
     n_resamples: int,
     confidence: float,
     seed: int,
@@ -76,8 +85,11 @@ def study_cmd(
     """Run studies (e.g. length, 'label_noise[rate=0.2]', all) over a run.
 
     Each result (tables as CSV, figures as PNG, the finding) is stored in
-    RUN/studies/<study>/ and becomes a section of the report. --reference KEY
-    is the ground truth of every study whose key does not name its own.
+    RUN/studies/<study>/ and becomes a section of the report. A run on object
+    storage (--run s3://...) is read, not written (only --models FILE is
+    recorded in its manifest): its results go to OUT/studies/<study>/ and its
+    report to OUT; `report --run URI --out OUT` includes them again.
+    --reference KEY is the ground truth of every study whose key does not name its own.
     --models FILE gives the models' family, size and tuning to the studies that
     group by them (significance, model_factors).
     A study that fails is stored with its error and the others still run;
@@ -86,6 +98,7 @@ def study_cmd(
     import os
 
     from realitycheck.cli._common import lock_run, split_keys
+    from realitycheck.cli._stages import _local_out
     from realitycheck.model_info import read_models
     from realitycheck.runner import record_models, run_studies
     from realitycheck.store import RunStore, is_uri
@@ -94,15 +107,16 @@ def study_cmd(
         raise InvalidInputError(
             f"There is no run folder at {run_dir}.", path=run_dir, field="--run"
         )
+    if out is not None and not is_uri(run_dir):
+        raise InvalidInputError(
+            "--out is for a run on object storage; a run folder keeps its study results "
+            f"in {Path(run_dir) / 'studies'} and its report beside them.",
+            field="--out",
+        )
+    target = _local_out(run_dir, out, "--out")  # a run on object storage needs --out
     models = read_models(models_file) if models_file is not None else {}
     lock_run(ctx, run_dir)
     store = RunStore(run_dir)
-    if store.remote is not None:  # each study's result is a folder of files in the run
-        raise RunFolderError(
-            f"Studies write their results as folders in the run; {store.location} is on "
-            "object storage. Copy the run to a local or shared folder to run studies on it.",
-            path=store.location,
-        )
     record_models(store, models)
     listener = listener_for(ctx)
     runs = run_studies(
@@ -113,9 +127,10 @@ def study_cmd(
         progress=progress_for(ctx),
         on_result=listener.study,
         raise_errors=bool(os.environ.get("REALITYCHECK_DEBUG")),
+        folder=target if store.remote is not None else None,
     )
     if report:
         from realitycheck.report import write_report
 
-        listener.report(write_report(store, run_dir, reference=reference))
+        listener.report(write_report(store, target, reference=reference))
     exit_if_studies_failed(runs)

@@ -128,6 +128,9 @@ def write_report(
     ``thresholds.csv``, ``coverage.csv`` and the studies' tables (leaderboard
     tables sorted by rank) under ``studies/``. Text cells that start like a
     spreadsheet formula are prefixed with ``'``. No response text is copied.
+    The studies are those stored in the run folder; for a run on object
+    storage, those stored in ``out_dir/studies/`` (where ``realitycheck study
+    --run URI --out DIR`` puts them).
 
     Args:
         store: The run.
@@ -151,7 +154,7 @@ def write_report(
     keys = human_keys(data, reference)
     view = overview(data, reference)
     cov = coverage(data)
-    results = load_results(store)
+    results = load_results(store, folder=out if store.remote is not None else None)
     blocks: list[Block] = [
         *title_section(data, title),
         *findings_section(data, reference, results),

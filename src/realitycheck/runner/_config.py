@@ -437,7 +437,8 @@ def load_run_config(path: str | Path) -> RunConfig:
         raise reader.fail(
             "A run config writes its run, tables and report into one local or shared "
             "folder; a run on object storage is made with the verbs instead (generate, "
-            "label, detect, evaluate --report-dir DIR, each with --out URI).",
+            "label, detect, evaluate --report-dir DIR, each with --out URI; then study and "
+            "report with --run URI --out DIR).",
             ["run", "out"],
         )
     executor = parse_executor(reader, raw.get("executor", {}))

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from realitycheck.analysis import Bootstrap
+from realitycheck.errors import RunFolderError
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.registry import parse_key
 from realitycheck.store import RunData, RunStore, StudyResult, save_result
@@ -77,6 +78,7 @@ def run_studies(
     progress: Progress | None = None,
     on_result: Callable[[StudyRun], None] | None = None,
     raise_errors: bool = False,
+    folder: Path | None = None,
 ) -> list[StudyRun]:
     """Build every study of ``keys`` first, then run each over the run and store its result.
 
@@ -97,7 +99,20 @@ def run_studies(
         on_result: Called after each study is stored (the CLI prints it).
         raise_errors: Let a study's exception propagate (with its traceback)
             instead of storing it as a failed result.
+        folder: The local folder whose ``studies/`` receives the results;
+            ``None`` = the run folder. Required for a run on object storage
+            (the run itself is only read there).
+
+    Raises:
+        RunFolderError: A run on object storage and no ``folder`` (before any study runs).
     """
+    if folder is None and store.remote is not None:
+        raise RunFolderError(
+            f"The run at {store.location} is on object storage; its study results are "
+            "written to a local folder: pass folder=DIR (on the command line: realitycheck "
+            "study --out DIR).",
+            path=store.location,
+        )
     components = build_studies(keys, reference=reference)
     if not components:
         return []
@@ -114,7 +129,9 @@ def run_studies(
                 logger.debug("study %s failed", component.key, exc_info=True)
                 result = failed_result(component, exc)
                 error = f"{type(exc).__name__}: {exc}"
-            done = StudyRun(result=result, folder=save_result(store, result), error=error)
+            done = StudyRun(
+                result=result, folder=save_result(store, result, folder=folder), error=error
+            )
             out.append(done)
             if on_result is not None:
                 on_result(done)

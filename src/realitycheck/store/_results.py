@@ -1,5 +1,9 @@
 """What a study found, and how it is kept in a run folder: ``RUN/studies/<study key>/``.
 
+A run on object storage keeps no study results itself: they go to
+``DIR/studies/<study key>/`` in a local folder ``DIR`` the caller names (the
+folder that also receives the run's report), in the same layout.
+
 Each result is a folder holding ``result.json`` (study key, spec, finding,
 skipped lines, table and figure captions), one CSV per table and one PNG per
 figure. The folder is written beside the old one and swapped in, so a reader
@@ -110,19 +114,29 @@ def folder_name(study_key: str) -> str:
     return f"{safe[:MAX_NAME]}-{hashlib.sha1(study_key.encode('utf-8')).hexdigest()[:8]}"
 
 
-def result_dir(store: RunStore, study_key: str) -> Path:
-    """Return the folder of one study's result in a run."""
-    return store.path / "studies" / folder_name(study_key)
+def result_dir(store: RunStore, study_key: str, *, folder: str | Path | None = None) -> Path:
+    """Return the folder of one study's result: in ``folder``, else in the run folder.
+
+    Args:
+        store: The run.
+        study_key: The study's key.
+        folder: The local folder whose ``studies/`` holds the run's results;
+            ``None`` = the run folder (a run on object storage has none, and
+            raises :class:`~realitycheck.errors.RunFolderError`).
+    """
+    root = store.path if folder is None else Path(folder)
+    return root / "studies" / folder_name(study_key)
 
 
-def save_result(store: RunStore, result: StudyResult) -> Path:
+def save_result(store: RunStore, result: StudyResult, *, folder: str | Path | None = None) -> Path:
     """Write a study result into the run (replacing an older result of the same study).
 
     Table and figure names become file names as :func:`folder_name` makes them
     safe (a figure named after a dataset such as ``files:/data/x.jsonl`` gets
     ``files_data_x.jsonl-<hash>``); the stored result lists the names used.
+    ``folder``: as in :func:`result_dir` (required for a run on object storage).
     """
-    final = result_dir(store, result.study)
+    final = result_dir(store, result.study, folder=folder)
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = final.with_name(f".{final.name}.{uuid.uuid4().hex[:8]}.tmp")
     tmp.mkdir()
@@ -154,14 +168,18 @@ def save_result(store: RunStore, result: StudyResult) -> Path:
     return final
 
 
-def load_results(store: RunStore) -> list[StudyResult]:
-    """Return every study result stored in a run, sorted by study key.
+def load_results(store: RunStore, *, folder: str | Path | None = None) -> list[StudyResult]:
+    """Return every study result stored for a run, sorted by study key.
 
-    A run on object storage holds none (studies need a local folder): ``[]``.
+    Args:
+        store: The run.
+        folder: The local folder whose ``studies/`` holds the results (for a
+            run on object storage, the one its studies were given); ``None`` =
+            the run folder, and for a run on object storage no result: ``[]``.
     """
-    if store.remote is not None:
+    if folder is None and store.remote is not None:
         return []
-    root = store.path / "studies"
+    root = (store.path if folder is None else Path(folder)) / "studies"
     if not root.is_dir():
         return []
     out = []
