@@ -49,7 +49,7 @@ from types import ModuleType
 from typing import Any, ClassVar, Generic, TypeVar
 
 from realitycheck._component_docs import ComponentDoc, default_of, describe_class, singular
-from realitycheck._discover import import_submodules
+from realitycheck._discover import import_submodules, plugin_entry_points
 from realitycheck._key_syntax import format_value, parse_key, split_keys
 from realitycheck._nested import nested, registry_of
 from realitycheck.errors import InvalidInputError, UnknownComponentError, did_you_mean
@@ -232,9 +232,7 @@ class Registry(Generic[T]):
         package = importlib.import_module(self._builtin_module)
         if hasattr(package, "__path__"):  # a package: every public submodule registers its own
             import_submodules(self._builtin_module, package.__path__)
-        from importlib.metadata import entry_points  # not at import: it costs ~50 ms
-
-        for ep in entry_points(group=f"realitycheck.{self.family}"):
+        for ep in plugin_entry_points(self.family):  # one scan per process for every family
             ep.load()
 
     def canonical(self, name: str) -> str | None:
