@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import platform
 import re
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 __all__ = ["SCHEMA_VERSION", "package_versions", "scrub_secrets"]
@@ -39,7 +38,13 @@ def package_versions() -> dict[str, str]:
 
 @functools.cache
 def _versions() -> tuple[tuple[str, str], ...]:
-    """The versions, looked up once per process (a lookup scans the installed packages)."""
+    """The versions, looked up once per process, when a manifest is first written.
+
+    A lookup reads the package's metadata, and :mod:`importlib.metadata` takes
+    about 45 ms to import, so neither happens at import.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
     out = {"python": platform.python_version()}
     for name in _PACKAGES:
         try:
