@@ -1,7 +1,10 @@
 """Find the modules that register components: a package's submodules, and third-party plugins.
 
-Both run once per family per process, when a registry is first asked for a
-name (:meth:`realitycheck.registry.Registry.names`), never at import.
+A registry asked for one name imports only the built-in module whose source
+declares it (:func:`declared_names`: ``@detector("length")`` at the start of a
+line of ``detectors/length.py``); asked for every name, or for one no source
+declares, it imports every public submodule (:func:`import_submodules`) and the
+plugins (:func:`plugin_entry_points`). Nothing here runs at import.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
+import re
 import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -16,7 +20,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pragma: no cover
     from importlib.metadata import EntryPoint
 
-__all__ = ["import_submodules", "plugin_entry_points"]
+__all__ = ["declared_names", "import_submodules", "plugin_entry_points"]
 
 _PREFIX = "realitycheck."
 
@@ -30,6 +34,33 @@ def import_submodules(package: str, path: Iterable[str]) -> None:
     for info in pkgutil.iter_modules(path):
         if not info.name.startswith("_"):
             importlib.import_module(f"{package}.{info.name}")
+
+
+def declared_names(package: str, path: Iterable[str], decorator: str) -> dict[str, str]:
+    """Map each name declared by ``@decorator("name")`` in a public submodule to that module.
+
+    Read from the source text (a module ``m.py``, or a subpackage's
+    ``m/__init__.py``) without importing anything: a few milliseconds for a
+    family, against 50-100 ms to import every module. A declaration written
+    otherwise (a variable as the name) is simply not in the map; the registry
+    then imports every module, as it does for a name the map leads it to but
+    the module does not register.
+    """
+    pattern = re.compile(rf'^@{re.escape(decorator)}\(\s*["\']([a-z][a-z0-9_]*)["\']\s*\)', re.M)
+    out: dict[str, str] = {}
+    for info in pkgutil.iter_modules(path):
+        folder = getattr(info.module_finder, "path", None)
+        if info.name.startswith("_") or not isinstance(folder, str):
+            continue
+        source = f"{folder}/{info.name}/__init__.py" if info.ispkg else f"{folder}/{info.name}.py"
+        try:
+            with open(source, encoding="utf-8") as fh:
+                text = fh.read()
+        except (OSError, UnicodeDecodeError):
+            continue  # compiled-only or unreadable: found by the full import instead
+        for name in pattern.findall(text):
+            out.setdefault(name, f"{package}.{info.name}")
+    return out
 
 
 def plugin_entry_points(family: str) -> tuple[EntryPoint, ...]:

@@ -49,7 +49,7 @@ from types import ModuleType
 from typing import Any, ClassVar, Generic, TypeVar
 
 from realitycheck._component_docs import ComponentDoc, default_of, describe_class, singular
-from realitycheck._discover import import_submodules, plugin_entry_points
+from realitycheck._discover import declared_names, import_submodules, plugin_entry_points
 from realitycheck._key_syntax import format_value, parse_key, split_keys
 from realitycheck._nested import nested, registry_of
 from realitycheck.errors import InvalidInputError, UnknownComponentError, did_you_mean
@@ -179,6 +179,7 @@ class Registry(Generic[T]):
         self._builtin_module = builtin_module
         self._items: dict[str, type[T]] = {}
         self._loaded = False
+        self._declared: dict[str, str] | None = None
 
     @property
     def kind(self) -> str:
@@ -235,11 +236,37 @@ class Registry(Generic[T]):
         for ep in plugin_entry_points(self.family):  # one scan per process for every family
             ep.load()
 
+    def _load_declared(self, name: str) -> None:
+        """Import only the built-in module whose source declares ``name`` (see :mod:`._discover`).
+
+        A command that names its components (``detect -D length``) then imports
+        those modules alone, not the whole family.
+        """
+        if self._loaded or name in self._items:
+            return
+        if self._declared is None:
+            package = importlib.import_module(self._builtin_module)
+            path = getattr(package, "__path__", None)
+            self._declared = (
+                {} if path is None else declared_names(package.__name__, path, self.kind)
+            )
+        module = self._declared.get(name)
+        if module is not None:
+            importlib.import_module(module)
+
     def canonical(self, name: str) -> str | None:
-        """Return the registered name that ``name`` spells (``nq-open`` → ``nq_open``), or None."""
-        self._load()
+        """Return the registered name that ``name`` spells (``nq-open`` → ``nq_open``), or None.
+
+        A name that a built-in module declares is found by importing that module
+        alone; any other name loads the whole family and its plugins first.
+        """
         if not isinstance(name, str):
             return None
+        for spelling in dict.fromkeys((name, name.strip().replace("-", "_"))):
+            self._load_declared(spelling)
+            if spelling in self._items:
+                return spelling
+        self._load()
         if name in self._items:
             return name
         alias = name.strip().replace("-", "_")

@@ -48,5 +48,5 @@ def test_a_label_or_detect_command_imports_no_pandas_scipy_or_sklearn(tmp_path, 
     (tmp_path / "t.csv").write_text("text,label\nan answer,yes\nanother one,no\n")
     argv = ["-q", *args, "-d", "files[path=t.csv,name=t]", "--out", "run"]
     code = f"from realitycheck.cli import main\nassert main({argv!r}) == 0"
-    assert _imported(code, tmp_path) == ["importlib.metadata"]  # the plugin scan, the versions
+    assert _imported(code, tmp_path) == ["importlib.metadata"]  # the manifest's versions
     assert (tmp_path / "run" / "manifest.json").exists()
