@@ -33,6 +33,10 @@ Third-party packages add components through the entry-point groups
 ``realitycheck.<family>`` (``realitycheck.labelers``, ``realitycheck.detectors``…):
 each entry point names a module that registers its components with the
 decorators when imported.
+
+A built-in name imports only the module that declares it (see
+:mod:`realitycheck._discover`); other names and :meth:`Registry.names` import
+the whole family and its plugins.
 """
 
 from __future__ import annotations
@@ -237,11 +241,7 @@ class Registry(Generic[T]):
             ep.load()
 
     def _load_declared(self, name: str) -> None:
-        """Import only the built-in module whose source declares ``name`` (see :mod:`._discover`).
-
-        A command that names its components (``detect -D length``) then imports
-        those modules alone, not the whole family.
-        """
+        """Import only the built-in module whose source declares ``name`` (``detect -D length``)."""
         if self._loaded or name in self._items:
             return
         if self._declared is None:
@@ -255,11 +255,7 @@ class Registry(Generic[T]):
             importlib.import_module(module)
 
     def canonical(self, name: str) -> str | None:
-        """Return the registered name that ``name`` spells (``nq-open`` → ``nq_open``), or None.
-
-        A name that a built-in module declares is found by importing that module
-        alone; any other name loads the whole family and its plugins first.
-        """
+        """Return the registered name that ``name`` spells (``nq-open`` → ``nq_open``), or None."""
         if not isinstance(name, str):
             return None
         for spelling in dict.fromkeys((name, name.strip().replace("-", "_"))):
