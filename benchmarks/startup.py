@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[list[str], float | None]] = {
 def run_once(command: list[str], src: Path | None) -> float:
     """Wall time of one run of ``command`` (the code from ``src`` if given)."""
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode caches, as an installed package has
     if src is not None:
         env["PYTHONPATH"] = str(src)
     start = time.perf_counter()

@@ -38,3 +38,47 @@ def test_a_third_party_package_adds_a_labeler_through_its_entry_point(tmp_path):
     names, key = out.stdout.strip().splitlines()
     assert "'always_wrong'" in names and "'rouge_l'" in names
     assert key == "always_wrong"
+
+
+def test_every_family_shares_one_entry_point_scan_per_process(monkeypatch):
+    import importlib.metadata
+
+    from realitycheck import _discover
+    from realitycheck.registry import Registry
+
+    calls = []
+    real = importlib.metadata.entry_points
+
+    def counting(**kwargs):
+        calls.append(kwargs)
+        return real(**kwargs)
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", counting)
+    _discover._scan.cache_clear()
+    for family in ("datasets", "labelers", "detectors", "backends", "studies"):
+        Registry(family, f"realitycheck.{family}").names()
+    assert calls == [{}]
+    _discover._scan.cache_clear()
+
+
+def test_a_plugin_folder_put_on_sys_path_later_is_scanned(tmp_path, monkeypatch):
+    from realitycheck._discover import plugin_entry_points
+
+    before = plugin_entry_points("labelers")
+    dist = tmp_path / "rc_late_plugin-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: rc-late-plugin\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[realitycheck.labelers]\nlate = rc_late_plugin\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    after = plugin_entry_points("labelers")
+    assert [ep.value for ep in after if ep not in before] == ["rc_late_plugin"]
+    assert plugin_entry_points("detectors") == tuple(
+        ep for ep in importlib_metadata_entry_points("realitycheck.detectors")
+    )
+
+
+def importlib_metadata_entry_points(group):
+    """The entry points of ``group``, read by importlib.metadata directly (the reference)."""
+    import importlib.metadata
+
+    return importlib.metadata.entry_points(group=group)

@@ -33,6 +33,10 @@ Third-party packages add components through the entry-point groups
 ``realitycheck.<family>`` (``realitycheck.labelers``, ``realitycheck.detectors``…):
 each entry point names a module that registers its components with the
 decorators when imported.
+
+A built-in name imports only the module that declares it (see
+:mod:`realitycheck._discover`); other names and :meth:`Registry.names` import
+the whole family and its plugins.
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ from types import ModuleType
 from typing import Any, ClassVar, Generic, TypeVar
 
 from realitycheck._component_docs import ComponentDoc, default_of, describe_class, singular
-from realitycheck._discover import import_submodules
+from realitycheck._discover import declared_names, import_submodules, plugin_entry_points
 from realitycheck._key_syntax import format_value, parse_key, split_keys
 from realitycheck._nested import nested, registry_of
 from realitycheck.errors import InvalidInputError, UnknownComponentError, did_you_mean
@@ -179,6 +183,7 @@ class Registry(Generic[T]):
         self._builtin_module = builtin_module
         self._items: dict[str, type[T]] = {}
         self._loaded = False
+        self._declared: dict[str, str] | None = None
 
     @property
     def kind(self) -> str:
@@ -232,16 +237,32 @@ class Registry(Generic[T]):
         package = importlib.import_module(self._builtin_module)
         if hasattr(package, "__path__"):  # a package: every public submodule registers its own
             import_submodules(self._builtin_module, package.__path__)
-        from importlib.metadata import entry_points  # not at import: it costs ~50 ms
-
-        for ep in entry_points(group=f"realitycheck.{self.family}"):
+        for ep in plugin_entry_points(self.family):  # one scan per process for every family
             ep.load()
+
+    def _load_declared(self, name: str) -> None:
+        """Import only the built-in module whose source declares ``name`` (``detect -D length``)."""
+        if self._loaded or name in self._items:
+            return
+        if self._declared is None:
+            package = importlib.import_module(self._builtin_module)
+            path = getattr(package, "__path__", None)
+            self._declared = (
+                {} if path is None else declared_names(package.__name__, path, self.kind)
+            )
+        module = self._declared.get(name)
+        if module is not None:
+            importlib.import_module(module)
 
     def canonical(self, name: str) -> str | None:
         """Return the registered name that ``name`` spells (``nq-open`` → ``nq_open``), or None."""
-        self._load()
         if not isinstance(name, str):
             return None
+        for spelling in dict.fromkeys((name, name.strip().replace("-", "_"))):
+            self._load_declared(spelling)
+            if spelling in self._items:
+                return spelling
+        self._load()
         if name in self._items:
             return name
         alias = name.strip().replace("-", "_")

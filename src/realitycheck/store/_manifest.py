@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import functools
+import os
 import platform
 import re
-from importlib.metadata import PackageNotFoundError, version
+import sys
 from typing import Any
 
 __all__ = ["SCHEMA_VERSION", "package_versions", "scrub_secrets"]
@@ -39,14 +40,78 @@ def package_versions() -> dict[str, str]:
 
 @functools.cache
 def _versions() -> tuple[tuple[str, str], ...]:
-    """The versions, looked up once per process (a lookup scans the installed packages)."""
+    """The versions, looked up once per process, when a manifest is first written.
+
+    Each comes from the ``Version:`` line of the package's metadata file, found
+    the way :mod:`importlib.metadata` finds it (:func:`_metadata_files`);
+    :mod:`importlib.metadata` itself (about 45 ms to import, and an e-mail
+    parser per package) answers only for what that does not settle.
+    """
     out = {"python": platform.python_version()}
+    files = _metadata_files(_PACKAGES)
     for name in _PACKAGES:
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            continue
+        found = _version_line(files[name]) if name in files else None
+        if found is None and (name in files or _zipped_path()):
+            found = _installed_version(name)
+        if found is not None:
+            out[name] = found
     return tuple(out.items())
+
+
+def _normal(name: str) -> str:
+    """A distribution name normalised as in PEP 503 (``Rouge_Score`` → ``rouge-score``)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _metadata_files(names: tuple[str, ...]) -> dict[str, str]:
+    """The metadata file of each of ``names`` installed on :data:`sys.path`, the first one found.
+
+    A distribution ``rouge-score`` is a folder ``rouge_score-0.1.2.dist-info``
+    (its ``METADATA``) or ``rouge_score.egg-info`` (its ``PKG-INFO``, or the
+    file itself), in the first folder of :data:`sys.path` that holds one.
+    """
+    wanted = {_normal(n): n for n in names}
+    out: dict[str, str] = {}
+    for folder in sys.path:
+        try:
+            entries = sorted(os.listdir(folder or "."))
+        except OSError:
+            continue
+        for entry in entries:
+            stem, dot, suffix = entry.rpartition(".")
+            name = wanted.get(_normal(stem.split("-")[0])) if dot else None
+            if name is None or name in out or suffix not in ("dist-info", "egg-info"):
+                continue
+            path = os.path.join(folder or ".", entry)
+            inner = "METADATA" if suffix == "dist-info" else "PKG-INFO"
+            out[name] = os.path.join(path, inner) if os.path.isdir(path) else path
+    return out
+
+
+def _version_line(path: str) -> str | None:
+    """The ``Version:`` header of a metadata file, or None where it has none or cannot be read."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            header = fh.read().split("\n\n", 1)[0]
+    except (OSError, UnicodeDecodeError):
+        return None
+    found = re.search(r"^Version:[ \t]*(\S+)[ \t]*$", header, re.M)
+    return found.group(1) if found else None
+
+
+def _zipped_path() -> bool:
+    """Whether :data:`sys.path` holds a file (a zip of packages), which the folder scan skips."""
+    return any(os.path.isfile(p) for p in sys.path if p)
+
+
+def _installed_version(name: str) -> str | None:
+    """The version :mod:`importlib.metadata` gives ``name``, or None where it is not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
 
 
 def scrub_secrets(value: Any) -> Any:

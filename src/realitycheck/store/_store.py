@@ -295,12 +295,15 @@ class RunStore:
         names = [f.name for f in dataclasses.fields(record_type)]
         if columns is not None:
             names = list(dict.fromkeys([*record_type.key, *columns]))
-        paths = self._sources(table)
+        whole_file = self._files.table(table)
+        paths = ([] if whole_file is None else [whole_file]) + self._files.parts(table)
         parts = [read_arrow_part(p, record_type, names) for p in paths]
         if not parts:
             schema = record_schema(record_type)
             empty = [pa.nulls(0, schema.field(name).type) for name in names]
             return pa.Table.from_arrays(empty, names=names)
+        if len(paths) == 1 and whole_file is not None:
+            return parts[0]  # one row per key already (see compact)
         whole = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
         last = _last_of_each_key(whole, record_type.key)
         return whole if len(last) == whole.num_rows else whole.take(last)
@@ -323,7 +326,8 @@ class RunStore:
     def compact(self, table: str) -> None:
         """Fold a table's parts into its single Parquet file, atomically.
 
-        Only the driver compacts, after its stage's workers are done.
+        The file holds one row per key, so :meth:`arrow` reads it alone as it
+        is. Only the driver compacts, after its stage's workers are done.
         """
         parts = self._files.parts(table)
         if not parts:

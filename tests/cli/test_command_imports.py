@@ -1,0 +1,53 @@
+"""What a command imports: only what it uses, so every process starts fast.
+
+Each check runs in a fresh interpreter, since the test process has imported
+everything already.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+# What a label or detect command must not import: pandas and scipy.stats take
+# 0.3-0.6 s each, and neither is used by those stages; importlib.metadata (45 ms)
+# is for plugins and the manifest's versions, which a named component and the
+# metadata files settle without it.
+HEAVY = ("pandas", "scipy", "scipy.stats", "sklearn", "torch", "transformers")
+
+
+def _imported(code: str, cwd) -> list[str]:
+    """The modules of HEAVY (and importlib.metadata) that ``code`` leaves in sys.modules."""
+    watched = [*HEAVY, "importlib.metadata"]
+    tail = f"print('\\n' + json.dumps([m for m in {watched!r} if m in sys.modules]))"
+    out = subprocess.run(
+        [sys.executable, "-c", f"import json, sys\n{code}\n{tail}"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=cwd,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_importing_the_package_the_cli_the_pipeline_and_the_store_stays_light(tmp_path):
+    code = "import realitycheck, realitycheck.cli, realitycheck.pipeline, realitycheck.store"
+    assert _imported(code, tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["detect", "-D", "length"],
+        ["label", "-l", "exact_match"],
+    ],
+)
+def test_label_and_detect_import_no_pandas_scipy_sklearn_or_importlib_metadata(tmp_path, args):
+    (tmp_path / "t.csv").write_text("text,label\nan answer,yes\nanother one,no\n")
+    argv = ["-q", *args, "-d", "files[path=t.csv,name=t]", "--out", "run"]
+    code = f"from realitycheck.cli import main\nassert main({argv!r}) == 0"
+    assert _imported(code, tmp_path) == []
+    assert (tmp_path / "run" / "manifest.json").exists()
