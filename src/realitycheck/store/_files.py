@@ -36,20 +36,19 @@ def part_name(table: str) -> str:
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and :func:`os.replace`.
+    """Write ``data`` to ``path`` through a temporary file, :func:`os.fsync` and :func:`os.replace`.
 
-    What a crash can lose: a killed process (the failure a run resumes from)
-    nothing, since the file is the old or the new one whole and the kernel
-    holds the bytes. There is no fsync (it cost 5-10 ms a write, twice a
-    stage): after an OS crash or power cut within the kernel's write-back
-    delay (seconds), the file may be the one before, as the parts written
-    then (never synced either) may be missing; a rerun recomputes what is
-    missing, since what a stage has done is read from the parts present.
+    The file is always the old or the new one whole: a killed process leaves
+    the old one, and the fsync before the rename keeps an OS crash or power
+    cut from leaving an empty file under the name (the manifest is written
+    twice a stage, so the 5-10 ms it costs is kept for that guarantee).
     """
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
