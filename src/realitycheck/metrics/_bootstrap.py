@@ -225,7 +225,7 @@ class Resamples:
         with self._lock:
             found = self._confusions.get(key)
         if found is None:
-            found = list(confusion_counts(labels, preds, self.counts()))
+            found = list(confusion_counts(labels, preds, self.small_counts()))
             with self._lock:
                 if len(self._confusions) >= _MAX_CONFUSIONS:
                     self._confusions.pop(next(iter(self._confusions)))
@@ -234,7 +234,7 @@ class Resamples:
 
 
 def confusion_counts(
-    labels: npt.NDArray[np.bool_], preds: npt.NDArray[np.bool_], chunks: Iterator[Counts]
+    labels: npt.NDArray[np.bool_], preds: npt.NDArray[np.bool_], chunks: Iterator[npt.NDArray[Any]]
 ) -> Iterator[Confusion]:
     """Yield ``(tp, fp, fn, tn)``, each (rows, k), for each chunk of multiplicities."""
     pos_preds = preds[:, labels].T.astype(np.float64)
@@ -311,6 +311,8 @@ def _score_values(
     out = []
     for counts in chunks:
         values = np.empty((scores.shape[0], counts.shape[0]))
+        if name == "ece" or name == "brier":
+            counts = counts.astype(np.float64)  # once per chunk, not once per detector
         for k in range(scores.shape[0]):
             if name == "ece" or name == "brier":
                 values[k] = weighted_calibration_from_terms(name, terms[k], counts)
@@ -377,7 +379,7 @@ def _values(
     if resamples is None:
         chunks = iter([np.ones((1, n), dtype=np.int64)])
     else:
-        chunks = resamples.counts()
+        chunks = resamples.small_counts()  # every kernel takes any integer type
     if metric == "auroc":
         return _ranking_values("auroc", labels, inputs, chunks)
     if metric == "pr_auc":
