@@ -5,6 +5,7 @@ import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 from realitycheck import metrics as M
+from realitycheck.metrics import _score_order
 from realitycheck.metrics._ranking import RankIndex, WeightedItems, weighted_rank_metric
 from realitycheck.metrics._rejection import RejectionOrder, weighted_prr_sorted
 from realitycheck.metrics._score_order import ScoreOrder, sorted_metric_values
@@ -47,8 +48,13 @@ def test_values_equal_sklearn_and_the_plain_prr_on_the_expanded_resamples(seed):
             assert got["prr"][k, b] == pytest.approx(_plain_prr(yy, ss), abs=1e-12)
 
 
+@pytest.mark.parametrize("rows_a_block", [None, 3])
 @pytest.mark.parametrize(("seed", "n"), [(0, 5), (1, 300), (2, 2000)])
-def test_values_are_bit_identical_to_the_separate_kernels_with_ties(seed, n):
+def test_values_are_bit_identical_to_the_separate_kernels_with_ties(
+    seed, n, rows_a_block, monkeypatch
+):
+    if rows_a_block:  # 40 rows in blocks of 3, the last of 1
+        monkeypatch.setattr(_score_order, "_BLOCK_ITEMS", rows_a_block * n)
     y, scores, counts = _data(seed, n)
     got = sorted_metric_values([ScoreOrder.build(y, s) for s in scores], y, counts)
     items = WeightedItems.prepare(counts.astype(np.int32), y)

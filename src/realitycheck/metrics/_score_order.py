@@ -34,6 +34,10 @@ FloatArray = npt.NDArray[np.float64]
 SHARED_SORT_METRICS: tuple[str, ...] = ("auroc", "pr_auc", "prr")
 """The metrics computed together by :func:`sorted_metric_values`."""
 
+# Item positions per block of rows: a block's int32 running sums (about 1 MB
+# each) stay in cache between the two running sums and the look-ups.
+_BLOCK_ITEMS = 2**18
+
 
 @dataclass(frozen=True)
 class ScoreOrder:
@@ -72,17 +76,16 @@ class ScoreOrder:
 
 
 def _running_sums(
-    w: npt.NDArray[Any], negative: npt.NDArray[np.uint8], dtype: type[np.signedinteger[Any]]
-) -> tuple[npt.NDArray[np.signedinteger[Any]], npt.NDArray[np.signedinteger[Any]]]:
-    """``E`` and ``Q`` of shape (B, n + 1), each starting with a zero column."""
-    rows, n = w.shape
-    total = np.empty((rows, n + 1), dtype=dtype)
-    neg = np.empty((rows, n + 1), dtype=dtype)
+    w: npt.NDArray[Any],
+    negative: npt.NDArray[np.uint8],
+    total: npt.NDArray[np.signedinteger[Any]],
+    neg: npt.NDArray[np.signedinteger[Any]],
+) -> None:
+    """Fill ``total`` (``E``) and ``neg`` (``Q``), shape (B, n + 1), each after a zero column."""
     total[:, 0] = 0
     neg[:, 0] = 0
-    np.cumsum(w, axis=1, dtype=dtype, out=total[:, 1:])
-    np.cumsum(w * negative, axis=1, dtype=dtype, out=neg[:, 1:])
-    return total, neg
+    np.cumsum(w, axis=1, dtype=total.dtype, out=total[:, 1:])
+    np.cumsum(w * negative, axis=1, dtype=neg.dtype, out=neg[:, 1:])
 
 
 def _ranking(
@@ -125,6 +128,11 @@ def sorted_metric_values(
 ) -> dict[str, FloatArray]:
     """AUROC, PR-AUC and PRR of every detector for every row of ``counts``.
 
+    The running sums are computed in blocks of rows small enough to stay in
+    cache while AUROC and PR-AUC read them (integers: exact in any blocking);
+    PRR then reads them whole, as its own kernel does (its float sums follow
+    numpy's summation order, which depends on the arrays' shapes).
+
     Args:
         orders: One :class:`ScoreOrder` per detector, built on ``labels``.
         labels: Shape (n,), True = hallucinated.
@@ -137,14 +145,22 @@ def sorted_metric_values(
         average precision in [0, 1]) and ``weighted_prr_sorted`` (PRR in
         [-1, 1]), NaN where they are undefined.
     """
+    rows, n = counts.shape
     top = 2 * int(counts.sum(axis=1, dtype=np.int64).max()) if counts.size else 0
     dtype: type[np.signedinteger[Any]] = np.int32 if top < np.iinfo(np.int32).max else np.int64
     pos_weights = counts[:, labels].astype(np.float64)
-    out = {name: np.empty((len(orders), counts.shape[0])) for name in SHARED_SORT_METRICS}
+    step = max(1, _BLOCK_ITEMS // max(1, n))
+    total = np.empty((rows, n + 1), dtype=dtype)
+    neg = np.empty((rows, n + 1), dtype=dtype)
+    out = {name: np.empty((len(orders), rows)) for name in SHARED_SORT_METRICS}
     for k, order in enumerate(orders):
         w = np.take(counts, order.rejection.order, axis=1, mode="clip")
-        total, neg = _running_sums(w, order.negative, dtype)
-        out["auroc"][k], out["pr_auc"][k] = _ranking(order, total, neg, pos_weights)
+        for start in range(0, rows, step):
+            here = slice(start, min(rows, start + step))
+            _running_sums(w[here], order.negative, total[here], neg[here])
+            out["auroc"][k, here], out["pr_auc"][k, here] = _ranking(
+                order, total[here], neg[here], pos_weights[here]
+            )
         running_q = None if order.rejection.last is None else neg[:, 1:]
         out["prr"][k] = prr_from_running_sums(order.rejection, w, total[:, 1:], running_q)
     return out
