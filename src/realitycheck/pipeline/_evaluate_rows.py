@@ -32,6 +32,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 from realitycheck.analysis import (
     AGREEMENT_METRICS,
+    BLAS_LOCK,
     CALIBRATION_METRICS,
     RANKING_METRICS,
     SCORE_METRICS,
@@ -178,11 +179,16 @@ def measure_unit(work: Work, numbered: tuple[int, Unit]) -> tuple[int, list[Metr
     """
     i, unit = numbered
     rows_idx = work.rows[unit.dataset]
-    with threadpool_limits(limits=dict(work.threads)):
+    with BLAS_LOCK:  # no other thread is between setting and restoring its counts
+        limits = threadpool_limits(limits=dict(work.threads))
+    try:
         if unit.table == "metrics":
             measured = _detector_rows(work, rows_idx, unit)
         else:
             measured = _agreement_rows(work, rows_idx, unit)
+    finally:
+        with BLAS_LOCK:
+            limits.restore_original_limits()
     return i, measured
 
 
