@@ -1,5 +1,6 @@
 """Evaluate on threads: the same tables, byte for byte, as one unit after the other."""
 
+import pickle
 import warnings
 
 import numpy as np
@@ -7,7 +8,7 @@ import pytest
 from tests.pipeline.test_evaluate_units import _work
 
 from realitycheck import EvaluationConfig, Label, RunStore, Score, evaluate, ingest
-from realitycheck.analysis import Bootstrap
+from realitycheck.analysis import Bootstrap, Measure, Where
 from realitycheck.executors import LocalExecutor
 from realitycheck.pipeline._evaluate_rows import Unit, blas_threads, measure_unit
 
@@ -68,3 +69,16 @@ def test_threaded_evaluate_leaves_the_warning_filters_as_it_found_them(tmp_path,
         executor=LocalExecutor(workers=3),
     )
     assert list(warnings.filters) == before
+
+
+def test_measure_and_its_resamples_pickle_without_their_locks():
+    """A Ray worker gets the driver's Measure by pickle: the locks are made anew, rows unchanged."""
+    rng = np.random.default_rng(2)
+    y, s = (rng.random(60) < 0.4).astype(float), rng.random((2, 60))
+    measure = Measure(Bootstrap(n_resamples=80))
+    where = Where(labeler="human", slice="all", dataset="d", n_excluded=0)
+    want = measure.rows("prr", ["a", "b"], y, s, where)  # draws and keeps the resamples
+    copy = pickle.loads(pickle.dumps(measure))
+    assert copy._lock is not measure._lock
+    assert copy.resamples(60)._lock is not measure.resamples(60)._lock
+    assert copy.rows("prr", ["a", "b"], y, s, where) == want

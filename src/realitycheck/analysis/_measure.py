@@ -57,6 +57,14 @@ class Measure:
         self._drawn: OrderedDict[int, M.Resamples | M.LittleBootstraps] = OrderedDict()
         self._lock = threading.Lock()
 
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled (e.g. for a Ray worker) without the lock; the unpickled copy makes its own."""
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def resamples(self, n: int) -> M.Resamples | M.LittleBootstraps:
         """Return the resamples of ``n`` items under this bootstrap, drawing them once.
 

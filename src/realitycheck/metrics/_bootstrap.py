@@ -158,6 +158,14 @@ class Resamples:
         self._sorted: dict[bytes, dict[str, FloatArray]] = {}
         self._lock = threading.Lock()
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (e.g. for a Ray worker) without the lock; the unpickled copy makes its own."""
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def matches(self, n: int, n_resamples: int, seed: int | None) -> bool:
         """Whether these are the resamples of ``(n, n_resamples, seed)``."""
         return (n, n_resamples, seed) == (self.n, self.n_resamples, self._seed_arg)
