@@ -12,8 +12,11 @@ is on disk whether or not its result reaches the driver. ``shared`` is what
 every batch reads (the component, the run's tables); a Ray executor puts it
 into the object store once.
 
-- :class:`LocalExecutor` runs the tasks one after the other in this process,
-  in order: the stages as they have always run.
+- :class:`LocalExecutor` runs the tasks in this process: one after the other,
+  in order (the stages as they have always run), or, for a task marked
+  :func:`thread_safe`, on a pool of ``workers`` threads (default: the cores
+  this process may use), still yielding the results in item order. Numpy
+  releases the GIL in its kernels, so evaluate's units use every core.
 - :class:`RayExecutor` runs them as Ray tasks on a cluster's workers (any
   node), at most ``max_in_flight`` at a time, and yields results as they
   finish. A task whose worker dies (killed, node lost) is run again up to
@@ -30,12 +33,21 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
 from realitycheck.errors import InvalidInputError, MissingDependencyError, RealityCheckError
 from realitycheck.params import Interval, check_arg
 
-__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "RayExecutor", "make_executor"]
+__all__ = [
+    "EXECUTORS",
+    "Executor",
+    "LocalExecutor",
+    "RayExecutor",
+    "available_cores",
+    "make_executor",
+    "thread_safe",
+]
 
 EXECUTORS = ("local", "ray")
 """The names :func:`make_executor` accepts (the CLI's ``--executor`` choices)."""
@@ -57,15 +69,65 @@ class Executor(Protocol):
         """Release what the executor holds (a cluster connection it opened)."""
 
 
+_THREAD_SAFE = "__realitycheck_thread_safe__"
+
+
+def thread_safe(task: Callable[[S, T], U]) -> Callable[[S, T], U]:
+    """Mark ``task`` as safe to run on several threads at once (returns it unchanged).
+
+    A marked task may read ``shared`` from many threads; whatever it caches
+    there must be guarded by a lock. Only marked tasks run on
+    :class:`LocalExecutor`'s threads; the others run one after the other.
+    """
+    setattr(task, _THREAD_SAFE, True)
+    return task
+
+
+def available_cores() -> int:
+    """The number of CPU cores this process may run on (its affinity mask where known), >= 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # no affinity on this platform (macOS, Windows)
+        return max(1, os.cpu_count() or 1)
+
+
 class LocalExecutor:
-    """Every batch in this process, one after the other, in order."""
+    """Every batch in this process: one after the other, or on threads for a thread-safe task.
+
+    Args:
+        workers: Threads for a task marked :func:`thread_safe` (>= 1); default
+            :func:`available_cores`. ``1`` runs every task in turn. Other tasks
+            always run one after the other, in order.
+    """
 
     name = "local"
 
+    def __init__(self, workers: int | None = None) -> None:
+        if workers is not None:
+            check_arg(workers, Interval(int, 1), name="workers", owner="LocalExecutor")
+        self.workers = workers if workers is not None else available_cores()
+
+    def __repr__(self) -> str:
+        return f"LocalExecutor(workers={self.workers})"
+
     def map(self, task: Callable[[S, T], U], shared: S, items: Sequence[T]) -> Iterator[U]:
-        """Yield ``task(shared, item)`` for each item in turn."""
-        for item in items:
-            yield task(shared, item)
+        """Yield ``task(shared, item)`` for each item, in item order.
+
+        A task's exception is raised here as itself, at that item's turn; the
+        items not yet started are then cancelled.
+        """
+        if self.workers == 1 or len(items) < 2 or not getattr(task, _THREAD_SAFE, False):
+            for item in items:
+                yield task(shared, item)
+            return
+        with ThreadPoolExecutor(max_workers=min(self.workers, len(items))) as pool:
+            futures: list[Future[U]] = [pool.submit(task, shared, item) for item in items]
+            try:
+                for future in futures:
+                    yield future.result()
+            finally:  # a failed task or a stopped stage: start nothing more
+                for future in futures:
+                    future.cancel()
 
     def close(self) -> None:
         """Nothing to release."""

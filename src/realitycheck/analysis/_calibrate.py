@@ -6,14 +6,28 @@ hallucinated. :func:`calibrate` fits a monotone map from score to
 probability on the calibration split (scikit-learn's logistic regression for
 Platt scaling, its isotonic regression otherwise) and applies it to every
 score, so the metrics are then measured on the separate test split.
+
+SciPy's wheels bundle their own OpenBLAS beside NumPy's. The Platt fit's
+L-BFGS-B steps call it on two-element vectors, where waking its threads
+costs far more than the work (3 ms a step on a 2-core machine), so the fit
+runs it on one thread; no result depends on it (NumPy's BLAS, whose thread
+count changes the fit's last bits, keeps its own).
 """
 
 from __future__ import annotations
 
+import os
+import threading
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["CALIBRATION_METHODS", "calibrate"]
+__all__ = ["BLAS_LOCK", "CALIBRATION_METHODS", "calibrate"]
+
+BLAS_LOCK = threading.Lock()
+"""Held by a thread while it changes or restores BLAS thread counts (a Platt
+fit holds it throughout), so that threads never restore each other's counts."""
 
 CALIBRATION_METHODS: tuple[str, ...] = ("platt", "isotonic", "none")
 """How a score becomes a probability: Platt scaling, isotonic regression, or as is."""
@@ -22,6 +36,17 @@ FloatArray = npt.NDArray[np.float64]
 
 # Practically unpenalised: the targets are smoothed, so the fit stays finite.
 _PLATT_C = 1e6
+
+
+def _scipy_own_blas() -> Any:
+    """The thread pools of the BLAS that SciPy's wheel bundles (none when SciPy uses NumPy's)."""
+    import scipy
+    from threadpoolctl import ThreadpoolController
+
+    bundled = os.path.dirname(scipy.__file__) + ".libs" + os.sep
+    controller = ThreadpoolController()
+    own = [lib.filepath for lib in controller.lib_controllers if lib.filepath.startswith(bundled)]
+    return controller.select(filepath=own)
 
 
 def _platt(y: FloatArray, s: FloatArray, apply: FloatArray) -> FloatArray:
@@ -40,11 +65,12 @@ def _platt(y: FloatArray, s: FloatArray, apply: FloatArray) -> FloatArray:
     centre, scale = float(s.mean()), float(s.std()) or 1.0
     x = ((s - centre) / scale)[:, None]
     model = LogisticRegression(C=_PLATT_C, tol=1e-10, max_iter=1000)
-    model.fit(
-        np.vstack([x, x]),
-        np.r_[np.ones(y.size), np.zeros(y.size)],
-        sample_weight=np.r_[target, 1 - target],
-    )
+    with BLAS_LOCK, _scipy_own_blas().limit(limits=1):
+        model.fit(
+            np.vstack([x, x]),
+            np.r_[np.ones(y.size), np.zeros(y.size)],
+            sample_weight=np.r_[target, 1 - target],
+        )
     return np.asarray(model.predict_proba(((apply - centre) / scale)[:, None])[:, 1], float)
 
 

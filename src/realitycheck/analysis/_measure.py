@@ -8,6 +8,7 @@ detector's threshold on the calibration split.
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -48,11 +49,21 @@ class Measure:
     every metric, detector, reference and slice of that size (the same seed
     gives the same resamples for the same n, so the intervals are unchanged);
     classification metrics of the same predictions share their confusion counts.
+    Safe to share between threads (the kept resamples are looked up under a lock).
     """
 
     def __init__(self, bootstrap: Bootstrap) -> None:
         self.bootstrap = bootstrap
         self._drawn: OrderedDict[int, M.Resamples | M.LittleBootstraps] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled (e.g. for a Ray worker) without the lock; the unpickled copy makes its own."""
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     def resamples(self, n: int) -> M.Resamples | M.LittleBootstraps:
         """Return the resamples of ``n`` items under this bootstrap, drawing them once.
@@ -60,6 +71,10 @@ class Measure:
         Above :data:`~realitycheck.metrics.LITTLE_BOOTSTRAP_ABOVE` items they are
         the bag of little bootstraps (bounded work; see ``metrics._little_bootstrap``).
         """
+        with self._lock:
+            return self._resamples(n)
+
+    def _resamples(self, n: int) -> M.Resamples | M.LittleBootstraps:
         if n in self._drawn:
             self._drawn.move_to_end(n)
             return self._drawn[n]

@@ -19,6 +19,8 @@ stays near 100 MB whatever B, n and the number of detectors.
 
 from __future__ import annotations
 
+import hashlib
+import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -43,6 +45,11 @@ from realitycheck.metrics._calibration import (
 from realitycheck.metrics._classification import from_counts
 from realitycheck.metrics._ranking import RankIndex, WeightedItems, weighted_rank_metric
 from realitycheck.metrics._rejection import REJECTION_METRICS, RejectionOrder, weighted_prr_sorted
+from realitycheck.metrics._score_order import (
+    SHARED_SORT_METRICS,
+    ScoreOrder,
+    sorted_metric_values,
+)
 from realitycheck.metrics._validation import UndefinedMetricWarning, warn_undefined
 from realitycheck.params import param_error, shown
 
@@ -70,6 +77,8 @@ _CHUNK_ITEMS = 2**21
 _MAX_KEPT_ITEMS = 2**30
 # Confusion counts kept per Resamples (one entry per labels x predictions).
 _MAX_CONFUSIONS = 16
+# AUROC, PR-AUC and PRR values kept per Resamples (one entry per labels x scores).
+_MAX_SORTED = 16
 
 Counts = npt.NDArray[np.int64]
 Confusion = tuple[npt.NDArray[np.float64], ...]
@@ -117,6 +126,10 @@ class Resamples:
 
     Equal, chunk for chunk, to what :func:`resample_indices` draws, so an
     interval computed with them is identical to one computed without.
+    Kept resamples also compute AUROC, PR-AUC and PRR of the same scores
+    together (one sort and two running sums per detector; see
+    ``_score_order``) and keep the values for the next of the three metrics.
+    Safe to share between threads: what is kept is built under a lock.
 
     Args:
         n: Number of items (>= 1).
@@ -138,8 +151,20 @@ class Resamples:
         # A None seed is drawn once, so every pass sees the same resamples.
         self.seed: int = int(np.random.SeedSequence().entropy) if seed is None else seed  # type: ignore[arg-type]
         self._keep = n * n_resamples <= max_items
+        # One-off resamples (max_items=0) compute only the metric asked for.
+        self.shares_sorted = max_items > 0
         self._kept: list[npt.NDArray[np.unsignedinteger]] | None = None
         self._confusions: dict[bytes, list[Confusion]] = {}
+        self._sorted: dict[bytes, dict[str, FloatArray]] = {}
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (e.g. for a Ray worker) without the lock; the unpickled copy makes its own."""
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     def matches(self, n: int, n_resamples: int, seed: int | None) -> bool:
         """Whether these are the resamples of ``(n, n_resamples, seed)``."""
@@ -149,20 +174,51 @@ class Resamples:
         """Yield the resamples as chunks of item positions (as :func:`resample_indices`)."""
         return resample_indices(self.n, self.n_resamples, self.seed)
 
+    def _kept_counts(self) -> list[npt.NDArray[np.unsignedinteger]]:
+        """The multiplicities of every chunk in their smallest type, drawn once (under the lock)."""
+        with self._lock:
+            if self._kept is None:
+                self._kept = [_smallest(_multiplicities(c, self.n)) for c in self.indices()]
+            return self._kept
+
     def counts(self) -> Iterator[Counts]:
         """Yield the resamples as (rows, n) int64 multiplicities, chunk by chunk."""
-        if self._kept is not None:
-            for small in self._kept:
+        if self._keep:
+            for small in self._kept_counts():
                 yield small.astype(np.int64)
             return
-        kept: list[npt.NDArray[np.unsignedinteger]] = []
         for chunk in self.indices():
-            counts = _multiplicities(chunk, self.n)
-            if self._keep:
-                kept.append(_smallest(counts))
-            yield counts
+            yield _multiplicities(chunk, self.n)
+
+    def small_counts(self) -> Iterator[npt.NDArray[np.unsignedinteger]]:
+        """Yield the multiplicities as :meth:`counts` does, in the smallest unsigned type."""
         if self._keep:
-            self._kept = kept
+            yield from self._kept_counts()
+            return
+        for chunk in self.indices():
+            yield _smallest(_multiplicities(chunk, self.n))
+
+    def sorted_values(
+        self, metric: str, labels: npt.NDArray[np.bool_], scores: FloatArray
+    ) -> FloatArray:
+        """AUROC, PR-AUC or PRR (``metric``) of each row of ``scores`` (k, n), shape (k, B).
+
+        The three are computed together and kept for the next call with the
+        same labels and scores; each equals its own kernel's value bit for bit.
+        """
+        key = _digest(labels) + hashlib.blake2b(scores.tobytes(), digest_size=16).digest()
+        key += repr(scores.shape).encode()
+        with self._lock:
+            found = self._sorted.get(key)
+        if found is None:
+            orders = [ScoreOrder.build(labels, row) for row in scores]
+            chunks = [sorted_metric_values(orders, labels, c) for c in self.small_counts()]
+            found = {m: np.concatenate([c[m] for c in chunks], axis=1) for m in chunks[0]}
+            with self._lock:
+                if len(self._sorted) >= _MAX_SORTED:
+                    self._sorted.pop(next(iter(self._sorted)))
+                self._sorted[key] = found
+        return found[metric].copy()
 
     def confusion(
         self, labels: npt.NDArray[np.bool_], preds: npt.NDArray[np.bool_]
@@ -174,15 +230,19 @@ class Resamples:
         they are kept for the next metric of the same labels and predictions.
         """
         key = _digest(labels, preds)
-        if key not in self._confusions:
-            if len(self._confusions) >= _MAX_CONFUSIONS:
-                self._confusions.pop(next(iter(self._confusions)))
-            self._confusions[key] = list(confusion_counts(labels, preds, self.counts()))
-        return self._confusions[key]
+        with self._lock:
+            found = self._confusions.get(key)
+        if found is None:
+            found = list(confusion_counts(labels, preds, self.small_counts()))
+            with self._lock:
+                if len(self._confusions) >= _MAX_CONFUSIONS:
+                    self._confusions.pop(next(iter(self._confusions)))
+                self._confusions[key] = found
+        return found
 
 
 def confusion_counts(
-    labels: npt.NDArray[np.bool_], preds: npt.NDArray[np.bool_], chunks: Iterator[Counts]
+    labels: npt.NDArray[np.bool_], preds: npt.NDArray[np.bool_], chunks: Iterator[npt.NDArray[Any]]
 ) -> Iterator[Confusion]:
     """Yield ``(tp, fp, fn, tn)``, each (rows, k), for each chunk of multiplicities."""
     pos_preds = preds[:, labels].T.astype(np.float64)
@@ -259,6 +319,8 @@ def _score_values(
     out = []
     for counts in chunks:
         values = np.empty((scores.shape[0], counts.shape[0]))
+        if name == "ece" or name == "brier":
+            counts = counts.astype(np.float64)  # once per chunk, not once per detector
         for k in range(scores.shape[0]):
             if name == "ece" or name == "brier":
                 values[k] = weighted_calibration_from_terms(name, terms[k], counts)
@@ -319,11 +381,13 @@ def _values(
         whole = iter([np.arange(n)[None, :]])
         index_chunks = whole if resamples is None else resamples.indices()
         return _callable_values(metric, labels, inputs, index_chunks)
+    if resamples is not None and resamples.shares_sorted and metric in SHARED_SORT_METRICS:
+        return resamples.sorted_values(metric, labels, inputs)
     chunks: Iterator[Any]
     if resamples is None:
         chunks = iter([np.ones((1, n), dtype=np.int64)])
     else:
-        chunks = resamples.counts()
+        chunks = resamples.small_counts()  # every kernel takes any integer type
     if metric == "auroc":
         return _ranking_values("auroc", labels, inputs, chunks)
     if metric == "pr_auc":
@@ -350,8 +414,11 @@ def _intervals(
     defined = ~np.isnan(values)
     counts = defined.sum(axis=1)
     bounds = np.full((inputs.shape[0], 2), np.nan)
+    whole = counts == values.shape[1]
+    if whole.any():  # rows defined on every resample: one call, the same numbers
+        bounds[whole] = np.quantile(values[whole], quantiles, axis=1).T
     for k, row in enumerate(values):
-        if counts[k]:
+        if counts[k] and not whole[k]:
             bounds[k] = np.quantile(row[defined[k]], quantiles)
     return bounds, counts
 

@@ -226,7 +226,7 @@ def weighted_calibration_from_terms(
     kind: str, terms: FloatArray, weights: npt.NDArray[Any]
 ) -> FloatArray:
     """ECE or Brier score of each row of ``weights`` from :func:`calibration_terms`."""
-    w = weights.astype(np.float64)
+    w = np.asarray(weights, dtype=np.float64)  # no copy when already float64
     total = w.sum(axis=1)
     if kind == "brier":
         numerator = w @ terms

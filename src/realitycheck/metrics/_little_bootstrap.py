@@ -62,6 +62,7 @@ class _SubsetResamples(Resamples):
     def __init__(self, counts: npt.NDArray[np.unsignedinteger], seed: int) -> None:
         super().__init__(counts.shape[1], counts.shape[0], seed, max_items=0)
         self._small = counts
+        self.shares_sorted = True  # kept by its LittleBootstraps for every metric
 
     def indices(self) -> Iterator[npt.NDArray[np.int64]]:
         raise InvalidInputError(
@@ -73,6 +74,11 @@ class _SubsetResamples(Resamples):
         rows = max(1, _CHUNK_ITEMS // self.n)
         for start in range(0, self.n_resamples, rows):
             yield self._small[start : start + rows].astype(np.int64)
+
+    def small_counts(self) -> Iterator[npt.NDArray[np.unsignedinteger]]:
+        rows = max(1, _CHUNK_ITEMS // self.n)
+        for start in range(0, self.n_resamples, rows):
+            yield self._small[start : start + rows]
 
 
 class LittleBootstraps:

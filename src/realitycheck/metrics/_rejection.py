@@ -193,12 +193,36 @@ def weighted_prr_sorted(index: RejectionOrder, weights: npt.NDArray[Any]) -> Flo
     Returns:
         Shape (B,); NaN where a row has one class only.
     """
-    correct_items = index.correct_items
     # Half-width integers halve the memory traffic when the totals fit.
     fits = int(weights.sum(axis=1).max()) < np.iinfo(np.int32).max
     dtype: type[np.signedinteger[Any]] = np.int32 if fits else np.int64
     w: npt.NDArray[np.signedinteger[Any]] = np.asarray(weights[:, index.order], dtype=dtype)
     ends: npt.NDArray[np.signedinteger[Any]] = np.cumsum(w, axis=1, dtype=dtype)
+    running_q = None
+    if index.last is not None:
+        running_q = np.cumsum(w * index.correct_items, axis=1, dtype=dtype)
+    return prr_from_running_sums(index, w, ends, running_q)
+
+
+def prr_from_running_sums(
+    index: RejectionOrder,
+    w: npt.NDArray[Any],
+    ends: npt.NDArray[np.signedinteger[Any]],
+    running_q: npt.NDArray[np.signedinteger[Any]] | None,
+) -> FloatArray:
+    """PRR of each row from its weights in ascending score order and their running sums.
+
+    Args:
+        index: The detector's :class:`RejectionOrder`.
+        w: Shape (B, n): the weights of the items of ``index.order``, in that order.
+        ends: Shape (B, n): ``cumsum(w, axis=1)`` (integers).
+        running_q: Shape (B, n): ``cumsum(w * index.correct_items, axis=1)``;
+            needed only when scores tie (``index.last`` is not None).
+
+    Returns:
+        Shape (B,), as :func:`weighted_prr_sorted`.
+    """
+    correct_items = index.correct_items
     total = ends[:, -1]
     harmonic, partial = _harmonic(int(total.max()))
     if index.last is None:  # no tie: one look-up pair per correct item
@@ -208,10 +232,10 @@ def weighted_prr_sorted(index: RejectionOrder, weights: npt.NDArray[Any]) -> Flo
         inner = (partial[end] - partial[end - kept]).sum(axis=1)
     else:
         # Running sums read at the last item of each run of ties give the runs' totals.
+        assert running_q is not None
         last = index.last
         end = ends[:, last]
         group_w = np.diff(end, axis=1, prepend=0)
-        running_q = np.cumsum(w * correct_items, axis=1, dtype=dtype)
         group_q = np.diff(running_q[:, last], axis=1, prepend=0)
         share = np.divide(group_q, group_w, out=np.zeros(group_q.shape), where=group_w > 0)
         correct = group_q.sum(axis=1, dtype=np.int64)

@@ -26,6 +26,7 @@ responses to one source fall on the same side.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
 
@@ -40,6 +41,7 @@ from realitycheck.analysis import (
 )
 from realitycheck.errors import InvalidInputError
 from realitycheck.executors import Executor, LocalExecutor
+from realitycheck.metrics import UndefinedMetricWarning
 from realitycheck.params import (
     InstanceOf,
     Interval,
@@ -165,9 +167,9 @@ def evaluate(
     """Measure the run's detectors and labelers and store the two tables.
 
     The run is read here; its units of work (each dataset against each ground
-    truth) are measured by ``executor`` (default: this process, in order; a
-    Ray executor: the cluster's workers) and stored in unit order, so the
-    tables do not depend on where or in which order the units ran.
+    truth) are measured by ``executor`` (default: this process, on one thread
+    per core; a Ray executor: the cluster's workers) and stored in unit order,
+    so the tables do not depend on where or in which order the units ran.
 
     Returns:
         The metrics and agreement tables, plus notes on anything excluded.
@@ -202,7 +204,10 @@ def evaluate(
         threads=blas_threads(),
     )
     measured: list[list[MetricResult]] = [[] for _ in units]
-    with progress.task("evaluating", len(units)) as task:
+    # Units on threads enter and leave warning filters out of turn; the filters
+    # they set (undefined metrics silenced) hold throughout and are undone here.
+    with progress.task("evaluating", len(units)) as task, warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
         for i, unit_rows in executor.map(measure_unit, work, list(enumerate(units))):
             measured[i] = unit_rows
             task.advance()

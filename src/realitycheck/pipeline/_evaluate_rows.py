@@ -10,7 +10,8 @@ which changes the last bits of the Platt-scaling fit (a Ray worker starts
 with one thread, the driver with one per core). Each unit therefore runs
 with the driver's BLAS thread counts (:func:`blas_threads`), so a worker on
 the same kind of machine gives the same bits; the driver puts the rows back
-in unit order.
+in unit order. A local executor runs the units on threads of this process
+(one per core), which share the run's arrays and the drawn resamples.
 
 - a ``metrics`` unit: every detector of one dataset against one reference,
   per slice (AUROC, PR-AUC, PRR on every usable item; thresholded and
@@ -31,6 +32,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 from realitycheck.analysis import (
     AGREEMENT_METRICS,
+    BLAS_LOCK,
     CALIBRATION_METRICS,
     RANKING_METRICS,
     SCORE_METRICS,
@@ -40,6 +42,7 @@ from realitycheck.analysis import (
     Where,
     group_by_mask,
 )
+from realitycheck.executors import thread_safe
 from realitycheck.keys import LabelKey
 from realitycheck.pipeline._evaluate_load import Frame
 from realitycheck.pipeline._slices import slices
@@ -168,15 +171,24 @@ def plan_units(
     ]
 
 
+@thread_safe
 def measure_unit(work: Work, numbered: tuple[int, Unit]) -> tuple[int, list[MetricResult]]:
-    """Return the unit's number and its rows (an executor's task; see the module docstring)."""
+    """Return the unit's number and its rows (an executor's task; see the module docstring).
+
+    Thread-safe: units share ``work.measure``, whose resamples are drawn under locks.
+    """
     i, unit = numbered
     rows_idx = work.rows[unit.dataset]
-    with threadpool_limits(limits=dict(work.threads)):
+    with BLAS_LOCK:  # no other thread is between setting and restoring its counts
+        limits = threadpool_limits(limits=dict(work.threads))
+    try:
         if unit.table == "metrics":
             measured = _detector_rows(work, rows_idx, unit)
         else:
             measured = _agreement_rows(work, rows_idx, unit)
+    finally:
+        with BLAS_LOCK:
+            limits.restore_original_limits()
     return i, measured
 
 

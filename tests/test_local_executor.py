@@ -1,0 +1,81 @@
+"""LocalExecutor: in order on one thread, or on a pool of threads for a task marked thread-safe."""
+
+import os
+import threading
+import time
+
+import pytest
+
+from realitycheck.errors import InvalidInputError
+from realitycheck.executors import LocalExecutor, available_cores, make_executor, thread_safe
+
+
+def _slow_first(shared, item):
+    """Later items finish first: the earliest sleep longest."""
+    time.sleep(0.02 * (shared - item))
+    return item, threading.get_ident()
+
+
+def test_a_thread_safe_task_runs_on_threads_and_comes_back_in_item_order():
+    task = thread_safe(_slow_first)
+    out = list(LocalExecutor(workers=3).map(task, 6, list(range(6))))
+    assert [item for item, _ in out] == list(range(6))
+    assert len({ident for _, ident in out}) > 1  # more than one thread did the work
+    assert all(ident != threading.get_ident() for _, ident in out)
+
+
+def test_an_unmarked_task_runs_in_turn_on_the_calling_thread():
+    def unmarked(shared, item):
+        return item, threading.get_ident()
+
+    out = list(LocalExecutor(workers=4).map(unmarked, 0, [3, 1, 2]))
+    assert out == [(i, threading.get_ident()) for i in (3, 1, 2)]
+
+
+def test_threads_give_what_one_thread_gives():
+    @thread_safe
+    def square(shared, item):
+        return shared + item * item
+
+    items = list(range(50))
+    assert list(LocalExecutor(workers=4).map(square, 7, items)) == list(
+        LocalExecutor(workers=1).map(square, 7, items)
+    )
+
+
+class _Boom(RuntimeError):
+    pass
+
+
+def test_a_tasks_error_surfaces_as_itself_and_later_items_do_not_start():
+    raised = _Boom("unit 1 failed")
+    started = []
+
+    @thread_safe
+    def task(shared, item):
+        started.append(item)
+        if item == 1:
+            raise raised
+        time.sleep(0.05)
+        return item
+
+    seen = []
+    with pytest.raises(_Boom) as caught:
+        for value in LocalExecutor(workers=2).map(task, None, list(range(40))):
+            seen.append(value)
+    assert caught.value is raised
+    assert seen == [0]
+    assert len(started) < 40  # the queued items were cancelled
+
+
+@pytest.mark.parametrize("workers", [0, -1, 1.5, "2"])
+def test_workers_must_be_a_positive_int(workers):
+    with pytest.raises(InvalidInputError, match="'workers' parameter of LocalExecutor"):
+        LocalExecutor(workers=workers)
+
+
+def test_the_default_is_the_cores_this_process_may_use():
+    want = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert available_cores() == want >= 1
+    assert LocalExecutor().workers == want
+    assert make_executor("local").workers == want
