@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import dataclasses
-import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
 from realitycheck.analysis import Bootstrap
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.registry import parse_key
+from realitycheck.runner._study_pool import (
+    compute_study,
+    default_workers,
+    failure_text,
+    pooled_results,
+)
 from realitycheck.store import RunData, RunStore, StudyResult, save_result
 from realitycheck.studies import Study, studies
 
 __all__ = ["StudyRun", "build_studies", "expand_study_keys", "failed_result", "run_studies"]
-
-logger = logging.getLogger(__name__)
 
 ALL = "all"
 
@@ -39,7 +43,11 @@ class StudyRun:
 
 def failed_result(component: Study, exc: Exception) -> StudyResult:
     """Return the result stored for a study that raised ``exc``: its finding is the error."""
-    error = f"{type(exc).__name__}: {exc}"
+    return _failed(component, failure_text(exc))
+
+
+def _failed(component: Study, error: str) -> StudyResult:
+    """The stored result of a study that failed with ``error`` (``"<Type>: <message>"``)."""
     finding = (
         f"This study failed, so it has no tables or figures: {error}. It stopped no "
         "other study. Run it alone to retry (realitycheck study "
@@ -77,6 +85,7 @@ def run_studies(
     progress: Progress | None = None,
     on_result: Callable[[StudyRun], None] | None = None,
     raise_errors: bool = False,
+    workers: int | None = 1,
 ) -> list[StudyRun]:
     """Build every study of ``keys`` first, then run each over the run and store its result.
 
@@ -87,6 +96,13 @@ def run_studies(
     line exits non-zero naming the failed studies). Interruptions
     (``KeyboardInterrupt``) are not caught.
 
+    With more than one worker, the studies are computed side by side in
+    worker processes (each loads the run once; see
+    :mod:`realitycheck.runner._study_pool`), and this process stores each
+    result in the order of ``keys``, so the stored files, the returned list
+    and the ``on_result`` calls are those of a serial run. A study that fails
+    in a worker, or whose worker dies, is stored as failed like any other.
+
     Args:
         store: The run.
         keys: Study keys (``length``, ``label_noise[rate=0.2]``) or ``all``.
@@ -96,27 +112,42 @@ def run_studies(
         progress: Where to report progress.
         on_result: Called after each study is stored (the CLI prints it).
         raise_errors: Let a study's exception propagate (with its traceback)
-            instead of storing it as a failed result.
+            instead of storing it as a failed result; the studies then run in
+            this process, one after another.
+        workers: Processes computing studies at once: 1 (default) = this
+            process, one study after another; ``None`` = one per usable core,
+            at most one per study. A run on object storage always uses 1.
     """
     components = build_studies(keys, reference=reference)
     if not components:
         return []
+    if workers is not None and workers < 1:
+        raise ValueError(f"workers must be at least 1 (or None for one per core); got {workers}")
+    count = default_workers(len(components)) if workers is None else min(workers, len(components))
     progress = progress or NullProgress()
-    data = RunData(store)
+    if count > 1 and not raise_errors and store.remote is None:
+        outcomes = pooled_results(store.path, components, bootstrap=bootstrap, workers=count)
+    else:
+        outcomes = _serial_results(store, components, bootstrap, raise_errors)
     out = []
-    with progress.task("studies", len(components)) as task:
-        for component in components:
-            try:
-                result, error = component.run(data, bootstrap=bootstrap), ""
-            except Exception as exc:
-                if raise_errors:
-                    raise
-                logger.debug("study %s failed", component.key, exc_info=True)
-                result = failed_result(component, exc)
-                error = f"{type(exc).__name__}: {exc}"
-            done = StudyRun(result=result, folder=save_result(store, result), error=error)
+    with closing(outcomes), progress.task("studies", len(components)) as task:
+        for component, (result, error) in zip(components, outcomes, strict=True):
+            stored = result if result is not None else _failed(component, error)
+            done = StudyRun(result=stored, folder=save_result(store, stored), error=error)
             out.append(done)
             if on_result is not None:
                 on_result(done)
             task.advance()
     return out
+
+
+def _serial_results(
+    store: RunStore, components: Sequence[Study], bootstrap: Bootstrap | None, raise_errors: bool
+) -> Generator[tuple[StudyResult | None, str], None, None]:
+    """Yield each study's ``(result, error)`` computed here, one after another, in order."""
+    data = RunData(store)
+    for component in components:
+        if raise_errors:
+            yield component.run(data, bootstrap=bootstrap), ""
+        else:
+            yield compute_study(component, data, bootstrap)
