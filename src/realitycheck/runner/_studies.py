@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from realitycheck.analysis import Bootstrap
+from realitycheck.errors import InvalidInputError
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.registry import parse_key
 from realitycheck.runner._study_pool import (
@@ -118,11 +119,14 @@ def run_studies(
             process, one study after another; ``None`` = one per usable core,
             at most one per study. A run on object storage always uses 1.
     """
+    if workers is not None and workers < 1:
+        raise InvalidInputError(
+            f"workers must be at least 1 (or None for one per core); got {workers}",
+            field="workers",
+        )
     components = build_studies(keys, reference=reference)
     if not components:
         return []
-    if workers is not None and workers < 1:
-        raise ValueError(f"workers must be at least 1 (or None for one per core); got {workers}")
     count = default_workers(len(components)) if workers is None else min(workers, len(components))
     progress = progress or NullProgress()
     if count > 1 and not raise_errors and store.remote is None:
