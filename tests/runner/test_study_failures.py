@@ -66,7 +66,8 @@ def test_study_all_runs_every_study_and_exits_non_zero_naming_the_failed(
     assert _by_study(store)["qa_accuracy"].tables  # a good result, replaced below
     capsys.readouterr()
     monkeypatch.setattr(QaAccuracy, "analyse", _boom)
-    code = main(["-q", "study", "all", "--run", str(store.path), *BOOT])
+    # One worker: the patched study must run in this process (a worker would not see the patch).
+    code = main(["-q", "study", "all", "--run", str(store.path), "--workers", "1", *BOOT])
     err = capsys.readouterr().err
     assert code == 2
     assert (

@@ -102,3 +102,13 @@ def test_default_workers_is_one_per_usable_core_at_most_one_per_study():
     assert default_workers(1) == 1
     assert default_workers(100) == cores
     assert default_workers(2) == min(2, cores)
+
+
+def test_study_command_refuses_zero_workers_without_a_traceback(tmp_path, capsys):
+    from realitycheck.cli import main
+
+    store = toy_store(tmp_path / "run")
+    assert main(["-q", "study", "length", "--run", str(store.path), "--workers", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--workers" in err and "Traceback" not in err
+    assert not (store.path / "studies").exists()

@@ -61,6 +61,13 @@ def exit_if_studies_failed(runs: Sequence[StudyRun]) -> None:
     show_default=True,
     help="Rewrite report.html / report.md in the run folder with the study's section.",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes computing studies side by side (default: one per core, at most one "
+    "per study; 1 = one after another in this process). The results are the same.",
+)
 @click.pass_context
 def study_cmd(
     ctx: click.Context,
@@ -72,6 +79,7 @@ def study_cmd(
     reference: str | None,
     models_file: str | None,
     report: bool,
+    workers: int | None,
 ) -> None:
     """Run studies (e.g. length, 'label_noise[rate=0.2]', all) over a run.
 
@@ -113,6 +121,7 @@ def study_cmd(
         progress=progress_for(ctx),
         on_result=listener.study,
         raise_errors=bool(os.environ.get("REALITYCHECK_DEBUG")),
+        workers=workers,
     )
     if report:
         from realitycheck.report import write_report
