@@ -40,3 +40,12 @@ class BrokenQaAccuracy(QaAccuracy):
 
     def analyse(self, data, bootstrap):
         raise ValueError("forced failure in a study worker")
+
+
+class DyingQaAccuracy(QaAccuracy):
+    """qa_accuracy whose analysis ends its process at once, as a crash in native code would."""
+
+    def analyse(self, data, bootstrap):
+        import os
+
+        os._exit(3)

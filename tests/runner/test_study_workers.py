@@ -4,7 +4,7 @@ import os
 from pathlib import Path
 
 import pytest
-from _study_helpers import BrokenQaAccuracy, toy_store
+from _study_helpers import BrokenQaAccuracy, DyingQaAccuracy, toy_store
 
 from realitycheck.analysis import Bootstrap
 from realitycheck.errors import InvalidInputError
@@ -79,6 +79,20 @@ def test_a_study_failing_in_a_worker_is_stored_by_name_and_the_others_finish(
     assert "forced failure in a study worker" in stored["qa_accuracy"].finding
     assert stored["qa_accuracy"].tables == ()
     assert stored["length"].tables and stored["leaderboard"].tables
+
+
+def test_a_worker_that_dies_is_reported_as_its_study_failing_not_a_hang(
+    tmp_path, monkeypatch, pooled
+):
+    store = toy_store(tmp_path / "run")
+    made = [studies.create("length"), DyingQaAccuracy(), studies.create("leaderboard")]
+    monkeypatch.setattr(_studies, "build_studies", lambda keys, reference=None: made)
+    runs = run_studies(store, ["ignored"], bootstrap=BOOT, workers=2)
+    assert [r.result.study for r in runs] == ["length", "qa_accuracy", "leaderboard"]
+    assert runs[1].error.startswith("BrokenProcessPool")
+    # The studies the broken pool could not finish are stored as failed too, never lost.
+    assert {r.study for r in load_results(store)} == {"length", "qa_accuracy", "leaderboard"}
+    assert all(bool(r.error) == (not r.result.tables) for r in runs)
 
 
 def test_raise_errors_and_a_single_study_run_here(tmp_path, pooled):
