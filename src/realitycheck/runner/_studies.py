@@ -102,7 +102,10 @@ def run_studies(
     :mod:`realitycheck.runner._study_pool`), and this process stores each
     result in the order of ``keys``, so the stored files, the returned list
     and the ``on_result`` calls are those of a serial run. A study that fails
-    in a worker, or whose worker dies, is stored as failed like any other.
+    in a worker is stored as failed like any other. A worker process that
+    dies (killed for memory, a crash in native code) breaks the pool: every
+    study not finished by then is stored as failed with the pool's error
+    (``BrokenProcessPool: …``); run those again with ``workers=1``.
 
     Args:
         store: The run.

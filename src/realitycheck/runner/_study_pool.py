@@ -93,10 +93,11 @@ def pooled_results(
     """Yield each study's ``(result, error)`` in the order of ``components``, computed by workers.
 
     Every study is handed to a pool of ``workers`` processes at once; the
-    results are yielded in order as they become available. A study whose
-    worker died (killed for memory, a crash in native code) yields the pool's
-    error as its error, like any other failed study. When the caller stops
-    early (an interruption), studies not yet started are cancelled.
+    results are yielded in order as they become available. A worker that
+    dies (killed for memory, a crash in native code) breaks the pool: each
+    study not finished by then yields the pool's error as its error, like a
+    failed study. When the caller stops early (an interruption), studies not
+    yet started are cancelled.
     """
     context = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(
