@@ -28,7 +28,7 @@ from realitycheck.analysis import Bootstrap
 from realitycheck.store import RunData, RunStore, StudyResult
 from realitycheck.studies import Study
 
-__all__ = ["compute_study", "default_workers", "pooled_results"]
+__all__ = ["compute_study", "default_workers", "failure_text", "pooled_results"]
 
 logger = logging.getLogger(__name__)
 
