@@ -49,3 +49,12 @@ class DyingQaAccuracy(QaAccuracy):
         import os
 
         os._exit(3)
+
+
+class EnvironmentQaAccuracy(QaAccuracy):
+    """qa_accuracy whose finding is its process's OPENBLAS_THREAD_TIMEOUT (or "unset")."""
+
+    def analyse(self, data, bootstrap):
+        import os
+
+        return self._result(os.environ.get("OPENBLAS_THREAD_TIMEOUT", "unset"))

@@ -4,7 +4,7 @@ import os
 from pathlib import Path
 
 import pytest
-from _study_helpers import BrokenQaAccuracy, DyingQaAccuracy, toy_store
+from _study_helpers import BrokenQaAccuracy, DyingQaAccuracy, EnvironmentQaAccuracy, toy_store
 
 from realitycheck.analysis import Bootstrap
 from realitycheck.errors import InvalidInputError
@@ -93,6 +93,22 @@ def test_a_worker_that_dies_is_reported_as_its_study_failing_not_a_hang(
     # The studies the broken pool could not finish are stored as failed too, never lost.
     assert {r.study for r in load_results(store)} == {"length", "qa_accuracy", "leaderboard"}
     assert all(bool(r.error) == (not r.result.tables) for r in runs)
+
+
+@pytest.mark.parametrize(("outside", "worker"), [(None, "4"), ("12", "12")])
+def test_workers_start_with_a_short_openblas_spin_unless_the_environment_sets_one(
+    tmp_path, monkeypatch, outside, worker
+):
+    if outside is None:
+        monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT", raising=False)
+    else:
+        monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", outside)
+    store = toy_store(tmp_path / "run")
+    made = [EnvironmentQaAccuracy(), EnvironmentQaAccuracy()]
+    monkeypatch.setattr(_studies, "build_studies", lambda keys, reference=None: made)
+    runs = run_studies(store, ["ignored"], bootstrap=BOOT, workers=2)
+    assert [r.result.finding for r in runs] == [worker, worker]
+    assert os.environ.get("OPENBLAS_THREAD_TIMEOUT") == outside  # this process: unchanged
 
 
 def test_raise_errors_and_a_single_study_run_here(tmp_path, pooled):
