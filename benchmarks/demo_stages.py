@@ -3,10 +3,12 @@
 Runs what ``realitycheck demo --out OUT`` runs (the same datasets, labelers,
 detectors, evaluate settings, every study and the report), stage by stage,
 and times each one: ingest per dataset, each labeler and each detector per
-dataset, evaluate, each study, the report. The machine may be shared, so the
+dataset, evaluate, the studies (side by side in one worker process per core,
+as the demo runs them; ``--study-workers 1`` times each study alone, one
+after another), the report. The machine may be shared, so the
 CPU time of the process (all its threads, plus finished children, from
 ``resource.getrusage``) is recorded beside the wall time; judge changes by
-CPU time. The first study also pays for loading the run's data.
+CPU time. The studies also pay for loading the run's data (once per worker).
 
 The embedding cache (``REALITYCHECK_EMBED_CACHE``) is pointed at a fresh
 folder inside ``OUT`` unless ``--embed-cache`` names one, so the default
@@ -69,15 +71,20 @@ class Timer:
             print(f"{row[0]:<55} wall {row[1]:8.2f} s  cpu {row[2]:8.2f} s", flush=True)
 
 
-def run(out: Path, data_dir: str | None, timer: Timer) -> None:
-    """Run the demo's stages into ``out`` (``out/run`` and the report), timing each."""
+def run(out: Path, data_dir: str | None, timer: Timer, workers: int | None = None) -> None:
+    """Run the demo's stages into ``out`` (``out/run`` and the report), timing each.
+
+    With ``workers`` other than 1 the studies run as the demo runs them
+    (``run_studies``, side by side in that many worker processes; ``None`` =
+    one per core), timed as one stage; with 1 each study is timed alone.
+    """
     from realitycheck.analysis import Bootstrap
     from realitycheck.datasets import datasets
     from realitycheck.detectors import detectors
     from realitycheck.labelers import labelers
     from realitycheck.pipeline import EvaluationConfig, detect, evaluate, ingest, label
     from realitycheck.report import write_report
-    from realitycheck.runner import DEMO_PLAN, build_studies, demo_study_keys
+    from realitycheck.runner import DEMO_PLAN, build_studies, demo_study_keys, run_studies
     from realitycheck.store import RunData, RunStore, save_result
 
     bootstrap = Bootstrap()
@@ -94,10 +101,14 @@ def run(out: Path, data_dir: str | None, timer: Timer) -> None:
                 detect(store, [detectors.create_from_key(key)], datasets=[ds.run_name])
     with timer.stage("evaluate"):
         evaluate(store, EvaluationConfig(bootstrap=bootstrap))
-    data = RunData(store)
-    for component in build_studies(demo_study_keys()):
-        with timer.stage(f"study {component.name}"):
-            save_result(store, component.run(data, bootstrap=bootstrap))
+    if workers == 1:
+        data = RunData(store)
+        for component in build_studies(demo_study_keys()):
+            with timer.stage(f"study {component.name}"):
+                save_result(store, component.run(data, bootstrap=bootstrap))
+    else:
+        with timer.stage(f"studies ({workers or 'one per core'} workers)"):
+            run_studies(store, demo_study_keys(), bootstrap=bootstrap, workers=workers)
     with timer.stage("report"):
         write_report(store, out)
 
@@ -250,6 +261,13 @@ def main() -> None:
         "--name", default="first", help="raw result stem (under results/demo_stages/)"
     )
     parser.add_argument(
+        "--study-workers",
+        type=int,
+        default=None,
+        help="processes computing studies side by side (default: one per core, as the demo; "
+        "1 = one after another, each study timed alone)",
+    )
+    parser.add_argument(
         "--summarise",
         nargs=3,
         metavar=("BEFORE", "FIRST", "WARM"),
@@ -275,7 +293,7 @@ def main() -> None:
     wall, cpu = time.perf_counter(), cpu_seconds()
     with timer.stage("import realitycheck"):
         import realitycheck  # noqa: F401
-    run(args.out, args.data_dir, timer)
+    run(args.out, args.data_dir, timer, args.study_workers)
     wall, cpu = time.perf_counter() - wall, cpu_seconds() - cpu
     RAW.mkdir(parents=True, exist_ok=True)
     (RAW / f"{args.name}.json").write_text(

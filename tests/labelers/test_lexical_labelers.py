@@ -207,3 +207,23 @@ def test_thresholds_flip_labels(key, expected):
 def test_lexical_labelers_reject_bad_thresholds(name, threshold):
     with pytest.raises(InvalidInputError, match=f"'threshold' parameter of {name} must be a float"):
         labelers.create(name, threshold=threshold)
+
+
+def test_bleu_with_shared_references_and_repeated_texts_equals_sentence_bleu_exactly():
+    """Responses grouped by reference set and text are scored as sentence_bleu scores each."""
+    rng = np.random.default_rng(5)
+    words = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran", "quickly", ".", ","]
+    shared = [
+        [" ".join(rng.choice(words, rng.integers(1, 12))) for _ in range(3)] for _ in range(4)
+    ]
+    texts = [" ".join(rng.choice(words, rng.integers(1, 12))) for _ in range(30)]
+    examples, responses, pairs = {}, [], []
+    for i in range(300):
+        references = shared[i % 4] if i % 5 else shared[i % 4][::-1]  # same set, other order
+        examples[f"e{i}"] = _example(f"e{i}", references)
+        text = texts[int(rng.integers(0, len(texts)))]
+        responses.append(_response(f"r{i}", f"e{i}", text))
+        pairs.append((text, references))
+    labels = labelers.create("bleu").label(responses, examples)
+    for label, (text, references) in zip(labels, pairs, strict=True):
+        assert label.score == 1 - sacrebleu.sentence_bleu(text, references).score / 100

@@ -2,41 +2,17 @@
 
 import json
 
-import numpy as np
 import pytest
+from _study_helpers import toy_store as _store
 
 from realitycheck import RunStore
 from realitycheck.cli import main
-from realitycheck.records import Example, Label, Response, Score
 from realitycheck.runner import run_studies
 from realitycheck.store import load_results
 from realitycheck.studies import studies
 from realitycheck.studies.qa_accuracy import QaAccuracy
 
 BOOT = ["--n-resamples", "20"]
-
-
-def _store(path):
-    """Two generators x 20 QA questions, human and judge labels, one length-like score."""
-    rng = np.random.default_rng(0)
-    store = RunStore(path)
-    examples = [
-        Example(example_id=f"q/{i}", dataset="toy", task="qa", question="?", references=("x",))
-        for i in range(20)
-    ]
-    responses, labels, scores = [], [], []
-    for i in range(20):
-        for k, model in enumerate(("org/a", "org/b")):
-            rid = f"q/{i}/{k}"
-            text = "Paris is the answer. " * (1 + i % 4)
-            responses.append(Response(response_id=rid, example_id=f"q/{i}", model=model, text=text))
-            wrong = bool(rng.random() < 0.3 + 0.3 * k)
-            labels.append(Label(response_id=rid, labeler="human", hallucinated=wrong))
-            labels.append(Label(response_id=rid, labeler="judge", hallucinated=not wrong))
-            scores.append(Score(response_id=rid, detector="d1", value=float(rng.random() + wrong)))
-    for records in (examples, responses, labels, scores):
-        store.append(records)
-    return store
 
 
 def _boom(self, data, bootstrap):
@@ -90,7 +66,8 @@ def test_study_all_runs_every_study_and_exits_non_zero_naming_the_failed(
     assert _by_study(store)["qa_accuracy"].tables  # a good result, replaced below
     capsys.readouterr()
     monkeypatch.setattr(QaAccuracy, "analyse", _boom)
-    code = main(["-q", "study", "all", "--run", str(store.path), *BOOT])
+    # One worker: the patched study must run in this process (a worker would not see the patch).
+    code = main(["-q", "study", "all", "--run", str(store.path), "--workers", "1", *BOOT])
     err = capsys.readouterr().err
     assert code == 2
     assert (

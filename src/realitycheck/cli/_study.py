@@ -69,6 +69,13 @@ def exit_if_studies_failed(runs: Sequence[StudyRun]) -> None:
     help="Rewrite report.html / report.md in the run folder (in --out for a run on object "
     "storage) with the study's section.",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes computing studies side by side (default: one per core, at most one "
+    "per study; 1 = one after another in this process). The results are the same.",
+)
 @click.pass_context
 def study_cmd(
     ctx: click.Context,
@@ -81,6 +88,7 @@ def study_cmd(
     reference: str | None,
     models_file: str | None,
     report: bool,
+    workers: int | None,
 ) -> None:
     """Run studies (e.g. length, 'label_noise[rate=0.2]', all) over a run.
 
@@ -128,6 +136,7 @@ def study_cmd(
         on_result=listener.study,
         raise_errors=bool(os.environ.get("REALITYCHECK_DEBUG")),
         folder=target if store.remote is not None else None,
+        workers=workers,
     )
     if report:
         from realitycheck.report import write_report

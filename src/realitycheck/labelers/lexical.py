@@ -253,16 +253,28 @@ class Bleu(TextSimilarity):
     def text_similarities(
         self, texts: Sequence[str], refs: Sequence[Sequence[str]], errors: list[str]
     ) -> list[float | None]:
-        """Return each text's bleu to its best reference (``None`` on an error)."""
+        """Return each text's BLEU / 100 against all its references (``None`` on an error).
+
+        Each distinct reference set is tokenised once, into sacrebleu's own
+        reference cache (``BLEU(references=...)``), and each distinct text is
+        scored once against it, as a one-sentence ``corpus_score``: the same
+        statistics and formula as ``sentence_bleu(text, references)``, so the
+        same value (TruthfulQA's 22,341 answers share 795 reference sets).
+        """
         from sacrebleu.metrics import BLEU
 
-        metric = BLEU(effective_order=True)  # the settings of sacrebleu.sentence_bleu
-        similarities: list[float | None] = []
+        groups: dict[tuple[str, ...], dict[str, list[int]]] = {}
         for k, text in enumerate(texts):
             if not errors[k] and not text.strip():
                 errors[k] = "the response is empty"
-            if errors[k]:
-                similarities.append(None)
-                continue
-            similarities.append(metric.sentence_score(text, list(refs[k])).score / 100)
+            if not errors[k]:
+                groups.setdefault(tuple(refs[k]), {}).setdefault(text, []).append(k)
+        similarities: list[float | None] = [None] * len(texts)
+        for references, rows_of_text in groups.items():
+            # effective_order=True: the settings of sacrebleu.sentence_bleu
+            metric = BLEU(effective_order=True, references=[[r] for r in references])
+            for text, rows in rows_of_text.items():
+                value = metric.corpus_score([text], None).score / 100
+                for k in rows:
+                    similarities[k] = value
         return similarities

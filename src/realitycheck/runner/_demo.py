@@ -102,6 +102,7 @@ def run_demo(
     bootstrap: Bootstrap | None = None,
     reference: str | None = None,
     progress: Progress | None = None,
+    workers: int | None = None,
 ) -> DemoResult:
     """Load the demo datasets, label, detect, evaluate and run every study into ``out/run``.
 
@@ -114,6 +115,9 @@ def run_demo(
     stored label key, e.g. ``recorded:gpt_4o`` on FaithBench; ``None`` = the
     human labels); datasets without such labels have no rows measured
     against it. Re-running reuses every label and score already stored.
+    ``workers`` is the number of processes computing studies side by side
+    (``None`` = one per usable core; see :func:`run_studies`); the stored
+    results are the same whatever it is.
     """
     bootstrap = bootstrap or Bootstrap()
     progress = progress or NullProgress()
@@ -139,7 +143,12 @@ def run_demo(
     config = EvaluationConfig(bootstrap=bootstrap, reference=reference)
     evaluation = evaluate(store, config, progress=progress)
     done = run_studies(
-        store, study_keys, bootstrap=bootstrap, reference=reference, progress=progress
+        store,
+        study_keys,
+        bootstrap=bootstrap,
+        reference=reference,
+        progress=progress,
+        workers=workers,
     )
     return DemoResult(
         run_dir=store.path,

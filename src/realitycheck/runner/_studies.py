@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 import dataclasses
-import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
 from realitycheck.analysis import Bootstrap
-from realitycheck.errors import RunFolderError
+from realitycheck.errors import InvalidInputError, RunFolderError
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.registry import parse_key
+from realitycheck.runner._study_pool import (
+    compute_study,
+    default_workers,
+    failure_text,
+    pooled_results,
+)
 from realitycheck.store import RunData, RunStore, StudyResult, save_result
 from realitycheck.studies import Study, studies
 
 __all__ = ["StudyRun", "build_studies", "expand_study_keys", "failed_result", "run_studies"]
-
-logger = logging.getLogger(__name__)
 
 ALL = "all"
 
@@ -40,11 +44,16 @@ class StudyRun:
 
 def failed_result(component: Study, exc: Exception) -> StudyResult:
     """Return the result stored for a study that raised ``exc``: its finding is the error."""
-    error = f"{type(exc).__name__}: {exc}"
+    return _failed(component, failure_text(exc))
+
+
+def _failed(component: Study, error: str) -> StudyResult:
+    """The stored result of a study that failed with ``error`` (``"<Type>: <message>"``)."""
     finding = (
         f"This study failed, so it has no tables or figures: {error}. It stopped no "
         "other study. Run it alone to retry (realitycheck study "
-        f"'{component.key}' --run DIR; with REALITYCHECK_DEBUG=1 in the environment "
+        f"'{component.key}' --run RUN, with --out DIR for a run on object storage; with "
+        "REALITYCHECK_DEBUG=1 in the environment "
         "the error is raised with its traceback)."
     )
     return StudyResult(study=component.key, spec=component.spec, finding=finding)
@@ -79,6 +88,7 @@ def run_studies(
     on_result: Callable[[StudyRun], None] | None = None,
     raise_errors: bool = False,
     folder: Path | None = None,
+    workers: int | None = 1,
 ) -> list[StudyRun]:
     """Build every study of ``keys`` first, then run each over the run and store its result.
 
@@ -89,6 +99,16 @@ def run_studies(
     line exits non-zero naming the failed studies). Interruptions
     (``KeyboardInterrupt``) are not caught.
 
+    With more than one worker, the studies are computed side by side in
+    worker processes (each loads the run once; see
+    :mod:`realitycheck.runner._study_pool`), and this process stores each
+    result in the order of ``keys``, so the stored files, the returned list
+    and the ``on_result`` calls are those of a serial run. A study that fails
+    in a worker is stored as failed like any other. A worker process that
+    dies (killed for memory, a crash in native code) breaks the pool: every
+    study not finished by then is stored as failed with the pool's error
+    (``BrokenProcessPool: …``); run those again with ``workers=1``.
+
     Args:
         store: The run.
         keys: Study keys (``length``, ``label_noise[rate=0.2]``) or ``all``.
@@ -98,13 +118,18 @@ def run_studies(
         progress: Where to report progress.
         on_result: Called after each study is stored (the CLI prints it).
         raise_errors: Let a study's exception propagate (with its traceback)
-            instead of storing it as a failed result.
+            instead of storing it as a failed result; the studies then run in
+            this process, one after another.
         folder: The local folder whose ``studies/`` receives the results;
             ``None`` = the run folder. Required for a run on object storage
             (the run itself is only read there).
+        workers: Processes computing studies at once: 1 (default) = this
+            process, one study after another; ``None`` = one per usable core,
+            at most one per study. A run on object storage always uses 1.
 
     Raises:
         RunFolderError: A run on object storage and no ``folder`` (before any study runs).
+        InvalidInputError: ``workers`` below 1 (before any study runs).
     """
     if folder is None and store.remote is not None:
         raise RunFolderError(
@@ -113,27 +138,41 @@ def run_studies(
             "study --out DIR).",
             path=store.location,
         )
+    if workers is not None and workers < 1:
+        raise InvalidInputError(
+            f"workers must be at least 1 (or None for one per core); got {workers}",
+            field="workers",
+        )
     components = build_studies(keys, reference=reference)
     if not components:
         return []
+    count = default_workers(len(components)) if workers is None else min(workers, len(components))
     progress = progress or NullProgress()
-    data = RunData(store)
+    if count > 1 and not raise_errors and store.remote is None:
+        outcomes = pooled_results(store.path, components, bootstrap=bootstrap, workers=count)
+    else:
+        outcomes = _serial_results(store, components, bootstrap, raise_errors)
     out = []
-    with progress.task("studies", len(components)) as task:
-        for component in components:
-            try:
-                result, error = component.run(data, bootstrap=bootstrap), ""
-            except Exception as exc:
-                if raise_errors:
-                    raise
-                logger.debug("study %s failed", component.key, exc_info=True)
-                result = failed_result(component, exc)
-                error = f"{type(exc).__name__}: {exc}"
+    with closing(outcomes), progress.task("studies", len(components)) as task:
+        for component, (result, error) in zip(components, outcomes, strict=True):
+            stored = result if result is not None else _failed(component, error)
             done = StudyRun(
-                result=result, folder=save_result(store, result, folder=folder), error=error
+                result=stored, folder=save_result(store, stored, folder=folder), error=error
             )
             out.append(done)
             if on_result is not None:
                 on_result(done)
             task.advance()
     return out
+
+
+def _serial_results(
+    store: RunStore, components: Sequence[Study], bootstrap: Bootstrap | None, raise_errors: bool
+) -> Generator[tuple[StudyResult | None, str], None, None]:
+    """Yield each study's ``(result, error)`` computed here, one after another, in order."""
+    data = RunData(store)
+    for component in components:
+        if raise_errors:
+            yield component.run(data, bootstrap=bootstrap), ""
+        else:
+            yield compute_study(component, data, bootstrap)

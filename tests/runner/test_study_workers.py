@@ -1,0 +1,144 @@
+"""Studies computed by worker processes store exactly what a serial run stores, in order."""
+
+import os
+from pathlib import Path
+
+import pytest
+from _study_helpers import BrokenQaAccuracy, DyingQaAccuracy, EnvironmentQaAccuracy, toy_store
+
+from realitycheck.analysis import Bootstrap
+from realitycheck.errors import InvalidInputError
+from realitycheck.runner import _studies, run_studies
+from realitycheck.runner._study_pool import default_workers
+from realitycheck.store import load_results
+from realitycheck.studies import studies
+
+KEYS = ["length", "qa_accuracy", "leaderboard"]
+BOOT = Bootstrap(n_resamples=50)
+
+
+def _files(run: Path) -> dict[str, bytes]:
+    """Every file the studies wrote (tables, figures, result.json), by path under the run."""
+    return {
+        str(p.relative_to(run)): p.read_bytes()
+        for p in sorted((run / "studies").rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture
+def pooled(monkeypatch):
+    """Count the runs that went through the worker pool."""
+    calls = []
+    real = _studies.pooled_results
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs["workers"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_studies, "pooled_results", spy)
+    return calls
+
+
+def test_two_workers_store_the_same_files_and_order_as_one(tmp_path, pooled):
+    serial_store, pool_store = toy_store(tmp_path / "serial"), toy_store(tmp_path / "pool")
+    seen = []
+    serial = run_studies(serial_store, KEYS, bootstrap=BOOT, workers=1)
+    assert pooled == []
+    pool = run_studies(
+        pool_store, KEYS, bootstrap=BOOT, workers=2, on_result=lambda r: seen.append(r.result.study)
+    )
+    assert pooled == [2]
+    assert [r.result.study for r in pool] == [r.result.study for r in serial] == KEYS
+    assert seen == KEYS and not any(r.error for r in pool)
+    assert [r.folder.relative_to(pool_store.path) for r in pool] == [
+        r.folder.relative_to(serial_store.path) for r in serial
+    ]
+    expected = _files(serial_store.path)
+    assert len(expected) > len(KEYS) and _files(pool_store.path) == expected
+    manifests = [s.read_manifest() for s in (serial_store, pool_store)]
+    assert manifests[0].get("studies") == manifests[1].get("studies")
+    for a, b in zip(serial, pool, strict=True):
+        assert [t.name for t in a.result.tables] == [t.name for t in b.result.tables]
+        for x, y in zip(a.result.tables, b.result.tables, strict=True):
+            assert x.frame.equals(y.frame)
+
+
+def test_a_study_failing_in_a_worker_is_stored_by_name_and_the_others_finish(
+    tmp_path, monkeypatch, pooled
+):
+    store = toy_store(tmp_path / "run")
+    made = [studies.create("length"), BrokenQaAccuracy(), studies.create("leaderboard")]
+    monkeypatch.setattr(_studies, "build_studies", lambda keys, reference=None: made)
+    runs = run_studies(store, ["ignored"], bootstrap=BOOT, workers=2)
+    assert pooled == [2]
+    assert [r.result.study for r in runs] == ["length", "qa_accuracy", "leaderboard"]
+    assert [r.error for r in runs] == ["", "ValueError: forced failure in a study worker", ""]
+    stored = {r.study: r for r in load_results(store)}
+    assert stored["qa_accuracy"].finding.startswith("This study failed")
+    assert "forced failure in a study worker" in stored["qa_accuracy"].finding
+    assert stored["qa_accuracy"].tables == ()
+    assert stored["length"].tables and stored["leaderboard"].tables
+
+
+def test_a_worker_that_dies_is_reported_as_its_study_failing_not_a_hang(
+    tmp_path, monkeypatch, pooled
+):
+    store = toy_store(tmp_path / "run")
+    made = [studies.create("length"), DyingQaAccuracy(), studies.create("leaderboard")]
+    monkeypatch.setattr(_studies, "build_studies", lambda keys, reference=None: made)
+    runs = run_studies(store, ["ignored"], bootstrap=BOOT, workers=2)
+    assert [r.result.study for r in runs] == ["length", "qa_accuracy", "leaderboard"]
+    assert runs[1].error.startswith("BrokenProcessPool")
+    # The studies the broken pool could not finish are stored as failed too, never lost.
+    assert {r.study for r in load_results(store)} == {"length", "qa_accuracy", "leaderboard"}
+    assert all(bool(r.error) == (not r.result.tables) for r in runs)
+
+
+@pytest.mark.parametrize(("outside", "worker"), [(None, "4"), ("12", "12")])
+def test_workers_start_with_a_short_openblas_spin_unless_the_environment_sets_one(
+    tmp_path, monkeypatch, outside, worker
+):
+    if outside is None:
+        monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT", raising=False)
+    else:
+        monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", outside)
+    store = toy_store(tmp_path / "run")
+    made = [EnvironmentQaAccuracy(), EnvironmentQaAccuracy()]
+    monkeypatch.setattr(_studies, "build_studies", lambda keys, reference=None: made)
+    runs = run_studies(store, ["ignored"], bootstrap=BOOT, workers=2)
+    assert [r.result.finding for r in runs] == [worker, worker]
+    assert os.environ.get("OPENBLAS_THREAD_TIMEOUT") == outside  # this process: unchanged
+
+
+def test_raise_errors_and_a_single_study_run_here(tmp_path, pooled):
+    store = toy_store(tmp_path / "run")
+    run_studies(store, ["length"], bootstrap=BOOT, workers=None)
+    run_studies(store, KEYS[:2], bootstrap=BOOT, workers=2, raise_errors=True)
+    assert pooled == []
+
+
+@pytest.mark.parametrize("workers", [0, -1])
+def test_fewer_than_one_worker_is_refused_before_any_study_runs(tmp_path, workers):
+    store = toy_store(tmp_path / "run")
+    with pytest.raises(InvalidInputError, match="workers must be at least 1") as err:
+        run_studies(store, KEYS, workers=workers)
+    assert err.value.field == "workers"
+    assert not (store.path / "studies").exists()
+
+
+def test_default_workers_is_one_per_usable_core_at_most_one_per_study():
+    cores = len(os.sched_getaffinity(0))
+    assert default_workers(1) == 1
+    assert default_workers(100) == cores
+    assert default_workers(2) == min(2, cores)
+
+
+def test_study_command_refuses_zero_workers_without_a_traceback(tmp_path, capsys):
+    from realitycheck.cli import main
+
+    store = toy_store(tmp_path / "run")
+    assert main(["-q", "study", "length", "--run", str(store.path), "--workers", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--workers" in err and "Traceback" not in err
+    assert not (store.path / "studies").exists()
