@@ -22,3 +22,34 @@ def data_dir() -> Path:
     if not (DATA_DIR / "README.md").exists():
         pytest.fail(f"The shared data folder is missing: {DATA_DIR}. Clone beside ../shared.")
     return DATA_DIR
+
+
+def write_fruit_answers(path: Path, n: int) -> Path:
+    """Write a user's JSONL of ``n`` answers by two models, every third one long and wrong.
+
+    Fields: ``qid``, ``question``, ``answer``, ``references`` (``;``-separated),
+    ``is_wrong`` (``yes``/``no``: the human label), ``llm``.
+    """
+    import json
+
+    rows = []
+    for i in range(n):
+        wrong = i % 3 == 0
+        rows.append(
+            {
+                "qid": f"q{i}",
+                "question": f"What colour is fruit {i}?",
+                "answer": "It is bright purple with stripes and sparkles" if wrong else "Red",
+                "references": "Red;A red one",
+                "is_wrong": "yes" if wrong else "no",
+                "llm": "model-a" if i % 2 else "model-b",
+            }
+        )
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.fixture(scope="session")
+def fruit_answers():
+    """:func:`write_fruit_answers`, for tests in any folder (``fruit_answers(path, n)``)."""
+    return write_fruit_answers

@@ -1,7 +1,5 @@
 """The CLI on a user's file and on a real dataset, end to end (small and fast)."""
 
-import json
-
 import pandas as pd
 import pytest
 
@@ -9,23 +7,8 @@ from realitycheck.cli import main
 
 
 @pytest.fixture
-def user_file(tmp_path):
-    rows = []
-    for i in range(60):
-        wrong = i % 3 == 0
-        rows.append(
-            {
-                "qid": f"q{i}",
-                "question": f"What colour is fruit {i}?",
-                "answer": "It is bright purple with stripes and sparkles" if wrong else "Red",
-                "references": "Red;A red one",
-                "is_wrong": "yes" if wrong else "no",
-                "llm": "model-a" if i % 2 else "model-b",
-            }
-        )
-    path = tmp_path / "mine.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    return path
+def user_file(tmp_path, fruit_answers):
+    return fruit_answers(tmp_path / "mine.jsonl", 60)
 
 
 def test_evaluate_a_user_file_then_rerun_resumes(tmp_path, user_file, capsys):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from object_storage import SECRET, s3_uri
+from object_storage import make_bucket, s3_uri
 
 _BUCKETS = itertools.count()
 
@@ -24,16 +24,6 @@ def s3_endpoint():
 @pytest.fixture
 def s3_bucket(s3_endpoint):
     """A new empty bucket; returns a function making URIs in it (``prefix -> uri``)."""
-    import pyarrow.fs as pafs
-
     bucket = f"bucket{next(_BUCKETS)}"
-    fs = pafs.S3FileSystem(
-        access_key="testing",
-        secret_key=SECRET,
-        endpoint_override=s3_endpoint,
-        scheme="http",
-        region="us-east-1",
-        allow_bucket_creation=True,
-    )
-    fs.create_dir(bucket)
+    make_bucket(s3_endpoint, bucket)
     return lambda prefix: s3_uri(s3_endpoint, bucket, prefix)

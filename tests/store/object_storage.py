@@ -9,3 +9,17 @@ def s3_uri(endpoint: str, bucket: str, prefix: str) -> str:
     """The URI of ``bucket/prefix`` on the test server at ``endpoint``, credentials included."""
     query = f"endpoint_override={endpoint}&scheme=http&region=us-east-1"
     return f"s3://testing:{SECRET}@{bucket}/{prefix}?{query}"
+
+
+def make_bucket(endpoint: str, bucket: str) -> None:
+    """Create ``bucket`` on the test server at ``endpoint``."""
+    import pyarrow.fs as pafs
+
+    pafs.S3FileSystem(
+        access_key="testing",
+        secret_key=SECRET,
+        endpoint_override=endpoint,
+        scheme="http",
+        region="us-east-1",
+        allow_bucket_creation=True,
+    ).create_dir(bucket)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pyarrow.fs as pafs
 import pytest
-from object_storage import SECRET, s3_uri
+from object_storage import SECRET, make_bucket, s3_uri
 
 from realitycheck import RunStore
 from realitycheck.cli import main
@@ -18,23 +18,9 @@ STUDIES = "length,leaderboard,labeler_shift"
 N_RESAMPLES = ["--n-resamples", "30"]
 
 
-def _dataset(tmp_path: Path) -> str:
+def _dataset(tmp_path: Path, fruit_answers) -> str:
     """A user's file of 40 answers by two models, the long ones wrong (human labels)."""
-    rows = []
-    for i in range(40):
-        wrong = i % 3 == 0
-        rows.append(
-            {
-                "qid": f"q{i}",
-                "question": f"What colour is fruit {i}?",
-                "answer": "It is bright purple with stripes and sparkles" if wrong else "Red",
-                "references": "Red;A red one",
-                "is_wrong": "yes" if wrong else "no",
-                "llm": "model-a" if i % 2 else "model-b",
-            }
-        )
-    path = tmp_path / "mine.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    path = fruit_answers(tmp_path / "mine.jsonl", 40)
     return (
         f"files[path={path},text=answer,label=is_wrong,positive=yes,negative=no,"
         "columns=example_id:qid+model:llm]"
@@ -42,22 +28,24 @@ def _dataset(tmp_path: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def s3_run(s3_endpoint, tmp_path_factory) -> str:
+def s3_run(s3_endpoint, tmp_path_factory, fruit_answers) -> str:
     """The URI of an evaluated run on S3 (rouge_l labels, length scores, human labels).
 
     Shared by this module's tests, which only read it (a test that wrote to it would fail).
     """
     folder = tmp_path_factory.mktemp("s3-run")
-    pafs.S3FileSystem(
-        access_key="testing",
-        secret_key=SECRET,
-        endpoint_override=s3_endpoint,
-        scheme="http",
-        region="us-east-1",
-        allow_bucket_creation=True,
-    ).create_dir("studies-bucket")
+    make_bucket(s3_endpoint, "studies-bucket")
     uri = s3_uri(s3_endpoint, "studies-bucket", "run")
-    args = ["-q", "evaluate", "-d", _dataset(folder), "-l", "rouge_l", "-D", "length"]
+    args = [
+        "-q",
+        "evaluate",
+        "-d",
+        _dataset(folder, fruit_answers),
+        "-l",
+        "rouge_l",
+        "-D",
+        "length",
+    ]
     report = folder / "evaluate-report"
     assert main([*args, *N_RESAMPLES, "--out", uri, "--report-dir", str(report)]) == 0
     return uri
@@ -148,12 +136,19 @@ def test_out_on_a_local_run_is_refused_naming_where_its_studies_go(tmp_path, cap
     assert "Traceback" not in err and not (tmp_path / "o").exists()
 
 
-def test_a_models_file_is_the_one_thing_a_study_records_in_a_run_on_s3(s3_bucket, tmp_path, capsys):
+def test_a_models_file_is_the_one_thing_a_study_records_in_a_run_on_s3(
+    s3_bucket, tmp_path, capsys, fruit_answers
+):
     from realitycheck.model_info import ModelInfo
     from realitycheck.store import RunData
 
     uri = s3_bucket("models")
-    assert main(["-q", "detect", "-d", _dataset(tmp_path), "-D", "length", "--out", uri]) == 0
+    assert (
+        main(
+            ["-q", "detect", "-d", _dataset(tmp_path, fruit_answers), "-D", "length", "--out", uri]
+        )
+        == 0
+    )
     before = _objects(uri)
     models = tmp_path / "models.csv"
     models.write_text("model,family,size\nmodel-a,fam,1e9\nmodel-b,fam,7e9\n")
