@@ -79,3 +79,11 @@ def test_the_default_is_the_cores_this_process_may_use():
     assert available_cores() == want >= 1
     assert LocalExecutor().workers == want
     assert make_executor("local").workers == want
+
+
+def test_make_executor_passes_workers_to_the_local_executor_and_refuses_them_for_ray():
+    assert make_executor("local", workers=1).workers == 1
+    assert make_executor("local", workers=3).workers == 3
+    with pytest.raises(InvalidInputError, match="threads of the local executor") as info:
+        make_executor("ray", workers=2)  # refused before Ray is imported or reached
+    assert info.value.field == "workers"

@@ -266,15 +266,18 @@ def _import_ray() -> Any:
     return ray
 
 
-def make_executor(name: str, *, address: str | None = None) -> Executor:
+def make_executor(name: str, *, address: str | None = None, workers: int | None = None) -> Executor:
     """Return the executor called ``name`` (one of :data:`EXECUTORS`).
 
     Args:
         name: ``local`` (this process) or ``ray`` (a Ray cluster).
         address: The Ray cluster's address (``ray`` only; default ``$RAY_ADDRESS``).
+        workers: Threads of a ``local`` executor for thread-safe tasks
+            (evaluate's units); default one per usable core.
 
     Raises:
-        InvalidInputError: An unknown name, or an address given to ``local``.
+        InvalidInputError: An unknown name, an address given to ``local``,
+            ``workers`` given to ``ray`` or below 1.
         MissingDependencyError: ``ray`` without Ray installed (checked here, before any work).
     """
     if name == "local":
@@ -284,8 +287,14 @@ def make_executor(name: str, *, address: str | None = None) -> Executor:
                 "pass --executor ray to use the cluster.",
                 field="ray_address",
             )
-        return LocalExecutor()
+        return LocalExecutor(workers)
     if name == "ray":
+        if workers is not None:
+            raise InvalidInputError(
+                "workers sets the threads of the local executor; a Ray cluster runs as "
+                "many tasks as it has CPUs. Drop --workers or use --executor local.",
+                field="workers",
+            )
         _import_ray()
         return RayExecutor(address)
     raise InvalidInputError(

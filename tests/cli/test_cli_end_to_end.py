@@ -119,3 +119,24 @@ def test_reference_option_on_evaluate_study_and_report(tmp_path, user_file, caps
     assert main(["-q", "report", "--run", str(run), "--reference", "human"]) == 0
     assert "Labeler agreement with humans" in (run / "report.html").read_text()
     capsys.readouterr()
+
+
+def test_evaluate_on_one_thread_writes_the_tables_of_every_core(tmp_path, user_file, capsys):
+    dataset = (
+        f"files[path={user_file},text=answer,label=is_wrong,positive=yes,negative=no,"
+        "columns=example_id:qid+model:llm]"
+    )
+    tables = {}
+    for workers in (["--workers", "1"], ["--workers", "3"]):
+        run = tmp_path / f"run{workers[1]}"
+        args = ["-q", "evaluate", "-d", dataset, "-l", "rouge_l", "-D", "length,length[unit=chars]"]
+        assert main([*args, "--n-resamples", "40", "--no-report", "--out", str(run), *workers]) == 0
+        tables[workers[1]] = [(run / n).read_bytes() for n in ("metrics.csv", "agreement.csv")]
+    assert tables["1"] == tables["3"] and len(tables["1"][0]) > 1000
+    for bad, needle in (
+        (["--workers", "0"], "0 is not in the range x>=1"),
+        (["--workers", "2", "--executor", "ray"], "threads of the local executor"),
+    ):
+        code = main(["evaluate", "-d", dataset, "-D", "length", "--out", str(tmp_path / "x"), *bad])
+        err = capsys.readouterr().err
+        assert code == 2 and needle in err and "Traceback" not in err, err

@@ -177,14 +177,17 @@ def run_executor_options(command: Any) -> Any:
     )
 
 
-def executor_from(ctx: click.Context, name: str, address: str | None) -> Any:
+def executor_from(
+    ctx: click.Context, name: str, address: str | None, workers: int | None = None
+) -> Any:
     """The executor given by :func:`executor_options`, connected before any work.
 
+    ``workers``: the local executor's threads (evaluate's ``--workers``).
     A Ray connection is closed when the command ends.
     """
     from realitycheck.executors import make_executor
 
-    executor = make_executor(name, address=address)
+    executor = make_executor(name, address=address, workers=workers)
     ctx.call_on_close(executor.close)
     connect = getattr(executor, "connect", None)
     if connect is not None:

@@ -221,6 +221,13 @@ def detect_cmd(ctx: click.Context, detectors: tuple[str, ...], **options: Any) -
     help="Write metrics.csv, agreement.csv and the report here instead of the run folder "
     "(required for a run on object storage, e.g. --out s3://bucket/run).",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Threads measuring the metrics with --executor local (default: one per usable "
+    "core; 1 = one unit after another). The tables are the same.",
+)
 @models_option
 @retry_errors_option
 @replace_option
@@ -253,6 +260,7 @@ def evaluate_cmd(
     ray_address: str | None,
     run_dir: str,
     report_dir: str | None,
+    workers: int | None,
 ) -> None:
     """Label, detect and measure detectors and labelers against human labels.
 
@@ -281,7 +289,7 @@ def evaluate_cmd(
         slice_by=tuple(c.strip() for v in slice_by for c in v.split(",") if c.strip()),
     )
     models = read_models(models_file) if models_file is not None else {}
-    runs_on = executor_from(ctx, executor, ray_address)
+    runs_on = executor_from(ctx, executor, ray_address, workers)
     store, names = _load_run(ctx, run_dir, dataset_keys, data_dir, replace)
     record_models(store, models)
     check_slice_by(store, config.slice_by)
