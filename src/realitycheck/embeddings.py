@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from realitycheck import sqlite_files
 from realitycheck.errors import InvalidInputError, MissingDependencyError
 from realitycheck.params import InstanceOf, Interval, SequenceOf, check_arg
 
@@ -323,13 +324,11 @@ class VectorCache:
         return f"VectorCache({str(self.path)!r})"
 
     def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
-        conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vector BLOB)")
-        return conn
+        return sqlite_files.connect(
+            self.path,
+            timeout=self.timeout,
+            schema="CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vector BLOB)",
+        )
 
     @staticmethod
     def key(model: str, text: str) -> str:

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from realitycheck import sqlite_files
 from realitycheck.backends._base import REQUESTS, Backend, Generation, GenerationRequest
 from realitycheck.errors import InvalidInputError
 from realitycheck.params import InstanceOf, Interval, check_arg, param_error, shown
@@ -104,14 +105,9 @@ class CallCache:
     def _connection(self) -> sqlite3.Connection:
         if self._conn is not None and self._pid == os.getpid():
             return self._conn
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(
-            self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
+        conn = sqlite_files.connect(
+            self.path, timeout=self.timeout, schema=_SCHEMA, check_same_thread=False
         )
-        conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")  # with WAL: durable across process kills
-        conn.execute(_SCHEMA)
         self._conn, self._pid = conn, os.getpid()
         return conn
 
