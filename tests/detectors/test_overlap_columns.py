@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from paths_compared import run_holding, stored_rows, through_base
 from realitycheck.datasets.faithdial import FaithDial
 from realitycheck.datasets.ragtruth import RagTruth
 from realitycheck.detectors import Detector, detectors
@@ -40,21 +41,16 @@ def records(data_dir):
 
 
 def _run(path, records) -> RunStore:
-    store = RunStore(path)
-    store.append(records[0])
-    store.append(records[1])
-    return store
+    return run_holding(path, *records)
 
 
 def _per_record(component: Detector) -> Detector:
     """The same detector (same key and spec), through the base class's per-record path."""
-    kind = type(component)
-    per_record = type(f"PerRecord{kind.__name__}", (kind,), {"score_batch": Detector.score_batch})
-    return per_record(**component.params())
+    return through_base(component, Detector, "score_batch")
 
 
 def _stored(store: RunStore) -> list[dict]:
-    return sorted(store.arrow("scores").to_pylist(), key=lambda r: r["response_id"])
+    return stored_rows(store, "scores")
 
 
 @pytest.mark.parametrize(

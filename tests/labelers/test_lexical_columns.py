@@ -13,6 +13,7 @@ import math
 
 import pytest
 
+from paths_compared import run_holding, stored_rows, through_base
 from realitycheck.datasets.faithdial import FaithDial
 from realitycheck.datasets.truthfulqa import TruthfulQA
 from realitycheck.labelers import Labeler, labelers
@@ -54,22 +55,16 @@ def records(data_dir):
 
 
 def _run(path, records) -> RunStore:
-    store = RunStore(path)
-    examples, responses = records
-    store.append(examples)
-    store.append(responses)
-    return store
+    return run_holding(path, *records)
 
 
 def _per_record(component: Labeler) -> Labeler:
     """The same labeler (same key and spec), through the base class's per-record path."""
-    kind = type(component)
-    per_record = type(f"PerRecord{kind.__name__}", (kind,), {"label_batch": Labeler.label_batch})
-    return per_record(**component.params())
+    return through_base(component, Labeler, "label_batch")
 
 
 def _stored(store: RunStore) -> list[dict]:
-    return sorted(store.arrow("labels").to_pylist(), key=lambda r: r["response_id"])
+    return stored_rows(store, "labels")
 
 
 @pytest.mark.parametrize(
