@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 from rouge_score import rouge_scorer
 
+from paths_compared import stored_rows, through_base
 from realitycheck import Example, InvalidInputError, Label, Labeler, Response, RunStore, Score
 from realitycheck.detectors import Detector, detectors
 from realitycheck.labelers import labelers
@@ -55,16 +56,13 @@ def _run(tmp_path, name: str) -> RunStore:
 
 def _per_record(component):
     """The same component (same key and spec), through the base class's per-record path."""
-    base = Labeler if isinstance(component, Labeler) else Detector
-    method = "label_batch" if base is Labeler else "score_batch"
-    kind = type(component)
-    per_record = type(f"PerRecord{kind.__name__}", (kind,), {method: getattr(base, method)})
-    return per_record(**component.params())
+    if isinstance(component, Labeler):
+        return through_base(component, Labeler, "label_batch")
+    return through_base(component, Detector, "score_batch")
 
 
 def _stored(store: RunStore, table: str) -> list[dict]:
-    rows = store.arrow(table).to_pylist()
-    return sorted(rows, key=lambda r: r["response_id"])
+    return stored_rows(store, table)
 
 
 @pytest.mark.parametrize("key", ["rouge_l", "rouge_l[use_stemmer=true,threshold=0.5]"])
