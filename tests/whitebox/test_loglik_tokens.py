@@ -13,6 +13,8 @@ from realitycheck.backends.vllm import VLLMBackend
 
 torch = pytest.importorskip("torch")
 
+from tests.whitebox.conftest import direct_logprobs  # noqa: E402
+
 PAIRS = [
     ("the cat sat on", " the river"),
     ("who is the king of", " rome"),
@@ -26,13 +28,7 @@ PAIRS = [
 def _direct(reference, prompt: str, continuation: str) -> list[float]:
     """One unpadded transformers forward pass over prompt + continuation."""
     model, tokenizer = reference
-    ctx = tokenizer(prompt)["input_ids"]
-    whole = tokenizer(prompt + continuation)["input_ids"]
-    assert whole[: len(ctx)] == ctx
-    with torch.no_grad():
-        logits = model(input_ids=torch.tensor([whole])).logits[0].double()
-    logp = torch.log_softmax(logits, dim=-1)
-    return [float(logp[t - 1, whole[t]]) for t in range(len(ctx), len(whole))]
+    return direct_logprobs(model, tokenizer, [(prompt, continuation)])[0]
 
 
 def test_hf_token_logliks_equal_a_direct_forward_pass(hf, reference):
