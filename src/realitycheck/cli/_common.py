@@ -32,6 +32,7 @@ __all__ = [
     "run_executor_options",
     "scrub_text",
     "split_keys",
+    "workers_option",
 ]
 
 EXIT_ERROR = 2
@@ -150,6 +151,11 @@ def _executor_flags(
         show_default=default is not None,
         help=executor_help,
     )(command)
+
+
+def workers_option(help_text: str) -> Any:
+    """``--workers N`` (N >= 1; unset = one per usable core) with the command's own help."""
+    return click.option("--workers", type=click.IntRange(min=1), default=None, help=help_text)
 
 
 def executor_options(command: Any) -> Any:

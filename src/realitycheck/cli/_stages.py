@@ -27,6 +27,7 @@ from realitycheck.cli._common import (
     replace_option,
     retry_errors_option,
     split_keys,
+    workers_option,
 )
 from realitycheck.errors import InvalidInputError
 from realitycheck.keys import is_stored
@@ -221,12 +222,9 @@ def detect_cmd(ctx: click.Context, detectors: tuple[str, ...], **options: Any) -
     help="Write metrics.csv, agreement.csv and the report here instead of the run folder "
     "(required for a run on object storage, e.g. --out s3://bucket/run).",
 )
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Threads measuring the metrics with --executor local (default: one per usable "
-    "core; 1 = one unit after another). The tables are the same.",
+@workers_option(
+    "Threads measuring the metrics with --executor local (default: one per usable "
+    "core; 1 = one unit after another). The tables are the same."
 )
 @models_option
 @retry_errors_option

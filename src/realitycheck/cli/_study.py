@@ -16,6 +16,7 @@ from realitycheck.cli._common import (
     models_option,
     progress_for,
     reference_option,
+    workers_option,
 )
 from realitycheck.errors import InvalidInputError, RealityCheckError
 
@@ -69,12 +70,9 @@ def exit_if_studies_failed(runs: Sequence[StudyRun]) -> None:
     help="Rewrite report.html / report.md in the run folder (in --out for a run on object "
     "storage) with the study's section.",
 )
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Processes computing studies side by side (default: one per core, at most one "
-    "per study; 1 = one after another in this process). The results are the same.",
+@workers_option(
+    "Processes computing studies side by side (default: one per core, at most one "
+    "per study; 1 = one after another in this process). The results are the same."
 )
 @click.pass_context
 def study_cmd(
