@@ -15,13 +15,12 @@ from realitycheck.registry import parse_key
 from realitycheck.runner._study_pool import (
     compute_study,
     default_workers,
-    failure_text,
     pooled_results,
 )
 from realitycheck.store import RunData, RunStore, StudyResult, save_result
 from realitycheck.studies import Study, studies
 
-__all__ = ["StudyRun", "build_studies", "expand_study_keys", "failed_result", "run_studies"]
+__all__ = ["StudyRun", "build_studies", "expand_study_keys", "run_studies"]
 
 ALL = "all"
 
@@ -40,11 +39,6 @@ class StudyRun:
     result: StudyResult
     folder: Path
     error: str = ""
-
-
-def failed_result(component: Study, exc: Exception) -> StudyResult:
-    """Return the result stored for a study that raised ``exc``: its finding is the error."""
-    return _failed(component, failure_text(exc))
 
 
 def _failed(component: Study, error: str) -> StudyResult:

@@ -21,7 +21,7 @@ from typing import Protocol
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from realitycheck.store._fs import RemoteFolder
+from realitycheck.store._fs import RemoteFolder, atomic_write_bytes
 from realitycheck.store._read import Source
 
 __all__ = ["LocalFiles", "RemoteFiles", "TableFiles", "atomic_write_bytes", "part_name"]
@@ -33,26 +33,6 @@ def part_name(table: str) -> str:
     """A new part's name relative to the run: ``T.parts/<UTC time>-<8 hex>.parquet``."""
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%f")
     return f"{table}.parts/{stamp}-{uuid.uuid4().hex[:8]}.parquet"
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file, :func:`os.fsync` and :func:`os.replace`.
-
-    The file is always the old or the new one whole: a killed process leaves
-    the old one, and the fsync before the rename keeps an OS crash or power
-    cut from leaving an empty file under the name (the manifest is written
-    twice a stage, so the 5-10 ms it costs is kept for that guarantee).
-    """
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _atomic_write_table(path: Path, table: pa.Table) -> None:

@@ -113,7 +113,7 @@ class RunLock:
     def _where(self) -> str:
         """The lock as it may be printed: its file, or its object's redacted URI."""
         if self._remote is not None:
-            return f"{self._remote.shown}/{LOCK_NAME}"
+            return str(self._remote.file(LOCK_NAME))
         return str(self.run / LOCK_NAME)
 
     def _info(self) -> dict[str, Any]:

@@ -51,7 +51,7 @@ from realitycheck.store._columns import (
     scrubbed_table,
 )
 from realitycheck.store._files import LocalFiles, RemoteFiles, TableFiles
-from realitycheck.store._fs import RemoteFolder, remote_folder
+from realitycheck.store._fs import RemoteFile, RemoteFolder, remote_folder
 from realitycheck.store._manifest import SCHEMA_VERSION, package_versions, scrub_secrets
 from realitycheck.store._read import (
     Source,
@@ -168,9 +168,15 @@ class RunStore:
     @property
     def manifest_path(self) -> Path | str:
         """Where ``manifest.json`` is: a local path, or (on object storage) its redacted URI."""
-        if self._path is None:
-            return f"{self.location}/manifest.json"
-        return self._path / "manifest.json"
+        where = self._manifest_file()
+        return where if isinstance(where, Path) else str(where)
+
+    def _manifest_file(self) -> Path | RemoteFile:
+        return (
+            self.path / "manifest.json"
+            if self._remote is None
+            else self._remote.file("manifest.json")
+        )
 
     def read_manifest(self) -> dict[str, Any]:
         """Return the manifest, or an empty dict for a new run."""
@@ -188,7 +194,7 @@ class RunStore:
                 line=exc.lineno,
             ) from None
         except (OSError, UnicodeDecodeError) as exc:
-            raise unreadable(Path(where) if isinstance(where, str) else where, exc) from None
+            raise unreadable(self._manifest_file(), exc) from None
         if not isinstance(data, dict):
             raise InvalidInputError("manifest.json must hold a JSON object.", path=where)
         return data
