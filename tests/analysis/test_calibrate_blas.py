@@ -23,13 +23,25 @@ def _counts():
     return sorted((i["filepath"], i["num_threads"]) for i in threadpool_info())
 
 
-def test_platt_probabilities_equal_a_direct_fit_bit_for_bit_and_thread_counts_come_back():
+def test_platt_probabilities_equal_a_direct_fit_bit_for_bit_and_thread_counts_come_back(
+    monkeypatch,
+):
     rng = np.random.default_rng(3)
     y = (rng.random(3000) < 0.4).astype(float)
     s = y + rng.normal(size=3000)
     want = _direct_platt(y, s, s)  # loads SciPy's BLAS before the counts are read
     before = _counts()
+    during = []
+    fit = LogisticRegression.fit
+
+    def spying_fit(self, *args, **kwargs):
+        during.extend(i["num_threads"] for i in threadpool_info() if "scipy.libs" in i["filepath"])
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(LogisticRegression, "fit", spying_fit)
     got, note = calibrate(y, s, s, "platt")
+    monkeypatch.undo()
+    assert during and set(during) == {1}  # SciPy's own BLAS ran on one thread in the fit
     assert np.array_equal(got, want)
     assert "Platt scaling fitted on 3,000" in note
     assert _counts() == before

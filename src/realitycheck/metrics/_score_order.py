@@ -47,7 +47,6 @@ class ScoreOrder:
         rejection: The ascending stable order, the negative flags in that
             order and the ends of tied runs (see :class:`RejectionOrder`).
         negative: ``rejection.correct_items`` as 0/1 bytes.
-        pos_items: Positions of the positive items, in their original order.
         run_start: Per positive (original order), the sorted position where its
             run of tied scores starts.
         run_stop: Per positive, one past the sorted position where that run ends.
@@ -55,7 +54,6 @@ class ScoreOrder:
 
     rejection: RejectionOrder
     negative: npt.NDArray[np.uint8]
-    pos_items: npt.NDArray[np.intp]
     run_start: npt.NDArray[np.intp]
     run_stop: npt.NDArray[np.intp]
 
@@ -64,12 +62,10 @@ class ScoreOrder:
         """Sort one detector's scores (ascending, stable) and locate each positive's tie run."""
         rejection = RejectionOrder.build(labels, scores)
         sorted_scores = scores[rejection.order]
-        pos_items = np.flatnonzero(labels)
-        pos_scores = scores[pos_items]
+        pos_scores = scores[np.flatnonzero(labels)]
         return cls(
             rejection=rejection,
             negative=rejection.correct_items.view(np.uint8),
-            pos_items=pos_items,
             run_start=np.searchsorted(sorted_scores, pos_scores, side="left"),
             run_stop=np.searchsorted(sorted_scores, pos_scores, side="right"),
         )

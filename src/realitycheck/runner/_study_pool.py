@@ -35,6 +35,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
 from realitycheck.analysis import Bootstrap
+from realitycheck.executors import available_cores
 from realitycheck.store import RunData, RunStore, StudyResult
 from realitycheck.studies import Study
 
@@ -52,14 +53,10 @@ WORKER_ENVIRONMENT: Mapping[str, str] = {"OPENBLAS_THREAD_TIMEOUT": "4"}
 def default_workers(n_studies: int) -> int:
     """Worker processes for ``n_studies`` studies: one per usable core, at most one per study.
 
-    The cores are those this process may run on (``os.sched_getaffinity``
-    where the platform has it, else ``os.cpu_count()``); at least 1.
+    The cores are those this process may run on
+    (:func:`realitycheck.executors.available_cores`); at least 1.
     """
-    if hasattr(os, "sched_getaffinity"):
-        cores = len(os.sched_getaffinity(0))
-    else:  # pragma: no cover - macOS, Windows
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, n_studies))
+    return max(1, min(available_cores(), n_studies))
 
 
 def failure_text(exc: BaseException) -> str:
