@@ -51,3 +51,11 @@ def test_label_and_detect_import_no_pandas_scipy_sklearn_or_importlib_metadata(t
     code = f"from realitycheck.cli import main\nassert main({argv!r}) == 0"
     assert _imported(code, tmp_path) == []
     assert (tmp_path / "run" / "manifest.json").exists()
+
+
+def test_listing_the_datasets_imports_no_pyarrow(tmp_path):
+    # TruthfulQA's columnar loader (pyarrow.json, the store) is imported when it loads.
+    code = "from realitycheck.datasets import datasets\ndatasets.names()\n"
+    code += "assert 'pyarrow' not in sys.modules, 'pyarrow'"
+    # names() scans the plugins' entry points, so importlib.metadata is expected here.
+    assert [m for m in _imported(code, tmp_path) if m != "importlib.metadata"] == []

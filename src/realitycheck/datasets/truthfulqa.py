@@ -9,16 +9,16 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from realitycheck.datasets._base import Bundle, Dataset, dataset
 from realitycheck.datasets._io import field_of, read_jsonl, read_text
-from realitycheck.datasets._table_bundle import TableBundle, columns_table
-from realitycheck.datasets._truthfulqa_columns import answer_columns
 from realitycheck.errors import InvalidInputError
 from realitycheck.params import OneOf, param
 from realitycheck.records import Example, Label, Response
-from realitycheck.store import records_table
+
+if TYPE_CHECKING:
+    from realitycheck.datasets._table_bundle import TableBundle
 
 __all__ = ["TruthfulQA"]
 
@@ -125,6 +125,11 @@ class TruthfulQA(Dataset):
         Files the columnar reader does not take as they are (see
         :mod:`._truthfulqa_columns`) go through :meth:`load`, which names any error.
         """
+        # pyarrow and the store on first use: listing the datasets imports this module.
+        from realitycheck.datasets._table_bundle import TableBundle, columns_table
+        from realitycheck.datasets._truthfulqa_columns import answer_columns
+        from realitycheck.store import records_table
+
         root = self.root()
         examples = self._questions(root / self.files[0])
         found = answer_columns(
