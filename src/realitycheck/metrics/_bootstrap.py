@@ -183,12 +183,8 @@ class Resamples:
 
     def counts(self) -> Iterator[Counts]:
         """Yield the resamples as (rows, n) int64 multiplicities, chunk by chunk."""
-        if self._keep:
-            for small in self._kept_counts():
-                yield small.astype(np.int64)
-            return
-        for chunk in self.indices():
-            yield _multiplicities(chunk, self.n)
+        for small in self.small_counts():
+            yield small.astype(np.int64)
 
     def small_counts(self) -> Iterator[npt.NDArray[np.unsignedinteger]]:
         """Yield the multiplicities as :meth:`counts` does, in the smallest unsigned type."""

@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from realitycheck.errors import InvalidInputError
-from realitycheck.metrics._bootstrap import _CHUNK_ITEMS, Counts, Resamples, _smallest
+from realitycheck.metrics._bootstrap import _CHUNK_ITEMS, Resamples, _smallest
 
 __all__ = ["LITTLE_BOOTSTRAP_ABOVE", "LittleBootstraps"]
 
@@ -69,11 +69,6 @@ class _SubsetResamples(Resamples):
             "The bag of little bootstraps weights items by counts; it cannot resample "
             "positions for a callable metric. Use a metric name, or fewer items."
         )
-
-    def counts(self) -> Iterator[Counts]:
-        rows = max(1, _CHUNK_ITEMS // self.n)
-        for start in range(0, self.n_resamples, rows):
-            yield self._small[start : start + rows].astype(np.int64)
 
     def small_counts(self) -> Iterator[npt.NDArray[np.unsignedinteger]]:
         rows = max(1, _CHUNK_ITEMS // self.n)
