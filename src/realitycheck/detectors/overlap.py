@@ -185,6 +185,6 @@ def _score_table(owner: _Grounding, batch: ResponseBatch) -> pa.Table:
     contexts = [c or "" for c in batch.example_values("context")]
     values, errors = owner.values(batch.column("text").to_pylist(), contexts)
     present = np.array([v is not None for v in values], dtype=bool)
-    value = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+    value = np.asarray(values, dtype=np.float64)  # None reads as NaN
     ids = batch.column("response_id")
     return score_table(owner.key, owner.spec_json, ids, value=value, present=present, error=errors)

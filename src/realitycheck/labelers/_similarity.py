@@ -100,7 +100,7 @@ def texts_and_references(
 def similarity_table(
     owner: Labeler,
     batch: ResponseBatch,
-    similarity: np.ndarray,
+    similarity: np.ndarray | Sequence[float | None],
     errors: Sequence[str],
     *,
     threshold: float,
@@ -108,8 +108,9 @@ def similarity_table(
 ) -> pa.Table:
     """The labels :func:`labels_from_similarity` gives, as one table of the labels schema.
 
-    ``similarity[k]`` (higher = closer to the truth) is read only where
-    ``errors[k]`` is empty; elsewhere the label has no verdict and that error.
+    ``similarity[k]`` (higher = closer to the truth; ``None`` reads as NaN) is
+    read only where ``errors[k]`` is empty; elsewhere the label has no verdict
+    and that error.
     """
     from realitycheck.store import label_table
 
@@ -211,7 +212,6 @@ class TextSimilarity(ReferenceSimilarity):
         """Return the labels of :meth:`label`, from the batch's columns (no record per response)."""
         texts, refs, errors = texts_and_references(batch)
         found = self.text_similarities(texts, refs, errors)
-        value = np.array([np.nan if v is None else v for v in found], dtype=np.float64)
         return similarity_table(
-            self, batch, value, errors, threshold=self.threshold, name=self.similarity_name
+            self, batch, found, errors, threshold=self.threshold, name=self.similarity_name
         )

@@ -15,8 +15,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-import numpy as np
-
 from realitycheck.labelers._base import Labeler, labeler
 from realitycheck.labelers._similarity import (
     TextSimilarity,
@@ -200,9 +198,8 @@ class KnowledgeF1(Labeler):
         texts = batch.column("text").to_pylist()
         contexts = [c or "" for c in batch.example_values("context")]
         found, errors = _knowledge_f1(texts, contexts)
-        value = np.array([np.nan if v is None else v for v in found], dtype=np.float64)
         return similarity_table(
-            self, batch, value, errors, threshold=self.threshold, name="knowledge_f1"
+            self, batch, found, errors, threshold=self.threshold, name="knowledge_f1"
         )
 
 
