@@ -13,7 +13,6 @@ import shutil
 import subprocess
 import sys
 
-import numpy as np
 import pyarrow as pa
 import pytest
 from tests.conftest import DATA_DIR
@@ -237,14 +236,3 @@ print(*(m in sys.modules for m in ("pandas", "pyarrow.acero")))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
-
-
-@pytest.mark.parametrize("n", [0, 1, 7, 2000])
-def test_distinct_codes_equal_numpy_unique(n):
-    from realitycheck.datasets._truthfulqa_columns import _distinct
-
-    codes = np.random.default_rng(n).integers(0, max(n // 3, 1), n)
-    distinct, position = _distinct(codes)
-    expected, inverse = np.unique(codes, return_inverse=True)
-    assert np.array_equal(distinct, expected)
-    assert np.array_equal(position, inverse.ravel())

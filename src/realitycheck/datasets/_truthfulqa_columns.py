@@ -25,13 +25,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from realitycheck.datasets._arrow_jsonl import read_jsonl_table
+from realitycheck.datasets.truthfulqa import EXTRA_ID, VERDICT
 from realitycheck.records import Example
 from realitycheck.store import from_numpy, from_texts, scalar, to_numpy
 
 __all__ = ["AnswerColumns", "answer_columns"]
-
-_EXTRA = "truthfulqa/extra/"
-_VERDICT = {"yes": True, "no": False}
 
 
 @dataclass(frozen=True)
@@ -52,7 +50,7 @@ class AnswerColumns:
     counts: dict[str, int]
 
 
-def _split(prompts: pa.Array, suffix: str) -> tuple[pa.Array, pa.Array] | None:
+def _split_prompts(prompts: pa.Array, suffix: str) -> tuple[pa.Array, pa.Array] | None:
     r"""(question, answer) of each ``Q: <question>\nA: <answer>\n<suffix>:`` prompt, or None.
 
     The groups of the record loop's ``Q: (.*?)\nA: (.*)\n<suffix>:`` (full match,
@@ -75,7 +73,7 @@ def _split(prompts: pa.Array, suffix: str) -> tuple[pa.Array, pa.Array] | None:
 def _verdicts(completions: pa.Array) -> pa.Array | None:
     """Each completion's verdict (`` yes`` true, `` no`` false), or None if one is neither."""
     distinct = pc.unique(completions)
-    values = [_VERDICT.get(c.strip()) for c in distinct.to_pylist()]
+    values = [VERDICT.get(c.strip()) for c in distinct.to_pylist()]
     if None in values:
         return None
     return pc.take(from_numpy(np.array(values, dtype=bool)), pc.index_in(completions, distinct))
@@ -89,17 +87,6 @@ def _pair_codes(first: pa.Array, second: pa.Array) -> np.ndarray:
     return to_numpy(a.indices).astype(np.int64) * width + to_numpy(b.indices).astype(np.int64)
 
 
-def _distinct(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The sorted distinct codes and each code's position among them (``np.unique``, by a sort)."""
-    order = np.argsort(codes, kind="stable")
-    ordered = codes[order]
-    first = np.ones(len(codes), dtype=bool)
-    first[1:] = ordered[1:] != ordered[:-1]
-    inverse = np.empty(len(codes), dtype=np.int64)
-    inverse[order] = np.cumsum(first) - 1
-    return ordered[first], inverse
-
-
 def _votes(info: pa.Table, question: pa.Array, answer: pa.Array) -> tuple[pa.Array, pa.Array]:
     """Per answer, the yes and no informativeness votes of its (question, answer) pair.
 
@@ -107,7 +94,7 @@ def _votes(info: pa.Table, question: pa.Array, answer: pa.Array) -> tuple[pa.Arr
     files together); votes are counted per code and looked up by it.
     """
     verdict = _verdicts(info.column("completion").combine_chunks())
-    parsed = _split(info.column("prompt").combine_chunks(), "Helpful")
+    parsed = _split_prompts(info.column("prompt").combine_chunks(), "Helpful")
     if verdict is None or parsed is None:
         raise LookupError("finetune_info.jsonl is not plain")
     n = len(question)
@@ -115,7 +102,8 @@ def _votes(info: pa.Table, question: pa.Array, answer: pa.Array) -> tuple[pa.Arr
         pa.concat_arrays([question, parsed[0]]), pa.concat_arrays([answer, parsed[1]])
     )
     mine, theirs = codes[:n], codes[n:]
-    voted, slot = _distinct(theirs)
+    voted, slot = np.unique(theirs, return_inverse=True)
+    slot = slot.reshape(-1)
     says_yes = to_numpy(verdict).astype(bool)
     yes_per = np.bincount(slot, weights=says_yes, minlength=len(voted)).astype(np.int64)
     no_per = np.bincount(slot, weights=~says_yes, minlength=len(voted)).astype(np.int64)
@@ -164,7 +152,7 @@ def _example_ids(
             if error:
                 return None
             example = Example(
-                example_id=f"{_EXTRA}{len(extra)}",
+                example_id=f"{EXTRA_ID}{len(extra)}",
                 dataset=dataset,
                 task="qa",
                 question=q,
@@ -178,8 +166,8 @@ def _example_ids(
 def _pair_counts(example_id: pa.Array, text: pa.Array, hallucinated: pa.Array) -> dict[str, int]:
     """Rows repeating an (example, answer) pair, and repeated pairs judged both ways."""
     codes = _pair_codes(example_id, text)
-    pairs, _ = _distinct(codes)
-    judged, _ = _distinct(codes * 2 + to_numpy(hallucinated).astype(np.int64))
+    pairs = np.unique(codes)
+    judged = np.unique(codes * 2 + to_numpy(hallucinated).astype(np.int64))
     both = np.count_nonzero(np.bincount(np.searchsorted(pairs, judged // 2)) > 1)
     return {"repeats": len(codes) - len(pairs), "conflicting": int(both)}
 
@@ -206,7 +194,7 @@ def answer_columns(
     if truth is None or info is None:
         return None
     completion = truth.column("completion").combine_chunks()
-    parsed = _split(truth.column("prompt").combine_chunks(), "True")
+    parsed = _split_prompts(truth.column("prompt").combine_chunks(), "True")
     verdict = _verdicts(completion)
     if parsed is None or verdict is None:
         return None
@@ -237,7 +225,7 @@ def answer_columns(
     }
     counts = {
         "extra": len(extra),
-        "unmatched_rows": int(pc.sum(pc.starts_with(example_id, _EXTRA)).as_py() or 0),
+        "unmatched_rows": int(pc.sum(pc.starts_with(example_id, EXTRA_ID)).as_py() or 0),
         **_pair_counts(example_id, answer, hallucinated),
     }
     return AnswerColumns(responses, labels, extra, counts)

@@ -24,7 +24,10 @@ __all__ = ["TruthfulQA"]
 
 COLUMNS = ("Type", "Category", "Question", "Best Answer", "Correct Answers", "Incorrect Answers")
 UNMATCHED = ("keep", "error")
-_VERDICT = {"yes": True, "no": False}
+VERDICT = {"yes": True, "no": False}
+"""A fine-tuning file's completion (stripped) as a verdict."""
+EXTRA_ID = "truthfulqa/extra/"
+"""Prefix of the examples made for answers whose question is not in TruthfulQA.csv."""
 
 
 def _split(cell: str) -> list[str]:
@@ -49,14 +52,14 @@ def _parse(prompt: str, suffix: str, path: Path, line: int) -> tuple[str, str]:
 
 def _verdict(obj: dict[str, Any], path: Path, line: int) -> bool:
     completion = field_of(obj, "completion", str, path=path, line=line)
-    if completion.strip() not in _VERDICT:
+    if completion.strip() not in VERDICT:
         raise InvalidInputError(
             f"The completion must be ' yes' or ' no'. Got {completion!r} instead.",
             path=path,
             line=line,
             field="completion",
         )
-    return _VERDICT[completion.strip()]
+    return VERDICT[completion.strip()]
 
 
 @dataset("truthfulqa")
@@ -177,14 +180,14 @@ class TruthfulQA(Dataset):
                         field="prompt",
                     )
                 example = Example(
-                    example_id=f"truthfulqa/extra/{len(extra)}",
+                    example_id=f"{EXTRA_ID}{len(extra)}",
                     dataset=self.name,
                     task="qa",
                     question=question,
                     meta={"error": "question not in TruthfulQA.csv"},
                 )
                 extra[question] = example
-            if example.example_id.startswith("truthfulqa/extra/"):
+            if example.example_id.startswith(EXTRA_ID):
                 unmatched_rows += 1
             votes = informative.get((question, answer), _NO_VOTES)
             rows.append((line, example.example_id, answer, hallucinated, obj["completion"], votes))
