@@ -37,6 +37,13 @@ def test_without_a_table_the_run_is_local(tmp_path):
     assert isinstance(config.executor.build(), LocalExecutor)
 
 
+def test_local_workers_are_read_and_reach_the_executor(tmp_path):
+    config = load_run_config(_write(tmp_path, BASE + "\n[executor]\nworkers = 3\n"))
+    assert config.executor == ExecutorSettings(kind="local", workers=3)
+    built = config.executor.build()
+    assert isinstance(built, LocalExecutor) and built.workers == 3
+
+
 def test_a_ray_table_is_read(tmp_path):
     text = BASE + '\n[executor]\nkind = "ray"\naddress = " 10.0.0.1:6379 "\n'
     config = load_run_config(_write(tmp_path, text))
@@ -57,6 +64,10 @@ def test_a_ray_table_is_read(tmp_path):
         ('kind = "ray"\naddress = " "', "address", "executor.address", "Expected a Ray address"),
         ('address = "h:1"', "address", "executor.address", 'add kind = "ray"'),
         ('kind = "ray"\nadress = "h:1"', "adress", "executor.adress", "Did you mean 'address'"),
+        ("workers = 0", "workers", "executor.workers", "at least 1 worker. Got 0"),
+        ('workers = "2"', "workers", "executor.workers", "Expected an integer. Got a string"),
+        ("workers = true", "workers", "executor.workers", "Expected an integer. Got a bool"),
+        ('kind = "ray"\nworkers = 2', "workers", "executor.workers", "a Ray cluster runs"),
     ],
 )
 def test_bad_values_name_the_file_line_and_field(tmp_path, table, needle, field, match):
@@ -109,6 +120,22 @@ def test_the_command_line_overrides_the_table(table, kind, address, expected):
     assert table.overridden(kind, address) == expected
 
 
+@pytest.mark.parametrize(
+    ("table", "kind", "workers", "expected"),
+    [
+        (ExecutorSettings(workers=2), None, None, ExecutorSettings(workers=2)),
+        (ExecutorSettings(workers=2), None, 1, ExecutorSettings(workers=1)),
+        (ExecutorSettings(workers=2), "local", None, ExecutorSettings(workers=2)),
+        (ExecutorSettings(workers=2), "ray", None, ExecutorSettings(kind="ray")),
+        (ExecutorSettings(kind="ray"), "local", None, ExecutorSettings()),
+        (ExecutorSettings(kind="ray"), "local", 4, ExecutorSettings(workers=4)),
+        (ExecutorSettings(kind="ray"), None, 4, ExecutorSettings(kind="ray", workers=4)),
+    ],
+)
+def test_workers_are_kept_only_while_the_run_stays_local(table, kind, workers, expected):
+    assert table.overridden(kind, None, workers) == expected
+
+
 def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -150,6 +177,14 @@ def test_run_ray_address_without_ray_is_refused(tmp_path, capsys):
     assert main(["-q", "run", str(config), "--ray-address", "h:1"]) != 0
     err = capsys.readouterr().err
     assert "the executor is 'local'" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_run_workers_with_a_ray_table_is_refused_before_any_work(tmp_path, capsys):
+    config = _files_config(tmp_path, '[executor]\nkind = "ray"\n')
+    assert main(["-q", "run", str(config), "--workers", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "workers sets the threads of the local executor" in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()
 
 

@@ -90,7 +90,7 @@ def test_study_exits_zero_when_nothing_failed(tmp_path):
     assert main(["-q", "study", "length,leaderboard", "--run", str(store.path), *BOOT]) == 0
 
 
-def test_run_config_exits_non_zero_naming_a_failed_study(tmp_path, monkeypatch, capsys):
+def _run_config(tmp_path, executor_table=""):
     rows = [
         {
             "qid": f"q{i}",
@@ -112,10 +112,46 @@ def test_run_config_exits_non_zero_naming_a_failed_study(tmp_path, monkeypatch, 
         '[[datasets]]\nname = "files"\n'
         f'params = {{ path = "{data}", text = "answer", label = "wrong", '
         'columns = "example_id:qid" }\n'
-        "[bootstrap]\nn_resamples = 20\n"
+        "[bootstrap]\nn_resamples = 20\n" + executor_table
     )
+    return config
+
+
+# The patched study fails only in this process: one worker keeps the studies here.
+@pytest.mark.parametrize(
+    ("table", "flags"), [("", ["--workers", "1"]), ("[executor]\nworkers = 1\n", [])]
+)
+def test_run_config_exits_non_zero_naming_a_failed_study(
+    tmp_path, monkeypatch, capsys, table, flags
+):
+    config = _run_config(tmp_path, table)
     monkeypatch.setattr(QaAccuracy, "analyse", _boom)
-    assert main(["-q", "run", str(config)]) == 2
+    assert main(["-q", "run", str(config), *flags]) == 2
     assert "1 of 2 studies failed: qa_accuracy (ValueError" in capsys.readouterr().err
     stored = _by_study(RunStore(tmp_path / "out"))
     assert stored["length"].tables and stored["qa_accuracy"].finding.startswith("This study failed")
+
+
+@pytest.mark.parametrize(
+    ("table", "flags", "workers"),
+    [
+        ("", [], None),
+        ("[executor]\nworkers = 3\n", [], 3),
+        ("[executor]\nworkers = 3\n", ["--workers", "2"], 2),
+    ],
+)
+def test_run_config_computes_its_studies_on_the_workers_it_is_given(
+    tmp_path, monkeypatch, table, flags, workers
+):
+    import realitycheck.runner._run as run_module
+
+    given = []
+
+    def spy(*args, **kwargs):
+        given.append(kwargs.pop("workers"))
+        return run_studies(*args, **kwargs, workers=1)  # pools are tested in test_study_workers
+
+    monkeypatch.setattr(run_module, "run_studies", spy)
+    assert main(["-q", "run", str(_run_config(tmp_path, table)), *flags]) == 0
+    assert given == [workers]
+    assert set(_by_study(RunStore(tmp_path / "out"))) == {"qa_accuracy", "length"}

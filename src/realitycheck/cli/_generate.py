@@ -23,6 +23,7 @@ from realitycheck.cli._common import (
     retry_errors_option,
     run_executor_options,
     split_keys,
+    workers_option,
 )
 
 __all__: list[str] = []
@@ -165,6 +166,11 @@ def _merge_models(config: Any, models_file: str) -> dict[str, Any]:
 @reference_option
 @replace_option
 @run_executor_options
+@workers_option(
+    "How many of this machine's cores the run uses: evaluate's threads and the processes "
+    "computing the studies side by side (overrides the [executor] workers; default: one per "
+    "usable core; local executor only). The results are the same whatever it is."
+)
 @click.pass_context
 def run_cmd(
     ctx: click.Context,
@@ -175,6 +181,7 @@ def run_cmd(
     replace: tuple[str, ...],
     executor: str | None,
     ray_address: str | None,
+    workers: int | None,
 ) -> None:
     """Run a whole study from a TOML file: generate, label, detect, evaluate, studies, report.
 
@@ -202,6 +209,7 @@ def run_cmd(
     instruction_tuned = false
     [executor]                     (--executor / --ray-address override it)
     kind = "ray"                   (local | ray; address = "HOST:PORT", or $RAY_ADDRESS)
+    workers = 4                    (local: cores used; default: all usable ones)
 
     Every stage resumes: running the same file again does only what is missing,
     and retries what failed for a reason that may pass (--retry-errors: all that failed).
@@ -222,9 +230,9 @@ def run_cmd(
     from realitycheck.cli._study import exit_if_studies_failed
 
     check_replace_names(replace, [entry.dataset for entry in config.datasets])
-    settings = config.executor.overridden(executor, ray_address)
+    settings = config.executor.overridden(executor, ray_address, workers)
     config = dataclasses.replace(config, executor=settings)
-    runs_on = executor_from(ctx, settings.kind, settings.address)
+    runs_on = executor_from(ctx, settings.kind, settings.address, settings.workers)
     lock_run(ctx, config.out)
     outcome = run_config(
         config,

@@ -48,7 +48,8 @@
 
     [executor]                     # where batches run (see runner._executor_config):
     kind = "ray"                   # local (default) | ray; address = "HOST:PORT"
-                                   # (default $RAY_ADDRESS)
+                                   # (default $RAY_ADDRESS); local: workers = N
+                                   # cores used (default: every usable one)
 
     [models."meta-llama/Llama-2-7b-chat-hf"]   # per-model metadata, read by the studies
     family = "llama-2"                         # (see realitycheck.model_info); a model

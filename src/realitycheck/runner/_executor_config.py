@@ -6,13 +6,15 @@
     kind = "ray"                   # local (this process; the default) | ray
     address = "10.0.0.1:6379"      # the Ray cluster's head; leave out for $RAY_ADDRESS,
                                    # and without it, a Ray started on this machine
+    workers = 4                    # local only: evaluate's threads and the studies'
+                                   # processes; leave out for one per usable core
 
 With ``kind = "ray"``, generation, the label and detect stages and evaluate's
 metrics run as Ray tasks on the cluster's workers (see
 :mod:`realitycheck.executors`); answering MCQ datasets by likelihood
 (``[choice]``), the studies and the report run in this process. The run folder
 must be on storage every node sees under the same path. ``realitycheck run``'s
-``--executor`` and ``--ray-address`` override the table.
+``--executor``, ``--ray-address`` and ``--workers`` override the table.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from realitycheck.runner._reader_protocol import ConfigReader
 
 __all__ = ["EXECUTOR_KEYS", "ExecutorSettings", "parse_executor"]
 
-EXECUTOR_KEYS = ("kind", "address")
+EXECUTOR_KEYS = ("kind", "address", "workers")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -38,29 +40,40 @@ class ExecutorSettings:
             process) or ``ray`` (the workers of a Ray cluster).
         address: The Ray cluster's head, ``HOST:PORT`` (``ray`` only);
             ``None`` = ``$RAY_ADDRESS``, and without it a Ray started here.
+        workers: How many of this machine's cores the run uses (``local``
+            only): the threads computing evaluate's metrics and the processes
+            computing the studies side by side; ``None`` = one per usable core.
+            The stored results are the same whatever it is.
     """
 
     kind: str = "local"
     address: str | None = None
+    workers: int | None = None
 
-    def overridden(self, kind: str | None, address: str | None) -> ExecutorSettings:
-        """These settings with the command line's ``--executor`` / ``--ray-address`` applied.
+    def overridden(
+        self, kind: str | None, address: str | None, workers: int | None = None
+    ) -> ExecutorSettings:
+        """These settings with ``--executor`` / ``--ray-address`` / ``--workers`` applied.
 
         A given ``kind`` replaces this one; the table's address is kept only
-        while the kind stays ``ray``. A given ``address`` replaces the table's.
+        while the kind stays ``ray``, its workers only while it stays
+        ``local``. A given ``address`` or ``workers`` replaces the table's.
         """
         chosen = kind or self.kind
-        kept = self.address if chosen == "ray" == self.kind else None
-        return ExecutorSettings(kind=chosen, address=address or kept)
+        kept_address = self.address if chosen == "ray" == self.kind else None
+        kept_workers = self.workers if chosen == "local" == self.kind else None
+        return ExecutorSettings(
+            kind=chosen, address=address or kept_address, workers=workers or kept_workers
+        )
 
     def build(self) -> Executor:
         """Return the executor (not yet connected; a Ray one joins at its first batch).
 
         Raises:
             MissingDependencyError: ``ray`` without Ray installed.
-            InvalidInputError: An address with ``kind = "local"``.
+            InvalidInputError: An address with ``kind = "local"``, workers with ``ray``.
         """
-        return make_executor(self.kind, address=self.address)
+        return make_executor(self.kind, address=self.address, workers=self.workers)
 
 
 def parse_executor(reader: ConfigReader, raw: Any) -> ExecutorSettings:
@@ -85,4 +98,17 @@ def parse_executor(reader: ConfigReader, raw: Any) -> ExecutorSettings:
                 'An address is for a Ray cluster: add kind = "ray", or remove the address.',
                 ["executor", "address"],
             )
-    return ExecutorSettings(kind=kind, address=address)
+    workers = table.get("workers")
+    if workers is not None:
+        workers = reader.typed(workers, int, ["executor", "workers"])
+        if workers < 1:
+            raise reader.fail(
+                f"Expected at least 1 worker. Got {workers} instead.", ["executor", "workers"]
+            )
+        if kind != "local":
+            raise reader.fail(
+                "workers sets this machine's threads and study processes; a Ray cluster "
+                'runs as many tasks as it has CPUs. Remove workers, or use kind = "local".',
+                ["executor", "workers"],
+            )
+    return ExecutorSettings(kind=kind, address=address, workers=workers)

@@ -247,7 +247,10 @@ def run_config(
 ) -> RunOutcome:
     """Run a whole study from a parsed run config: generate, stages, evaluate, studies, report.
 
-    Every stage resumes: running the same config again does only what is missing.
+    The studies are computed side by side, in ``config.executor.workers``
+    processes (``None`` = one per usable core; the stored results are the same
+    whatever it is). Every stage resumes: running the same config again does
+    only what is missing.
     ``replace`` names datasets to load again although their source files or
     settings changed (see :func:`realitycheck.pipeline.ingest`). ``executor``
     computes the batches of generation, label, detect and evaluate; default:
@@ -343,6 +346,7 @@ def run_config(
         reference=config.reference,
         progress=progress,
         on_result=listener.study,
+        workers=config.executor.workers,
     )
     if config.report:
         outcome.report = write_report(store, config.out, reference=config.reference)
