@@ -192,6 +192,7 @@ def run_cmd(
     reference = "human"            (the ground truth; --reference overrides it)
     [run]
     out = "runs/trivia"            (relative to the file)
+    report_dir = "tables"          (only with out = "s3://bucket/run": tables, studies, report)
     [[datasets]]
     name = "triviaqa"
     limit = 200

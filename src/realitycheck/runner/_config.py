@@ -14,6 +14,8 @@
 
     [run]
     out = "runs/triviaqa"          # relative paths are relative to this file
+                                   # or "s3://bucket/run" (object storage), with
+                                   # report_dir = "FOLDER" for tables, studies, report
     batch_size = 16                # (example, variant) pairs per stored batch
     cache = true                   # the shared call cache (cache_dir = "..." to move it)
 
@@ -74,7 +76,7 @@ from typing import Any, TypeVar
 from realitycheck.analysis import Bootstrap
 from realitycheck.backends import Backend, backends, require
 from realitycheck.datasets import Dataset, datasets
-from realitycheck.detectors import Detector, detectors
+from realitycheck.detectors import Detector, SupervisedDetector, detectors
 from realitycheck.errors import InvalidInputError, UnknownComponentError, did_you_mean
 from realitycheck.generation import SamplingPlan, make_plan
 from realitycheck.keys import is_stored
@@ -107,7 +109,7 @@ _TOP = (
     "executor",
 )
 _TOP_LISTS = ("labelers", "detectors", "studies")
-_RUN = ("out", "batch_size", "cache", "cache_dir", "data_dir", "report")
+_RUN = ("out", "report_dir", "batch_size", "cache", "cache_dir", "data_dir", "report")
 _DATASET = ("name", "params", "limit")
 _BACKEND = ("name", "params")
 _COMPONENT = ("name", "params")
@@ -134,7 +136,11 @@ class RunConfig:
 
     Attributes:
         path: The TOML file.
-        out: The run folder.
+        out: The run folder, or the URI of a run on object storage
+            (``s3://bucket/run``, see :mod:`realitycheck.store`).
+        report_dir: The local folder of a run on object storage's CSV tables,
+            studies and report (``[run] report_dir``); ``None`` for a run folder,
+            which holds its own.
         datasets: The datasets, in file order.
         backend: The model to generate with; ``None`` = evaluate the datasets' own responses.
         backends: Every model of the run: ``backend`` first, then any further
@@ -161,7 +167,7 @@ class RunConfig:
     """
 
     path: Path
-    out: Path
+    out: Path | str
     datasets: tuple[DatasetEntry, ...]
     backend: Backend | None
     plan: SamplingPlan
@@ -182,6 +188,52 @@ class RunConfig:
     models: Mapping[str, ModelInfo] = field(default_factory=dict)
     executor: ExecutorSettings = field(default_factory=ExecutorSettings)
     raw: Mapping[str, Any] = field(default_factory=dict)
+    report_dir: Path | None = None
+
+    @property
+    def tables_dir(self) -> Path:
+        """The local folder of ``metrics.csv``, ``agreement.csv`` and the report.
+
+        ``report_dir`` for a run on object storage, else the run folder.
+        """
+        return self.report_dir if self.report_dir is not None else Path(self.out)
+
+
+def _run_location(reader: _Reader, run: dict) -> tuple[Path | str, Path | None]:
+    """``[run] out`` (a folder, or a URI kept as written) and ``report_dir`` (a URI's only).
+
+    A run on object storage is only read and written there; its tables,
+    studies and report need a local ``report_dir``. A run folder holds its
+    own, so ``report_dir`` is refused there.
+    """
+    out = reader.typed(run["out"], str, ["run", "out"])
+    if not is_uri(out):
+        if "report_dir" in run:
+            raise reader.fail(
+                'report_dir is for a run on object storage (out = "s3://..."); a run '
+                "folder holds its own tables, studies and report. Remove report_dir.",
+                ["run", "report_dir"],
+            )
+        return reader.path_of(out, ["run", "out"]), None
+    if "report_dir" not in run:
+        raise reader.fail(
+            "The run is on object storage, where only the run is written; its CSV tables, "
+            'studies and report go to a local folder: add report_dir = "FOLDER" to [run].',
+            ["run", "out"],
+        )
+    return out, reader.path_of(run["report_dir"], ["run", "report_dir"])
+
+
+def _refuse_supervised(reader: _Reader, dets: Sequence[Component]) -> None:
+    """Refuse supervised detectors on a run on object storage, before any work."""
+    for det in dets:
+        if isinstance(det, SupervisedDetector):
+            raise reader.fail(
+                f"{det.key} saves its trained weights as files in the run folder, and the "
+                "run is on object storage (out). Leave it out, or use a local or shared "
+                "run folder.",
+                ["detectors"],
+            )
 
 
 class _Reader:
@@ -434,14 +486,7 @@ def load_run_config(path: str | Path) -> RunConfig:
     run = reader.table(raw.get("run", {}), ["run"], _RUN)
     if "out" not in run:
         raise reader.fail('The [run] table needs out = "RUN FOLDER".', ["run"])
-    if isinstance(run["out"], str) and is_uri(run["out"]):
-        raise reader.fail(
-            "A run config writes its run, tables and report into one local or shared "
-            "folder; a run on object storage is made with the verbs instead (generate, "
-            "label, detect, evaluate --report-dir DIR, each with --out URI; then study and "
-            "report with --run URI --out DIR).",
-            ["run", "out"],
-        )
+    out, report_dir = _run_location(reader, run)
     executor = parse_executor(reader, raw.get("executor", {}))
     data_dir = reader.path_of(run["data_dir"], ["run", "data_dir"]) if "data_dir" in run else None
     found = _backends(reader, raw)
@@ -463,6 +508,8 @@ def load_run_config(path: str | Path) -> RunConfig:
     choice = parse_choice(reader, raw["choice"]) if "choice" in raw else None
     labs, label_keys = _components(reader, raw, "labelers", labelers)
     dets, detector_keys = _components(reader, raw, "detectors", detectors)
+    if report_dir is not None:
+        _refuse_supervised(reader, dets)
     study_entries = reader.typed(raw.get("studies", []), list, ["studies"])
     if "all" in study_entries:
         study_keys = ["all"]
@@ -488,7 +535,8 @@ def load_run_config(path: str | Path) -> RunConfig:
             raise reader.fail("Expected a label key (e.g. human). Got '' instead.", ["reference"])
     return RunConfig(
         path=file,
-        out=reader.path_of(run["out"], ["run", "out"]),
+        out=out,
+        report_dir=report_dir,
         datasets=_datasets(reader, raw.get("datasets"), data_dir, generating=backend is not None),
         backend=backend,
         backends=found,

@@ -250,8 +250,9 @@ def run_config(
     The studies are computed side by side, in ``config.executor.workers``
     processes (``None`` = one per usable core; the stored results are the same
     whatever it is). Every stage resumes: running the same config again does
-    only what is missing.
-    ``replace`` names datasets to load again although their source files or
+    only what is missing. A run on object storage (``config.out`` a URI) is
+    written there, and its CSV tables, studies and report go to
+    ``config.report_dir``. ``replace`` names datasets to load again although their source files or
     settings changed (see :func:`realitycheck.pipeline.ingest`). ``executor``
     computes the batches of generation, label, detect and evaluate; default:
     the one ``config.executor`` names, joined before any work and closed when
@@ -276,7 +277,9 @@ def run_config(
     progress = progress or NullProgress()
     listener = listener or Listener()
     store = RunStore(config.out)
-    store.update_manifest(config={"run_file": str(config.path), "run_config": dict(config.raw)})
+    if config.report_dir is not None:
+        config.report_dir.mkdir(parents=True, exist_ok=True)
+    store.update_manifest(config={"run_file": str(config.path), "run_config": _recorded(config)})
     record_models(store, config.models)
     cache = make_cache(config.cache, config.cache_dir)
     generation: dict[str, Any] = {}
@@ -329,7 +332,7 @@ def run_config(
         config.detectors,
         config.evaluation,
         datasets=names,
-        out=config.out,
+        out=config.tables_dir,
         report=False,
         retry_errors=retry_errors,
         cache=cache,
@@ -346,9 +349,22 @@ def run_config(
         reference=config.reference,
         progress=progress,
         on_result=listener.study,
+        folder=config.report_dir,
         workers=config.executor.workers,
     )
     if config.report:
-        outcome.report = write_report(store, config.out, reference=config.reference)
+        outcome.report = write_report(store, config.tables_dir, reference=config.reference)
         listener.report(outcome.report)
     return outcome
+
+
+def _recorded(config: RunConfig) -> dict[str, Any]:
+    """The config as the manifest records it: without ``out`` for a run on object storage.
+
+    A run's files do not hold its location (a URI can carry credentials, and
+    a bucket can be moved).
+    """
+    raw = dict(config.raw)
+    if config.report_dir is not None:
+        raw["run"] = {k: v for k, v in raw["run"].items() if k != "out"}
+    return raw
