@@ -95,6 +95,24 @@ def test_a_worker_that_dies_is_reported_as_its_study_failing_not_a_hang(
     assert all(bool(r.error) == (not r.result.tables) for r in runs)
 
 
+def test_a_study_class_no_worker_can_import_keeps_every_study_here(
+    tmp_path, monkeypatch, pooled
+):
+    from realitycheck.studies.qa_accuracy import QaAccuracy
+
+    class NotebookQaAccuracy(QaAccuracy):  # as a notebook cell defines one: not importable
+        def analyse(self, data, bootstrap):
+            return super().analyse(data, bootstrap)
+
+    store = toy_store(tmp_path / "run")
+    made = [studies.create("length"), NotebookQaAccuracy(), studies.create("leaderboard")]
+    monkeypatch.setattr(_studies, "build_studies", lambda keys, reference=None: made)
+    runs = run_studies(store, ["ignored"], bootstrap=BOOT, workers=2)
+    assert pooled == []
+    assert [r.result.study for r in runs] == ["length", "qa_accuracy", "leaderboard"]
+    assert [r.error for r in runs] == ["", "", ""] and all(r.result.tables for r in runs)
+
+
 @pytest.mark.parametrize(("outside", "worker"), [(None, "4"), ("12", "12")])
 def test_workers_start_with_a_short_openblas_spin_unless_the_environment_sets_one(
     tmp_path, monkeypatch, outside, worker

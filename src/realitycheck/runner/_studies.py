@@ -101,7 +101,12 @@ def run_studies(
     in a worker is stored as failed like any other. A worker process that
     dies (killed for memory, a crash in native code) breaks the pool: every
     study not finished by then is stored as failed with the pool's error
-    (``BrokenProcessPool: …``); run those again with ``workers=1``.
+    (``BrokenProcessPool: …``); run those again with ``workers=1``. A study
+    class a worker could not import (defined in ``__main__``, such as a
+    notebook, or inside a function) keeps every study in this process. As
+    with any process pool, a script calling this with several workers must
+    guard its entry point (``if __name__ == "__main__":``), since each worker
+    imports the script again.
 
     Args:
         store: The run.
@@ -142,7 +147,7 @@ def run_studies(
         return []
     count = default_workers(len(components)) if workers is None else min(workers, len(components))
     progress = progress or NullProgress()
-    if count > 1 and not raise_errors and store.remote is None:
+    if count > 1 and not raise_errors and store.remote is None and _importable(components):
         outcomes = pooled_results(store.path, components, bootstrap=bootstrap, workers=count)
     else:
         outcomes = _serial_results(store, components, bootstrap, raise_errors)
@@ -158,6 +163,14 @@ def run_studies(
                 on_result(done)
             task.advance()
     return out
+
+
+def _importable(components: Sequence[Study]) -> bool:
+    """Whether a worker process can import the class of every study in ``components``."""
+    return all(
+        type(c).__module__ != "__main__" and "<locals>" not in type(c).__qualname__
+        for c in components
+    )
 
 
 def _serial_results(
