@@ -250,8 +250,9 @@ def run_config(
     The studies are computed side by side, in ``config.executor.workers``
     processes (``None`` = one per usable core; the stored results are the same
     whatever it is; a script calling this must guard its entry point, see
-    :func:`~realitycheck.runner.run_studies`). Every stage resumes: running the same config again does
-    only what is missing. A run on object storage (``config.out`` a URI) is
+    :func:`~realitycheck.runner.run_studies`). Every stage resumes: running
+    the same config again does only what is missing. A run on object storage
+    (``config.out`` a URI) is
     written there, and its CSV tables, studies and report go to
     ``config.report_dir``. ``replace`` names datasets to load again although their source files or
     settings changed (see :func:`realitycheck.pipeline.ingest`). ``executor``
