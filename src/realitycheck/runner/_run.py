@@ -252,9 +252,10 @@ def run_config(
     whatever it is; a script calling this must guard its entry point, see
     :func:`~realitycheck.runner.run_studies`). Every stage resumes: running
     the same config again does only what is missing. A run on object storage
-    (``config.out`` a URI) is
-    written there, and its CSV tables, studies and report go to
-    ``config.report_dir``. ``replace`` names datasets to load again although their source files or
+    (``config.out`` a URI) is written there, and its CSV tables, studies and
+    report go to ``config.report_dir``.
+
+    ``replace`` names datasets to load again although their source files or
     settings changed (see :func:`realitycheck.pipeline.ingest`). ``executor``
     computes the batches of generation, label, detect and evaluate; default:
     the one ``config.executor`` names, joined before any work and closed when
