@@ -33,7 +33,8 @@ from realitycheck.backends._hf_decoding import (
 )
 from realitycheck.backends._hf_sampling import decode, is_loop_decoded, is_seeded_sampling
 from realitycheck.backends._pairs import PairScore
-from realitycheck.errors import InvalidInputError, MissingDependencyError
+from realitycheck.bertscore import require_torch
+from realitycheck.errors import InvalidInputError
 from realitycheck.params import InstanceOf, Interval, NonEmptyStr, OneOf, param, required
 
 __all__ = ["HFBackend", "generate_kwargs", "load", "resolve_device", "torch_dtype"]
@@ -42,12 +43,8 @@ _PURPOSE = "The hf backend"
 
 
 def _import_torch() -> Any:
-    try:
-        import torch
-        import transformers  # noqa: F401
-    except ImportError as exc:
-        raise MissingDependencyError(exc.name or "torch", extra="hf", purpose=_PURPOSE) from None
-    return torch
+    """Return torch; MissingDependencyError (the ``hf`` extra) for the hf backends if absent."""
+    return require_torch(_PURPOSE)
 
 
 def resolve_device(device: str) -> str:
