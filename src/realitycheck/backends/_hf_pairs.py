@@ -104,7 +104,7 @@ def score_pairs(
         InvalidInputError: If the pairs are not pairs of strings, or the
             labels do not fit the model (before any pair is scored).
     """
-    from realitycheck.backends.hf import _import_torch
+    from realitycheck.backends.hf import _batch_error, _import_torch
 
     check_arg(pairs, PAIRS, name="pairs", owner="hf.score_pairs")
     torch = _import_torch()
@@ -133,9 +133,8 @@ def score_pairs(
             probs = torch.sigmoid(logits) if len(classes) == 1 else torch.softmax(logits, dim=-1)
             answers = [pair_score(classes, row) for row in probs.cpu().tolist()]
         except (RuntimeError, ValueError) as exc:
-            if "out of memory" in str(exc).lower() and torch.cuda.is_available():
-                torch.cuda.empty_cache()
-            answers = [PairScore(error=f"{type(exc).__name__}: {exc}") for _ in chunk]
+            error = _batch_error(torch, exc)
+            answers = [PairScore(error=error) for _ in chunk]
         for i, answer in zip(rows, answers, strict=True):
             out[i] = answer
     return [a if a is not None else PairScore(error="not scored") for a in out]

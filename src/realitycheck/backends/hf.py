@@ -65,6 +65,17 @@ def torch_dtype(target: str, dtype: str) -> Any:
     return torch.float32
 
 
+def _batch_error(torch: Any, exc: Exception) -> str:
+    """Return ``"<type>: <message>"``, the error of each item of a failed batch.
+
+    After CUDA runs out of memory the cached blocks are freed first, so the
+    next batch starts with the memory the failed one held.
+    """
+    if "out of memory" in str(exc).lower() and torch.cuda.is_available():
+        torch.cuda.empty_cache()
+    return f"{type(exc).__name__}: {exc}"
+
+
 @functools.lru_cache(maxsize=2)
 def load(model: str, device: str, dtype: str, attn_implementation: str) -> tuple[Any, Any]:
     """Load (once per process and spec) the model and tokenizer, ready to generate.
@@ -210,9 +221,8 @@ class HFBackend(Backend):
                 try:
                     done = self._generate_chunk([requests[i] for i in chunk])
                 except (RuntimeError, ValueError) as exc:
-                    if "out of memory" in str(exc).lower() and torch.cuda.is_available():
-                        torch.cuda.empty_cache()
-                    done = [Generation(error=f"{type(exc).__name__}: {exc}") for _ in chunk]
+                    error = _batch_error(torch, exc)
+                    done = [Generation(error=error) for _ in chunk]
                 for i, generation in zip(chunk, done, strict=True):
                     answers[i] = generation
         return [a if a is not None else Generation(error="not generated") for a in answers]
