@@ -31,6 +31,7 @@ from realitycheck.backends._hf_decoding import (
     stop_hit,
     stop_on_text,
 )
+from realitycheck.backends._hf_forward import padded
 from realitycheck.backends._hf_sampling import decode, is_loop_decoded, is_seeded_sampling
 from realitycheck.backends._pairs import PairScore
 from realitycheck.bertscore import require_torch
@@ -235,12 +236,8 @@ class HFBackend(Backend):
         first = requests[0]
         pad_id = int(tokenizer.pad_token_id)
         prompts = [self.prompt_ids(r) for r in requests]
-        width = max(len(p) for p in prompts)
-        ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
-        mask = torch.zeros((len(prompts), width), dtype=torch.long)
-        for i, p in enumerate(prompts):
-            ids[i, width - len(p) :] = torch.tensor(p, dtype=torch.long)
-            mask[i, width - len(p) :] = 1
+        ids, mask = padded(prompts, pad_id, left=True)
+        width = ids.shape[1]
         eos = eos_ids(model, tokenizer)
         decoded = None
         if is_loop_decoded(first):
@@ -393,12 +390,7 @@ class HFBackend(Backend):
         out: list[tuple[float, ...]] = []
         for start in range(0, len(ids), self.batch_size):
             chunk = ids[start : start + self.batch_size]
-            width = max(len(row) for row in chunk)
-            batch = torch.full((len(chunk), width), pad, dtype=torch.long)
-            mask = torch.zeros((len(chunk), width), dtype=torch.long)
-            for i, row in enumerate(chunk):
-                batch[i, : len(row)] = torch.tensor(row, dtype=torch.long)
-                mask[i, : len(row)] = 1
+            batch, mask = padded(chunk, pad, left=False)
             with torch.inference_mode():
                 result = model(
                     input_ids=batch.to(model.device),
