@@ -30,7 +30,13 @@ import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from realitycheck.backends._pairs import PAIRS, PairScore, pair_classes, pair_score
+from realitycheck.backends._pairs import (
+    PAIRS,
+    PairScore,
+    config_label_names,
+    pair_classes,
+    pair_score,
+)
 from realitycheck.errors import InvalidInputError
 from realitycheck.params import check_arg
 
@@ -89,12 +95,6 @@ def max_length(classifier: Any, tokenizer: Any) -> int | None:
     return min(limits) if limits else None
 
 
-def _label_names(classifier: Any) -> list[str]:
-    config = classifier.config
-    id2label = getattr(config, "id2label", None) or {}
-    return [str(id2label.get(i, f"LABEL_{i}")) for i in range(int(config.num_labels))]
-
-
 def score_pairs(
     backend: HFBackend, pairs: Sequence[tuple[str, str]], *, labels: Sequence[str] = ()
 ) -> list[PairScore]:
@@ -111,7 +111,7 @@ def score_pairs(
     classifier, tokenizer = load_classifier(
         backend.model, backend.device, backend.dtype, backend.pairs_attn_implementation
     )
-    classes = pair_classes(backend.model, _label_names(classifier), labels)
+    classes = pair_classes(backend.model, config_label_names(classifier.config), labels)
     limit = max_length(classifier, tokenizer)
     # Batches of similar lengths pad less; the answers go back to the pairs' order.
     order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
