@@ -148,8 +148,8 @@ def forward_features(
         return [SequenceFeatures(hidden=dict(empty)) for _ in outputs]
     device = model.device
     gen = max(len(o) for o in outputs)
-    rows = [list(p) + list(o) for p, o in zip(prompts, outputs, strict=True)]
-    ids, mask = padded(rows, pad_id, left=True)
+    sequences = [list(p) + list(o) for p, o in zip(prompts, outputs, strict=True)]
+    ids, mask = padded(sequences, pad_id, left=True)
     width = ids.shape[1]
     ids, mask = ids.to(device), mask.to(device)
     positions = (mask.cumsum(dim=-1) - 1).clamp(min=0)
