@@ -44,17 +44,34 @@ import numpy as np
 
 from realitycheck.errors import InvalidInputError, MissingDependencyError
 
-__all__ = ["bertscore", "check_layer", "encoder_path", "load_encoder", "token_embeddings"]
+__all__ = [
+    "bertscore",
+    "check_layer",
+    "encoder_path",
+    "load_encoder",
+    "require_torch",
+    "token_embeddings",
+]
 
 _PURPOSE = "BERTScore"
 
 
-def _import_torch() -> Any:
+def require_torch(purpose: str) -> Any:
+    """Return the ``torch`` module once torch and transformers both import.
+
+    The one check of the ``hf`` extra for everything that runs a transformers
+    model (the ``hf`` backends, BERTScore, the ``finetuned`` detector): this
+    module is the lowest layer that loads such models, so all of them can
+    import it from here.
+
+    Raises:
+        MissingDependencyError: Naming the missing package, the ``hf`` extra and ``purpose``.
+    """
     try:
         import torch
         import transformers  # noqa: F401
     except ImportError as exc:
-        raise MissingDependencyError(exc.name or "torch", extra="hf", purpose=_PURPOSE) from None
+        raise MissingDependencyError(exc.name or "torch", extra="hf", purpose=purpose) from None
     return torch
 
 
@@ -77,7 +94,7 @@ def check_layer(model: str, layer: int, *, owner: str) -> None:
     Raises:
         InvalidInputError: If the config cannot be read or ``layer`` is out of range.
     """
-    _import_torch()
+    require_torch(_PURPOSE)
     from transformers import AutoConfig
 
     try:
@@ -103,7 +120,7 @@ def load_encoder(model: str, device: str) -> tuple[Any, Any]:
         MissingDependencyError: If torch or transformers is missing.
         InvalidInputError: If the model cannot be loaded.
     """
-    torch = _import_torch()
+    torch = require_torch(_PURPOSE)
     from transformers import AutoModel, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
@@ -140,7 +157,7 @@ def token_embeddings(
 
     The weights are 1, except 0 for the tokenizer's CLS and SEP tokens.
     """
-    torch = _import_torch()
+    torch = require_torch(_PURPOSE)
     encoder, tokenizer = load_encoder(model, device)
     special = {tokenizer.cls_token_id, tokenizer.sep_token_id} - {None}
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0

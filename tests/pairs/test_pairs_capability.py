@@ -63,6 +63,31 @@ def test_hf_nli_probabilities_equal_a_direct_forward_pass(tiny_nli_dir, referenc
     ]
 
 
+@pytest.mark.parametrize(
+    ("message", "frees"),
+    [("CUDA out of memory. Tried to allocate 2 GiB", True), ("bad shape", False)],
+)
+def test_hf_a_failed_batch_becomes_error_answers_and_frees_cuda_after_oom(
+    monkeypatch, tiny_nli_dir, message, frees
+):
+    from realitycheck.backends._hf_pairs import load_classifier
+
+    hf = HFBackend(model=str(tiny_nli_dir), device="cpu", batch_size=2)
+    classifier, _ = load_classifier(hf.model, hf.device, hf.dtype, hf.pairs_attn_implementation)
+    freed = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: freed.append(True))
+
+    def fail(**inputs):
+        raise RuntimeError(message)
+
+    monkeypatch.setattr(classifier, "forward", fail)
+    got = hf.score_pairs(PAIRS)
+    assert [g.error for g in got] == [f"RuntimeError: {message}"] * len(PAIRS)
+    assert [g.entailment for g in got] == [None] * len(PAIRS)
+    assert freed == [True] * 3 * frees  # once per failed batch of 2 of the 5 pairs
+
+
 def test_hf_single_logit_consistency_is_the_sigmoid(tiny_consistency_dir, reference_classifier):
     hf = HFBackend(model=str(tiny_consistency_dir), device="cpu", batch_size=3)
     got = hf.score_pairs(PAIRS)

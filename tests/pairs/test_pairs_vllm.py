@@ -127,3 +127,19 @@ def test_a_wrong_number_of_probabilities_is_refused():
     output = SimpleNamespace(outputs=SimpleNamespace(probs=[0.5, 0.5]))
     with pytest.raises(InvalidInputError, match="2 class probabilities .* 3 labels"):
         vp.from_classification_output(output, ("entailment", "neutral", "contradiction"))
+
+
+def test_label_names_are_the_configs_in_output_order(tiny_nli_dir, tiny_consistency_dir):
+    assert vp.label_names(str(tiny_nli_dir)) == ["CONTRADICTION", "NEUTRAL", "ENTAILMENT"]
+    assert vp.label_names(str(tiny_consistency_dir)) == ["LABEL_0"]
+
+
+def test_an_output_the_config_does_not_name_is_label_i():
+    from realitycheck.backends._pairs import config_label_names
+
+    config = SimpleNamespace(num_labels=3, id2label={0: "entailment", 2: "contradiction"})
+    assert config_label_names(config) == ["entailment", "LABEL_1", "contradiction"]
+    assert config_label_names(SimpleNamespace(num_labels=2, id2label=None)) == [
+        "LABEL_0",
+        "LABEL_1",
+    ]

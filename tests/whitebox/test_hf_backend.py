@@ -60,6 +60,27 @@ def test_missing_torch_names_the_extra(monkeypatch, tiny_lm_dir):
         backend.generate([GenerationRequest(prompt="the cat")])
 
 
+@pytest.mark.parametrize(
+    ("message", "frees"),
+    [("CUDA out of memory. Tried to allocate 2 GiB", True), ("bad shape", False)],
+)
+def test_a_failed_batch_becomes_error_generations_and_frees_cuda_after_oom(
+    monkeypatch, tiny_lm_dir, message, frees
+):
+    freed = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: freed.append(True))
+
+    def fail(self, requests):
+        raise RuntimeError(message)
+
+    monkeypatch.setattr(HFBackend, "_generate_chunk", fail)
+    backend = HFBackend(model=str(tiny_lm_dir), device="cpu", batch_size=2)
+    got = backend.generate([GenerationRequest(prompt=p) for p in PROMPTS])
+    assert [g.error for g in got] == [f"RuntimeError: {message}"] * len(PROMPTS)
+    assert freed == [True, True] * frees  # once per failed batch (2 of 2 prompts at most)
+
+
 def test_unloadable_model_is_an_input_error(tmp_path):
     with pytest.raises(InvalidInputError, match="Cannot load the model"):
         HFBackend(model=str(tmp_path / "nowhere"), device="cpu").generate(

@@ -109,10 +109,13 @@ def test_missing_feature_gives_none_and_names_the_backends(name, need, supplier,
         assert not_supplier not in score.error.split("available:")[1]
 
 
-def test_empty_best_answer_gives_none():
-    det = detectors.create("perplexity")
-    (score,) = det.score([_response("r", best={"token_logprobs": []})], NEEDS)
-    assert score.value is None and "no tokens" in score.error
+@pytest.mark.parametrize(
+    ("name", "key"), [("perplexity", "token_logprobs"), ("mean_token_entropy", "token_entropies")]
+)
+def test_empty_best_answer_gives_none(name, key):
+    det = detectors.create(name)
+    (score,) = det.score([_response("r", best={key: []})], NEEDS)
+    assert score.value is None and score.error == "the best answer has no tokens"
 
 
 @pytest.mark.parametrize("unit", ["words", "chars"])

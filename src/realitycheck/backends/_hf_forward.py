@@ -27,6 +27,7 @@ __all__ = [
     "forced_features",
     "forward_features",
     "hidden_summary",
+    "padded",
     "spelling",
     "step_features",
 ]
@@ -88,10 +89,30 @@ def _empty_summary(layer: int) -> dict[str, list[float]]:
 
 
 def accepts_logits_to_keep(model: Any) -> bool:
+    """Return whether ``model.forward`` takes ``logits_to_keep`` (logits of the last rows only)."""
     try:
         return "logits_to_keep" in inspect.signature(model.forward).parameters
     except (TypeError, ValueError):  # pragma: no cover - exotic wrappers
         return False
+
+
+def padded(rows: Sequence[Sequence[int]], pad_id: int, *, left: bool) -> tuple[Any, Any]:
+    """Return ``(ids, mask)``: the token rows padded to the longest, as CPU long tensors.
+
+    ``ids`` holds ``pad_id`` where a row has no token and ``mask`` 1 at the
+    real tokens, 0 at the padding; ``left`` pads before the tokens (they end
+    at the last column), else after them. ``rows`` must not be empty.
+    """
+    import torch
+
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):
+        span = slice(width - len(row), width) if left else slice(0, len(row))
+        ids[i, span] = torch.tensor(list(row), dtype=torch.long)
+        mask[i, span] = 1
+    return ids, mask
 
 
 def forward_features(
@@ -126,15 +147,10 @@ def forward_features(
         empty = {k: v for layer in layers for k, v in _empty_summary(layer).items()}
         return [SequenceFeatures(hidden=dict(empty)) for _ in outputs]
     device = model.device
-    lengths = [len(p) + len(o) for p, o in zip(prompts, outputs, strict=True)]
-    width = max(lengths)
     gen = max(len(o) for o in outputs)
-    ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(prompts), width), dtype=torch.long)
-    for i, (p, o) in enumerate(zip(prompts, outputs, strict=True)):
-        row = list(p) + list(o)
-        ids[i, width - len(row) :] = torch.tensor(row, dtype=torch.long)
-        mask[i, width - len(row) :] = 1
+    sequences = [list(p) + list(o) for p, o in zip(prompts, outputs, strict=True)]
+    ids, mask = padded(sequences, pad_id, left=True)
+    width = ids.shape[1]
     ids, mask = ids.to(device), mask.to(device)
     positions = (mask.cumsum(dim=-1) - 1).clamp(min=0)
     kwargs: dict[str, Any] = {

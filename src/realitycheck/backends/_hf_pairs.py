@@ -30,7 +30,13 @@ import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from realitycheck.backends._pairs import PAIRS, PairScore, pair_classes, pair_score
+from realitycheck.backends._pairs import (
+    PAIRS,
+    PairScore,
+    config_label_names,
+    pair_classes,
+    pair_score,
+)
 from realitycheck.errors import InvalidInputError
 from realitycheck.params import check_arg
 
@@ -89,12 +95,6 @@ def max_length(classifier: Any, tokenizer: Any) -> int | None:
     return min(limits) if limits else None
 
 
-def _label_names(classifier: Any) -> list[str]:
-    config = classifier.config
-    id2label = getattr(config, "id2label", None) or {}
-    return [str(id2label.get(i, f"LABEL_{i}")) for i in range(int(config.num_labels))]
-
-
 def score_pairs(
     backend: HFBackend, pairs: Sequence[tuple[str, str]], *, labels: Sequence[str] = ()
 ) -> list[PairScore]:
@@ -104,14 +104,14 @@ def score_pairs(
         InvalidInputError: If the pairs are not pairs of strings, or the
             labels do not fit the model (before any pair is scored).
     """
-    from realitycheck.backends.hf import _import_torch
+    from realitycheck.backends.hf import _batch_error, _import_torch
 
     check_arg(pairs, PAIRS, name="pairs", owner="hf.score_pairs")
     torch = _import_torch()
     classifier, tokenizer = load_classifier(
         backend.model, backend.device, backend.dtype, backend.pairs_attn_implementation
     )
-    classes = pair_classes(backend.model, _label_names(classifier), labels)
+    classes = pair_classes(backend.model, config_label_names(classifier.config), labels)
     limit = max_length(classifier, tokenizer)
     # Batches of similar lengths pad less; the answers go back to the pairs' order.
     order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
@@ -133,9 +133,8 @@ def score_pairs(
             probs = torch.sigmoid(logits) if len(classes) == 1 else torch.softmax(logits, dim=-1)
             answers = [pair_score(classes, row) for row in probs.cpu().tolist()]
         except (RuntimeError, ValueError) as exc:
-            if "out of memory" in str(exc).lower() and torch.cuda.is_available():
-                torch.cuda.empty_cache()
-            answers = [PairScore(error=f"{type(exc).__name__}: {exc}") for _ in chunk]
+            error = _batch_error(torch, exc)
+            answers = [PairScore(error=error) for _ in chunk]
         for i, answer in zip(rows, answers, strict=True):
             out[i] = answer
     return [a if a is not None else PairScore(error="not scored") for a in out]

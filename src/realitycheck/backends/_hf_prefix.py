@@ -13,31 +13,12 @@ is the context's share of the tokens, times the options per question.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from realitycheck.backends._hf_forward import accepts_logits_to_keep, padded
+
 __all__ = ["by_context", "shared_context_logliks"]
-
-
-def _accepts_logits_to_keep(model: Any) -> bool:
-    try:
-        return "logits_to_keep" in inspect.signature(model.forward).parameters
-    except (TypeError, ValueError):  # pragma: no cover - exotic wrappers
-        return False
-
-
-def _padded(rows: Sequence[Sequence[int]], pad_id: int, *, left: bool) -> tuple[Any, Any]:
-    import torch
-
-    width = max(len(r) for r in rows)
-    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for i, row in enumerate(rows):
-        span = slice(width - len(row), width) if left else slice(0, len(row))
-        ids[i, span] = torch.tensor(list(row), dtype=torch.long)
-        mask[i, span] = 1
-    return ids, mask
 
 
 def _score_chunk(
@@ -47,7 +28,7 @@ def _score_chunk(
     import torch
 
     device = model.device
-    ctx_ids, ctx_mask = _padded([c for c, _ in chunk], pad_id, left=True)
+    ctx_ids, ctx_mask = padded([c for c, _ in chunk], pad_id, left=True)
     ctx_ids, ctx_mask = ctx_ids.to(device), ctx_mask.to(device)
     kwargs: dict[str, Any] = {
         "input_ids": ctx_ids,
@@ -55,13 +36,13 @@ def _score_chunk(
         "position_ids": (ctx_mask.cumsum(dim=-1) - 1).clamp(min=0),
         "use_cache": True,
     }
-    if _accepts_logits_to_keep(model):
+    if accepts_logits_to_keep(model):
         kwargs["logits_to_keep"] = 1
     options = [o for _, members in chunk for o in members]
     owners = torch.tensor(
         [g for g, (_, members) in enumerate(chunk) for _ in members], device=device
     )
-    opt_ids, opt_mask = _padded(options, pad_id, left=False)
+    opt_ids, opt_mask = padded(options, pad_id, left=False)
     opt_ids, opt_mask = opt_ids.to(device), opt_mask.to(device)
     lengths = torch.tensor([len(c) for c, _ in chunk], device=device)
     steps = torch.arange(opt_ids.shape[1], device=device)

@@ -41,6 +41,7 @@ __all__ = [
     "PAIRS",
     "PairScore",
     "cached_pairs",
+    "config_label_names",
     "pair_cache_key",
     "pair_classes",
     "pair_score",
@@ -110,6 +111,15 @@ class PairScore:
     def from_json(cls, text: str, *, cached: bool = True) -> PairScore:
         """Rebuild an answer stored with :meth:`to_json`."""
         return cls(**json.loads(text), cached=cached)
+
+
+def config_label_names(config: Any) -> list[str]:
+    """Return a transformers config's label names in output order (``id2label``).
+
+    An output that ``id2label`` does not name is ``LABEL_<i>``, as transformers names it.
+    """
+    id2label = getattr(config, "id2label", None) or {}
+    return [str(id2label.get(i, f"LABEL_{i}")) for i in range(int(config.num_labels))]
 
 
 def pair_classes(model: str, names: Sequence[str], declared: Sequence[str] = ()) -> tuple[str, ...]:

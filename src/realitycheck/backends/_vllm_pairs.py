@@ -26,7 +26,13 @@ import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from realitycheck.backends._pairs import PAIRS, PairScore, pair_classes, pair_score
+from realitycheck.backends._pairs import (
+    PAIRS,
+    PairScore,
+    config_label_names,
+    pair_classes,
+    pair_score,
+)
 from realitycheck.errors import InvalidInputError, MissingDependencyError
 from realitycheck.params import check_arg
 
@@ -60,8 +66,7 @@ def label_names(model: str) -> list[str]:
         raise InvalidInputError(
             f"Cannot read the config of the pair classifier {model!r}: {exc}", field="model"
         ) from None
-    id2label = getattr(config, "id2label", None) or {}
-    return [str(id2label.get(i, f"LABEL_{i}")) for i in range(int(config.num_labels))]
+    return config_label_names(config)
 
 
 @functools.lru_cache(maxsize=1)

@@ -31,9 +31,11 @@ from realitycheck.backends._hf_decoding import (
     stop_hit,
     stop_on_text,
 )
+from realitycheck.backends._hf_forward import padded
 from realitycheck.backends._hf_sampling import decode, is_loop_decoded, is_seeded_sampling
 from realitycheck.backends._pairs import PairScore
-from realitycheck.errors import InvalidInputError, MissingDependencyError
+from realitycheck.bertscore import require_torch
+from realitycheck.errors import InvalidInputError
 from realitycheck.params import InstanceOf, Interval, NonEmptyStr, OneOf, param, required
 
 __all__ = ["HFBackend", "generate_kwargs", "load", "resolve_device", "torch_dtype"]
@@ -42,12 +44,8 @@ _PURPOSE = "The hf backend"
 
 
 def _import_torch() -> Any:
-    try:
-        import torch
-        import transformers  # noqa: F401
-    except ImportError as exc:
-        raise MissingDependencyError(exc.name or "torch", extra="hf", purpose=_PURPOSE) from None
-    return torch
+    """Return torch; MissingDependencyError (the ``hf`` extra) for the hf backends if absent."""
+    return require_torch(_PURPOSE)
 
 
 def resolve_device(device: str) -> str:
@@ -66,6 +64,17 @@ def torch_dtype(target: str, dtype: str) -> Any:
     if target.startswith("cuda"):
         return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
     return torch.float32
+
+
+def _batch_error(torch: Any, exc: Exception) -> str:
+    """Return ``"<type>: <message>"``, the error of each item of a failed batch.
+
+    After CUDA runs out of memory the cached blocks are freed first, so the
+    next batch starts with the memory the failed one held.
+    """
+    if "out of memory" in str(exc).lower() and torch.cuda.is_available():
+        torch.cuda.empty_cache()
+    return f"{type(exc).__name__}: {exc}"
 
 
 @functools.lru_cache(maxsize=2)
@@ -213,9 +222,8 @@ class HFBackend(Backend):
                 try:
                     done = self._generate_chunk([requests[i] for i in chunk])
                 except (RuntimeError, ValueError) as exc:
-                    if "out of memory" in str(exc).lower() and torch.cuda.is_available():
-                        torch.cuda.empty_cache()
-                    done = [Generation(error=f"{type(exc).__name__}: {exc}") for _ in chunk]
+                    error = _batch_error(torch, exc)
+                    done = [Generation(error=error) for _ in chunk]
                 for i, generation in zip(chunk, done, strict=True):
                     answers[i] = generation
         return [a if a is not None else Generation(error="not generated") for a in answers]
@@ -228,12 +236,8 @@ class HFBackend(Backend):
         first = requests[0]
         pad_id = int(tokenizer.pad_token_id)
         prompts = [self.prompt_ids(r) for r in requests]
-        width = max(len(p) for p in prompts)
-        ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
-        mask = torch.zeros((len(prompts), width), dtype=torch.long)
-        for i, p in enumerate(prompts):
-            ids[i, width - len(p) :] = torch.tensor(p, dtype=torch.long)
-            mask[i, width - len(p) :] = 1
+        ids, mask = padded(prompts, pad_id, left=True)
+        width = ids.shape[1]
         eos = eos_ids(model, tokenizer)
         decoded = None
         if is_loop_decoded(first):
@@ -386,12 +390,7 @@ class HFBackend(Backend):
         out: list[tuple[float, ...]] = []
         for start in range(0, len(ids), self.batch_size):
             chunk = ids[start : start + self.batch_size]
-            width = max(len(row) for row in chunk)
-            batch = torch.full((len(chunk), width), pad, dtype=torch.long)
-            mask = torch.zeros((len(chunk), width), dtype=torch.long)
-            for i, row in enumerate(chunk):
-                batch[i, : len(row)] = torch.tensor(row, dtype=torch.long)
-                mask[i, : len(row)] = 1
+            batch, mask = padded(chunk, pad, left=False)
             with torch.inference_mode():
                 result = model(
                     input_ids=batch.to(model.device),

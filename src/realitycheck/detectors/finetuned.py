@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from realitycheck.bertscore import require_torch
 from realitycheck.detectors._base import Needs, detector
 from realitycheck.detectors._supervised import SupervisedDetector, source_text
 from realitycheck.errors import InvalidInputError, MissingDependencyError
@@ -21,15 +22,6 @@ BATCH_SIZE = 8
 """Pairs per optimisation step and per scoring pass."""
 
 _PURPOSE = "Fine-tuning the finetuned detector"
-
-
-def _torch() -> Any:
-    try:
-        import torch
-        import transformers  # noqa: F401
-    except ImportError as exc:
-        raise MissingDependencyError(exc.name or "torch", extra="hf", purpose=_PURPOSE) from None
-    return torch
 
 
 def _peft() -> Any:
@@ -146,7 +138,7 @@ class FineTuned(SupervisedDetector):
 
     def fit(self, inputs: Any, y: np.ndarray) -> Any:
         """Fine-tune a fresh copy of ``model`` on the pairs; return it ready to score."""
-        torch = _torch()
+        torch = require_torch(_PURPOSE)
         device = self._device(torch)
         devices = [torch.cuda.current_device()] if device.startswith("cuda") else []
         with torch.random.fork_rng(devices=devices):
@@ -178,7 +170,7 @@ class FineTuned(SupervisedDetector):
 
     def predict(self, model: Any, inputs: Any) -> np.ndarray:
         """Return the softmax probability of label 1 (hallucinated) of each pair."""
-        torch = _torch()
+        torch = require_torch(_PURPOSE)
         fitted: _Fitted = model
         device = str(next(fitted.net.parameters()).device)
         out = []

@@ -18,7 +18,7 @@ layers stored, the middle one).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
@@ -81,6 +81,29 @@ def _best_singular_values(response: Response, layer: int | None) -> np.ndarray:
     if s.size == 0:
         raise MissingFeatureError("the best answer has no tokens")
     return s
+
+
+def _spectrum_scores(
+    owner: Detector,
+    responses: Sequence[Response],
+    layer: int | None,
+    measure: Callable[[np.ndarray], float],
+) -> list[Score]:
+    """Score each response by ``measure`` of its best answer's singular values at ``layer``.
+
+    A missing feature, or a ``measure`` that is undefined (it raises
+    InvalidInputError, as :func:`effective_rank` does), gives ``value=None``
+    and the error's message.
+    """
+    out = []
+    for response in responses:
+        try:
+            value = measure(_best_singular_values(response, layer))
+        except InvalidInputError as exc:  # a missing feature or an undefined value
+            out.append(owner._score(response, None, error=str(exc)))
+            continue
+        out.append(owner._score(response, value))
+    return out
 
 
 @detector("eigenscore")
@@ -164,15 +187,7 @@ class LogDet(Detector):
 
     def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
         """Return one score per response, in order."""
-        out = []
-        for response in responses:
-            try:
-                s = _best_singular_values(response, self.layer)
-            except MissingFeatureError as exc:
-                out.append(self._score(response, None, error=str(exc)))
-                continue
-            out.append(self._score(response, -logdet(s, alpha=self.alpha)))
-        return out
+        return _spectrum_scores(self, responses, self.layer, lambda s: -logdet(s, alpha=self.alpha))
 
 
 @detector("erank")
@@ -198,13 +213,4 @@ class EffectiveRank(Detector):
 
     def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
         """Return one score per response, in order."""
-        out = []
-        for response in responses:
-            try:
-                s = _best_singular_values(response, self.layer)
-                value = -effective_rank(s)
-            except InvalidInputError as exc:  # a missing feature or an undefined rank
-                out.append(self._score(response, None, error=str(exc)))
-                continue
-            out.append(self._score(response, value))
-        return out
+        return _spectrum_scores(self, responses, self.layer, lambda s: -effective_rank(s))

@@ -186,7 +186,16 @@ class NLIGrounding(PairGrounding):
 
 @dataclass(frozen=True, kw_only=True)
 class _Windowed(PairGrounding):
-    """A pair-grounding detector whose premises are word windows of the source."""
+    """A pair-grounding detector whose premises are word windows of the source.
+
+    Its subclasses document ``window`` and ``stride`` here: the component
+    documentation (``Registry.describe``) takes a parameter's text from the
+    first class in the MRO whose docstring has it.
+
+    Args:
+        window: Source words per premise.
+        stride: Words between the starts of consecutive windows (at most ``window``).
+    """
 
     window: int = param(256, Interval(int, 1))
     stride: int = param(192, Interval(int, 1))
@@ -224,8 +233,6 @@ class CrossEncoder(_Windowed):
         classifier: A backend with the ``pairs`` capability, e.g. ``hf[model=PATH]``.
         labels: The classifier's label names in output order, when its config
             lacks them (empty = its ``id2label``).
-        window: Source words per premise.
-        stride: Words between the starts of consecutive windows (at most ``window``).
     """
 
     def hypotheses(self, text: str) -> list[str]:
@@ -254,8 +261,6 @@ class ClaimCheck(_Windowed):
         classifier: A backend with the ``pairs`` capability, e.g. ``hf[model=PATH]``.
         labels: The classifier's label names in output order, when its config
             lacks them (empty = its ``id2label``).
-        window: Source words per premise.
-        stride: Words between the starts of consecutive windows (at most ``window``).
     """
 
     def hypotheses(self, text: str) -> list[str]:

@@ -10,7 +10,7 @@ means a less confident model, taken as more likely hallucinated.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -22,6 +22,32 @@ from realitycheck.errors import MissingFeatureError
 from realitycheck.records import Response, Score
 
 __all__ = ["LNEntropy", "MeanTokenEntropy", "Perplexity"]
+
+
+def _best_token_scores(
+    owner: Detector,
+    responses: Sequence[Response],
+    key: str,
+    need: str,
+    measure: Callable[[np.ndarray], float],
+) -> list[Score]:
+    """Score each response by ``measure`` of its best answer's per-token ``key`` values.
+
+    Values the response lacks (the error names the backends that supply
+    ``need``) or a best answer without tokens give ``value=None`` and the reason.
+    """
+    out = []
+    for response in responses:
+        try:
+            values = best_values(response, key, need)
+        except MissingFeatureError as exc:
+            out.append(owner._score(response, None, error=str(exc)))
+            continue
+        if values.size == 0:
+            out.append(owner._score(response, None, error="the best answer has no tokens"))
+            continue
+        out.append(owner._score(response, measure(values)))
+    return out
 
 
 @detector("perplexity")
@@ -41,18 +67,9 @@ class Perplexity(Detector):
 
     def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
         """Return one score per response, in order."""
-        out = []
-        for response in responses:
-            try:
-                logprobs = best_values(response, "token_logprobs", "logprobs")
-            except MissingFeatureError as exc:
-                out.append(self._score(response, None, error=str(exc)))
-                continue
-            if logprobs.size == 0:
-                out.append(self._score(response, None, error="the best answer has no tokens"))
-                continue
-            out.append(self._score(response, math.exp(-float(logprobs.mean()))))
-        return out
+        return _best_token_scores(
+            self, responses, "token_logprobs", "logprobs", lambda lp: math.exp(-float(lp.mean()))
+        )
 
 
 @detector("mean_token_entropy")
@@ -71,18 +88,9 @@ class MeanTokenEntropy(Detector):
 
     def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
         """Return one score per response, in order."""
-        out = []
-        for response in responses:
-            try:
-                entropies = best_values(response, "token_entropies", "entropy")
-            except MissingFeatureError as exc:
-                out.append(self._score(response, None, error=str(exc)))
-                continue
-            if entropies.size == 0:
-                out.append(self._score(response, None, error="the best answer has no tokens"))
-                continue
-            out.append(self._score(response, float(entropies.mean())))
-        return out
+        return _best_token_scores(
+            self, responses, "token_entropies", "entropy", lambda h: float(h.mean())
+        )
 
 
 @detector("ln_entropy")
