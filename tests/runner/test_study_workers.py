@@ -95,9 +95,7 @@ def test_a_worker_that_dies_is_reported_as_its_study_failing_not_a_hang(
     assert all(bool(r.error) == (not r.result.tables) for r in runs)
 
 
-def test_a_study_class_no_worker_can_import_keeps_every_study_here(
-    tmp_path, monkeypatch, pooled
-):
+def test_a_study_class_no_worker_can_import_keeps_every_study_here(tmp_path, monkeypatch, pooled):
     from realitycheck.studies.qa_accuracy import QaAccuracy
 
     class NotebookQaAccuracy(QaAccuracy):  # as a notebook cell defines one: not importable
