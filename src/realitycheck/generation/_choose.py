@@ -345,13 +345,7 @@ def _record(
 ) -> None:
     """Write what this choice is and what it did (skips included) to the manifest."""
     choices, entry = stage_entry(
-        store.read_manifest(),
-        "choice",
-        key,
-        backend=backend,
-        plan=plan,
-        variants=(v.key for v in variants),
-        examples=examples,
+        store, "choice", key, backend, plan, variants=(v.key for v in variants), examples=examples
     )
     entry["labeler"] = GOLD_LABELER
     entry["responses"] = int(entry.get("responses", 0)) + report.computed

@@ -372,13 +372,7 @@ def _record(
 ) -> None:
     """Write what this generation is, and (at the end) what it did and cost, to the manifest."""
     generations, entry = stage_entry(
-        store.read_manifest(),
-        "generation",
-        key,
-        backend=backend,
-        plan=plan,
-        variants=plan.variants,
-        examples=examples,
+        store, "generation", key, backend, plan, variants=plan.variants, examples=examples
     )
     if not start:
         entry["responses"] = int(entry.get("responses", 0)) + report.computed

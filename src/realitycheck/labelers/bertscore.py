@@ -87,7 +87,7 @@ class _BERTScoreLabeler(Labeler):
             others.append(texts)
             errors.append(error)
         todo = [k for k, error in enumerate(errors) if not error]
-        similarities: list[float | None] = [None] * len(responses)
+        found: list[float | None] = [None] * len(responses)  # the measure, None on an error
         raw = [""] * len(responses)
         if todo:
             model = encoder_path(self.model)
@@ -101,16 +101,10 @@ class _BERTScoreLabeler(Labeler):
                 batch_size=self.batch_size,
             )
             for k, (p, r, f1) in zip(todo, values.tolist(), strict=True):
-                similarities[k] = (p, r, f1)[_COLUMN[self.measure]]
+                found[k] = (p, r, f1)[_COLUMN[self.measure]]
                 raw[k] = f"P={p:.6f} R={r:.6f} F1={f1:.6f}"
         return labels_from_similarity(
-            self,
-            responses,
-            similarities,
-            errors,
-            threshold=self.threshold,
-            name=self.measure,
-            raw=raw,
+            self, responses, found, errors, threshold=self.threshold, name=self.measure, raw=raw
         )
 
 
