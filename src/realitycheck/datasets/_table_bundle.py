@@ -124,6 +124,7 @@ def columns_table(cls: type[Any], columns: Mapping[str, Sequence[Any]]) -> pa.Ta
 
     Raises:
         ValueError: When the columns differ in length or name no field of ``cls``.
+        TypeError: When a list of bools, floats or ints holds a value of another type.
     """
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(columns) - names)
