@@ -40,6 +40,15 @@ def _set_key(key, value):
     return edit
 
 
+def _set_item(key, value, inner):
+    def edit(line):
+        obj = json.loads(line)
+        inner(obj)[key] = value
+        return json.dumps(obj)
+
+    return edit
+
+
 @pytest.mark.parametrize(
     ("name", "rel", "index", "edit", "match"),
     [
@@ -72,6 +81,22 @@ def _set_key(key, value):
                 "label_type", lambda o: next(r for r in o["responses"] if r["labels"])["labels"][0]
             ),
             r"qa\.jsonl, line 3, field 'responses\[\d\]\.labels\[0\]\.label_type'",
+        ),
+        (
+            "ragtruth",
+            "ragtruth/summary.jsonl",
+            9,
+            _set_item(1, "text", lambda o: o["responses"]),
+            r"summary\.jsonl, line 10, field 'responses\[1\]': Each response must be an object\. "
+            "Got str instead",
+        ),
+        (
+            "ragtruth",
+            "ragtruth/qa.jsonl",
+            2,
+            _set_item(0, 7, lambda o: next(r for r in o["responses"] if r["labels"])["labels"]),
+            r"qa\.jsonl, line 3, field 'responses\[\d\]\.labels\[0\]': Each span must be an "
+            r"object\. Got int instead",
         ),
         (
             "halueval-general",
@@ -119,6 +144,32 @@ def test_broken_faithbench_json_names_the_line(data_dir, tmp_path):
     path = root / "faithbench/release/batch_5.json"
     path.write_text(path.read_text(encoding="utf-8")[:-10], encoding="utf-8")
     with pytest.raises(InvalidInputError, match=r"batch_5\.json, line \d+: The file must be valid"):
+        datasets.create("faithbench", data_dir=root).load()
+
+
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        (
+            lambda batch: batch["samples"].__setitem__(3, ["not", "an", "object"]),
+            r"batch_5\.json, field 'samples\[3\]': Each sample must be an object\. Got list",
+        ),
+        (
+            lambda batch: batch["samples"][2]["annotations"].insert(0, "note"),
+            r"batch_5\.json, field 'samples\[2\]\.annotations\[0\]': Each annotation must be "
+            r"an object\. Got str",
+        ),
+    ],
+)
+def test_a_faithbench_sample_or_annotation_that_is_no_object_is_named(
+    data_dir, tmp_path, edit, match
+):
+    root = _copy(data_dir, tmp_path, "faithbench")
+    path = root / "faithbench/release/batch_5.json"
+    batch = json.loads(path.read_text(encoding="utf-8"))
+    edit(batch)
+    path.write_text(json.dumps(batch), encoding="utf-8")
+    with pytest.raises(InvalidInputError, match=match):
         datasets.create("faithbench", data_dir=root).load()
 
 

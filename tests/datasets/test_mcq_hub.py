@@ -42,6 +42,15 @@ def test_commonsense_qa_maps_the_answer_key_to_its_option(tmp_path):
         _load("commonsense_qa", _jsonl(tmp_path / "validation.jsonl", rows))
 
 
+def test_a_json_list_row_that_is_no_object_is_named(tmp_path):
+    path = tmp_path / "validation.json"
+    path.write_text(json.dumps(["row one", {"id": "q2"}]), encoding="utf-8")
+    with pytest.raises(
+        InvalidInputError, match=r"validation\.json, line 1: Each row must be an object\. Got str"
+    ):
+        _load("commonsense_qa", path)
+
+
 def test_fever_asks_each_claim_once_and_leaves_out_unverifiable_ones(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq

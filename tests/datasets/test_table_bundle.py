@@ -222,6 +222,8 @@ def test_columns_table_rejects_unknown_or_ragged_columns():
         columns_table(Label, {"response_id": ["r"], "labeler": ["h"], "verdict": [True]})
     with pytest.raises(ValueError, match="lengths"):
         columns_table(Label, {"response_id": ["r", "s"], "labeler": ["h"]})
+    with pytest.raises(TypeError, match="not a bool"):
+        columns_table(Label, {"response_id": ["r"], "labeler": ["h"], "hallucinated": ["yes"]})
 
 
 def test_loading_truthfulqa_into_a_run_does_not_import_pandas_or_acero(tmp_path, data_dir):

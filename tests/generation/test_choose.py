@@ -215,6 +215,9 @@ def test_shuffle_demos_is_skipped_without_demonstrations_and_applies_with_them(t
     manifest = store.read_manifest()["config"]["choice"]
     (entry,) = manifest.values()
     assert entry["skipped"]["shuffle_demos[seed=2]"]["questions"] == 4
+    assert entry["variants"] == ["default", "shuffle_demos[seed=2]"] and entry["labeler"] == "gold"
+    assert entry["datasets"] == sorted({e.dataset for e in EXAMPLES})
+    assert entry["component_keys"] == {"backend": _mock().key, "plan": ChoicePlan().key}
     with_demos = choose(RunStore(tmp_path / "demos"), EXAMPLES, _mock(), ChoicePlan(shots=3), vs)
     assert with_demos.computed == 8 and not with_demos.skipped
 

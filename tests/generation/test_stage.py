@@ -58,6 +58,8 @@ def test_one_response_per_example_with_samples_and_features(tmp_path):
     assert entry["usage"]["calls"] == 10 and entry["usage"]["prompt_tokens"] == prompt_tokens
     assert entry["backend"]["name"] == "fake" and entry["plan"]["params"]["n_samples"] == 3
     assert entry["component_keys"] == {"backend": "fake", "plan": PLAN.key}
+    assert entry["model"] == "fake-model" and entry["variants"] == sorted(PLAN.variants)
+    assert entry["datasets"] == sorted({e.dataset for e in examples})
 
 
 def test_a_backend_without_features_or_n(tmp_path):

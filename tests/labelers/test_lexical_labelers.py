@@ -132,6 +132,7 @@ def test_knowledge_f1_is_squad_f1_against_the_context():
         _response("r2", "e", "Bananas grow well near Quito."),
         _response("r3", "none", "Anything."),
         _response("r4", "e", "..."),
+        _response("r5", "gone", "The Eiffel Tower is in Paris."),
     ]
     labels = labelers.create("knowledge_f1").label(responses, examples)
     assert labels[0].score == pytest.approx(1 - _squad_f1(responses[0].text, context))
@@ -139,6 +140,7 @@ def test_knowledge_f1_is_squad_f1_against_the_context():
     assert labels[0].hallucinated is False and labels[1].hallucinated is True
     assert labels[2].hallucinated is None and "no context" in labels[2].error
     assert labels[3].hallucinated is None and "empty" in labels[3].error
+    assert labels[4].hallucinated is None and labels[4].error == "example 'gone' was not given"
 
 
 def test_bleu_labeler_equals_sacrebleu_multi_reference_sentence_bleu():

@@ -81,3 +81,24 @@ def test_embedding_similarity_prefers_paraphrases_with_the_real_model():
     paraphrase, unrelated = labelers.create("embedding_similarity").label(responses, examples)
     assert paraphrase.score < unrelated.score
     assert paraphrase.hallucinated is False and unrelated.hallucinated is True
+
+
+def test_embedding_similarity_columns_store_what_records_store(fake_model, tmp_path):
+    from paths_compared import run_holding, stored_rows, through_base
+    from realitycheck.labelers import Labeler
+    from realitycheck.pipeline import label
+
+    refs = {0: (), 1: ("paris is the capital", "it is paris"), 2: ("france",), 3: ("...",)}
+    examples = [_example(f"e{i}", r) for i, r in refs.items()]
+    texts = ["the capital is paris", "  ", "london", "France", "paris paris"]
+    responses = [_response(f"r{i}", f"e{i % 4}", t) for i, t in enumerate(texts * 3)]
+    columnar = labelers.create("embedding_similarity")
+    assert type(columnar).label_batch is not Labeler.label_batch
+    per_record = through_base(columnar, Labeler, "label_batch")
+    a = run_holding(tmp_path / "a", examples, responses)
+    b = run_holding(tmp_path / "b", examples, responses)
+    got, want = label(a, [columnar], batch_size=4), label(b, [per_record], batch_size=4)
+    assert got.computed == want.computed and got.missing_why == want.missing_why
+    rows = stored_rows(a, "labels")
+    assert rows == stored_rows(b, "labels") and len(rows) == 11  # e0 has no reference
+    assert any(r["error"] for r in rows) and any(r["hallucinated"] is False for r in rows)

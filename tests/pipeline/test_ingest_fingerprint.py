@@ -82,6 +82,22 @@ def test_replace_keeps_labels_and_scores_of_unchanged_responses(tmp_path, capsys
     assert scores.loc["mine/q2/unknown", "value"] == len("a new answer")
 
 
+def test_replace_recomputes_the_responses_of_a_changed_example(tmp_path, capsys):
+    rows = [{**row, "question": f"question {i}"} for i, row in enumerate(_rows())]
+    path = _write(tmp_path / "data.jsonl", rows)
+    run = tmp_path / "run"
+    args = ["-q", "detect", "-d", _key(path), "-D", "length[unit=chars]", "--out", str(run)]
+    assert main(args) == 0
+    rows[3]["question"] = "another question"  # the answer stays the same
+    _write(path, rows)
+    capsys.readouterr()
+    assert main([*args, "--replace-dataset", "mine"]) == 0
+    captured = capsys.readouterr()
+    assert "5 responses unchanged kept" in captured.err
+    assert "1 changed or removed lost theirs" in captured.err
+    assert "length[unit=chars]: 1 computed, 5 already stored" in captured.out
+
+
 def test_a_header_only_file_loads_nothing_and_does_not_stick(tmp_path, capsys):
     path = tmp_path / "data.csv"
     path.write_text("qid,answer,label\n")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from realitycheck.datasets._base import Dataset
-from realitycheck.datasets._io import read_jsonl, read_text
+from realitycheck.datasets._io import as_object, read_jsonl, read_text
 from realitycheck.errors import DataNotFoundError, InvalidInputError, MissingDependencyError
 from realitycheck.params import InstanceOf, NonEmptyStr, OrNone, PathLike, param
 
@@ -75,13 +75,7 @@ def local_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             return
         if isinstance(whole, list):
             for i, row in enumerate(whole, start=1):
-                if not isinstance(row, dict):
-                    raise InvalidInputError(
-                        f"Each row must be an object. Got {type(row).__name__} instead.",
-                        path=path,
-                        line=i,
-                    )
-                yield i, row
+                yield i, as_object(row, "row", path=path, line=i)
             return
     yield from read_jsonl(path)
 

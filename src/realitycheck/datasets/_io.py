@@ -15,6 +15,7 @@ from realitycheck.errors import InvalidInputError
 
 __all__ = [
     "IdMaker",
+    "as_object",
     "field_of",
     "read_json",
     "read_jsonl",
@@ -129,6 +130,25 @@ def field_of(
             path=path,
             line=line,
             field=where,
+        )
+    return value
+
+
+def as_object(
+    value: Any, what: str, *, path: Path, line: int | None = None, field: str | None = None
+) -> dict[str, Any]:
+    """Return ``value``, checking that it is a JSON object (a dict).
+
+    Raises:
+        InvalidInputError: "Each {what} must be an object. Got {type} instead.",
+            naming ``path``, ``line`` and ``field`` where given.
+    """
+    if not isinstance(value, dict):
+        raise InvalidInputError(
+            f"Each {what} must be an object. Got {type(value).__name__} instead.",
+            path=path,
+            line=line,
+            field=field,
         )
     return value
 

@@ -23,7 +23,13 @@ import numpy as np
 import pyarrow as pa
 
 from realitycheck.records import Example, Label, Response, Score
-from realitycheck.store import from_numpy, from_texts, record_schema, records_table
+from realitycheck.store import (
+    arrow_column,
+    from_numpy,
+    from_texts,
+    record_schema,
+    records_table,
+)
 
 if TYPE_CHECKING:
     from realitycheck.datasets._base import Bundle
@@ -118,6 +124,7 @@ def columns_table(cls: type[Any], columns: Mapping[str, Sequence[Any]]) -> pa.Ta
 
     Raises:
         ValueError: When the columns differ in length or name no field of ``cls``.
+        TypeError: When a list of bools, floats or ints holds a value of another type.
     """
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(columns) - names)
@@ -151,28 +158,4 @@ def _array(f: pa.Field, values: Sequence[Any] | None, n: int, cls: type[Any]) ->
         values = ["{}" if isinstance(v, dict) and not v else meta_json(v) for v in values]
     elif f.name in _TUPLE_FIELDS:
         values = [list(v) for v in values]
-    if f.type == pa.string():
-        return from_texts(list(values))
-    return _plain_array(list(values), f.type)
-
-
-def _plain_array(values: list[Any], kind: pa.DataType) -> pa.Array:
-    """``pa.array(values, kind)`` for the record schemas' other types, without importing pandas.
-
-    Optional bools and floats (``None`` is null), ints, and lists of texts.
-    """
-    if kind == pa.list_(pa.string()):
-        lengths = np.fromiter(map(len, values), np.int64, len(values))
-        offsets = np.zeros(len(values) + 1, dtype=np.int32)
-        np.cumsum(lengths, out=offsets[1:])
-        flat = from_texts([t for texts in values for t in texts])
-        return pa.ListArray.from_arrays(from_numpy(offsets), flat)
-    valid = np.fromiter((v is not None for v in values), bool, len(values))
-    if kind == pa.bool_():
-        return from_numpy(np.array([v is True for v in values], dtype=bool), valid)
-    if kind == pa.float64():
-        data = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
-        return from_numpy(data, valid)
-    if kind == pa.int64():
-        return from_numpy(np.array(values, dtype=np.int64))
-    raise TypeError(f"columns_table: no conversion for {kind}")
+    return arrow_column(list(values), f.type)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from realitycheck.datasets._base import Bundle, Dataset, dataset
-from realitycheck.datasets._io import IdMaker, field_of, read_json, spec_json
+from realitycheck.datasets._io import IdMaker, as_object, field_of, read_json, spec_json
 from realitycheck.errors import InvalidInputError
 from realitycheck.params import OneOf, param
 from realitycheck.records import Example, Label, Response, Score
@@ -172,12 +172,7 @@ class FaithBench(Dataset):
             )
         samples = field_of(data, "samples", list, path=path, line=None)
         for i, sample in enumerate(samples):
-            if not isinstance(sample, dict):
-                raise InvalidInputError(
-                    f"Each sample must be an object. Got {type(sample).__name__} instead.",
-                    path=path,
-                    field=f"samples[{i}]",
-                )
+            as_object(sample, "sample", path=path, field=f"samples[{i}]")
         annotators = _batch_annotators(samples, path)
         sources: dict[str, str] = {}
         shots: dict[str, list[dict[str, Any]]] = {}
@@ -411,12 +406,7 @@ def _batch_annotators(samples: list[dict[str, Any]], path: Path) -> dict[str, st
         )
         for j, ann in enumerate(annotations):
             prefix = f"samples[{i}].annotations[{j}]."
-            if not isinstance(ann, dict):
-                raise InvalidInputError(
-                    f"Each annotation must be an object. Got {type(ann).__name__} instead.",
-                    path=path,
-                    field=prefix.rstrip("."),
-                )
+            as_object(ann, "annotation", path=path, field=prefix.rstrip("."))
             annotator = field_of(ann, "annotator_id", str, path=path, line=None, prefix=prefix)
             name = field_of(ann, "annotator_name", str, path=path, line=None, prefix=prefix)
             names.setdefault(annotator, name)

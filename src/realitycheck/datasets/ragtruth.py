@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from realitycheck.datasets._base import Bundle, Dataset, dataset
-from realitycheck.datasets._io import IdMaker, field_of, read_jsonl
+from realitycheck.datasets._io import IdMaker, as_object, field_of, read_jsonl
 from realitycheck.datasets.faithbench import ANNOTATED
-from realitycheck.errors import InvalidInputError
 from realitycheck.params import OneOf, SequenceOf, as_unique_tuple, param
 from realitycheck.records import Example, Label, Response
 
@@ -101,25 +100,13 @@ class RagTruth(Dataset):
         items = field_of(obj, "responses", list, path=path, line=lineno)
         for i, item in enumerate(items):
             prefix = f"responses[{i}]."
-            if not isinstance(item, dict):
-                raise InvalidInputError(
-                    f"Each response must be an object. Got {type(item).__name__} instead.",
-                    path=path,
-                    line=lineno,
-                    field=f"responses[{i}]",
-                )
+            as_object(item, "response", path=path, line=lineno, field=f"responses[{i}]")
             model = field_of(item, "model", str, path=path, line=lineno, prefix=prefix)
             text = field_of(item, "response", str, path=path, line=lineno, prefix=prefix)
             spans = field_of(item, "labels", list, path=path, line=lineno, prefix=prefix)
             for j, span in enumerate(spans):
                 span_prefix = f"{prefix}labels[{j}]."
-                if not isinstance(span, dict):
-                    raise InvalidInputError(
-                        f"Each span must be an object. Got {type(span).__name__} instead.",
-                        path=path,
-                        line=lineno,
-                        field=f"{prefix}labels[{j}]",
-                    )
+                as_object(span, "span", path=path, line=lineno, field=f"{prefix}labels[{j}]")
                 field_of(span, "label_type", str, path=path, line=lineno, prefix=span_prefix)
             response_id = ids.make(f"{example_id}/{model}")
             kinds = sorted({s["label_type"] for s in spans})

@@ -46,6 +46,7 @@ from realitycheck.generation._choice import (
     render,
     true_mass,
 )
+from realitycheck.generation._manifest import stage_entry
 from realitycheck.generation._retrieval import retrieval_meta, retrieve
 from realitycheck.generation.variants import PromptVariant, Skipped, demo_of
 from realitycheck.params import InstanceOf, Interval, OneOf, SequenceOf, check_arg, param
@@ -343,18 +344,10 @@ def _record(
     report: ChoiceReport,
 ) -> None:
     """Write what this choice is and what it did (skips included) to the manifest."""
-    manifest = store.read_manifest()
-    choices: dict[str, Any] = dict(manifest.get("config", {}).get("choice", {}))
-    entry: dict[str, Any] = dict(choices.get(key, {}))
-    entry.update(
-        backend=backend.spec,
-        plan=plan.spec,
-        component_keys={"backend": backend.key, "plan": plan.key},
-        model=str(getattr(backend, "model", "") or backend.key),
-        labeler=GOLD_LABELER,
+    choices, entry = stage_entry(
+        store, "choice", key, backend, plan, variants=(v.key for v in variants), examples=examples
     )
-    entry["variants"] = sorted({*entry.get("variants", []), *(v.key for v in variants)})
-    entry["datasets"] = sorted({*entry.get("datasets", []), *(e.dataset for e in examples)})
+    entry["labeler"] = GOLD_LABELER
     entry["responses"] = int(entry.get("responses", 0)) + report.computed
     entry["skipped"] = {**entry.get("skipped", {}), **report.skipped}
     choices[key] = entry

@@ -18,9 +18,10 @@ import pyarrow as pa
 
 from realitycheck.store import RunStore, scrub_text
 
-__all__ = ["ERROR_COLUMNS", "ERRORS_FILE", "generation_errors", "update_generation_errors"]
+__all__ = ["ERRORS_TABLE", "ERROR_COLUMNS", "generation_errors", "update_generation_errors"]
 
-ERRORS_FILE = "generation_errors.parquet"
+ERRORS_TABLE = "generation_errors"
+"""The table's name in the run (the file ``RUN/generation_errors.parquet``)."""
 ERROR_COLUMNS = (
     "response_id",
     "example_id",
@@ -36,7 +37,7 @@ ERROR_COLUMNS = (
 
 def generation_errors(store: RunStore) -> pd.DataFrame:
     """Return the generations of a run that are still missing because their calls failed."""
-    table = store.read_file(ERRORS_FILE.removesuffix(".parquet"))
+    table = store.read_file(ERRORS_TABLE)
     if table is None:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in ERROR_COLUMNS})
     return table.to_pandas()
@@ -78,5 +79,5 @@ def update_generation_errors(
     out = pd.concat(parts, ignore_index=True) if parts else kept
     out = out.astype({"attempts": "int64"}).reset_index(drop=True)
     rows_out = None if out.empty else pa.Table.from_pandas(out, preserve_index=False)
-    store.write_file(ERRORS_FILE.removesuffix(".parquet"), rows_out)  # atomic, local or remote
+    store.write_file(ERRORS_TABLE, rows_out)  # atomic, local or remote
     return out

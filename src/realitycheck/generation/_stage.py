@@ -35,6 +35,7 @@ from realitycheck.datasets import Dataset
 from realitycheck.errors import InvalidInputError
 from realitycheck.executors import Executor, LocalExecutor
 from realitycheck.generation._errors import update_generation_errors
+from realitycheck.generation._manifest import stage_entry
 from realitycheck.generation._plans import PlanRequests, SamplingPlan, usable_capabilities
 from realitycheck.generation._prompts import (
     RETRIEVAL_TASKS,
@@ -370,18 +371,9 @@ def _record(
     start: bool,
 ) -> None:
     """Write what this generation is, and (at the end) what it did and cost, to the manifest."""
-    manifest = store.read_manifest()
-    generations: dict[str, Any] = dict(manifest.get("config", {}).get("generation", {}))
-    entry: dict[str, Any] = dict(generations.get(key, {}))
-    entry.update(
-        backend=backend.spec,
-        plan=plan.spec,
-        # (not "backend_key": the manifest redacts entries whose name ends in "key")
-        component_keys={"backend": backend.key, "plan": plan.key},
-        model=str(getattr(backend, "model", "") or backend.key),
+    generations, entry = stage_entry(
+        store, "generation", key, backend, plan, variants=plan.variants, examples=examples
     )
-    entry["variants"] = sorted({*entry.get("variants", []), *plan.variants})
-    entry["datasets"] = sorted({*entry.get("datasets", []), *(e.dataset for e in examples)})
     if not start:
         entry["responses"] = int(entry.get("responses", 0)) + report.computed
         entry["failed"] = report.failed

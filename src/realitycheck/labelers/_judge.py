@@ -348,22 +348,31 @@ class Judge(Labeler):
         """
         from realitycheck.backends import cached_generate
 
-        out: list[Label | None] = [None] * len(responses)
-        requests: list[GenerationRequest] = []
-        for i, response in enumerate(responses):
-            try:
-                prompt = self.prompt(response, examples.get(response.example_id))
-            except Unjudgeable as exc:
-                out[i] = self._label(response, None, error=str(exc))
-                continue
-            requests.extend(self.requests(prompt))
+        asked, out = self._asked(responses, examples)
+        requests = [request for group in asked.values() for request in group]
         generations = cached_generate(self.judge, requests, cache=cache) if requests else []
         position = 0
+        for i, group in asked.items():
+            out[i] = self._decide(responses[i], generations[position : position + len(group)])
+            position += len(group)
+        return [out[i] for i in range(len(responses))]
+
+    def _asked(
+        self, responses: Sequence[Response], examples: Mapping[str, Example]
+    ) -> tuple[dict[int, list[GenerationRequest]], dict[int, Label]]:
+        """Return the requests of each response the judge can be asked about, by position.
+
+        Also returns, by position, the label of each other response: no
+        verdict, and why (:class:`Unjudgeable`) as its error.
+        """
+        asked: dict[int, list[GenerationRequest]] = {}
+        unjudgeable: dict[int, Label] = {}
         for i, response in enumerate(responses):
-            if out[i] is None:
-                out[i] = self._decide(response, generations[position : position + self.repeats])
-                position += self.repeats
-        return [label for label in out if label is not None]
+            try:
+                asked[i] = self.requests(self.prompt(response, examples.get(response.example_id)))
+            except Unjudgeable as exc:
+                unjudgeable[i] = self._label(response, None, error=str(exc))
+        return asked, unjudgeable
 
     def _decide(self, response: Response, generations: Sequence[Generation]) -> Label:
         price = getattr(self.judge, "price_per_1k", None)

@@ -57,19 +57,20 @@ def labels_from_similarity(
     *,
     threshold: float,
     name: str,
+    raw: Sequence[str] | None = None,
 ) -> list[Label]:
     """Turn similarities (higher = closer to the truth) into labels.
 
     ``score`` is ``1 - similarity`` (higher = more likely hallucinated),
-    ``hallucinated`` is ``similarity < threshold``, ``raw`` is
-    ``{name}={similarity:.4f}`` and ``category`` is ``correct`` or
-    ``incorrect``. A ``None`` similarity gives ``hallucinated=None`` with its
-    error, which must then be non-empty.
+    ``hallucinated`` is ``similarity < threshold``, ``raw`` is ``raw[k]``
+    (by default ``{name}={similarity:.4f}``) and ``category`` is ``correct``
+    or ``incorrect``. A ``None`` similarity gives ``hallucinated=None`` with
+    its error, which must then be non-empty.
     """
     labels = []
-    for response, similarity, error in zip(responses, similarities, errors, strict=True):
+    for k, (response, similarity) in enumerate(zip(responses, similarities, strict=True)):
         if similarity is None:
-            labels.append(owner._label(response, None, error=error or f"no {name}"))
+            labels.append(owner._label(response, None, error=errors[k] or f"no {name}"))
             continue
         hallucinated = similarity < threshold
         labels.append(
@@ -78,7 +79,7 @@ def labels_from_similarity(
                 hallucinated,
                 score=1.0 - similarity,
                 category="incorrect" if hallucinated else "correct",
-                raw=f"{name}={similarity:.4f}",
+                raw=f"{name}={similarity:.4f}" if raw is None else raw[k],
             )
         )
     return labels

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from realitycheck.labelers._base import Labeler, labeler
-from realitycheck.labelers._similarity import references_of
+from realitycheck.labelers._similarity import labels_from_similarity, references_of
 from realitycheck.params import InstanceOf, Interval, NonEmptyStr, OneOf, param
 from realitycheck.records import Example, Label, Response
 
@@ -36,7 +36,21 @@ _COLUMN = {"precision": 0, "recall": 1, "f1": 2}
 
 @dataclass(frozen=True, kw_only=True)
 class _BERTScoreLabeler(Labeler):
-    """BERTScore of the response against texts of its example, thresholded (not registered)."""
+    """BERTScore of the response against texts of its example, thresholded (not registered).
+
+    Its subclasses say what the response is compared with; both take these parameters.
+
+    Args:
+        model: Folder or hub id of a transformers encoder ("" = the bundled
+            all-MiniLM-L6-v2 of the ``embed`` extra).
+        layer: Hidden layer whose states are the token embeddings (0 =
+            embeddings, -1 = last); checked against the model's config
+            before any text is embedded.
+        measure: ``precision``, ``recall`` or ``f1``: which one is thresholded.
+        threshold: Value of the measure below which a response is labelled hallucinated.
+        device: ``auto`` (CUDA when present, else CPU), ``cpu``, ``cuda``…
+        batch_size: Texts per forward pass.
+    """
 
     model: str = param("", InstanceOf(str))
     layer: int = param(-1, Interval(int, -1))
@@ -73,7 +87,8 @@ class _BERTScoreLabeler(Labeler):
             others.append(texts)
             errors.append(error)
         todo = [k for k, error in enumerate(errors) if not error]
-        values = None
+        found: list[float | None] = [None] * len(responses)  # the measure, None on an error
+        raw = [""] * len(responses)
         if todo:
             model = encoder_path(self.model)
             check_layer(model, self.layer, owner=self.name)
@@ -85,25 +100,12 @@ class _BERTScoreLabeler(Labeler):
                 device=self.device,
                 batch_size=self.batch_size,
             )
-        row = {k: i for i, k in enumerate(todo)}
-        labels = []
-        for k, response in enumerate(responses):
-            if errors[k] or values is None:
-                labels.append(self._label(response, None, error=errors[k]))
-                continue
-            p, r, f1 = (float(v) for v in values[row[k]])
-            s = (p, r, f1)[_COLUMN[self.measure]]
-            hallucinated = s < self.threshold
-            labels.append(
-                self._label(
-                    response,
-                    hallucinated,
-                    score=1.0 - s,
-                    category="incorrect" if hallucinated else "correct",
-                    raw=f"P={p:.6f} R={r:.6f} F1={f1:.6f}",
-                )
-            )
-        return labels
+            for k, (p, r, f1) in zip(todo, values.tolist(), strict=True):
+                found[k] = (p, r, f1)[_COLUMN[self.measure]]
+                raw[k] = f"P={p:.6f} R={r:.6f} F1={f1:.6f}"
+        return labels_from_similarity(
+            self, responses, found, errors, threshold=self.threshold, name=self.measure, raw=raw
+        )
 
 
 @labeler("bertscore")
@@ -120,17 +122,6 @@ class BERTScore(_BERTScoreLabeler):
     not tuned: choose it on held-out human labels. Without rescaling,
     unrelated texts still score well above 0. An empty response or an
     example without references gets ``hallucinated=None`` and an error.
-
-    Args:
-        model: Folder or hub id of a transformers encoder ("" = the bundled
-            all-MiniLM-L6-v2 of the ``embed`` extra).
-        layer: Hidden layer whose states are the token embeddings (0 =
-            embeddings, -1 = last); checked against the model's config
-            before any text is embedded.
-        measure: ``precision``, ``recall`` or ``f1``: which one is thresholded.
-        threshold: Value of the measure below which a response is labelled hallucinated.
-        device: ``auto`` (CUDA when present, else CPU), ``cpu``, ``cuda``…
-        batch_size: Texts per forward pass.
     """
 
     needs: ClassVar[frozenset[str]] = frozenset({"references"})
@@ -156,17 +147,6 @@ class KnowledgeBERTScore(_BERTScoreLabeler):
     than the tokenizer's ``model_max_length`` are cut there (512 word pieces
     for MiniLM). An empty response or an example without context gets
     ``hallucinated=None`` and an error.
-
-    Args:
-        model: Folder or hub id of a transformers encoder ("" = the bundled
-            all-MiniLM-L6-v2 of the ``embed`` extra).
-        layer: Hidden layer whose states are the token embeddings (0 =
-            embeddings, -1 = last); checked against the model's config
-            before any text is embedded.
-        measure: ``precision``, ``recall`` or ``f1``: which one is thresholded.
-        threshold: Value of the measure below which a response is labelled hallucinated.
-        device: ``auto`` (CUDA when present, else CPU), ``cpu``, ``cuda``…
-        batch_size: Texts per forward pass.
     """
 
     measure: Measure = param("precision", OneOf(Measure))

@@ -42,7 +42,6 @@ from realitycheck.labelers._base import labeler
 from realitycheck.labelers._judge import (
     INVALID,
     Judge,
-    Unjudgeable,
     _usage,
     parse_verdict,
     prompt_sha256_param,
@@ -246,15 +245,8 @@ class ClaimJudge(Judge):
         """
         from realitycheck.backends import cached_generate
 
-        out: dict[int, Label] = {}
-        split: dict[int, GenerationRequest] = {}
-        for i, response in enumerate(responses):
-            try:
-                (split[i],) = self.requests(
-                    self.prompt(response, examples.get(response.example_id))
-                )
-            except Unjudgeable as exc:
-                out[i] = self._label(response, None, error=str(exc))
+        asked, out = self._asked(responses, examples)
+        split = {i: request for i, (request,) in asked.items()}  # repeats is always 1
         answers = dict(
             zip(split, cached_generate(self.judge, list(split.values()), cache=cache), strict=True)
         )

@@ -182,11 +182,11 @@ class KnowledgeF1(Labeler):
         cache: CallCache | None = None,
     ) -> list[Label]:
         """Return one label per response, in order."""
-        contexts = [examples.get(r.example_id) for r in responses]
+        given = [examples.get(r.example_id) for r in responses]
         similarities, errors = _knowledge_f1(
-            [r.text for r in responses], [None if e is None else e.context for e in contexts]
+            [r.text for r in responses], ["" if e is None else e.context for e in given]
         )
-        for k, (response, example) in enumerate(zip(responses, contexts, strict=True)):
+        for k, (response, example) in enumerate(zip(responses, given, strict=True)):
             if example is None:
                 errors[k] = f"example {response.example_id!r} was not given"
         return labels_from_similarity(
@@ -204,27 +204,20 @@ class KnowledgeF1(Labeler):
 
 
 def _knowledge_f1(
-    texts: Sequence[str], contexts: Sequence[str | None]
+    texts: Sequence[str], contexts: Sequence[str]
 ) -> tuple[list[float | None], list[str]]:
-    """Each text's token F1 to its context (``None`` where it has an error), and the errors.
-
-    A ``None`` context (an example not given) gets ``None`` and an empty error,
-    for the caller to fill in.
-    """
+    """Each text's token F1 to its context (``None`` where it has an error), and the errors."""
     counts = _TokenCounts()
     similarities: list[float | None] = []
     errors: list[str] = []
     for text, context in zip(texts, contexts, strict=True):
         error = ""
-        if context is not None and counts(context)[1] == 0:
+        if counts(context)[1] == 0:
             error = "the example has no context"
-        elif context is not None and counts(text)[1] == 0:
+        elif counts(text)[1] == 0:
             error = _EMPTY
         errors.append(error)
-        if error or context is None:
-            similarities.append(None)
-            continue
-        similarities.append(_f1(*counts(text), *counts(context)))
+        similarities.append(None if error else _f1(*counts(text), *counts(context)))
     return similarities, errors
 
 

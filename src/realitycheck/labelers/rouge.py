@@ -21,17 +21,13 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 from realitycheck.errors import InvalidInputError, MissingDependencyError
 from realitycheck.labelers._base import labeler
-from realitycheck.labelers._similarity import (
-    ReferenceSimilarity,
-    similarity_table,
-    texts_and_references,
-)
+from realitycheck.labelers._similarity import TextSimilarity
 from realitycheck.params import (
     InstanceOf,
     Interval,
@@ -41,13 +37,6 @@ from realitycheck.params import (
     param_error,
     shown,
 )
-from realitycheck.records import Response
-
-if TYPE_CHECKING:
-    import pyarrow as pa
-
-    from realitycheck.backends import CallCache
-    from realitycheck.store import ResponseBatch
 
 __all__ = ["RougeL", "rouge_l_f1"]
 
@@ -295,7 +284,7 @@ def rouge_l_f1(
 
 @labeler("rouge_l")
 @dataclass(frozen=True, kw_only=True)
-class RougeL(ReferenceSimilarity):
+class RougeL(TextSimilarity):
     """ROUGE-L F1 against the example's references, thresholded.
 
     ``score`` is ``1 - F1`` of the best reference, in [0, 1] (higher = more
@@ -317,32 +306,17 @@ class RougeL(ReferenceSimilarity):
     # Columnar and about 10 µs a response: large parts tokenise shared references once.
     batch_rows: ClassVar[int] = 1 << 16
 
-    def similarities(
-        self,
-        responses: Sequence[Response],
-        refs: Sequence[tuple[str, ...]],
-        errors: list[str],
-    ) -> list[float | None]:
-        """Return each response's rouge_l_f1 to its best reference (``None`` on an error)."""
-        f1 = self._f1([r.text for r in responses], refs, errors)
-        return [None if e else float(v) for v, e in zip(f1, errors, strict=True)]
-
-    def label_batch(self, batch: ResponseBatch, *, cache: CallCache | None = None) -> pa.Table:
-        """Return the labels of :meth:`label`, from the batch's columns (no record per response)."""
-        texts, refs, errors = texts_and_references(batch)
-        f1 = self._f1(texts, refs, errors)
-        return similarity_table(
-            self, batch, f1, errors, threshold=self.threshold, name=self.similarity_name
-        )
-
-    def _f1(
+    def text_similarities(
         self, texts: Sequence[str], refs: Sequence[Sequence[str]], errors: list[str]
-    ) -> np.ndarray:
-        """Return each text's F1 to its best reference; set ``errors[k]`` where it has no word."""
+    ) -> list[float | None]:
+        """Return each text's rouge_l_f1 to its best reference (``None`` on an error).
+
+        Sets ``errors[k]`` where text ``k`` or all its references have no word.
+        """
         f1, n_pred, longest_ref = _rouge_l(texts, refs, use_stemmer=self.use_stemmer)
         for k in np.flatnonzero((n_pred == 0) | (longest_ref == 0)).tolist():
             if not errors[k] and n_pred[k] == 0:
                 errors[k] = "the response has no word (letters a-z or digits) to compare"
             elif not errors[k] and longest_ref[k] == 0:
                 errors[k] = "no reference has a word (letters a-z or digits) to compare"
-        return f1
+        return [None if e else v for v, e in zip(f1.tolist(), errors, strict=True)]

@@ -9,16 +9,15 @@ from typing import ClassVar
 import numpy as np
 
 from realitycheck.labelers._base import labeler
-from realitycheck.labelers._similarity import ReferenceSimilarity
+from realitycheck.labelers._similarity import TextSimilarity
 from realitycheck.params import Interval, param
-from realitycheck.records import Response
 
 __all__ = ["EmbeddingSimilarity"]
 
 
 @labeler("embedding_similarity")
 @dataclass(frozen=True, kw_only=True)
-class EmbeddingSimilarity(ReferenceSimilarity):
+class EmbeddingSimilarity(TextSimilarity):
     """Cosine similarity of all-MiniLM-L6-v2 embeddings to the closest reference.
 
     The similarity ``s`` is the largest cosine between the response and any of
@@ -36,26 +35,23 @@ class EmbeddingSimilarity(ReferenceSimilarity):
     threshold: float = param(0.5, Interval(float, -1, 1))
     similarity_name: ClassVar[str] = "cosine"
 
-    def similarities(
-        self,
-        responses: Sequence[Response],
-        refs: Sequence[tuple[str, ...]],
-        errors: list[str],
+    def text_similarities(
+        self, texts: Sequence[str], refs: Sequence[Sequence[str]], errors: list[str]
     ) -> list[float | None]:
-        """Return each response's cosine to its best reference (``None`` on an error)."""
+        """Return each text's cosine to its best reference (``None`` on an error)."""
         from realitycheck.embeddings import embed
 
-        for k, response in enumerate(responses):
-            if not errors[k] and not response.text.strip():
+        for k, text in enumerate(texts):
+            if not errors[k] and not text.strip():
                 errors[k] = "the response is empty"
-        todo = [k for k in range(len(responses)) if not errors[k]]
-        texts = sorted({responses[k].text for k in todo} | {r for k in todo for r in refs[k]})
-        row = {text: i for i, text in enumerate(texts)}
-        vectors = embed(texts)
-        similarities: list[float | None] = [None] * len(responses)
+        todo = [k for k in range(len(texts)) if not errors[k]]
+        unique = sorted({texts[k] for k in todo} | {r for k in todo for r in refs[k]})
+        row = {text: i for i, text in enumerate(unique)}
+        vectors = embed(unique)
+        similarities: list[float | None] = [None] * len(texts)
         for k in todo:
             ref_rows = [row[r] for r in refs[k]]
-            cosines = vectors[ref_rows] @ vectors[row[responses[k].text]]
+            cosines = vectors[ref_rows] @ vectors[row[texts[k]]]
             # Unit float32 vectors can give a cosine a rounding error past +-1.
             similarities[k] = float(np.clip(cosines.max(), -1.0, 1.0))
         return similarities

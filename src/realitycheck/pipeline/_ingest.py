@@ -12,7 +12,7 @@ or detect stage then computes again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -143,8 +143,9 @@ def ingest(
     return report
 
 
-def _example_content(example: Example) -> tuple[Any, ...]:
-    return (example.question, example.context, tuple(example.references))
+def _example_content(question: str, context: str, references: Sequence[str]) -> tuple[Any, ...]:
+    """What of an example its responses' labels and scores read, comparable with ``==``."""
+    return (question, context, tuple(references))
 
 
 def _forget(store: RunStore, name: str, bundle: TableBundle) -> list[str]:
@@ -157,11 +158,10 @@ def _forget(store: RunStore, name: str, bundle: TableBundle) -> list[str]:
     """
     old_examples = {e.example_id: e for e in store.read(Example) if e.dataset == name}
     old = [r for r in store.read(Response) if r.example_id in old_examples]
+    examples = bundle.examples.select(["example_id", "question", "context", "references"])
     new_examples = {
-        row["example_id"]: (row["question"], row["context"], tuple(row["references"]))
-        for row in bundle.examples.select(
-            ["example_id", "question", "context", "references"]
-        ).to_pylist()
+        row["example_id"]: _example_content(row["question"], row["context"], row["references"])
+        for row in examples.to_pylist()
     }
     responses = bundle.responses.select(["response_id", "text", "example_id"]).to_pydict()
     new = {
@@ -173,11 +173,12 @@ def _forget(store: RunStore, name: str, bundle: TableBundle) -> list[str]:
     kept: set[str] = set()
     for r in old:
         n = new.get(r.response_id)
+        was = old_examples[r.example_id]
         if (
             n is not None
             and n == (r.text, r.example_id)
             and n[1] in new_examples
-            and new_examples[n[1]] == _example_content(old_examples[r.example_id])
+            and new_examples[n[1]] == _example_content(was.question, was.context, was.references)
         ):
             kept.add(r.response_id)
     changed = {r.response_id for r in old} - kept

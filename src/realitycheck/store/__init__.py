@@ -9,6 +9,9 @@ from realitycheck.store._columns import (
     records_table,
     score_table,
 )
+from realitycheck.store._columns import (
+    _column as arrow_column,
+)
 from realitycheck.store._fingerprint import changed_files, digest, fingerprint
 from realitycheck.store._frames import RunData
 from realitycheck.store._fs import is_uri, shown_uri
@@ -39,6 +42,7 @@ __all__ = [
     "StudyFigure",
     "StudyResult",
     "StudyTable",
+    "arrow_column",
     "changed_files",
     "check_run",
     "digest",
