@@ -133,9 +133,8 @@ def choose_cmd(
     backend = _make_backend(backend_key, model)
     require({"loglik"}, backend, who="choose")
     chosen = datasets_from_keys(dataset_keys, data_dir)
-    lock_run(ctx, run_dir)
     reports = choose_datasets(
-        RunStore(run_dir),
+        RunStore(lock_run(ctx, run_dir)),
         [(ds, limit) for ds in chosen],
         backend,
         ChoiceSettings(plan=plan, variants=chosen_variants, without_retrieval=without_retrieval),

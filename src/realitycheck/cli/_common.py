@@ -324,8 +324,13 @@ def datasets_from_keys(keys: Sequence[str], data_dir: str | None) -> list[Any]:
     return out
 
 
-def lock_run(ctx: click.Context, run_dir: Any) -> None:
-    """Hold the run folder's lock until the command ends (a second writer stops, named)."""
+def lock_run(ctx: click.Context, run_dir: Any) -> Any:
+    """Hold the run folder's lock until the command ends (a second writer stops, named).
+
+    Returns the run to open the command's ``RunStore`` on (:attr:`RunLock.folder`):
+    for a run on object storage, the folder whose bucket the lock has checked,
+    so that the store does not check it again.
+    """
     import shlex
 
     from realitycheck.store import RunLock
@@ -335,6 +340,7 @@ def lock_run(ctx: click.Context, run_dir: Any) -> None:
     lock = ctx.with_resource(RunLock(run_dir, command=command))
     if lock.note:
         click.echo(f"note: {lock.note}", err=True)
+    return lock.folder
 
 
 def check_replace_names(replace: Sequence[str], chosen: Sequence[Any]) -> None:

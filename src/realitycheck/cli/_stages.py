@@ -69,8 +69,7 @@ def _load_run(
 
     chosen = datasets_from_keys(dataset_keys, data_dir)
     check_replace_names(replace, chosen)
-    lock_run(ctx, run_dir)
-    store = RunStore(run_dir)
+    store = RunStore(lock_run(ctx, run_dir))
     names = []
     for ds in chosen:
         report = ingest(
@@ -399,8 +398,7 @@ def report_cmd(ctx: click.Context, run_dir: str, out: str | None, reference: str
             f"There is no run folder at {run_dir}.", path=run_dir, field="--run"
         )
     target = _local_out(run_dir, out, "--out")
-    lock_run(ctx, run_dir)
-    _write_report(RunStore(run_dir), target, reference)
+    _write_report(RunStore(lock_run(ctx, run_dir)), target, reference)
 
 
 @cli.command("demo")

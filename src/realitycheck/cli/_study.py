@@ -121,8 +121,7 @@ def study_cmd(
         )
     target = _local_out(run_dir, out, "--out")  # a run on object storage needs --out
     models = read_models(models_file) if models_file is not None else {}
-    lock_run(ctx, run_dir)
-    store = RunStore(run_dir)
+    store = RunStore(lock_run(ctx, run_dir))
     record_models(store, models)
     listener = listener_for(ctx)
     runs = run_studies(
