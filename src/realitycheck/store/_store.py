@@ -357,17 +357,15 @@ class RunStore:
     def replace(self, records: Sequence[Record], *, table: str | None = None) -> None:
         """Replace a whole table with ``records`` (used for derived tables like metrics).
 
-        An empty ``records`` removes the table; ``table`` is then required.
+        Its parts are deleted, then its file is written as :meth:`write_file`
+        writes one, secrets scrubbed. An empty ``records`` removes the table;
+        ``table`` is then required.
         """
         if not records and table is None:
             raise InvalidInputError("Replacing a table with no records needs its name.")
         name = table or type(records[0]).table
         self._files.delete(self._files.parts(name))
-        if records:
-            self._files.write_table(name, _to_table(records))
-        else:
-            whole = self._files.table(name)
-            self._files.delete([] if whole is None else [whole])
+        self.write_file(name, _to_table(records) if records else None)
 
     def drop(self, table: str, where: Callable[[pd.DataFrame], pd.Series]) -> int:
         """Remove the rows of a table for which ``where(frame)`` is true; return how many.
