@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import click
@@ -23,6 +24,7 @@ __all__ = [
     "executor_from",
     "executor_options",
     "listener_for",
+    "local_out",
     "lock_run",
     "models_option",
     "progress_for",
@@ -30,6 +32,7 @@ __all__ = [
     "replace_option",
     "retry_errors_option",
     "run_executor_options",
+    "run_out_folder",
     "scrub_text",
     "split_keys",
     "workers_option",
@@ -341,6 +344,54 @@ def lock_run(ctx: click.Context, run_dir: Any) -> Any:
     if lock.note:
         click.echo(f"note: {lock.note}", err=True)
     return lock.folder
+
+
+def local_out(run_dir: str, chosen: str | None, option: str) -> Path:
+    """The local folder for CSV tables and the report: ``chosen``, else the run folder.
+
+    A run on object storage has no local folder: ``chosen`` is then required
+    (checked before any work). ``option`` names it in the error (``--out``).
+    """
+    from realitycheck.errors import InvalidInputError
+    from realitycheck.store import is_uri, shown_uri
+
+    if chosen is not None:
+        Path(chosen).mkdir(parents=True, exist_ok=True)
+        return Path(chosen)
+    if is_uri(run_dir):
+        raise InvalidInputError(
+            f"The run at {shown_uri(run_dir)} is on object storage; the CSV tables and the "
+            f"report are written to a local folder: give it with {option} DIR.",
+            field=option,
+        )
+    return Path(run_dir)
+
+
+def run_out_folder(run_dir: str, out: str | None, *, out_on_local_run: bool = True) -> Path:
+    """The local folder where ``report`` or ``study`` writes about an existing run.
+
+    ``out`` (``--out``) when given, else the run folder (:func:`local_out`).
+    Checked before any work, in this order: a local run must be a folder; with
+    ``out_on_local_run=False`` (``study``, whose results belong in RUN/studies/)
+    a local run refuses ``--out``; a run on object storage needs ``--out``.
+
+    Raises:
+        InvalidInputError: Any of these checks failed (nothing was created).
+    """
+    from realitycheck.errors import InvalidInputError
+    from realitycheck.store import is_uri
+
+    if not is_uri(run_dir) and not Path(run_dir).is_dir():
+        raise InvalidInputError(
+            f"There is no run folder at {run_dir}.", path=run_dir, field="--run"
+        )
+    if out is not None and not out_on_local_run and not is_uri(run_dir):
+        raise InvalidInputError(
+            "--out is for a run on object storage; a run folder keeps its study results "
+            f"in {Path(run_dir) / 'studies'} and its report beside them.",
+            field="--out",
+        )
+    return local_out(run_dir, out, "--out")
 
 
 def check_replace_names(replace: Sequence[str], chosen: Sequence[Any]) -> None:

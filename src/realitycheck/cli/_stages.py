@@ -20,12 +20,14 @@ from realitycheck.cli._common import (
     executor_from,
     executor_options,
     listener_for,
+    local_out,
     lock_run,
     models_option,
     progress_for,
     reference_option,
     replace_option,
     retry_errors_option,
+    run_out_folder,
     split_keys,
     workers_option,
 )
@@ -270,7 +272,7 @@ def evaluate_cmd(
     from realitycheck.pipeline import EvaluationConfig, check_slice_by
     from realitycheck.runner import measure_run, record_models
 
-    out = _local_out(run_dir, report_dir, "--report-dir")
+    out = local_out(run_dir, report_dir, "--report-dir")
     lab_keys, det_keys = split_keys(labelers), split_keys(detectors)
     labs = [lab_registry.create_from_key(k) for k in lab_keys if not is_stored(k)]
     dets = [det_registry.create_from_key(k) for k in det_keys if not is_stored(k)]
@@ -345,26 +347,6 @@ def _measured_keys(keys: Sequence[str], comps: Sequence[Any]) -> list[str]:
     return [c.key for c in comps] + [k for k in keys if is_stored(k)]
 
 
-def _local_out(run_dir: str, chosen: str | None, option: str) -> Path:
-    """The local folder for CSV tables and the report: ``chosen``, else the run folder.
-
-    A run on object storage has no local folder: ``chosen`` is then required
-    (checked before any work).
-    """
-    from realitycheck.store import is_uri, shown_uri
-
-    if chosen is not None:
-        Path(chosen).mkdir(parents=True, exist_ok=True)
-        return Path(chosen)
-    if is_uri(run_dir):
-        raise InvalidInputError(
-            f"The run at {shown_uri(run_dir)} is on object storage; the CSV tables and the "
-            f"report are written to a local folder: give it with {option} DIR.",
-            field=option,
-        )
-    return Path(run_dir)
-
-
 def _write_report(store: Any, out: Path, reference: str | None = None) -> None:
     from realitycheck.report import write_report
 
@@ -391,13 +373,9 @@ def report_cmd(ctx: click.Context, run_dir: str, out: str | None, reference: str
 
     The reference defaults to the one the evaluate stage used.
     """
-    from realitycheck.store import RunStore, is_uri
+    from realitycheck.store import RunStore
 
-    if not is_uri(run_dir) and not Path(run_dir).is_dir():
-        raise InvalidInputError(
-            f"There is no run folder at {run_dir}.", path=run_dir, field="--run"
-        )
-    target = _local_out(run_dir, out, "--out")
+    target = run_out_folder(run_dir, out)
     _write_report(RunStore(lock_run(ctx, run_dir)), target, reference)
 
 
