@@ -12,12 +12,16 @@ __all__ = [
     "EXIT_ERROR",
     "EXIT_INTERNAL",
     "EXIT_INTERRUPTED",
+    "backend_from",
+    "backend_options",
     "bootstrap_from",
     "bootstrap_options",
     "cache_from",
     "cache_options",
     "check_replace_names",
     "cli",
+    "data_dir_option",
+    "dataset_option",
     "datasets_from_keys",
     "echo_choice",
     "echo_stage",
@@ -32,6 +36,7 @@ __all__ = [
     "replace_option",
     "retry_errors_option",
     "run_executor_options",
+    "run_option",
     "run_out_folder",
     "scrub_text",
     "split_keys",
@@ -55,6 +60,56 @@ def split_keys(values: Sequence[str]) -> list[str]:
     from realitycheck.registry import split_keys as split_one
 
     return [key for value in values for key in split_one(value)]
+
+
+def dataset_option(help_text: str) -> Any:
+    """``--dataset`` / ``-d`` (repeatable, required): the dataset keys, with the verb's help."""
+    return click.option(
+        "--dataset", "-d", "dataset_keys", multiple=True, required=True, help=help_text
+    )
+
+
+def data_dir_option(help_text: str) -> Any:
+    """``--data-dir DIR``: where the dataset files are, with the verb's help."""
+    return click.option("--data-dir", type=click.Path(file_okay=False), help=help_text)
+
+
+def run_option(help_text: str) -> Any:
+    """``--out`` / ``--run`` (required): the run folder a verb writes, with the verb's help."""
+    return click.option(
+        "--out", "--run", "run_dir", type=click.Path(file_okay=False), required=True, help=help_text
+    )
+
+
+def backend_options(backend_help: str) -> Any:
+    """Add ``--backend`` / ``-b`` (the backend key, with the verb's help) and ``--model``."""
+
+    def add(command: Any) -> Any:
+        command = click.option(
+            "--model", help="The backend's model (overrides model= in --backend)."
+        )(command)
+        return click.option("--backend", "-b", "backend_key", required=True, help=backend_help)(
+            command
+        )
+
+    return add
+
+
+def backend_from(key: str, model: str | None) -> Any:
+    """The backend given by :func:`backend_options`; its API key's value is kept out of logs.
+
+    ``model`` (``--model``), when given, replaces the key's ``model=``.
+    """
+    from realitycheck.backends import backends
+    from realitycheck.registry import parse_key
+    from realitycheck.store import register_secret_env
+
+    name, params = parse_key(key)
+    if model is not None:
+        params["model"] = model
+    backend = backends.create(name, **params)
+    register_secret_env(getattr(backend, "api_key_env", ""))
+    return backend
 
 
 reference_option = click.option(

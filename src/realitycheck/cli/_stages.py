@@ -15,6 +15,8 @@ from realitycheck.cli._common import (
     cache_options,
     check_replace_names,
     cli,
+    data_dir_option,
+    dataset_option,
     datasets_from_keys,
     echo_stage,
     executor_from,
@@ -27,6 +29,7 @@ from realitycheck.cli._common import (
     reference_option,
     replace_option,
     retry_errors_option,
+    run_option,
     run_out_folder,
     split_keys,
     workers_option,
@@ -38,25 +41,11 @@ __all__: list[str] = []
 
 # -- stages ---------------------------------------------------------------------------------
 
-_dataset_option = click.option(
-    "--dataset",
-    "-d",
-    "dataset_keys",
-    multiple=True,
-    required=True,
-    help="Dataset key, e.g. ragtruth or 'faithbench[protocol=worst]' (repeatable).",
+_dataset_option = dataset_option(
+    "Dataset key, e.g. ragtruth or 'faithbench[protocol=worst]' (repeatable)."
 )
-_data_dir_option = click.option(
-    "--data-dir", type=click.Path(file_okay=False), help="Folder holding the dataset files."
-)
-_run_option = click.option(
-    "--out",
-    "--run",
-    "run_dir",
-    type=click.Path(file_okay=False),
-    required=True,
-    help="The run folder (created if missing; reused and resumed if present).",
-)
+_data_dir_option = data_dir_option("Folder holding the dataset files.")
+_run_option = run_option("The run folder (created if missing; reused and resumed if present).")
 
 
 def _load_run(
