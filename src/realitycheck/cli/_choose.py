@@ -15,12 +15,12 @@ from realitycheck.cli._common import (
     data_dir_option,
     dataset_option,
     datasets_from_keys,
-    echo_choice,
     lock_run,
     progress_for,
     run_option,
     split_keys,
 )
+from realitycheck.cli._echo import echo_choice
 
 __all__: list[str] = []
 

@@ -18,7 +18,6 @@ from realitycheck.cli._common import (
     data_dir_option,
     dataset_option,
     datasets_from_keys,
-    echo_stage,
     executor_from,
     executor_options,
     listener_for,
@@ -34,6 +33,7 @@ from realitycheck.cli._common import (
     split_keys,
     workers_option,
 )
+from realitycheck.cli._echo import echo_stage
 from realitycheck.errors import InvalidInputError
 from realitycheck.keys import is_stored
 
