@@ -1,4 +1,4 @@
-"""What every verb shares: the root group, key splitting, progress, dataset building."""
+"""What every verb shares: the root group, options, key splitting, progress, run folders."""
 
 from __future__ import annotations
 
