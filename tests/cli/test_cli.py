@@ -66,3 +66,21 @@ def test_unknown_calibration_method_fails_before_any_work(tmp_path, capsys):
     assert code == 2
     assert "'calibration' parameter of evaluate must be one of" in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("verb", [["study", "length"], ["report"]])
+@pytest.mark.parametrize("with_out", [False, True])
+def test_study_and_report_refuse_a_missing_run_folder_first(tmp_path, capsys, verb, with_out):
+    out = ["--out", str(tmp_path / "out")] if with_out else []
+    assert main(["-q", *verb, "--run", str(tmp_path / "nowhere"), *out]) == 2
+    err = capsys.readouterr().err
+    assert f"There is no run folder at {tmp_path / 'nowhere'}" in err and "--run" in err
+    assert "Traceback" not in err and list(tmp_path.iterdir()) == []
+
+
+def test_report_on_a_local_run_writes_to_its_out_folder(tmp_path, capsys):
+    run, out = tmp_path / "run", tmp_path / "elsewhere"
+    run.mkdir()
+    assert main(["-q", "report", "--run", str(run), "--out", str(out)]) == 0
+    assert f"report: {out / 'report.html'}" in capsys.readouterr().out
+    assert (out / "report.html").is_file() and not (run / "report.html").exists()

@@ -27,3 +27,19 @@ def s3_bucket(s3_endpoint):
     bucket = f"bucket{next(_BUCKETS)}"
     make_bucket(s3_endpoint, bucket)
     return lambda prefix: s3_uri(s3_endpoint, bucket, prefix)
+
+
+@pytest.fixture
+def s3_requests(s3_endpoint, monkeypatch):
+    """The requests the moto server answers from now on, as ``(method, path)`` pairs."""
+    from moto.moto_server import werkzeug_app
+
+    seen: list[tuple[str, str]] = []
+    answer = werkzeug_app.DomainDispatcherApplication.__call__
+
+    def counted(app, environ, start_response):
+        seen.append((environ["REQUEST_METHOD"], environ.get("PATH_INFO", "")))
+        return answer(app, environ, start_response)
+
+    monkeypatch.setattr(werkzeug_app.DomainDispatcherApplication, "__call__", counted)
+    return seen

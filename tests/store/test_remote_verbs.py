@@ -149,3 +149,23 @@ def test_a_dry_run_reads_the_responses_a_run_on_s3_holds(s3_bucket, tmp_path, ca
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "dry run: 9 responses" in out and SECRET not in out
+
+
+def test_each_verb_on_s3_asks_for_the_bucket_once(s3_bucket, s3_requests, tmp_path):
+    uri, key = s3_bucket("once"), _key(tmp_path)
+    bucket = uri.split("@", 1)[1].split("/", 1)[0]
+    verbs = {
+        "ingest": ["ingest", "-d", key, "--out", uri],
+        "detect": ["detect", "-d", key, "-D", "length", "--out", uri],
+        "evaluate": ["evaluate", "-d", key, "-D", "length", "--n-resamples", "20"]
+        + ["--out", uri, "--report-dir", str(tmp_path / "evaluate")],
+        "study": ["study", "length", "--n-resamples", "20", "--workers", "1"]
+        + ["--run", uri, "--out", str(tmp_path / "study")],
+        "report": ["report", "--run", uri, "--out", str(tmp_path / "report")],
+    }
+    for verb, args in verbs.items():
+        s3_requests.clear()
+        assert main(["-q", *args]) == 0, verb
+        heads = [path for method, path in s3_requests if method == "HEAD"]
+        assert heads.count(f"/{bucket}") == 1, (verb, heads)
+        assert len(s3_requests) > 10  # the run itself was read through the same server

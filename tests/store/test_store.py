@@ -91,6 +91,21 @@ def test_replace_with_nothing_removes_the_table(tmp_path):
     assert os.listdir(tmp_path / "labels.parts") == []
 
 
+def test_replace_rewrites_the_compacted_file_and_drops_the_parts(tmp_path):
+    import pyarrow.parquet as pq
+
+    store = RunStore(tmp_path)
+    store.append(_labels(3))
+    store.compact("labels")
+    store.append(_labels(2, labeler="y"))
+    store.replace(_labels(1, labeler="z", start=5))
+    assert os.listdir(tmp_path / "labels.parts") == []
+    rows = pq.read_table(tmp_path / "labels.parquet").to_pylist()
+    assert [(r["response_id"], r["labeler"], r["score"]) for r in rows] == [("r5", "z", 0.5)]
+    store.replace([], table="labels")
+    assert not (tmp_path / "labels.parquet").exists() and store.frame("labels").empty
+
+
 def test_component_keys_that_merely_mention_tokens_are_not_redacted(tmp_path):
     store = RunStore(tmp_path)
     spec = {"name": "length", "params": {"unit": "tokens"}, "version": "1"}

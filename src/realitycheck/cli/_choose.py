@@ -7,38 +7,33 @@ from typing import Any
 import click
 
 from realitycheck.cli._common import (
+    backend_from,
+    backend_options,
     cache_from,
     cache_options,
     cli,
+    data_dir_option,
+    dataset_option,
     datasets_from_keys,
-    echo_choice,
     lock_run,
     progress_for,
+    run_option,
     split_keys,
 )
+from realitycheck.cli._echo import echo_choice
 
 __all__: list[str] = []
 
 
 @cli.command("choose")
-@click.option(
-    "--dataset",
-    "-d",
-    "dataset_keys",
-    multiple=True,
-    required=True,
-    help="MCQ dataset key, e.g. factor, 'factor[part=expert]' or 'truthfulqa_mc[variant=mc2]'.",
+@dataset_option(
+    "MCQ dataset key, e.g. factor, 'factor[part=expert]' or 'truthfulqa_mc[variant=mc2]'."
 )
-@click.option("--data-dir", type=click.Path(file_okay=False), help="Folder holding the data.")
-@click.option(
-    "--backend",
-    "-b",
-    "backend_key",
-    required=True,
-    help="A backend that scores continuations: 'hf[model=PATH]', 'vllm[model=PATH]' or "
-    "'openai[model=NAME,base_url=URL,mode=completions]'.",
+@data_dir_option("Folder holding the data.")
+@backend_options(
+    "A backend that scores continuations: 'hf[model=PATH]', 'vllm[model=PATH]' or "
+    "'openai[model=NAME,base_url=URL,mode=completions]'."
 )
-@click.option("--model", help="The backend's model (overrides model= in --backend).")
 @click.option(
     "--normalisation",
     type=click.Choice(["token", "char", "none"]),
@@ -83,14 +78,7 @@ __all__: list[str] = []
 @click.option("--limit", type=click.IntRange(min=1), help="Answer the first N questions only.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True)
 @cache_options
-@click.option(
-    "--out",
-    "--run",
-    "run_dir",
-    type=click.Path(file_okay=False),
-    required=True,
-    help="The run folder (created if missing; resumed if present).",
-)
+@run_option("The run folder (created if missing; resumed if present).")
 @click.pass_context
 def choose_cmd(
     ctx: click.Context,
@@ -119,7 +107,6 @@ def choose_cmd(
     same command again to resume; scored options come from the call cache.
     """
     from realitycheck.backends import require
-    from realitycheck.cli._generate import _make_backend
     from realitycheck.generation import ChoicePlan, variants
     from realitycheck.runner import ChoiceSettings, choose_datasets
     from realitycheck.store import RunStore
@@ -130,12 +117,11 @@ def choose_cmd(
     plan = ChoicePlan(normalisation=normalisation, template=template, shots=shots, **extra)
     keys = split_keys(variant_keys) if variant_keys else ["default"]
     chosen_variants = tuple(variants.create_from_key(k) for k in keys)
-    backend = _make_backend(backend_key, model)
+    backend = backend_from(backend_key, model)
     require({"loglik"}, backend, who="choose")
     chosen = datasets_from_keys(dataset_keys, data_dir)
-    lock_run(ctx, run_dir)
     reports = choose_datasets(
-        RunStore(run_dir),
+        RunStore(lock_run(ctx, run_dir)),
         [(ds, limit) for ds in chosen],
         backend,
         ChoiceSettings(plan=plan, variants=chosen_variants, without_retrieval=without_retrieval),

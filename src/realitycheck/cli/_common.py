@@ -1,8 +1,9 @@
-"""What every verb shares: the root group, key splitting, progress, dataset building."""
+"""What every verb shares: the root group, options, key splitting, progress, run folders."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import click
@@ -11,18 +12,21 @@ __all__ = [
     "EXIT_ERROR",
     "EXIT_INTERNAL",
     "EXIT_INTERRUPTED",
+    "backend_from",
+    "backend_options",
     "bootstrap_from",
     "bootstrap_options",
     "cache_from",
     "cache_options",
     "check_replace_names",
     "cli",
+    "data_dir_option",
+    "dataset_option",
     "datasets_from_keys",
-    "echo_choice",
-    "echo_stage",
     "executor_from",
     "executor_options",
     "listener_for",
+    "local_out",
     "lock_run",
     "models_option",
     "progress_for",
@@ -30,6 +34,8 @@ __all__ = [
     "replace_option",
     "retry_errors_option",
     "run_executor_options",
+    "run_option",
+    "run_out_folder",
     "scrub_text",
     "split_keys",
     "workers_option",
@@ -52,6 +58,56 @@ def split_keys(values: Sequence[str]) -> list[str]:
     from realitycheck.registry import split_keys as split_one
 
     return [key for value in values for key in split_one(value)]
+
+
+def dataset_option(help_text: str) -> Any:
+    """``--dataset`` / ``-d`` (repeatable, required): the dataset keys, with the verb's help."""
+    return click.option(
+        "--dataset", "-d", "dataset_keys", multiple=True, required=True, help=help_text
+    )
+
+
+def data_dir_option(help_text: str) -> Any:
+    """``--data-dir DIR``: where the dataset files are, with the verb's help."""
+    return click.option("--data-dir", type=click.Path(file_okay=False), help=help_text)
+
+
+def run_option(help_text: str) -> Any:
+    """``--out`` / ``--run`` (required): the run folder a verb writes, with the verb's help."""
+    return click.option(
+        "--out", "--run", "run_dir", type=click.Path(file_okay=False), required=True, help=help_text
+    )
+
+
+def backend_options(backend_help: str) -> Any:
+    """Add ``--backend`` / ``-b`` (the backend key, with the verb's help) and ``--model``."""
+
+    def add(command: Any) -> Any:
+        command = click.option(
+            "--model", help="The backend's model (overrides model= in --backend)."
+        )(command)
+        return click.option("--backend", "-b", "backend_key", required=True, help=backend_help)(
+            command
+        )
+
+    return add
+
+
+def backend_from(key: str, model: str | None) -> Any:
+    """The backend given by :func:`backend_options`; its API key's value is kept out of logs.
+
+    ``model`` (``--model``), when given, replaces the key's ``model=``.
+    """
+    from realitycheck.backends import backends
+    from realitycheck.registry import parse_key
+    from realitycheck.store import register_secret_env
+
+    name, params = parse_key(key)
+    if model is not None:
+        params["model"] = model
+    backend = backends.create(name, **params)
+    register_secret_env(getattr(backend, "api_key_env", ""))
+    return backend
 
 
 reference_option = click.option(
@@ -210,6 +266,7 @@ def bootstrap_from(n_resamples: int, confidence: float, seed: int) -> Any:
 
 def listener_for(ctx: click.Context) -> Any:
     """A runner Listener that prints each stage, study and file as the run goes."""
+    from realitycheck.cli._echo import echo_choice, echo_generation, echo_stage
     from realitycheck.runner import Listener
 
     class Echo(Listener):
@@ -240,55 +297,6 @@ def listener_for(ctx: click.Context) -> Any:
             click.echo(scrub_text(f"note: {text}"), err=True)
 
     return Echo()
-
-
-def echo_generation(name: str, report: Any, run_dir: Any) -> None:
-    """Print what generation did for one dataset, and where its failures are listed."""
-    usage = report.usage
-    click.echo(
-        f"{name}: {report.computed} responses generated, {report.reused} already stored, "
-        f"{report.failed} failed ({usage.calls} calls, {usage.cached} answered from the cache, "
-        f"{usage.total_tokens} tokens)"
-    )
-    if report.failed:
-        for line in report.errors:
-            click.echo(scrub_text(f"  failed: {line}"), err=True)
-        click.echo(
-            f"  {report.failed} generations failed and are listed in "
-            f"{run_dir}/generation_errors.parquet; run the same command again to retry them.",
-            err=True,
-        )
-
-
-def echo_choice(name: str, report: Any) -> None:
-    """Print what the choose stage did for one dataset, and which variants it skipped where."""
-    click.echo(
-        f"{name}: {report.computed} questions answered by likelihood, {report.reused} already "
-        f"stored ({report.pairs_scored} options scored, the rest from the cache)"
-    )
-    for key, skipped in report.skipped.items():
-        click.echo(
-            scrub_text(
-                f"  {key} skipped {skipped['questions']} questions, e.g. {skipped['reason']}"
-            ),
-            err=True,
-        )
-
-
-def echo_stage(report: Any) -> None:
-    """Print what a label or detect stage did, one line per component."""
-    for key, n in report.computed.items():
-        missing, failed = report.missing.get(key, 0), report.failed.get(key, 0)
-        retried = report.retried.get(key, 0)
-        again = f" ({retried} retried after an error)" if retried else ""
-        parts = [f"{n - missing - failed} computed{again}"]
-        parts += [f"{missing} missing"] if missing else []
-        parts += [f"{failed} failed"] if failed else []
-        click.echo(f"{key}: {', '.join(parts)}, {report.reused.get(key, 0)} already stored")
-        if key in report.missing_why:
-            click.echo(scrub_text(f"{key}: missing because {report.missing_why[key]}"), err=True)
-    for key, why in report.skipped.items():
-        click.echo(scrub_text(f"{key}: skipped {why}"), err=True)
 
 
 def progress_for(ctx: click.Context) -> Any:
@@ -324,8 +332,13 @@ def datasets_from_keys(keys: Sequence[str], data_dir: str | None) -> list[Any]:
     return out
 
 
-def lock_run(ctx: click.Context, run_dir: Any) -> None:
-    """Hold the run folder's lock until the command ends (a second writer stops, named)."""
+def lock_run(ctx: click.Context, run_dir: Any) -> Any:
+    """Hold the run folder's lock until the command ends (a second writer stops, named).
+
+    Returns the run to open the command's ``RunStore`` on (:attr:`RunLock.folder`):
+    for a run on object storage, the folder whose bucket the lock has checked,
+    so that the store does not check it again.
+    """
     import shlex
 
     from realitycheck.store import RunLock
@@ -335,6 +348,55 @@ def lock_run(ctx: click.Context, run_dir: Any) -> None:
     lock = ctx.with_resource(RunLock(run_dir, command=command))
     if lock.note:
         click.echo(f"note: {lock.note}", err=True)
+    return lock.folder
+
+
+def local_out(run_dir: str, chosen: str | None, option: str) -> Path:
+    """The local folder for CSV tables and the report: ``chosen``, else the run folder.
+
+    A run on object storage has no local folder: ``chosen`` is then required
+    (checked before any work). ``option`` names it in the error (``--out``).
+    """
+    from realitycheck.errors import InvalidInputError
+    from realitycheck.store import is_uri, shown_uri
+
+    if chosen is not None:
+        Path(chosen).mkdir(parents=True, exist_ok=True)
+        return Path(chosen)
+    if is_uri(run_dir):
+        raise InvalidInputError(
+            f"The run at {shown_uri(run_dir)} is on object storage; the CSV tables and the "
+            f"report are written to a local folder: give it with {option} DIR.",
+            field=option,
+        )
+    return Path(run_dir)
+
+
+def run_out_folder(run_dir: str, out: str | None, *, out_on_local_run: bool = True) -> Path:
+    """The local folder where ``report`` or ``study`` writes about an existing run.
+
+    ``out`` (``--out``) when given, else the run folder (:func:`local_out`).
+    Checked before any work, in this order: a local run must be a folder; with
+    ``out_on_local_run=False`` (``study``, whose results belong in RUN/studies/)
+    a local run refuses ``--out``; a run on object storage needs ``--out``.
+
+    Raises:
+        InvalidInputError: Any of these checks failed (nothing was created).
+    """
+    from realitycheck.errors import InvalidInputError
+    from realitycheck.store import is_uri
+
+    if not is_uri(run_dir) and not Path(run_dir).is_dir():
+        raise InvalidInputError(
+            f"There is no run folder at {run_dir}.", path=run_dir, field="--run"
+        )
+    if out is not None and not out_on_local_run and not is_uri(run_dir):
+        raise InvalidInputError(
+            "--out is for a run on object storage; a run folder keeps its study results "
+            f"in {Path(run_dir) / 'studies'} and its report beside them.",
+            field="--out",
+        )
+    return local_out(run_dir, out, "--out")
 
 
 def check_replace_names(replace: Sequence[str], chosen: Sequence[Any]) -> None:

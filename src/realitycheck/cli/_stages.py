@@ -15,20 +15,25 @@ from realitycheck.cli._common import (
     cache_options,
     check_replace_names,
     cli,
+    data_dir_option,
+    dataset_option,
     datasets_from_keys,
-    echo_stage,
     executor_from,
     executor_options,
     listener_for,
+    local_out,
     lock_run,
     models_option,
     progress_for,
     reference_option,
     replace_option,
     retry_errors_option,
+    run_option,
+    run_out_folder,
     split_keys,
     workers_option,
 )
+from realitycheck.cli._echo import echo_stage
 from realitycheck.errors import InvalidInputError
 from realitycheck.keys import is_stored
 
@@ -36,25 +41,11 @@ __all__: list[str] = []
 
 # -- stages ---------------------------------------------------------------------------------
 
-_dataset_option = click.option(
-    "--dataset",
-    "-d",
-    "dataset_keys",
-    multiple=True,
-    required=True,
-    help="Dataset key, e.g. ragtruth or 'faithbench[protocol=worst]' (repeatable).",
+_dataset_option = dataset_option(
+    "Dataset key, e.g. ragtruth or 'faithbench[protocol=worst]' (repeatable)."
 )
-_data_dir_option = click.option(
-    "--data-dir", type=click.Path(file_okay=False), help="Folder holding the dataset files."
-)
-_run_option = click.option(
-    "--out",
-    "--run",
-    "run_dir",
-    type=click.Path(file_okay=False),
-    required=True,
-    help="The run folder (created if missing; reused and resumed if present).",
-)
+_data_dir_option = data_dir_option("Folder holding the dataset files.")
+_run_option = run_option("The run folder (created if missing; reused and resumed if present).")
 
 
 def _load_run(
@@ -69,8 +60,7 @@ def _load_run(
 
     chosen = datasets_from_keys(dataset_keys, data_dir)
     check_replace_names(replace, chosen)
-    lock_run(ctx, run_dir)
-    store = RunStore(run_dir)
+    store = RunStore(lock_run(ctx, run_dir))
     names = []
     for ds in chosen:
         report = ingest(
@@ -271,7 +261,7 @@ def evaluate_cmd(
     from realitycheck.pipeline import EvaluationConfig, check_slice_by
     from realitycheck.runner import measure_run, record_models
 
-    out = _local_out(run_dir, report_dir, "--report-dir")
+    out = local_out(run_dir, report_dir, "--report-dir")
     lab_keys, det_keys = split_keys(labelers), split_keys(detectors)
     labs = [lab_registry.create_from_key(k) for k in lab_keys if not is_stored(k)]
     dets = [det_registry.create_from_key(k) for k in det_keys if not is_stored(k)]
@@ -346,26 +336,6 @@ def _measured_keys(keys: Sequence[str], comps: Sequence[Any]) -> list[str]:
     return [c.key for c in comps] + [k for k in keys if is_stored(k)]
 
 
-def _local_out(run_dir: str, chosen: str | None, option: str) -> Path:
-    """The local folder for CSV tables and the report: ``chosen``, else the run folder.
-
-    A run on object storage has no local folder: ``chosen`` is then required
-    (checked before any work).
-    """
-    from realitycheck.store import is_uri, shown_uri
-
-    if chosen is not None:
-        Path(chosen).mkdir(parents=True, exist_ok=True)
-        return Path(chosen)
-    if is_uri(run_dir):
-        raise InvalidInputError(
-            f"The run at {shown_uri(run_dir)} is on object storage; the CSV tables and the "
-            f"report are written to a local folder: give it with {option} DIR.",
-            field=option,
-        )
-    return Path(run_dir)
-
-
 def _write_report(store: Any, out: Path, reference: str | None = None) -> None:
     from realitycheck.report import write_report
 
@@ -392,15 +362,10 @@ def report_cmd(ctx: click.Context, run_dir: str, out: str | None, reference: str
 
     The reference defaults to the one the evaluate stage used.
     """
-    from realitycheck.store import RunStore, is_uri
+    from realitycheck.store import RunStore
 
-    if not is_uri(run_dir) and not Path(run_dir).is_dir():
-        raise InvalidInputError(
-            f"There is no run folder at {run_dir}.", path=run_dir, field="--run"
-        )
-    target = _local_out(run_dir, out, "--out")
-    lock_run(ctx, run_dir)
-    _write_report(RunStore(run_dir), target, reference)
+    target = run_out_folder(run_dir, out)
+    _write_report(RunStore(lock_run(ctx, run_dir)), target, reference)
 
 
 @cli.command("demo")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -13,12 +12,15 @@ from realitycheck.cli._common import (
     bootstrap_options,
     cli,
     listener_for,
+    lock_run,
     models_option,
     progress_for,
     reference_option,
+    run_out_folder,
+    split_keys,
     workers_option,
 )
-from realitycheck.errors import InvalidInputError, RealityCheckError
+from realitycheck.errors import RealityCheckError
 
 if TYPE_CHECKING:  # pragma: no cover - the runner is imported when a command runs
     from realitycheck.runner import StudyRun
@@ -103,26 +105,13 @@ def study_cmd(
     """
     import os
 
-    from realitycheck.cli._common import lock_run, split_keys
-    from realitycheck.cli._stages import _local_out
     from realitycheck.model_info import read_models
     from realitycheck.runner import record_models, run_studies
-    from realitycheck.store import RunStore, is_uri
+    from realitycheck.store import RunStore
 
-    if not is_uri(run_dir) and not Path(run_dir).is_dir():
-        raise InvalidInputError(
-            f"There is no run folder at {run_dir}.", path=run_dir, field="--run"
-        )
-    if out is not None and not is_uri(run_dir):
-        raise InvalidInputError(
-            "--out is for a run on object storage; a run folder keeps its study results "
-            f"in {Path(run_dir) / 'studies'} and its report beside them.",
-            field="--out",
-        )
-    target = _local_out(run_dir, out, "--out")  # a run on object storage needs --out
+    target = run_out_folder(run_dir, out, out_on_local_run=False)
     models = read_models(models_file) if models_file is not None else {}
-    lock_run(ctx, run_dir)
-    store = RunStore(run_dir)
+    store = RunStore(lock_run(ctx, run_dir))
     record_models(store, models)
     listener = listener_for(ctx)
     runs = run_studies(
@@ -133,7 +122,7 @@ def study_cmd(
         progress=progress_for(ctx),
         on_result=listener.study,
         raise_errors=bool(os.environ.get("REALITYCHECK_DEBUG")),
-        folder=target if store.remote is not None else None,
+        folder=target,  # the run folder itself, unless the run is on object storage
         workers=workers,
     )
     if report:

@@ -161,6 +161,7 @@ class RemoteFolder:
             raise self._fail("reach", exc) from None
         self.fs: pafs.FileSystem = fs
         self.root = root.rstrip("/")
+        self._checked = False  # set by the first check() that passes
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (RemoteFolder, (self._uri,))
@@ -193,11 +194,16 @@ class RemoteFolder:
     def check(self) -> None:
         """Make sure the run can be reached: its bucket (or parent folder) exists.
 
+        Asked once per object: after a check that passed, a later call (the run's
+        lock, then its store, in one command) returns without a request.
+
         Raises:
             RunFolderError: The bucket is missing or the endpoint cannot be reached.
         """
         import pyarrow.fs as pafs
 
+        if self._checked:
+            return
         base = self.root.split("/", 1)[0] if not self.is_local else self.root
         try:
             if self.is_local:
@@ -212,6 +218,7 @@ class RemoteFolder:
                 "Create the bucket first, or give another location.",
                 path=self.shown,
             )
+        self._checked = True
 
     def exists(self, name: str) -> bool:
         """Whether the file ``name`` exists."""

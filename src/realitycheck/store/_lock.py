@@ -78,7 +78,8 @@ class RunLock:
     """Hold ``RUN/run.lock`` while a command writes the run (a context manager).
 
     Args:
-        run: The run folder (created if missing), or its URI on object storage.
+        run: The run folder (created if missing), or its URI (or opened
+            :class:`RemoteFolder`) on object storage.
         command: What the holder runs, shown to a second writer.
 
     Attributes:
@@ -87,9 +88,9 @@ class RunLock:
         note: Set when a stale lock was taken over, saying whose it was.
     """
 
-    def __init__(self, run: str | Path, command: str) -> None:
+    def __init__(self, run: str | Path | RemoteFolder, command: str) -> None:
         self._remote: RemoteFolder | None = remote_folder(run)
-        self.run = Path(run) if self._remote is None else Path()
+        self.run = Path(str(run)) if self._remote is None else Path()
         self.command = command
         self.note = ""
         self._held = False
@@ -132,6 +133,15 @@ class RunLock:
             f"gone (another host cannot be checked from here), delete {self._where}.",
             path=self.location,
         )
+
+    @property
+    def folder(self) -> Path | RemoteFolder:
+        """The run as :class:`RunStore` opens it: the local folder, or the remote one.
+
+        The remote folder is the one the lock checked, so a store opened on it
+        does not ask for the bucket again.
+        """
+        return self.run if self._remote is None else self._remote
 
     @property
     def location(self) -> str:

@@ -98,7 +98,8 @@ class RunStore:
 
     Args:
         path: The run folder, created if missing: a local path, or a URI that
-            ``pyarrow.fs`` opens (``s3://bucket/prefix``, ``file:///abs/folder``),
+            ``pyarrow.fs`` opens (``s3://bucket/prefix``, ``file:///abs/folder``)
+            or its opened ``RemoteFolder`` (e.g. :attr:`RunLock.folder`),
             whose bucket must exist. On object storage the parts, the tables
             and the manifest live there; what needs a local folder (``check
             --repair``, files of trained detectors; study results unless given
@@ -111,7 +112,7 @@ class RunStore:
         RunFolderError: The bucket is missing or the endpoint unreachable.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path | RemoteFolder) -> None:
         self._remote: RemoteFolder | None = remote_folder(path)
         self._files: TableFiles
         if self._remote is not None:
@@ -119,7 +120,7 @@ class RunStore:
             self._path: Path | None = None
             self._files = RemoteFiles(self._remote)
         else:
-            self._path = Path(path)
+            self._path = Path(str(path))
             if self._path.exists() and not self._path.is_dir():
                 raise InvalidInputError(
                     f"The run folder must be a directory. Got a file at {self._path} instead."
@@ -356,17 +357,15 @@ class RunStore:
     def replace(self, records: Sequence[Record], *, table: str | None = None) -> None:
         """Replace a whole table with ``records`` (used for derived tables like metrics).
 
-        An empty ``records`` removes the table; ``table`` is then required.
+        Its parts are deleted, then its file is written as :meth:`write_file`
+        writes one, secrets scrubbed. An empty ``records`` removes the table;
+        ``table`` is then required.
         """
         if not records and table is None:
             raise InvalidInputError("Replacing a table with no records needs its name.")
         name = table or type(records[0]).table
         self._files.delete(self._files.parts(name))
-        if records:
-            self._files.write_table(name, _to_table(records))
-        else:
-            whole = self._files.table(name)
-            self._files.delete([] if whole is None else [whole])
+        self.write_file(name, _to_table(records) if records else None)
 
     def drop(self, table: str, where: Callable[[pd.DataFrame], pd.Series]) -> int:
         """Remove the rows of a table for which ``where(frame)`` is true; return how many.

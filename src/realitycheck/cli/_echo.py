@@ -1,0 +1,60 @@
+"""What the verbs print about the work a stage did: one line per dataset or component."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from realitycheck.cli._common import scrub_text
+
+__all__ = ["echo_choice", "echo_generation", "echo_stage"]
+
+
+def echo_generation(name: str, report: Any, run_dir: Any) -> None:
+    """Print what generation did for one dataset, and where its failures are listed."""
+    usage = report.usage
+    click.echo(
+        f"{name}: {report.computed} responses generated, {report.reused} already stored, "
+        f"{report.failed} failed ({usage.calls} calls, {usage.cached} answered from the cache, "
+        f"{usage.total_tokens} tokens)"
+    )
+    if report.failed:
+        for line in report.errors:
+            click.echo(scrub_text(f"  failed: {line}"), err=True)
+        click.echo(
+            f"  {report.failed} generations failed and are listed in "
+            f"{run_dir}/generation_errors.parquet; run the same command again to retry them.",
+            err=True,
+        )
+
+
+def echo_choice(name: str, report: Any) -> None:
+    """Print what the choose stage did for one dataset, and which variants it skipped where."""
+    click.echo(
+        f"{name}: {report.computed} questions answered by likelihood, {report.reused} already "
+        f"stored ({report.pairs_scored} options scored, the rest from the cache)"
+    )
+    for key, skipped in report.skipped.items():
+        click.echo(
+            scrub_text(
+                f"  {key} skipped {skipped['questions']} questions, e.g. {skipped['reason']}"
+            ),
+            err=True,
+        )
+
+
+def echo_stage(report: Any) -> None:
+    """Print what a label or detect stage did, one line per component."""
+    for key, n in report.computed.items():
+        missing, failed = report.missing.get(key, 0), report.failed.get(key, 0)
+        retried = report.retried.get(key, 0)
+        again = f" ({retried} retried after an error)" if retried else ""
+        parts = [f"{n - missing - failed} computed{again}"]
+        parts += [f"{missing} missing"] if missing else []
+        parts += [f"{failed} failed"] if failed else []
+        click.echo(f"{key}: {', '.join(parts)}, {report.reused.get(key, 0)} already stored")
+        if key in report.missing_why:
+            click.echo(scrub_text(f"{key}: missing because {report.missing_why[key]}"), err=True)
+    for key, why in report.skipped.items():
+        click.echo(scrub_text(f"{key}: skipped {why}"), err=True)
