@@ -154,7 +154,12 @@ def test_a_dry_run_reads_the_responses_a_run_on_s3_holds(s3_bucket, tmp_path, ca
 def test_each_verb_on_s3_asks_for_the_bucket_once(s3_bucket, s3_requests, tmp_path):
     uri, key = s3_bucket("once"), _key(tmp_path)
     bucket = uri.split("@", 1)[1].split("/", 1)[0]
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text('{"qid": "q0", "answer": "a", "question": "Where?"}\n')
+    asked = f"files[path={questions},text=answer,columns=example_id:qid,name=asked]"
     verbs = {
+        "generate": ["generate", "-d", asked, "-b", "mock", "--plan", "default[n_samples=1]"]
+        + ["--no-cache", "--out", uri],
         "ingest": ["ingest", "-d", key, "--out", uri],
         "detect": ["detect", "-d", key, "-D", "length", "--out", uri],
         "evaluate": ["evaluate", "-d", key, "-D", "length", "--n-resamples", "20"]

@@ -7,10 +7,14 @@ from typing import Any
 import click
 
 from realitycheck.cli._common import (
+    backend_from,
+    backend_options,
     cache_from,
     cache_options,
     check_replace_names,
     cli,
+    data_dir_option,
+    dataset_option,
     datasets_from_keys,
     executor_from,
     executor_options,
@@ -22,6 +26,7 @@ from realitycheck.cli._common import (
     replace_option,
     retry_errors_option,
     run_executor_options,
+    run_option,
     split_keys,
     workers_option,
 )
@@ -29,37 +34,10 @@ from realitycheck.cli._common import (
 __all__: list[str] = []
 
 
-def _make_backend(key: str, model: str | None) -> Any:
-    from realitycheck.backends import backends
-    from realitycheck.registry import parse_key
-    from realitycheck.store import register_secret_env
-
-    name, params = parse_key(key)
-    if model is not None:
-        params["model"] = model
-    backend = backends.create(name, **params)
-    register_secret_env(getattr(backend, "api_key_env", ""))
-    return backend
-
-
 @cli.command("generate")
-@click.option(
-    "--dataset",
-    "-d",
-    "dataset_keys",
-    multiple=True,
-    required=True,
-    help="Dataset key, e.g. triviaqa, 'squad-v2[path=dev.parquet]' or nq-open (repeatable).",
-)
-@click.option("--data-dir", type=click.Path(file_okay=False), help="Folder holding the data.")
-@click.option(
-    "--backend",
-    "-b",
-    "backend_key",
-    required=True,
-    help="Backend key, e.g. 'hf[model=PATH]' or 'openai[model=NAME,base_url=URL]'.",
-)
-@click.option("--model", help="The backend's model (overrides model= in --backend).")
+@dataset_option("Dataset key, e.g. triviaqa, 'squad-v2[path=dev.parquet]' or nq-open (repeatable).")
+@data_dir_option("Folder holding the data.")
+@backend_options("Backend key, e.g. 'hf[model=PATH]' or 'openai[model=NAME,base_url=URL]'.")
 @click.option(
     "--plan",
     "plan_key",
@@ -85,14 +63,7 @@ def _make_backend(key: str, model: str | None) -> Any:
 @click.option("--batch-size", type=click.IntRange(min=1), default=16, show_default=True)
 @cache_options
 @executor_options
-@click.option(
-    "--out",
-    "--run",
-    "run_dir",
-    type=click.Path(file_okay=False),
-    required=True,
-    help="The run folder (created if missing; resumed if present).",
-)
+@run_option("The run folder (created if missing; resumed if present).")
 @click.pass_context
 def generate_cmd(
     ctx: click.Context,
@@ -124,13 +95,12 @@ def generate_cmd(
     if retriever_key is not None:
         overrides["retriever"] = retriever_key
     plan = make_plan(plan_key, **overrides)
-    backend = _make_backend(backend_key, model)
+    backend = backend_from(backend_key, model)
     plan.check(backend)
     chosen = datasets_from_keys(dataset_keys, data_dir)
     runs_on = executor_from(ctx, executor, ray_address)
-    lock_run(ctx, run_dir)
     generate_datasets(
-        RunStore(run_dir),
+        RunStore(lock_run(ctx, run_dir)),
         [(ds, limit) for ds in chosen],
         backend,
         plan,
