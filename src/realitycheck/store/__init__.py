@@ -4,13 +4,11 @@ from realitycheck.store._arrays import from_numpy, from_texts, scalar, to_numpy
 from realitycheck.store._check import CheckReport, Finding, check_run
 from realitycheck.store._columns import (
     ResponseBatch,
+    arrow_column,
     label_table,
     record_schema,
     records_table,
     score_table,
-)
-from realitycheck.store._columns import (
-    _column as arrow_column,
 )
 from realitycheck.store._fingerprint import changed_files, digest, fingerprint
 from realitycheck.store._frames import RunData

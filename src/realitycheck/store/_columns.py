@@ -39,6 +39,7 @@ from realitycheck.store._secrets import _TRIGGER, Scrubber
 
 __all__ = [
     "ResponseBatch",
+    "arrow_column",
     "label_table",
     "record_schema",
     "records_table",
@@ -218,13 +219,13 @@ def records_table(records: Sequence[Record]) -> pa.Table:
     schema = record_schema(type(records[0]))
     columns = records_to_columns(records)
     try:
-        arrays = [_column(columns[f.name], f.type) for f in schema]
+        arrays = [arrow_column(columns[f.name], f.type) for f in schema]
     except (AttributeError, TypeError, ValueError):
         return pa.Table.from_pydict(columns, schema=schema)
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def _column(values: list[Any], kind: pa.DataType) -> pa.Array:
+def arrow_column(values: list[Any], kind: pa.DataType) -> pa.Array:
     """One column of :func:`records_table` (texts, optional bools or floats, ints, text lists)."""
     if kind == pa.string():
         return from_texts(values)
