@@ -13,7 +13,6 @@ themselves are computed in ``_bootstrap``.
 from __future__ import annotations
 
 import hashlib
-import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from realitycheck.errors import InvalidInputError
+from realitycheck.metrics._locks import LockedState
 from realitycheck.metrics._score_order import ScoreOrder, sorted_metric_values
 
 __all__ = ["Resamples", "confusion_counts", "resample_indices"]
@@ -80,7 +80,7 @@ def _smallest(counts: Counts) -> npt.NDArray[np.unsignedinteger]:
     return counts.astype(np.uint64)
 
 
-class Resamples:
+class Resamples(LockedState):
     """The bootstrap resamples of ``(n, n_resamples, seed)``, drawn once and shared.
 
     Equal, chunk for chunk, to what :func:`resample_indices` draws, so an
@@ -88,7 +88,8 @@ class Resamples:
     Kept resamples also compute AUROC, PR-AUC and PRR of the same scores
     together (one sort and two running sums per detector; see
     ``_score_order``) and keep the values for the next of the three metrics.
-    Safe to share between threads: what is kept is built under a lock.
+    Safe to share between threads: what is kept is built under a lock
+    (dropped on pickling, made anew on unpickling; see :class:`LockedState`).
 
     Args:
         n: Number of items (>= 1).
@@ -106,6 +107,7 @@ class Resamples:
                 f"Resamples need n >= 1 and n_resamples >= 1. Got n={n}, "
                 f"n_resamples={n_resamples} instead."
             )
+        super().__init__()
         self.n, self.n_resamples, self._seed_arg = n, n_resamples, seed
         # A None seed is drawn once, so every pass sees the same resamples.
         self.seed: int = int(np.random.SeedSequence().entropy) if seed is None else seed  # type: ignore[arg-type]
@@ -115,15 +117,6 @@ class Resamples:
         self._kept: list[npt.NDArray[np.unsignedinteger]] | None = None
         self._confusions: dict[bytes, list[Confusion]] = {}
         self._sorted: dict[bytes, dict[str, FloatArray]] = {}
-        self._lock = threading.Lock()
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickled (e.g. for a Ray worker) without the lock; the unpickled copy makes its own."""
-        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
 
     def matches(self, n: int, n_resamples: int, seed: int | None) -> bool:
         """Whether these are the resamples of ``(n, n_resamples, seed)``."""
