@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from realitycheck.keys import LabelKey, annotator_key
+from realitycheck.records import MetricResult
 from realitycheck.store import RunStore
 
 __all__ = ["ReportData", "coverage", "human_keys", "load", "overview", "verdicts"]
@@ -21,20 +22,10 @@ _COLUMNS = {
     "labels": ("response_id", "labeler", "hallucinated", "score", "error"),
     "scores": ("response_id", "detector", "value", "error"),
 }
+# The metrics and agreement tables: every field of MetricResult, its key first.
 _METRIC_COLUMNS = (
-    "dataset",
-    "slice",
-    "detector",
-    "labeler",
-    "metric",
-    "value",
-    "ci_low",
-    "ci_high",
-    "n",
-    "n_positive",
-    "n_excluded",
-    "threshold",
-    "note",
+    *MetricResult.key,
+    *(f.name for f in fields(MetricResult) if f.name not in MetricResult.key),
 )
 
 
