@@ -150,10 +150,7 @@ def _labelers_beside(agreement: pd.DataFrame, reference: str) -> Table | None:
         base = next((r for r in found if r is not None), None)
         if base is None:
             continue
-        cells = [fmt_ci(r.value, r.ci_low, r.ci_high) if r else "n/a" for r in found]
-        rows.append(
-            (lab, *cells, fmt_count(base.n), fmt_count(base.n_positive), fmt_count(base.n_excluded))
-        )
+        rows.append(_labeler_row(lab, found, base))
     if not rows:
         return None
     return Table(
@@ -286,6 +283,15 @@ def curves_section(data: ReportData, reference: str) -> list[Block]:
     return out
 
 
+def _labeler_row(
+    labeler: str, found: Sequence[MetricRow | None], base: MetricRow
+) -> tuple[str, ...]:
+    """A labeler's row: each metric's value [CI] (n/a where absent), then ``base``'s item counts."""
+    cells = [fmt_ci(r.value, r.ci_low, r.ci_high) if r else "n/a" for r in found]
+    counts = (fmt_count(base.n), fmt_count(base.n_positive), fmt_count(base.n_excluded))
+    return (labeler, *cells, *counts)
+
+
 def _agreement_table(index: Index, labelers: list[str], reference: str) -> Table:
     rows = []
     for lab in labelers:
@@ -295,10 +301,7 @@ def _agreement_table(index: Index, labelers: list[str], reference: str) -> Table
         )
         if base is None:
             continue
-        cells = [fmt_ci(r.value, r.ci_low, r.ci_high) if r else "n/a" for r in found]
-        rows.append(
-            (lab, *cells, fmt_count(base.n), fmt_count(base.n_positive), fmt_count(base.n_excluded))
-        )
+        rows.append(_labeler_row(lab, found, base))
     names = [NAMES[m] if m != "accuracy" else "Agreement" for m in AGREEMENT]
     return Table(
         columns=("labeler", *names, "n", "hallucinated", "excluded"),
