@@ -6,13 +6,22 @@ their values are checked against scikit-learn and their intervals against
 ``bootstrap_ci`` called on each metric or column alone, on seeded random data.
 """
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
-from realitycheck.analysis import RANKING_CI_COLUMNS, Bootstrap, confusion_ci, ranking_ci
+from realitycheck.analysis import (
+    INTERVAL_COLUMNS,
+    RANKING_CI_COLUMNS,
+    Bootstrap,
+    confusion_ci,
+    ranking_ci,
+)
 from realitycheck.metrics import bootstrap_ci
+from realitycheck.records import MetricResult
 
 METRICS = ("precision", "recall", "f1", "accuracy", "cohen_kappa", "f1_weighted")
 
@@ -74,3 +83,10 @@ def test_ranking_ci_one_class_and_no_item_give_nan():
     assert np.isnan(table.loc["a", "value"]) and table.loc["a", "n"] == 3
     assert np.isnan(table.loc["b", "value"]) and table.loc["b", "n"] == 0
     assert list(table.reset_index().columns) == RANKING_CI_COLUMNS
+
+
+def test_interval_columns_are_metric_result_fields_in_their_order():
+    names = [f.name for f in dataclasses.fields(MetricResult)]
+    start = names.index("metric")
+    assert list(INTERVAL_COLUMNS) == names[start : start + len(INTERVAL_COLUMNS)]
+    assert INTERVAL_COLUMNS[-1] == "n_excluded" and RANKING_CI_COLUMNS[0] == "name"

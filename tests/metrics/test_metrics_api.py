@@ -23,6 +23,7 @@ BUILDING_BLOCKS = {
     "Resamples",
     "LITTLE_BOOTSTRAP_ABOVE",
     "LittleBootstraps",
+    "LockedState",
 }
 EXPECTED = BUILDING_BLOCKS | {
     "BootstrapResult",

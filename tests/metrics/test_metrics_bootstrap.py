@@ -6,8 +6,7 @@ import sklearn.metrics as skm
 
 from realitycheck import metrics
 from realitycheck.errors import InvalidInputError
-from realitycheck.metrics import BootstrapResult, UndefinedMetricWarning, bootstrap_ci
-from realitycheck.metrics import _bootstrap as bootstrap_module
+from realitycheck.metrics import BootstrapResult, UndefinedMetricWarning, _resamples, bootstrap_ci
 from realitycheck.metrics._bootstrap import bootstrap_distribution, resample_indices
 
 
@@ -69,7 +68,7 @@ def test_every_classification_metric_matches_its_function(name):
 def test_chunked_resampling_gives_the_same_values(monkeypatch):
     y_true, scores = make_scores(4, 50, 3, 0.3)
     whole = bootstrap_distribution("auroc", y_true, scores, n_resamples=64, seed=9)
-    monkeypatch.setattr(bootstrap_module, "_CHUNK_ITEMS", 50 * 5)
+    monkeypatch.setattr(_resamples, "_CHUNK_ITEMS", 50 * 5)
     assert len(list(resample_indices(50, 64, 9))) == 13
     np.testing.assert_array_equal(
         bootstrap_distribution("auroc", y_true, scores, n_resamples=64, seed=9), whole

@@ -9,7 +9,7 @@ from sklearn.metrics import f1_score, roc_auc_score
 from realitycheck import metrics as M
 from realitycheck.analysis import Bootstrap, Measure, Where
 from realitycheck.errors import InvalidInputError
-from realitycheck.metrics import _bootstrap as _resamples
+from realitycheck.metrics import _bootstrap, _resamples
 
 
 def _data(seed, n, k=3):
@@ -87,11 +87,11 @@ def test_resamples_are_drawn_once_and_confusion_counts_shared(monkeypatch):
     monkeypatch.setattr(
         _resamples, "resample_indices", lambda *a: draws.append(a) or real_indices(*a)
     )
-    monkeypatch.setattr(
-        _resamples,
-        "confusion_counts",
-        lambda *a: confusions.append(1) or real_confusion(*a),
-    )
+    # Counted where the full data's (_bootstrap) and the resamples' (_resamples) are made.
+    for module in (_bootstrap, _resamples):
+        monkeypatch.setattr(
+            module, "confusion_counts", lambda *a: confusions.append(1) or real_confusion(*a)
+        )
     measure = Measure(Bootstrap(n_resamples=120, seed=3))
     where = Where(labeler="human", slice="all", dataset="d", n_excluded=0)
     rows = []

@@ -79,12 +79,12 @@ def test_undefined_rows_are_nan_as_in_the_kernels():
 
 
 def test_kept_resamples_compute_the_three_once_and_give_fresh_draws_intervals(monkeypatch):
-    from realitycheck.metrics import _bootstrap
+    from realitycheck.metrics import _resamples
 
     y, scores, _ = _data(4, 500)
     calls = []
-    real = _bootstrap.sorted_metric_values
-    monkeypatch.setattr(_bootstrap, "sorted_metric_values", lambda *a: calls.append(1) or real(*a))
+    real = _resamples.sorted_metric_values
+    monkeypatch.setattr(_resamples, "sorted_metric_values", lambda *a: calls.append(1) or real(*a))
     shared = M.Resamples(500, 200, 4)
     for metric in ("auroc", "pr_auc", "prr"):
         reused = M.bootstrap_ci(metric, y, scores, n_resamples=200, seed=4, resamples=shared)

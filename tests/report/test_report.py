@@ -368,3 +368,28 @@ def test_a_named_files_dataset_keeps_its_mapping_notes_in_its_own_section(tmp_pa
     entries = dataset_entries(load(store))
     (name,) = [n for n in entries if n]
     assert name.startswith("files:") and "" not in entries  # matched by its run name
+
+
+@pytest.mark.parametrize(
+    ("metrics", "where"),
+    [
+        (("balanced_accuracy", "f1_macro", "cohen_kappa"), "beside the detectors"),
+        (
+            ("precision", "recall", "f1", "accuracy", "cohen_kappa", "balanced_accuracy")
+            + ("f1_macro", "auroc", "pr_auc"),
+            "the agreement section",
+        ),
+    ],
+)
+def test_a_labelers_row_shows_its_stored_intervals_and_items(run, report, metrics, where):
+    markdown = report.markdown.read_text(encoding="utf-8")
+    stored = run.frame("agreement").query("slice == 'all' and labeler == 'human'")
+    for _, rows in stored.groupby("dataset"):
+        by = rows[rows["detector"] == "rouge_l"].set_index("metric")
+        cells = [
+            f"{by.loc[m, 'value']:.3f} \\[{by.loc[m, 'ci_low']:.3f}, {by.loc[m, 'ci_high']:.3f}\\]"
+            for m in metrics
+        ]
+        base = by.loc["accuracy"]
+        counts = [f"{int(base[c]):,}" for c in ("n", "n_positive", "n_excluded")]
+        assert "| rouge\\_l | " + " | ".join(cells + counts) + " |" in markdown, where

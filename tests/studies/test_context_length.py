@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.metrics import f1_score, precision_score, roc_auc_score
 
@@ -11,6 +12,7 @@ from realitycheck.analysis import Bootstrap, split_of
 from realitycheck.metrics import bootstrap_ci
 from realitycheck.store import RunData, save_result
 from realitycheck.studies import studies
+from realitycheck.studies.benchmark_audit import context_chars
 from realitycheck.studies.context_length import ContextLength, stratum_names
 
 LENGTHS = (400, 2500, 8000)
@@ -56,6 +58,16 @@ def _toy_store(path, seed=0):
 def toy(tmp_path_factory):
     data = RunData(_toy_store(tmp_path_factory.mktemp("toy")))
     return data, ContextLength().run(data, bootstrap=Bootstrap(n_resamples=50))
+
+
+def test_context_chars_are_each_responses_example_context_length(toy):
+    data, _ = toy
+    rows = data.frame("toy")
+    want = [float(eid.split("/")[1]) for eid in rows["example_id"]]  # toy/<length>/<i>
+    np.testing.assert_array_equal(context_chars(data, rows), want)
+    # bare/0 has no context; the second example is not in the run.
+    bare = pd.DataFrame({"example_id": ["bare/0", "not-in-the-run", "toy/400/1"]})
+    np.testing.assert_array_equal(context_chars(data, bare), [0.0, np.nan, 400.0])
 
 
 def _threshold_by_brute_force(y, s):

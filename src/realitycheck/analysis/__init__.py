@@ -24,7 +24,12 @@ are imported inside the functions that use them (:func:`require_module`).
 from realitycheck.analysis._bootstrap import Bootstrap
 from realitycheck.analysis._calibrate import BLAS_LOCK, CALIBRATION_METHODS, calibrate
 from realitycheck.analysis._famd import FamdFit, famd_scores, fit_famd
-from realitycheck.analysis._intervals import RANKING_CI_COLUMNS, confusion_ci, ranking_ci
+from realitycheck.analysis._intervals import (
+    INTERVAL_COLUMNS,
+    RANKING_CI_COLUMNS,
+    confusion_ci,
+    ranking_ci,
+)
 from realitycheck.analysis._measure import Measure, Where, choose_or_fix_threshold, group_by_mask
 from realitycheck.analysis._multiplicity import (
     CATEGORIES,
@@ -59,9 +64,10 @@ __all__ = [
     "AGREEMENT_METRICS",
     "BLAS_LOCK",
     "CALIBRATION",
-    "CATEGORIES",
     "CALIBRATION_METHODS",
     "CALIBRATION_METRICS",
+    "CATEGORIES",
+    "INTERVAL_COLUMNS",
     "OBJECTIVES",
     "RANKING_CI_COLUMNS",
     "RANKING_METRICS",

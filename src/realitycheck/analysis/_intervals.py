@@ -27,12 +27,11 @@ from realitycheck.metrics import (
 if TYPE_CHECKING:  # pragma: no cover - pandas is imported where a frame is built
     import pandas as pd
 
-__all__ = ["RANKING_CI_COLUMNS", "confusion_ci", "ranking_ci"]
+__all__ = ["INTERVAL_COLUMNS", "RANKING_CI_COLUMNS", "confusion_ci", "ranking_ci"]
 
 FloatArray = npt.NDArray[np.float64]
 
-RANKING_CI_COLUMNS = [
-    "name",
+INTERVAL_COLUMNS: tuple[str, ...] = (
     "metric",
     "value",
     "ci_low",
@@ -40,8 +39,16 @@ RANKING_CI_COLUMNS = [
     "n",
     "n_positive",
     "n_excluded",
-]
-"""The columns of :func:`ranking_ci`'s table."""
+)
+"""A metric with its bootstrap interval, as the columns of every table that holds one.
+
+The metric's name, its value, the interval's ends, the items used, the
+hallucinated items among them and the items excluded; named and ordered as
+the fields of :class:`~realitycheck.records.MetricResult`.
+"""
+
+RANKING_CI_COLUMNS = ["name", *INTERVAL_COLUMNS]
+"""The columns of :func:`ranking_ci`'s table: the detector's name, then :data:`INTERVAL_COLUMNS`."""
 
 
 def confusion_ci(

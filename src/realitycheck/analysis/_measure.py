@@ -8,7 +8,6 @@ detector's threshold on the calibration split.
 
 from __future__ import annotations
 
-import threading
 import warnings
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -42,28 +41,22 @@ _LITTLE_NOTE = (
 )
 
 
-class Measure:
+class Measure(M.LockedState):
     """Bootstrap one metric for many score rows on the same items and build result rows.
 
     The resamples of each number of items n are drawn once and shared by
     every metric, detector, reference and slice of that size (the same seed
     gives the same resamples for the same n, so the intervals are unchanged);
     classification metrics of the same predictions share their confusion counts.
-    Safe to share between threads (the kept resamples are looked up under a lock).
+    Safe to share between threads (the kept resamples are looked up under a lock,
+    dropped on pickling and made anew on unpickling; see
+    :class:`~realitycheck.metrics.LockedState`).
     """
 
     def __init__(self, bootstrap: Bootstrap) -> None:
+        super().__init__()
         self.bootstrap = bootstrap
         self._drawn: OrderedDict[int, M.Resamples | M.LittleBootstraps] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def __getstate__(self) -> dict[str, object]:
-        """Pickled (e.g. for a Ray worker) without the lock; the unpickled copy makes its own."""
-        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
-
-    def __setstate__(self, state: dict[str, object]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
 
     def resamples(self, n: int) -> M.Resamples | M.LittleBootstraps:
         """Return the resamples of ``n`` items under this bootstrap, drawing them once.

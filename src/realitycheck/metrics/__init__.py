@@ -45,6 +45,7 @@ from realitycheck.metrics._classification import (
 )
 from realitycheck.metrics._correlation import pearson, rankdata, spearman
 from realitycheck.metrics._little_bootstrap import LITTLE_BOOTSTRAP_ABOVE, LittleBootstraps
+from realitycheck.metrics._locks import LockedState
 from realitycheck.metrics._proportion import wilson_interval
 from realitycheck.metrics._ranking import auroc, pr_auc, precision_recall_curve, roc_curve
 from realitycheck.metrics._rejection import (
@@ -64,6 +65,7 @@ __all__ = [
     "ECE_BINNINGS",
     "LITTLE_BOOTSTRAP_ABOVE",
     "LittleBootstraps",
+    "LockedState",
     "PairedBootstrap",
     "RANKING_METRICS",
     "REJECTION_METRICS",

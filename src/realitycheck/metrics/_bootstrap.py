@@ -1,12 +1,11 @@
 """Vectorised percentile-bootstrap confidence intervals, paired across detectors.
 
-Resamples are drawn as a (B, n) matrix of item positions (in chunks of rows
-when B x n is large) and turned into per-item multiplicities with one
-``np.bincount`` on offset positions; a :class:`Resamples` passed in draws them
-once for every metric and detector on the same items, and shares the
-confusion counts of the same predictions across classification metrics.
-A :class:`~realitycheck.metrics.LittleBootstraps` passed instead gives the
-bag of little bootstraps' interval (see ``_little_bootstrap``).
+The resamples come from a :class:`~realitycheck.metrics.Resamples` (see
+``_resamples``): passed in, it draws them once for every metric and detector
+on the same items and shares the confusion counts of the same predictions
+across classification metrics. A :class:`~realitycheck.metrics.LittleBootstraps`
+passed instead gives the bag of little bootstraps' interval (see
+``_little_bootstrap``).
 Each detector's scores are sorted once;
 ranking metrics are then evaluated for all resamples of a chunk at once by the
 weighted kernel of ``_ranking`` (running sums over the sorted order, ties
@@ -19,17 +18,14 @@ stays near 100 MB whatever B, n and the number of detectors.
 
 from __future__ import annotations
 
-import hashlib
-import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from realitycheck.errors import InvalidInputError
 from realitycheck.metrics._bootstrap_inputs import (
     BOOTSTRAP_METRICS,
     RANKING_METRICS,
@@ -43,18 +39,13 @@ from realitycheck.metrics._calibration import (
     weighted_calibration_from_terms,
 )
 from realitycheck.metrics._classification import from_counts
+from realitycheck.metrics._little_bootstrap import LittleBootstraps
 from realitycheck.metrics._ranking import RankIndex, WeightedItems, weighted_rank_metric
 from realitycheck.metrics._rejection import REJECTION_METRICS, RejectionOrder, weighted_prr_sorted
-from realitycheck.metrics._score_order import (
-    SHARED_SORT_METRICS,
-    ScoreOrder,
-    sorted_metric_values,
-)
+from realitycheck.metrics._resamples import Resamples, confusion_counts, resample_indices
+from realitycheck.metrics._score_order import SHARED_SORT_METRICS
 from realitycheck.metrics._validation import UndefinedMetricWarning, warn_undefined
 from realitycheck.params import param_error, shown
-
-if TYPE_CHECKING:  # _little_bootstrap builds on Resamples, defined here
-    from realitycheck.metrics._little_bootstrap import LittleBootstraps
 
 __all__ = [
     "BOOTSTRAP_METRICS",
@@ -67,196 +58,6 @@ __all__ = [
 ]
 
 FloatArray = npt.NDArray[np.float64]
-
-
-# Resamples are drawn (and evaluated) in chunks of about this many item
-# positions; a handful of int64/float64 arrays of this size stay near 100 MB.
-_CHUNK_ITEMS = 2**21
-# Resamples keep their multiplicities up to this many positions (1 byte each
-# while no item is drawn more than 255 times): 1 GiB, 1,000 resamples of 1M items.
-_MAX_KEPT_ITEMS = 2**30
-# Confusion counts kept per Resamples (one entry per labels x predictions).
-_MAX_CONFUSIONS = 16
-# AUROC, PR-AUC and PRR values kept per Resamples (one entry per labels x scores).
-_MAX_SORTED = 16
-
-Counts = npt.NDArray[np.int64]
-Confusion = tuple[npt.NDArray[np.float64], ...]
-
-
-def resample_indices(n: int, n_resamples: int, seed: int | None) -> Iterator[npt.NDArray[np.int64]]:
-    """Yield the bootstrap resamples as chunks of item positions.
-
-    The chunks depend only on ``(n, n_resamples, seed)``, so every detector,
-    and a 1-D or 2-D call, sees the same resamples.
-
-    Args:
-        n: Number of items.
-        n_resamples: Total number of resamples.
-        seed: Seed of ``np.random.default_rng``.
-
-    Yields:
-        Arrays of shape (rows, n) with positions in ``[0, n)``; rows add up to
-        ``n_resamples``.
-    """
-    rng = np.random.default_rng(seed)
-    rows = max(1, _CHUNK_ITEMS // n)
-    for start in range(0, n_resamples, rows):
-        yield rng.integers(0, n, size=(min(rows, n_resamples - start), n))
-
-
-def _multiplicities(indices: npt.NDArray[np.int64], n: int) -> Counts:
-    """Turn (rows, n) resample positions into (rows, n) counts per item."""
-    rows = indices.shape[0]
-    offsets = (np.arange(rows, dtype=np.int64) * n)[:, None]
-    return np.bincount((indices + offsets).ravel(), minlength=rows * n).reshape(rows, n)
-
-
-def _smallest(counts: Counts) -> npt.NDArray[np.unsignedinteger]:
-    """``counts`` in the smallest unsigned integer type holding its largest value."""
-    top = int(counts.max()) if counts.size else 0
-    for kind in (np.uint8, np.uint16, np.uint32):
-        if top <= np.iinfo(kind).max:
-            return counts.astype(kind)
-    return counts.astype(np.uint64)
-
-
-class Resamples:
-    """The bootstrap resamples of ``(n, n_resamples, seed)``, drawn once and shared.
-
-    Equal, chunk for chunk, to what :func:`resample_indices` draws, so an
-    interval computed with them is identical to one computed without.
-    Kept resamples also compute AUROC, PR-AUC and PRR of the same scores
-    together (one sort and two running sums per detector; see
-    ``_score_order``) and keep the values for the next of the three metrics.
-    Safe to share between threads: what is kept is built under a lock.
-
-    Args:
-        n: Number of items (>= 1).
-        n_resamples: Number of resamples (>= 1).
-        seed: Seed of ``np.random.default_rng`` (None draws fresh entropy once).
-        max_items: Keep the multiplicities while ``n * n_resamples`` is at most
-            this; otherwise draw them again on every pass (bounded memory).
-    """
-
-    def __init__(
-        self, n: int, n_resamples: int, seed: int | None, *, max_items: int = _MAX_KEPT_ITEMS
-    ) -> None:
-        if n < 1 or n_resamples < 1:
-            raise InvalidInputError(
-                f"Resamples need n >= 1 and n_resamples >= 1. Got n={n}, "
-                f"n_resamples={n_resamples} instead."
-            )
-        self.n, self.n_resamples, self._seed_arg = n, n_resamples, seed
-        # A None seed is drawn once, so every pass sees the same resamples.
-        self.seed: int = int(np.random.SeedSequence().entropy) if seed is None else seed  # type: ignore[arg-type]
-        self._keep = n * n_resamples <= max_items
-        # One-off resamples (max_items=0) compute only the metric asked for.
-        self.shares_sorted = max_items > 0
-        self._kept: list[npt.NDArray[np.unsignedinteger]] | None = None
-        self._confusions: dict[bytes, list[Confusion]] = {}
-        self._sorted: dict[bytes, dict[str, FloatArray]] = {}
-        self._lock = threading.Lock()
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickled (e.g. for a Ray worker) without the lock; the unpickled copy makes its own."""
-        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
-
-    def matches(self, n: int, n_resamples: int, seed: int | None) -> bool:
-        """Whether these are the resamples of ``(n, n_resamples, seed)``."""
-        return (n, n_resamples, seed) == (self.n, self.n_resamples, self._seed_arg)
-
-    def indices(self) -> Iterator[npt.NDArray[np.int64]]:
-        """Yield the resamples as chunks of item positions (as :func:`resample_indices`)."""
-        return resample_indices(self.n, self.n_resamples, self.seed)
-
-    def _kept_counts(self) -> list[npt.NDArray[np.unsignedinteger]]:
-        """The multiplicities of every chunk in their smallest type, drawn once (under the lock)."""
-        with self._lock:
-            if self._kept is None:
-                self._kept = [_smallest(_multiplicities(c, self.n)) for c in self.indices()]
-            return self._kept
-
-    def counts(self) -> Iterator[Counts]:
-        """Yield the resamples as (rows, n) int64 multiplicities, chunk by chunk."""
-        for small in self.small_counts():
-            yield small.astype(np.int64)
-
-    def small_counts(self) -> Iterator[npt.NDArray[np.unsignedinteger]]:
-        """Yield the multiplicities as :meth:`counts` does, in the smallest unsigned type."""
-        if self._keep:
-            yield from self._kept_counts()
-            return
-        for chunk in self.indices():
-            yield _smallest(_multiplicities(chunk, self.n))
-
-    def sorted_values(
-        self, metric: str, labels: npt.NDArray[np.bool_], scores: FloatArray
-    ) -> FloatArray:
-        """AUROC, PR-AUC or PRR (``metric``) of each row of ``scores`` (k, n), shape (k, B).
-
-        The three are computed together and kept for the next call with the
-        same labels and scores; each equals its own kernel's value bit for bit.
-        """
-        key = _digest(labels) + hashlib.blake2b(scores.tobytes(), digest_size=16).digest()
-        key += repr(scores.shape).encode()
-        with self._lock:
-            found = self._sorted.get(key)
-        if found is None:
-            orders = [ScoreOrder.build(labels, row) for row in scores]
-            chunks = [sorted_metric_values(orders, labels, c) for c in self.small_counts()]
-            found = {m: np.concatenate([c[m] for c in chunks], axis=1) for m in chunks[0]}
-            with self._lock:
-                if len(self._sorted) >= _MAX_SORTED:
-                    self._sorted.pop(next(iter(self._sorted)))
-                self._sorted[key] = found
-        return found[metric].copy()
-
-    def confusion(
-        self, labels: npt.NDArray[np.bool_], preds: npt.NDArray[np.bool_]
-    ) -> list[Confusion]:
-        """Return ``(tp, fp, fn, tn)`` of each chunk, each of shape (rows, k).
-
-        ``labels`` (n,) are the true classes, ``preds`` (k, n) the predictions
-        of k detectors. Counts are sums of small integers, exact in float64;
-        they are kept for the next metric of the same labels and predictions.
-        """
-        key = _digest(labels, preds)
-        with self._lock:
-            found = self._confusions.get(key)
-        if found is None:
-            found = list(confusion_counts(labels, preds, self.small_counts()))
-            with self._lock:
-                if len(self._confusions) >= _MAX_CONFUSIONS:
-                    self._confusions.pop(next(iter(self._confusions)))
-                self._confusions[key] = found
-        return found
-
-
-def confusion_counts(
-    labels: npt.NDArray[np.bool_], preds: npt.NDArray[np.bool_], chunks: Iterator[npt.NDArray[Any]]
-) -> Iterator[Confusion]:
-    """Yield ``(tp, fp, fn, tn)``, each (rows, k), for each chunk of multiplicities."""
-    pos_preds = preds[:, labels].T.astype(np.float64)
-    neg_preds = preds[:, ~labels].T.astype(np.float64)
-    for weights in chunks:
-        pos_weights = weights[:, labels].astype(np.float64)
-        neg_weights = weights[:, ~labels].astype(np.float64)
-        # Sums of small integers: exact in float64, and matrix products use BLAS.
-        tp = pos_weights @ pos_preds
-        fp = neg_weights @ neg_preds
-        fn = pos_weights.sum(axis=1)[:, None] - tp
-        tn = neg_weights.sum(axis=1)[:, None] - fp
-        yield tp, fp, fn, tn
-
-
-def _digest(*arrays: npt.NDArray[np.bool_]) -> bytes:
-    """A key for boolean arrays: their shapes and packed bits."""
-    return b"".join(repr(a.shape).encode() + np.packbits(a).tobytes() for a in arrays)
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from realitycheck.errors import InvalidInputError
-from realitycheck.metrics._bootstrap import _CHUNK_ITEMS, Resamples, _smallest
+from realitycheck.metrics._resamples import _CHUNK_ITEMS, Resamples, _smallest
 
 __all__ = ["LITTLE_BOOTSTRAP_ABOVE", "LittleBootstraps"]
 

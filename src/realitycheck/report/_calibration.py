@@ -27,7 +27,7 @@ from realitycheck import metrics as M
 from realitycheck import plots
 from realitycheck.analysis import TEST, calibrate, split_of
 from realitycheck.report._cells import Footnotes, Index
-from realitycheck.report._data import ReportData, verdicts
+from realitycheck.report._data import ReportData, dataset_scores
 from realitycheck.report._document import Figure, Table, fmt_ci, fmt_count
 from realitycheck.report._figures import slug
 
@@ -84,22 +84,12 @@ class _Scored:
 
 
 def _scored(data: ReportData, dataset: str, reference: str, order: Sequence[str]) -> list[_Scored]:
-    in_ds = (data.responses["dataset"] == dataset).to_numpy()
-    ids = data.responses["response_id"].to_numpy()[in_ds]
-    y_all = verdicts(data, reference).to_numpy()[in_ds]
+    in_ds, y_all, by_detector = dataset_scores(data, dataset, reference, order)
     _, fraction = evaluate_settings(data.manifest)
     example_ids = data.responses["example_id"].astype(str).to_numpy()[in_ds]
     test = split_of(example_ids.tolist(), fraction) == TEST
-    scores = data.scores[data.scores["response_id"].isin(ids)]
-    wide = (
-        scores.drop_duplicates(["response_id", "detector"], keep="last")
-        .pivot(index="response_id", columns="detector", values="value")
-        .reindex(ids)
-    )
-    stored = sorted(str(d) for d in wide.columns)
     out = []
-    for det in [d for d in order if d in stored] + [d for d in stored if d not in order]:
-        values = wide[det].to_numpy(dtype=float)
+    for det, values in by_detector.items():
         ok = ~np.isnan(y_all) & np.isfinite(values)
         y = y_all[ok].astype(bool)
         if y.size and y.any() and not y.all():

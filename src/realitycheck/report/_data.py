@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from realitycheck.keys import LabelKey, annotator_key
+from realitycheck.records import MetricResult
 from realitycheck.store import RunStore
 
-__all__ = ["ReportData", "coverage", "human_keys", "load", "overview", "verdicts"]
+__all__ = [
+    "DatasetScores",
+    "ReportData",
+    "coverage",
+    "dataset_scores",
+    "human_keys",
+    "load",
+    "overview",
+    "verdicts",
+]
 
 _COLUMNS = {
     "examples": ("example_id", "dataset", "task"),
@@ -21,20 +32,10 @@ _COLUMNS = {
     "labels": ("response_id", "labeler", "hallucinated", "score", "error"),
     "scores": ("response_id", "detector", "value", "error"),
 }
+# The metrics and agreement tables: every field of MetricResult, its key first.
 _METRIC_COLUMNS = (
-    "dataset",
-    "slice",
-    "detector",
-    "labeler",
-    "metric",
-    "value",
-    "ci_low",
-    "ci_high",
-    "n",
-    "n_positive",
-    "n_excluded",
-    "threshold",
-    "note",
+    *MetricResult.key,
+    *(f.name for f in fields(MetricResult) if f.name not in MetricResult.key),
 )
 
 
@@ -120,6 +121,49 @@ def verdicts(data: ReportData, labeler: str) -> pd.Series:
     series = pd.Series(values.to_numpy(), index=rows["response_id"].to_numpy())
     series = series[~series.index.duplicated(keep="last")]
     return series.reindex(data.responses["response_id"].to_numpy())
+
+
+class DatasetScores(NamedTuple):
+    """A dataset's responses: the reference's verdicts and every detector's stored scores.
+
+    Attributes:
+        rows: Which rows of ``data.responses`` belong to the dataset, shape (N,).
+        y: The reference's verdict on each of them: 1.0 hallucinated, 0.0
+            not, NaN none; shape (n,), n = ``rows.sum()``.
+        scores: Each detector's score on the same responses, shape (n,) (NaN
+            where it stored none; the last stored one where it stored two),
+            keyed in drawing order (see :func:`dataset_scores`).
+    """
+
+    rows: npt.NDArray[np.bool_]
+    y: npt.NDArray[np.float64]
+    scores: dict[str, npt.NDArray[np.float64]]
+
+
+def dataset_scores(
+    data: ReportData, dataset: str, reference: str, order: Sequence[str]
+) -> DatasetScores:
+    """Return ``reference``'s verdicts and every detector's scores on ``dataset``'s responses.
+
+    Args:
+        data: The run.
+        dataset: Dataset name.
+        reference: Labeler whose verdicts are the ground truth.
+        order: Detectors in the order they should be drawn; the other stored
+            ones follow, sorted.
+    """
+    in_ds = (data.responses["dataset"] == dataset).to_numpy()
+    ids = data.responses["response_id"].to_numpy()[in_ds]
+    y_all = verdicts(data, reference).to_numpy()[in_ds]
+    scores = data.scores[data.scores["response_id"].isin(ids)]
+    wide = (
+        scores.drop_duplicates(["response_id", "detector"], keep="last")
+        .pivot(index="response_id", columns="detector", values="value")
+        .reindex(ids)
+    )
+    stored = sorted(str(d) for d in wide.columns)
+    detectors = [d for d in order if d in stored] + [d for d in stored if d not in order]
+    return DatasetScores(in_ds, y_all, {d: wide[d].to_numpy(dtype=float) for d in detectors})
 
 
 def _group_row(

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from realitycheck import metrics as M
-from realitycheck.report._data import ReportData, verdicts
+from realitycheck.report._data import ReportData, dataset_scores
 from realitycheck.report._document import Figure
 
 __all__ = ["Curve", "curves", "render_pr", "render_roc", "slug"]
@@ -58,21 +58,10 @@ def curves(
         reference: Labeler whose verdicts are the ground truth.
         order: Detectors in the order they should be drawn; others follow, sorted.
     """
-    in_ds = (data.responses["dataset"] == dataset).to_numpy()
-    ids = data.responses["response_id"].to_numpy()[in_ds]
-    y_all = verdicts(data, reference).to_numpy()[in_ds]
-    scores = data.scores[data.scores["response_id"].isin(ids)]
-    wide = (
-        scores.drop_duplicates(["response_id", "detector"], keep="last")
-        .pivot(index="response_id", columns="detector", values="value")
-        .reindex(ids)
-    )
-    stored = sorted(str(d) for d in wide.columns)
-    detectors = [d for d in order if d in stored] + [d for d in stored if d not in order]
+    _, y_all, by_detector = dataset_scores(data, dataset, reference, order)
     out: list[Curve] = []
     notes: list[str] = []
-    for det in detectors:
-        values = wide[det].to_numpy(dtype=float)
+    for det, values in by_detector.items():
         infinite = int(np.count_nonzero(np.isinf(values)))
         if infinite:
             notes.append(f"{det}: {infinite} infinite scores left out of the curves.")

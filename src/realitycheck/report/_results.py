@@ -150,18 +150,13 @@ def _labelers_beside(agreement: pd.DataFrame, reference: str) -> Table | None:
         base = next((r for r in found if r is not None), None)
         if base is None:
             continue
-        cells = [fmt_ci(r.value, r.ci_low, r.ci_high) if r else "n/a" for r in found]
-        rows.append(
-            (lab, *cells, fmt_count(base.n), fmt_count(base.n_positive), fmt_count(base.n_excluded))
-        )
+        rows.append(_labeler_row(lab, found, base))
     if not rows:
         return None
-    return Table(
-        columns=("labeler", *(NAMES[m] for m in BESIDE_DETECTORS), "n", "hallucinated", "excluded"),
-        rows=tuple(rows),
-        align="l" + "r" * (len(BESIDE_DETECTORS) + 3),
-        csv="agreement.csv",
-        caption=f"Labelers (LLM judges, recorded judges, lexical…) against {reference} labels, "
+    return _labeler_table(
+        [NAMES[m] for m in BESIDE_DETECTORS],
+        rows,
+        f"Labelers (LLM judges, recorded judges, lexical…) against {reference} labels, "
         "beside the detectors: their own verdicts, all responses (no threshold to choose, "
         "so no calibration split); value [CI].",
     )
@@ -286,6 +281,26 @@ def curves_section(data: ReportData, reference: str) -> list[Block]:
     return out
 
 
+def _labeler_row(
+    labeler: str, found: Sequence[MetricRow | None], base: MetricRow
+) -> tuple[str, ...]:
+    """A labeler's row: each metric's value [CI] (n/a where absent), then ``base``'s item counts."""
+    cells = [fmt_ci(r.value, r.ci_low, r.ci_high) if r else "n/a" for r in found]
+    counts = (fmt_count(base.n), fmt_count(base.n_positive), fmt_count(base.n_excluded))
+    return (labeler, *cells, *counts)
+
+
+def _labeler_table(names: Sequence[str], rows: list[tuple[str, ...]], caption: str) -> Table:
+    """A table of :func:`_labeler_row` rows (metrics headed ``names``), saved as agreement.csv."""
+    return Table(
+        columns=("labeler", *names, "n", "hallucinated", "excluded"),
+        rows=tuple(rows),
+        align="l" + "r" * (len(names) + 3),
+        csv="agreement.csv",
+        caption=caption,
+    )
+
+
 def _agreement_table(index: Index, labelers: list[str], reference: str) -> Table:
     rows = []
     for lab in labelers:
@@ -295,17 +310,12 @@ def _agreement_table(index: Index, labelers: list[str], reference: str) -> Table
         )
         if base is None:
             continue
-        cells = [fmt_ci(r.value, r.ci_low, r.ci_high) if r else "n/a" for r in found]
-        rows.append(
-            (lab, *cells, fmt_count(base.n), fmt_count(base.n_positive), fmt_count(base.n_excluded))
-        )
+        rows.append(_labeler_row(lab, found, base))
     names = [NAMES[m] if m != "accuracy" else "Agreement" for m in AGREEMENT]
-    return Table(
-        columns=("labeler", *names, "n", "hallucinated", "excluded"),
-        rows=tuple(rows),
-        align="l" + "r" * (len(AGREEMENT) + 3),
-        csv="agreement.csv",
-        caption=f"Each automatic labeler against {reference} labels, all responses; "
+    return _labeler_table(
+        names,
+        rows,
+        f"Each automatic labeler against {reference} labels, all responses; "
         "value [CI]. Precision to kappa judge its verdicts; AUROC and PR-AUC its "
         "continuous score (n/a when it has none). n, hallucinated, excluded: verdict items.",
     )

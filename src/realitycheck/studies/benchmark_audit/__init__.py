@@ -19,9 +19,15 @@ from realitycheck.params import Interval, param
 from realitycheck.plots import new_figure, png_bytes
 from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
 from realitycheck.studies import Study, study
-from realitycheck.studies.benchmark_audit._facts import FACTS, benchmark_stats
+from realitycheck.studies.benchmark_audit._facts import FACTS, benchmark_stats, context_chars
 
-__all__ = ["DESIDERATA", "BenchmarkAudit", "benchmark_stats", "hallucination_types"]
+__all__ = [
+    "DESIDERATA",
+    "BenchmarkAudit",
+    "benchmark_stats",
+    "context_chars",
+    "hallucination_types",
+]
 
 DESIDERATA: tuple[str, ...] = (
     "organic generations",

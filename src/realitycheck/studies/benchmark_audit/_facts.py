@@ -13,11 +13,19 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from realitycheck.store import RunData
 
-__all__ = ["FACTS", "DatasetFacts", "benchmark_stats", "domain_values", "meta_of"]
+__all__ = [
+    "FACTS",
+    "DatasetFacts",
+    "benchmark_stats",
+    "context_chars",
+    "domain_values",
+    "meta_of",
+]
 
 UNKNOWN_MODELS = frozenset({"", "unknown"})
 """Model names that say the generator was not recorded."""
@@ -134,6 +142,22 @@ def domain_values(data: RunData, dataset: str) -> tuple[pd.Series, str]:
     return pd.Series([None] * len(rows), index=rows.index, dtype=object), "unknown"
 
 
+def context_chars(data: RunData, rows: pd.DataFrame) -> npt.NDArray[np.float64]:
+    """The context length in characters of each response in ``rows``, taken from its example.
+
+    Args:
+        data: The run.
+        rows: Responses with an ``example_id`` column, e.g. ``data.frame(dataset)``.
+
+    Returns:
+        Shape (len(rows),), in the order of ``rows``; 0 where the example has
+        no (or an empty) context, NaN where it is not in the run.
+    """
+    examples = data.examples[["example_id", "context_chars"]]
+    merged = rows[["example_id"]].merge(examples, on="example_id", how="left")
+    return merged["context_chars"].to_numpy(dtype=float)
+
+
 def benchmark_stats(data: RunData, dataset: str, reference: str) -> pd.DataFrame:
     """One row per dataset (``task = all``) and per task when there are several.
 
@@ -144,13 +168,7 @@ def benchmark_stats(data: RunData, dataset: str, reference: str) -> pd.DataFrame
     counted), number of domains and what a domain is.
     """
     rows = data.frame(dataset)
-    context = (
-        rows[["example_id"]]
-        .merge(data.examples[["example_id", "context_chars"]], on="example_id", how="left")[
-            "context_chars"
-        ]
-        .to_numpy(dtype=float)
-    )
+    context = context_chars(data, rows)
     verdicts = data.verdicts(dataset)
     y = verdicts[reference].to_numpy() if reference in verdicts else np.full(len(rows), np.nan)
     domains, meaning = domain_values(data, dataset)

@@ -26,7 +26,7 @@ from realitycheck.params import Interval, OneOf, Satisfies, SequenceOf, as_tuple
 from realitycheck.records import MetricResult
 from realitycheck.store import RunData, StudyResult, StudyTable
 from realitycheck.studies import Study, study
-from realitycheck.studies.benchmark_audit import benchmark_stats
+from realitycheck.studies.benchmark_audit import benchmark_stats, context_chars
 from realitycheck.studies.context_length._report import MIN_N, context_figure, finding, gains
 
 __all__ = ["ContextLength", "stratum_names"]
@@ -101,13 +101,7 @@ class ContextLength(Study):
         for ds in data.datasets:
             stats.append(benchmark_stats(data, ds, self.reference))
             rows = data.frame(ds)
-            ctx = (
-                rows[["example_id"]]
-                .merge(data.examples[["example_id", "context_chars"]], on="example_id", how="left")[
-                    "context_chars"
-                ]
-                .to_numpy(dtype=float)
-            )
+            ctx = context_chars(data, rows)
             has = ~np.isnan(ctx) & (ctx > 0)
             if not has.any():
                 skipped.append(f"{ds}: no context (no stratum to measure)")

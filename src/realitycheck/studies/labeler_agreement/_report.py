@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from realitycheck.analysis import INTERVAL_COLUMNS
 from realitycheck.plots import new_figure, png_bytes
 from realitycheck.store import StudyFigure
 from realitycheck.studies import fmt
@@ -22,19 +23,7 @@ __all__ = [
 ]
 
 TABLES: dict[str, list[str]] = {
-    "agreement": [
-        "dataset",
-        "labeler",
-        "reference",
-        "kind",
-        "metric",
-        "value",
-        "ci_low",
-        "ci_high",
-        "n",
-        "n_positive",
-        "n_excluded",
-    ],
+    "agreement": ["dataset", "labeler", "reference", "kind", *INTERVAL_COLUMNS],
     "threshold": [
         "dataset",
         "labeler",
