@@ -23,3 +23,20 @@ def make_bucket(endpoint: str, bucket: str) -> None:
         region="us-east-1",
         allow_bucket_creation=True,
     ).create_dir(bucket)
+
+
+def objects(uri: str) -> dict[str, bytes]:
+    """Every object of the run at ``uri`` (name relative to the run, content), read directly."""
+    import pyarrow.fs as pafs
+
+    from realitycheck import RunStore
+
+    folder = RunStore(uri).remote
+    assert folder is not None
+    infos = folder.fs.get_file_info(pafs.FileSelector(folder.root, recursive=True))
+    out = {}
+    for info in infos:
+        if info.type == pafs.FileType.File:
+            with folder.fs.open_input_stream(info.path) as stream:
+                out[info.path[len(folder.root) + 1 :]] = stream.read()
+    return out

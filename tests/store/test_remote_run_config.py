@@ -5,27 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pyarrow.fs as pafs
 import pytest
-from object_storage import SECRET, make_bucket, s3_uri
+from object_storage import SECRET, make_bucket, objects, s3_uri
 
-from realitycheck import RunStore
 from realitycheck.cli import main
 from realitycheck.errors import InvalidInputError
 from realitycheck.runner import load_run_config
-
-
-def _objects(uri: str) -> dict[str, bytes]:
-    """Every object of the run on S3 (name relative to the run, content), read directly."""
-    folder = RunStore(uri).remote
-    assert folder is not None
-    infos = folder.fs.get_file_info(pafs.FileSelector(folder.root, recursive=True))
-    out = {}
-    for info in infos:
-        if info.type == pafs.FileType.File:
-            with folder.fs.open_input_stream(info.path) as stream:
-                out[info.path[len(folder.root) + 1 :]] = stream.read()
-    return out
 
 
 def _config(tmp_path: Path, data: Path, out: str, report_dir: Path | None) -> Path:
@@ -64,8 +49,8 @@ def test_a_run_config_on_s3_equals_a_local_run_and_a_rerun_adds_nothing(
     captured = capsys.readouterr()
     assert "hunter2" not in captured.out + captured.err
 
-    objects = _objects(uri)
-    parts = {name for name in objects if name.endswith(".parquet")}
+    stored = objects(uri)
+    parts = {name for name in stored if name.endswith(".parquet")}
     assert parts and parts == {
         str(p.relative_to(local)) for p in local.rglob("*.parquet") if "studies" not in p.parts
     }
@@ -76,16 +61,16 @@ def test_a_run_config_on_s3_equals_a_local_run_and_a_rerun_adds_nothing(
     assert all(tables for tables in ours.values())
     html = (here / "report.html").read_text()
     assert "(length)</h3>" in html and "(leaderboard)</h3>" in html
-    assert not any(name.startswith("studies/") for name in objects)  # the results stay local
-    manifest = json.loads(objects["manifest.json"])
+    assert not any(name.startswith("studies/") for name in stored)  # the results stay local
+    manifest = json.loads(stored["manifest.json"])
     assert manifest["config"]["run_config"]["run"] == {"report_dir": str(here)}
-    assert "config-bucket" not in objects["manifest.json"].decode()  # nor its location
+    assert "config-bucket" not in stored["manifest.json"].decode()  # nor its location
     assert "hunter2" not in html + (here / "metrics.csv").read_text()
 
     assert main(["-q", "run", str(_config(tmp_path, data, uri, here))]) == 0
-    again = _objects(uri)
-    assert again.keys() == objects.keys()
-    assert [name for name in again if again[name] != objects[name]] == ["manifest.json"]
+    again = objects(uri)
+    assert again.keys() == stored.keys()
+    assert [name for name in again if again[name] != stored[name]] == ["manifest.json"]
 
 
 @pytest.mark.parametrize(

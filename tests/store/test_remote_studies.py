@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pyarrow.fs as pafs
 import pytest
-from object_storage import SECRET, make_bucket, s3_uri
+from object_storage import SECRET, make_bucket, objects, s3_uri
 
 from realitycheck import RunStore
 from realitycheck.cli import main
@@ -51,19 +51,6 @@ def s3_run(s3_endpoint, tmp_path_factory, fruit_answers) -> str:
     return uri
 
 
-def _objects(uri: str) -> dict[str, bytes]:
-    """Every object of the run on S3 (name relative to the run, content), read directly."""
-    folder = RunStore(uri).remote
-    assert folder is not None
-    infos = folder.fs.get_file_info(pafs.FileSelector(folder.root, recursive=True))
-    out = {}
-    for info in infos:
-        if info.type == pafs.FileType.File:
-            with folder.fs.open_input_stream(info.path) as stream:
-                out[info.path[len(folder.root) + 1 :]] = stream.read()
-    return out
-
-
 def _local_copy(uri: str, target: Path) -> Path:
     """The run's objects copied into a local folder by pyarrow, outside realitycheck."""
     folder = RunStore(uri).remote
@@ -90,7 +77,7 @@ def test_studies_on_s3_give_the_tables_of_a_local_copy_in_out_and_its_report(
     s3_run, tmp_path, capsys
 ):
     local = _local_copy(s3_run, tmp_path / "copy")
-    before = _objects(s3_run)
+    before = objects(s3_run)
     out = tmp_path / "out"
     assert main(["-q", "study", STUDIES, "--run", s3_run, "--out", str(out), *N_RESAMPLES]) == 0
     assert main(["-q", "study", STUDIES, "--run", str(local), *N_RESAMPLES]) == 0
@@ -110,17 +97,17 @@ def test_studies_on_s3_give_the_tables_of_a_local_copy_in_out_and_its_report(
     assert "No study has been run on this run" in other and SECRET not in html + other
     assert main(["-q", "report", "--run", s3_run, "--out", str(out)]) == 0
     assert (out / "report.html").read_text().count("</h3>") == html.count("</h3>")
-    assert _objects(s3_run) == before  # read only: no object added, changed or removed
+    assert objects(s3_run) == before  # read only: no object added, changed or removed
 
 
 def test_studies_on_s3_without_out_are_refused_before_any_work(s3_run, tmp_path, capsys):
-    before = _objects(s3_run)
+    before = objects(s3_run)
     capsys.readouterr()
     assert main(["-q", "study", "length", "--run", s3_run, *N_RESAMPLES]) == 2
     err = capsys.readouterr().err
     assert "--out" in err and "object storage" in err
     assert "Traceback" not in err and SECRET not in err
-    assert _objects(s3_run) == before and not Path("s3:").exists()
+    assert objects(s3_run) == before and not Path("s3:").exists()
     with pytest.raises(RunFolderError, match="folder=DIR") as info:
         run_studies(RunStore(s3_run), ["no_such_study"])  # refused before the key is read
     assert SECRET not in str(info.value)
@@ -149,12 +136,12 @@ def test_a_models_file_is_the_one_thing_a_study_records_in_a_run_on_s3(
         )
         == 0
     )
-    before = _objects(uri)
+    before = objects(uri)
     models = tmp_path / "models.csv"
     models.write_text("model,family,size\nmodel-a,fam,1e9\nmodel-b,fam,7e9\n")
     args = ["-q", "study", "length", "--run", uri, "--out", str(tmp_path / "out"), "--no-report"]
     assert main([*args, *N_RESAMPLES, "--models", str(models)]) == 0, capsys.readouterr().err
-    after = _objects(uri)
+    after = objects(uri)
     assert after.keys() == before.keys()
     assert [name for name in after if after[name] != before[name]] == ["manifest.json"]
     assert RunData(RunStore(uri)).models == {
