@@ -25,7 +25,6 @@ __all__ = [
     "datasets_from_keys",
     "executor_from",
     "executor_options",
-    "listener_for",
     "local_out",
     "lock_run",
     "models_option",
@@ -262,41 +261,6 @@ def bootstrap_from(n_resamples: int, confidence: float, seed: int) -> Any:
     from realitycheck.analysis import Bootstrap
 
     return Bootstrap(n_resamples=n_resamples, confidence=confidence, seed=seed)
-
-
-def listener_for(ctx: click.Context) -> Any:
-    """A runner Listener that prints each stage, study and file as the run goes."""
-    from realitycheck.cli._echo import echo_choice, echo_generation, echo_stage
-    from realitycheck.runner import Listener
-
-    class Echo(Listener):
-        def generation(self, dataset: str, report: Any, run_dir: Any) -> None:
-            echo_generation(dataset, report, run_dir)
-
-        def choice(self, dataset: str, report: Any) -> None:
-            echo_choice(dataset, report)
-
-        def stage(self, report: Any) -> None:
-            echo_stage(report)
-
-        def evaluation(self, evaluation: Any, out: Any) -> None:
-            for note in evaluation.notes:
-                click.echo(scrub_text(f"note: {note}"), err=True)
-            click.echo(f"metrics: {out / 'metrics.csv'} ({len(evaluation.metrics)} rows)")
-
-        def study(self, done: Any) -> None:
-            click.echo(f"== {done.result.study} -> {done.folder}")
-            click.echo(done.result.finding)
-            for line in done.result.skipped:
-                click.echo(f"  not run on {line}")
-
-        def report(self, files: Any) -> None:
-            click.echo(f"report: {files.html}")
-
-        def note(self, text: str) -> None:
-            click.echo(scrub_text(f"note: {text}"), err=True)
-
-    return Echo()
 
 
 def progress_for(ctx: click.Context) -> Any:

@@ -1,4 +1,4 @@
-"""What the verbs print about the work a stage did: one line per dataset or component."""
+"""What the verbs print as a run goes: one line per dataset, component, study or file."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import click
 
 from realitycheck.cli._common import scrub_text
 
-__all__ = ["echo_choice", "echo_generation", "echo_stage"]
+__all__ = ["echo_choice", "echo_generation", "echo_stage", "listener_for"]
 
 
 def echo_generation(name: str, report: Any, run_dir: Any) -> None:
@@ -58,3 +58,37 @@ def echo_stage(report: Any) -> None:
             click.echo(scrub_text(f"{key}: missing because {report.missing_why[key]}"), err=True)
     for key, why in report.skipped.items():
         click.echo(scrub_text(f"{key}: skipped {why}"), err=True)
+
+
+def listener_for(ctx: click.Context) -> Any:
+    """A runner Listener that prints each stage, study and file as the run goes."""
+    from realitycheck.runner import Listener
+
+    class Echo(Listener):
+        def generation(self, dataset: str, report: Any, run_dir: Any) -> None:
+            echo_generation(dataset, report, run_dir)
+
+        def choice(self, dataset: str, report: Any) -> None:
+            echo_choice(dataset, report)
+
+        def stage(self, report: Any) -> None:
+            echo_stage(report)
+
+        def evaluation(self, evaluation: Any, out: Any) -> None:
+            for note in evaluation.notes:
+                click.echo(scrub_text(f"note: {note}"), err=True)
+            click.echo(f"metrics: {out / 'metrics.csv'} ({len(evaluation.metrics)} rows)")
+
+        def study(self, done: Any) -> None:
+            click.echo(f"== {done.result.study} -> {done.folder}")
+            click.echo(done.result.finding)
+            for line in done.result.skipped:
+                click.echo(f"  not run on {line}")
+
+        def report(self, files: Any) -> None:
+            click.echo(f"report: {files.html}")
+
+        def note(self, text: str) -> None:
+            click.echo(scrub_text(f"note: {text}"), err=True)
+
+    return Echo()

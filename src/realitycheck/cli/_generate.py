@@ -18,7 +18,6 @@ from realitycheck.cli._common import (
     datasets_from_keys,
     executor_from,
     executor_options,
-    listener_for,
     lock_run,
     models_option,
     progress_for,
@@ -30,6 +29,7 @@ from realitycheck.cli._common import (
     split_keys,
     workers_option,
 )
+from realitycheck.cli._echo import listener_for
 
 __all__: list[str] = []
 

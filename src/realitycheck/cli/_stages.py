@@ -20,7 +20,6 @@ from realitycheck.cli._common import (
     datasets_from_keys,
     executor_from,
     executor_options,
-    listener_for,
     local_out,
     lock_run,
     models_option,
@@ -33,7 +32,7 @@ from realitycheck.cli._common import (
     split_keys,
     workers_option,
 )
-from realitycheck.cli._echo import echo_stage
+from realitycheck.cli._echo import echo_stage, listener_for
 from realitycheck.errors import InvalidInputError
 from realitycheck.keys import is_stored
 
@@ -388,6 +387,10 @@ def demo_cmd(
     RAGTruth, FaithBench, HaluEval-general, TruthfulQA, BEGIN and FaithDial.
 
     Everything stored is reused when the demo runs again into the same folder.
+    The first run embeds about 64,000 texts with MiniLM (about 14 CPU minutes:
+    7 to 8 minutes on two cores); the embeddings are cached on disk, so a
+    rerun, even into a new folder, takes about 90 seconds there.
+
     With --reference KEY (e.g. recorded:gpt_4o, FaithBench's GPT-4o judge),
     evaluate, the studies and the report measure against KEY instead of humans.
     """

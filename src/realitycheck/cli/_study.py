@@ -11,7 +11,6 @@ from realitycheck.cli._common import (
     bootstrap_from,
     bootstrap_options,
     cli,
-    listener_for,
     lock_run,
     models_option,
     progress_for,
@@ -20,6 +19,7 @@ from realitycheck.cli._common import (
     split_keys,
     workers_option,
 )
+from realitycheck.cli._echo import listener_for
 from realitycheck.errors import RealityCheckError
 
 if TYPE_CHECKING:  # pragma: no cover - the runner is imported when a command runs
