@@ -21,7 +21,7 @@ from realitycheck import Detector, Example, Response, RunStore, detect, label
 from realitycheck.detectors import detectors
 from realitycheck.errors import InvalidInputError, RunFolderError
 from realitycheck.labelers import labelers
-from realitycheck.store import LOCK_NAME, RunLock, lock_holder
+from realitycheck.store import LOCK_NAME, RunLock, check_run, lock_holder
 
 N_EXAMPLES = 12  # 24 responses: three batches of 8
 
@@ -255,9 +255,11 @@ def test_an_unreadable_part_on_s3_is_named_with_the_way_out(s3_bucket):
     store = _fill(RunStore(uri))
     detect(store, [detectors.create_from_key("length")], batch_size=8)
     store.remote.write_bytes("scores.parts/20990101T000000000000-deadbeef.parquet", b"PAR1torn")
-    with pytest.raises(RunFolderError, match=r"cannot be read .*Delete s3://<redacted>@") as info:
+    with pytest.raises(
+        RunFolderError, match=r"cannot be read .*realitycheck check --run s3://<redacted>@"
+    ) as info:
         store.arrow("scores")
     assert "scores.parts/20990101T000000000000-deadbeef.parquet" in str(info.value)
     assert SECRET not in str(info.value)
-    store.remote.delete("scores.parts/20990101T000000000000-deadbeef.parquet")
+    assert check_run(uri, repair=True).moved  # the way out it names
     assert store.arrow("scores").num_rows == 2 * N_EXAMPLES

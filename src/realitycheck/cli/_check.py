@@ -11,16 +11,21 @@ __all__: list[str] = []
 
 @cli.command("check")
 @click.option(
-    "--run", "run_dir", type=click.Path(file_okay=False), required=True, help="The run folder."
+    "--run",
+    "run_dir",
+    type=click.Path(file_okay=False),
+    required=True,
+    help="The run folder, or its URI on object storage (s3://bucket/run).",
 )
 @click.option(
     "--repair",
     is_flag=True,
-    help="Move unreadable or malformed parts to RUN/quarantine/, delete temporary files "
-    "left by killed writes, and say what the next stages compute again.",
+    help="Move unreadable or malformed parts to RUN/quarantine/ (on object storage: under "
+    "the run's quarantine/ prefix), delete temporary files left by killed writes, and say "
+    "what the next stages compute again.",
 )
 def check_cmd(run_dir: str, repair: bool) -> None:
-    """Check a run folder: every part readable, schemas, repeated ids, sources, manifest.
+    """Check a run: every part readable, schemas, repeated ids, sources, manifest.
 
     Exits with 0 when nothing is wrong (or all of it was repaired), 2 otherwise.
     """

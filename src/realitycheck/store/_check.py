@@ -1,4 +1,4 @@
-"""Checking a run folder part by part, and setting aside what cannot be read.
+"""Checking a run part by part, and setting aside what cannot be read.
 
 :func:`check_run` reads every file of a run and reports, one finding per
 problem: unreadable or truncated Parquet parts, parts whose columns do not
@@ -12,6 +12,10 @@ are moved to ``RUN/quarantine/<time>/``, temporary files are deleted, and the
 manifest entries of datasets that lost records are removed, so the next
 stage loads them again; labels, scores and metrics that were only in a moved
 part are computed again by the next ``label``, ``detect`` or ``evaluate``.
+
+A run on object storage (``s3://…``) is checked and repaired the same way,
+its objects moved under the run's own ``quarantine/<time>/`` prefix; there an
+object is written whole or not at all, so no write leaves a temporary file.
 """
 
 from __future__ import annotations
@@ -24,17 +28,18 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from realitycheck.errors import RunFolderError
 from realitycheck.records import Example, Label, MetricResult, Response, Score
-from realitycheck.store._files import atomic_write_bytes
+from realitycheck.store._check_folder import CheckedFolder, LocalRun, RemoteRun
 from realitycheck.store._fingerprint import changed_files, fingerprint
-from realitycheck.store._fs import is_uri, shown_uri
+from realitycheck.store._fs import remote_folder
 from realitycheck.store._lock import LOCK_NAME, RunLock, lock_holder
 from realitycheck.store._manifest import SCHEMA_VERSION
 
 __all__ = ["CheckReport", "Finding", "check_run"]
+
+_MANIFEST = "manifest.json"
 
 _TYPES: dict[str, type[Any]] = {
     cls.table: cls for cls in (Example, Response, Label, Score, MetricResult)
@@ -57,16 +62,21 @@ class Finding:
     """One problem found in a run.
 
     Attributes:
-        path: The file (or folder) it concerns.
+        path: The file (or folder) it concerns, as it may be printed: a local
+            path, or for a run on object storage its URI (credentials
+            redacted) and the file's name.
         problem: What is wrong, in a sentence.
         repair: What ``repair`` does about it: ``quarantine`` (move the file),
             ``delete`` (a temporary file), ``reload`` (forget a dataset's manifest
             entry so the next stage loads it again) or ``""`` (nothing it can do).
+        name: The file's name inside the run (``labels.parts/x.parquet``);
+            ``""`` for a file outside it (a dataset's source).
     """
 
-    path: Path
+    path: Path | str
     problem: str
     repair: str = ""
+    name: str = ""
 
 
 @dataclass
@@ -74,7 +84,7 @@ class CheckReport:
     """What :func:`check_run` found and did.
 
     Attributes:
-        run: The run folder.
+        run: The run folder (or the run's URI, credentials redacted).
         files: How many files were read.
         findings: Every problem found.
         moved: ``(from, to)`` of each file moved to quarantine.
@@ -82,10 +92,10 @@ class CheckReport:
         repaired: Whether the repairs were made.
     """
 
-    run: Path
+    run: Path | str
     files: int = 0
     findings: list[Finding] = field(default_factory=list)
-    moved: list[tuple[Path, Path]] = field(default_factory=list)
+    moved: list[tuple[Path | str, Path | str]] = field(default_factory=list)
     recompute: list[str] = field(default_factory=list)
     repaired: bool = False
 
@@ -103,61 +113,55 @@ def _required(cls: type[Any]) -> list[str]:
     ]
 
 
-def _check_part(path: Path, table: str, out: CheckReport) -> pa.Table | None:
+def _check_part(folder: CheckedFolder, name: str, table: str, out: CheckReport) -> pa.Table | None:
     """Read one Parquet file; return it, or None after recording why it is unusable."""
     out.files += 1
+    path = folder.shown(name)
     try:
-        data = pq.read_table(path)
+        data = folder.read_table(name)
     except (pa.ArrowException, OSError, ValueError) as exc:
-        out.findings.append(Finding(path, f"unreadable: {type(exc).__name__}: {exc}", "quarantine"))
+        problem = f"unreadable: {type(exc).__name__}: {exc}"
+        out.findings.append(Finding(path, problem, "quarantine", name))
         return None
     cls = _TYPES.get(table.split(".")[0])
     if cls is None:
         return data
     missing = [c for c in _required(cls) if c not in data.column_names]
     if missing:
-        out.findings.append(
-            Finding(path, f"missing the columns {missing} of {table}", "quarantine")
-        )
+        problem = f"missing the columns {missing} of {table}"
+        out.findings.append(Finding(path, problem, "quarantine", name))
         return None
     key = [k for k in cls.key if k in data.column_names]
     frame = data.select(key).to_pandas()
     repeated = int(frame.duplicated().sum())
     if repeated:
-        out.findings.append(
-            Finding(path, f"{repeated} rows repeat a {'/'.join(key)} of an earlier row")
-        )
+        problem = f"{repeated} rows repeat a {'/'.join(key)} of an earlier row"
+        out.findings.append(Finding(path, problem, name=name))
     return data
 
 
-def _table_files(run: Path) -> list[tuple[str, Path]]:
-    files = [(p.stem, p) for p in sorted(run.glob("*.parquet"))]
-    for parts in sorted(run.glob("*.parts")):
-        if parts.is_dir():
-            table = parts.name[: -len(".parts")]
-            files += [(table, p) for p in sorted(parts.glob("*.parquet"))]
-    return files
-
-
-def _check_manifest(run: Path, out: CheckReport) -> dict[str, Any]:
-    path = run / "manifest.json"
-    if not path.exists():
-        if any(run.glob("*.parquet")):
-            out.findings.append(Finding(path, "missing although the run holds tables"))
-        return {}
-    out.files += 1
+def _check_manifest(
+    folder: CheckedFolder, table_files: list[tuple[str, str]], out: CheckReport
+) -> dict[str, Any]:
+    path = folder.shown(_MANIFEST)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        raw = folder.read_manifest()
+        if raw is None:
+            if any("/" not in name for _, name in table_files):
+                out.findings.append(Finding(path, "missing although the run holds tables"))
+            return {}
+        out.files += 1
+        data = json.loads(raw.decode("utf-8"))
     except (OSError, ValueError) as exc:
-        out.findings.append(Finding(path, f"unreadable: {exc}", "quarantine"))
+        out.findings.append(Finding(path, f"unreadable: {exc}", "quarantine", _MANIFEST))
         return {}
     if not isinstance(data, dict):
-        out.findings.append(Finding(path, "does not hold a JSON object", "quarantine"))
+        problem = "does not hold a JSON object"
+        out.findings.append(Finding(path, problem, "quarantine", _MANIFEST))
         return {}
     if data.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
-        out.findings.append(
-            Finding(path, f"schema version {data['schema_version']}, not {SCHEMA_VERSION}")
-        )
+        problem = f"schema version {data['schema_version']}, not {SCHEMA_VERSION}"
+        out.findings.append(Finding(path, problem, name=_MANIFEST))
     for key, entry in dict(data.get("datasets") or {}).items():
         if not isinstance(entry, dict) or not isinstance(entry.get("spec"), dict):
             out.findings.append(Finding(path, f"the entry of dataset {key!r} has no spec"))
@@ -180,7 +184,10 @@ def _check_manifest(run: Path, out: CheckReport) -> dict[str, Any]:
 
 
 def _check_counts(
-    run: Path, manifest: dict[str, Any], tables: dict[str, list[pa.Table]], out: CheckReport
+    folder: CheckedFolder,
+    manifest: dict[str, Any],
+    tables: dict[str, list[pa.Table]],
+    out: CheckReport,
 ) -> list[str]:
     """Compare records with the manifest; return the dataset keys that lost records."""
     if "examples" not in tables or "responses" not in tables:
@@ -191,9 +198,8 @@ def _check_counts(
     responses = responses.to_pandas().drop_duplicates("response_id")
     orphans = int((~responses["example_id"].isin(examples["example_id"])).sum())
     if orphans:
-        out.findings.append(
-            Finding(run / "responses.parquet", f"{orphans} responses have no stored example")
-        )
+        problem = f"{orphans} responses have no stored example"
+        out.findings.append(Finding(folder.shown("responses.parquet"), problem))
     lost = []
     per_dataset = examples["dataset"].value_counts()
     for key, entry in dict(manifest.get("datasets") or {}).items():
@@ -203,91 +209,94 @@ def _check_counts(
         have, want = int(per_dataset.get(name, 0)), int(entry.get("examples", 0))
         if have < want:
             lost.append(key)
-            out.findings.append(
-                Finding(
-                    run / "manifest.json",
-                    f"dataset {name!r} has {have} of its {want} examples stored",
-                    "reload",
-                )
-            )
+            problem = f"dataset {name!r} has {have} of its {want} examples stored"
+            out.findings.append(Finding(folder.shown(_MANIFEST), problem, "reload", _MANIFEST))
     return lost
 
 
 def check_run(run: str | Path, *, repair: bool = False) -> CheckReport:
-    """Check every part of a run folder; with ``repair``, quarantine what cannot be used.
+    """Check every part of a run; with ``repair``, quarantine what cannot be used.
+
+    ``run`` is a folder or the URI of a run on object storage (``s3://…``).
 
     Raises:
-        RunFolderError: When the folder does not exist, or ``repair`` is asked while
-            another process holds the run's lock.
+        RunFolderError: When the folder (or the bucket) does not exist, or
+            ``repair`` is asked while another process holds the run's lock.
     """
-    if is_uri(run):
-        raise RunFolderError(
-            f"`check` reads a local or shared run folder; {shown_uri(str(run))} is on object "
-            "storage. There a damaged part is named when read: delete that object and the "
-            "next stage recomputes what it held.",
-            path=shown_uri(str(run)),
-        )
-    run = Path(run)
-    if not run.is_dir():
-        raise RunFolderError("The run folder does not exist.", path=run)
-    out = CheckReport(run=run)
-    holder = lock_holder(run)
+    folder = _folder(run)
+    out = CheckReport(run=folder.location)
+    holder = lock_holder(folder.lock_target)
     if holder is not None:
         out.findings.append(
             Finding(
-                run / LOCK_NAME,
+                folder.shown(LOCK_NAME),
                 f"held by pid {holder.get('pid')} on {holder.get('host')} "
                 f"(`{holder.get('command')}`, since {holder.get('since')})",
+                name=LOCK_NAME,
             )
         )
-    manifest = _check_manifest(run, out)
+    files = folder.table_files()
+    manifest = _check_manifest(folder, files, out)
     tables: dict[str, list[pa.Table]] = {}
-    for table, path in _table_files(run):
-        data = _check_part(path, table, out)
+    for table, name in files:
+        data = _check_part(folder, name, table, out)
         if data is not None:
             tables.setdefault(table, []).append(data)
-    lost = _check_counts(run, manifest, tables, out)
-    temps = sorted(p for p in run.rglob(".*.tmp") if "quarantine" not in p.parts)
+    lost = _check_counts(folder, manifest, tables, out)
     out.findings += [
-        Finding(p, "temporary file left by an interrupted write", "delete") for p in temps
+        Finding(folder.shown(n), "temporary file left by an interrupted write", "delete", n)
+        for n in folder.temporary_files()
     ]
     if repair and any(f.repair for f in out.findings):
-        with RunLock(run, command="realitycheck check --repair"):
-            _repair(run, out, lost, manifest)
+        with RunLock(folder.lock_target, command="realitycheck check --repair"):
+            _repair(folder, out, lost, manifest)
     return out
 
 
-def _repair(run: Path, out: CheckReport, lost: list[str], manifest: dict[str, Any]) -> None:
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
-    target = run / "quarantine" / stamp
+def _folder(run: str | Path) -> CheckedFolder:
+    """The run's files: on object storage (its bucket checked), or a folder that must exist."""
+    remote = remote_folder(run)
+    if remote is not None:
+        remote.check()
+        return RemoteRun(remote)
+    path = Path(run)
+    if not path.is_dir():
+        raise RunFolderError("The run folder does not exist.", path=path)
+    return LocalRun(path)
+
+
+def _repair(
+    folder: CheckedFolder, out: CheckReport, lost: list[str], manifest: dict[str, Any]
+) -> None:
+    target = "quarantine/" + dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
     tables_hit: set[str] = set()
     for finding in out.findings:
-        path = finding.path
+        name = finding.name
         if finding.repair == "delete":
-            path.unlink(missing_ok=True)
-        if finding.repair != "quarantine" or not path.is_file():
+            folder.delete(name)
+        if finding.repair != "quarantine" or not folder.is_file(name):
             continue
-        dest = target / path.relative_to(run)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        path.replace(dest)
-        out.moved.append((path, dest))
-        if path.suffix == ".parquet":
-            table = path.parent.name[: -len(".parts")] if path.parent != run else path.stem
+        dest = f"{target}/{name}"
+        folder.move(name, dest)
+        out.moved.append((finding.path, folder.shown(dest)))
+        if name.endswith(".parquet"):
+            table = name.split("/")[0].removesuffix(".parts").removesuffix(".parquet")
             tables_hit.add(table.split(".")[0])
     if tables_hit & {"examples", "responses", "labels", "scores"}:
         lost = sorted({*lost, *_loaded(manifest)})
-    if lost and (run / "manifest.json").is_file():
-        data = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
+    raw = folder.read_manifest() if lost else None
+    if raw is not None:
+        data = json.loads(raw.decode("utf-8"))
         for key in lost:
             data.get("datasets", {}).pop(key, None)
         text = json.dumps(data, indent=2, sort_keys=True)
-        atomic_write_bytes(run / "manifest.json", text.encode("utf-8"))
+        folder.write_manifest(text.encode("utf-8"))
         out.recompute.append(f"datasets loaded again by the next stage: {', '.join(lost)}")
     out.recompute += [
         f"{t}: {_RECOMPUTE.get(t, 'rewritten by the stage that writes it')}"
         for t in sorted(tables_hit)
     ]
-    if any(p.name == "manifest.json" for p, _ in out.moved):
+    if any(finding.name == _MANIFEST for finding in out.findings if finding.repair == "quarantine"):
         out.recompute.append(
             "manifest.json: written anew by the next stage, which loads every dataset again"
         )

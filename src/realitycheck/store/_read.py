@@ -38,9 +38,10 @@ def unreadable(path: Source, exc: BaseException) -> RunFolderError:
     """Return the error for a run file that cannot be read, naming it and the way out."""
     if isinstance(path, RemoteFile):
         return RunFolderError(
-            f"This part of the run cannot be read ({type(exc).__name__}: {exc}). Delete "
-            f"{path} (a run on object storage has no `realitycheck check --repair`); the "
-            "next stages recompute what it held.",
+            f"This part of the run cannot be read ({type(exc).__name__}: {exc}). Run "
+            f"`realitycheck check --run {path.folder.shown}` to list every damaged part; with "
+            "--repair it moves them under the run's quarantine/ and the next stages "
+            "recompute what they held.",
             path=str(path),
         )
     run = path.parent.parent if path.parent.name.endswith(".parts") else path.parent
