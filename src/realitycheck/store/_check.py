@@ -270,6 +270,7 @@ def _repair(
 ) -> None:
     target = "quarantine/" + dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
     tables_hit: set[str] = set()
+    moved: set[str] = set()
     for finding in out.findings:
         name = finding.name
         if finding.repair == "delete":
@@ -278,6 +279,7 @@ def _repair(
             continue
         dest = f"{target}/{name}"
         folder.move(name, dest)
+        moved.add(name)
         out.moved.append((finding.path, folder.shown(dest)))
         if name.endswith(".parquet"):
             table = name.split("/")[0].removesuffix(".parts").removesuffix(".parquet")
@@ -296,7 +298,7 @@ def _repair(
         f"{t}: {_RECOMPUTE.get(t, 'rewritten by the stage that writes it')}"
         for t in sorted(tables_hit)
     ]
-    if any(finding.name == _MANIFEST for finding in out.findings if finding.repair == "quarantine"):
+    if _MANIFEST in moved:
         out.recompute.append(
             "manifest.json: written anew by the next stage, which loads every dataset again"
         )
