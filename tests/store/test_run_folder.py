@@ -164,3 +164,20 @@ def test_a_damaged_generation_errors_table_names_itself(tmp_path):
     report = check_run(tmp_path, repair=True)
     assert [f.path.name for f in report.findings] == ["generation_errors.parquet"]
     assert report.ok and not (tmp_path / "generation_errors.parquet").exists()
+
+
+def test_repair_of_a_garbage_manifest_sets_it_aside_and_the_next_stage_writes_it_anew(
+    tmp_path, capsys
+):
+    run, args = _user_run(tmp_path, capsys)
+    (run / "manifest.json").write_text("{not json")
+    report = check_run(run, repair=True)
+    assert [f.name for f in report.findings if f.repair] == ["manifest.json"]
+    ((source, dest),) = report.moved
+    assert source == run / "manifest.json"
+    assert dest.name == "manifest.json" and dest.parent.parent == run / "quarantine"
+    assert any("written anew" in line for line in report.recompute)
+    assert not (run / "manifest.json").exists()
+    assert main(args) == 0, capsys.readouterr().err
+    assert json.loads((run / "manifest.json").read_text())["datasets"]
+    assert check_run(run).findings == []
