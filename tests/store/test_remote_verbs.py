@@ -6,13 +6,11 @@ import json
 from pathlib import Path
 
 import pandas as pd
-import pytest
 from object_storage import SECRET
 
 from realitycheck import Example, Response, RunStore
 from realitycheck.backends.mock import MockBackend
 from realitycheck.cli import main
-from realitycheck.errors import RunFolderError
 from realitycheck.generation import SamplingPlan, generate, generation_errors
 
 
@@ -93,20 +91,62 @@ def test_the_demo_refuses_an_out_on_object_storage_before_any_work(tmp_path, cap
     assert "local folder" in err and SECRET not in err and not Path("s3:").exists()
 
 
-def test_a_supervised_detector_on_object_storage_is_refused_before_its_batches(s3_bucket):
+def _labelled(store: RunStore) -> RunStore:
+    """60 examples with one response each, a human label and a noisy score that tracks it."""
+    import numpy as np
+
+    from realitycheck import Label, Score
+
+    rng = np.random.default_rng(7)
+    bad = rng.random(60) < 0.4
+    store.append(_examples(60))
+    store.append(
+        [Response(response_id=f"r{i}", example_id=f"e{i}", model="m", text="t") for i in range(60)]
+    )
+    store.append(
+        [
+            Label(response_id=f"r{i}", labeler="human", hallucinated=bool(b))
+            for i, b in enumerate(bad)
+        ]
+    )
+    store.append(
+        [
+            Score(response_id=f"r{i}", detector="signal", value=float(b) + rng.normal())
+            for i, b in enumerate(bad)
+        ]
+    )
+    return store
+
+
+def test_a_supervised_detector_on_s3_scores_as_on_a_folder_and_stores_its_weights_there(
+    s3_bucket, tmp_path
+):
+    import io
+
+    import numpy as np
+
     from realitycheck import detect
     from realitycheck.detectors import detectors
 
-    store = RunStore(s3_bucket("supervised"))
-    store.append(_examples(2))
-    store.append(
-        [Response(response_id=f"r{i}", example_id=f"e{i}", model="m", text="t") for i in range(2)]
+    key = "probe[embedding=false,scores=signal]"
+    remote, local = (_labelled(RunStore(s3_bucket("supervised"))), _labelled(RunStore(tmp_path)))
+    for store in (remote, local):
+        detect(store, [detectors.create_from_key(key)])
+    ours, theirs = ((f := s.frame("scores"))[f["detector"] == key] for s in (remote, local))
+    assert ours["value"].notna().sum() > 10
+    pd.testing.assert_frame_equal(
+        ours.sort_values("response_id").reset_index(drop=True),
+        theirs.sort_values("response_id").reset_index(drop=True),
     )
-    probe = detectors.create_from_key("probe[embedding=false,scores=length]")
-    with pytest.raises(RunFolderError, match="saves its trained weights") as info:
-        detect(store, [probe])
-    assert SECRET not in str(info.value)
-    assert store.frame("scores").empty
+    scored = ours[ours["value"].notna()]
+    (trained,) = {json.loads(spec)["trained"]["weights"] for spec in scored["spec"]}
+    assert remote.remote is not None
+    stored = remote.remote.read_bytes(f"{trained}/weights.npz")
+    assert stored is not None
+    with np.load(io.BytesIO(stored)) as mine, np.load(tmp_path / trained / "weights.npz") as ref:
+        assert sorted(mine.files) == sorted(ref.files)
+        for name in ref.files:
+            np.testing.assert_array_equal(mine[name], ref[name])
 
 
 def test_a_cache_dir_on_object_storage_is_refused(tmp_path, capsys):

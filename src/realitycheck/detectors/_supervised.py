@@ -12,8 +12,10 @@ fewer than ``min_train`` labelled calibration responses, or only one class,
 is an error of that dataset alone (every response of it gets ``value=None``
 with the reason); the other datasets still train and score.
 
-The trained weights are written into the run folder,
-``models/<detector key>/<dataset>/``, and their SHA-256
+The trained weights are written into the run,
+``models/<detector key>/<dataset>/`` (on object storage: written to a local
+temporary folder first, then each file as one object under that prefix),
+and their SHA-256
 (:func:`weights_sha256`: over the weight arrays, not the file bytes, so it is
 the same for the same weights whatever the file format writes around them)
 goes into the spec stored with every score, under ``trained``.
@@ -301,9 +303,12 @@ class SupervisedDetector(Detector):
         from realitycheck.store import folder_name
 
         relative = Path(MODELS_DIR) / folder_name(self.key) / folder_name(dataset)
-        folder = store.path / relative
-        folder.mkdir(parents=True, exist_ok=True)
-        arrays = self.save(model, folder)
+        if store.remote is None:
+            folder = store.path / relative
+            folder.mkdir(parents=True, exist_ok=True)
+            arrays = self.save(model, folder)
+        else:
+            arrays = self._upload(model, store, relative.as_posix())
         return {
             "dataset": dataset,
             "weights": relative.as_posix(),
@@ -312,6 +317,23 @@ class SupervisedDetector(Detector):
             "n_positive": int(y.sum()),
             "train_labels": self.train_labels,
         }
+
+    def _upload(self, model: Any, store: RunStore, prefix: str) -> dict[str, np.ndarray]:
+        """Save into a local temporary folder, then write each file as one object under ``prefix``.
+
+        An object is written whole or not at all, so a reader never sees half a file.
+        """
+        import tempfile
+
+        remote = store.remote
+        assert remote is not None  # the caller checked
+        with tempfile.TemporaryDirectory(prefix="realitycheck-weights-") as tmp:
+            arrays = self.save(model, Path(tmp))
+            for path in sorted(Path(tmp).rglob("*")):
+                if path.is_file():
+                    name = f"{prefix}/{path.relative_to(tmp).as_posix()}"
+                    remote.write_bytes(name, path.read_bytes())
+        return arrays
 
     def _trained_score(self, response: Response, value: float, trained: dict[str, Any]) -> Score:
         spec = json.dumps({**self.spec, "trained": trained}, sort_keys=True, default=str)

@@ -33,8 +33,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from realitycheck.backends import CallCache
-from realitycheck.detectors import Detector, Needs, SupervisedDetector
-from realitycheck.errors import InvalidInputError, RunFolderError
+from realitycheck.detectors import Detector, Needs
+from realitycheck.errors import InvalidInputError
 from realitycheck.labelers import Labeler
 from realitycheck.pipeline._report import StageReport
 from realitycheck.records import Example
@@ -58,8 +58,6 @@ class PartContext:
 
     Raises:
         InvalidInputError: ``table`` is not the component's.
-        RunFolderError: A supervised detector (it saves its trained weights as
-            files in the run folder) on a run on object storage, before any batch.
     """
 
     def __init__(
@@ -78,13 +76,6 @@ class PartContext:
         if table != wanted:
             raise InvalidInputError(
                 f"A part of {component.key} is of {wanted}. Got table {table!r} instead."
-            )
-        if store.remote is not None and isinstance(component, SupervisedDetector):
-            raise RunFolderError(
-                f"{component.key} saves its trained weights as files in the run folder, and "
-                f"the run at {store.location} is on object storage. Run it on a local or "
-                "shared folder.",
-                path=store.location,
             )
         self.store = store
         self.component = component

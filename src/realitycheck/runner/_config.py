@@ -76,7 +76,7 @@ from typing import Any, TypeVar
 from realitycheck.analysis import Bootstrap
 from realitycheck.backends import Backend, backends, require
 from realitycheck.datasets import Dataset, datasets
-from realitycheck.detectors import Detector, SupervisedDetector, detectors
+from realitycheck.detectors import Detector, detectors
 from realitycheck.errors import InvalidInputError, UnknownComponentError, did_you_mean
 from realitycheck.generation import SamplingPlan, make_plan
 from realitycheck.keys import is_stored
@@ -222,18 +222,6 @@ def _run_location(reader: _Reader, run: dict) -> tuple[Path | str, Path | None]:
             ["run", "out"],
         )
     return out, reader.path_of(run["report_dir"], ["run", "report_dir"])
-
-
-def _refuse_supervised(reader: _Reader, dets: Sequence[Component]) -> None:
-    """Refuse supervised detectors on a run on object storage, before any work."""
-    for det in dets:
-        if isinstance(det, SupervisedDetector):
-            raise reader.fail(
-                f"{det.key} saves its trained weights as files in the run folder, and the "
-                "run is on object storage (out). Leave it out, or use a local or shared "
-                "run folder.",
-                ["detectors"],
-            )
 
 
 class _Reader:
@@ -508,8 +496,6 @@ def load_run_config(path: str | Path) -> RunConfig:
     choice = parse_choice(reader, raw["choice"]) if "choice" in raw else None
     labs, label_keys = _components(reader, raw, "labelers", labelers)
     dets, detector_keys = _components(reader, raw, "detectors", detectors)
-    if report_dir is not None:
-        _refuse_supervised(reader, dets)
     study_entries = reader.typed(raw.get("studies", []), list, ["studies"])
     if "all" in study_entries:
         study_keys = ["all"]
