@@ -155,3 +155,21 @@ def test_run_config_computes_its_studies_on_the_workers_it_is_given(
     assert main(["-q", "run", str(_run_config(tmp_path, table)), *flags]) == 0
     assert given == [workers]
     assert set(_by_study(RunStore(tmp_path / "out"))) == {"qa_accuracy", "length"}
+
+
+@pytest.mark.parametrize(("table", "workers"), [("", 1), ("[executor]\nworkers = 2\n", 2)])
+def test_run_config_from_python_keeps_its_studies_here_unless_the_config_says(
+    tmp_path, monkeypatch, table, workers
+):
+    import realitycheck.runner._run as run_module
+    from realitycheck.runner import load_run_config, run_config
+
+    given = []
+
+    def spy(*args, **kwargs):
+        given.append(kwargs.pop("workers"))
+        return run_studies(*args, **kwargs, workers=1)
+
+    monkeypatch.setattr(run_module, "run_studies", spy)
+    run_config(load_run_config(_run_config(tmp_path, table)))  # a script that has no main guard
+    assert given == [workers]

@@ -46,7 +46,7 @@ def test_check_on_s3_finds_a_damaged_object_and_repair_quarantines_it(
     assert folder is not None
     folder.write_bytes("scores.parquet", stored["scores.parquet"][:100])  # a truncated object
     RunStore(uri).append([Response(response_id="ghost", example_id="nowhere", model="m", text="t")])
-    with pytest.raises(RunFolderError, match=r"realitycheck check --run s3://<redacted>@"):
+    with pytest.raises(RunFolderError, match=r"scores.parquet.*realitycheck check --run URI"):
         RunStore(uri).frame("scores")
     report = check_run(uri)
     problems = {(f.name, f.repair): f.problem for f in report.findings}
@@ -95,3 +95,50 @@ def test_check_on_a_missing_bucket_says_so_without_the_secret(s3_endpoint, capsy
     assert main(["check", "--run", s3_uri(s3_endpoint, "no-such-bucket", "run")]) == 2
     err = capsys.readouterr().err
     assert "no-such-bucket" in err and SECRET not in err and "Traceback" not in err
+
+
+def test_check_on_a_location_holding_no_run_is_an_error_and_creates_nothing(
+    s3_bucket, tmp_path, capsys
+):
+    assert main(["check", "--run", s3_bucket("typo")]) == 2
+    err = capsys.readouterr().err
+    assert "There is no run at s3://<redacted>@" in err and SECRET not in err
+    missing = tmp_path / "nowhere"
+    assert main(["check", "--run", f"file://{missing}"]) == 2
+    assert "There is no run at file://" in capsys.readouterr().err
+    assert not missing.exists()
+
+
+def test_a_fault_fetching_an_object_is_reported_and_never_quarantines_it(
+    s3_bucket, tmp_path, capsys, fruit_answers, monkeypatch
+):
+    from realitycheck.store._fs import RemoteFolder
+
+    uri = s3_bucket("flaky")
+    _evaluated(uri, tmp_path, capsys, fruit_answers)
+    before = objects(uri)
+    real = RemoteFolder.read_bytes
+
+    def flaky(self, name):
+        if name in ("scores.parquet", "manifest.json"):
+            raise RunFolderError(f"Could not read {name} of the run (OSError: timed out).")
+        return real(self, name)
+
+    monkeypatch.setattr(RemoteFolder, "read_bytes", flaky)
+    report = check_run(uri, repair=True)
+    faults = {f.name: f for f in report.findings}
+    assert set(faults) == {"scores.parquet", "manifest.json"}
+    assert all(f.repair == "" and "check again" in f.problem for f in faults.values())
+    assert not report.moved and not report.ok
+    monkeypatch.undo()
+    assert objects(uri) == before  # nothing moved, nothing rewritten
+    assert all("?" not in str(f.path) for f in report.findings)  # names, not queries
+
+
+def test_check_on_a_file_uri_finds_what_a_killed_write_left(tmp_path, capsys, fruit_answers):
+    run = tmp_path / "run"
+    _evaluated(f"file://{run}", tmp_path, capsys, fruit_answers)
+    (run / ".labels.parquet.x.tmp").write_bytes(b"half")
+    report = check_run(f"file://{run}", repair=True)
+    assert [(f.name, f.repair) for f in report.findings] == [(".labels.parquet.x.tmp", "delete")]
+    assert report.ok and not (run / ".labels.parquet.x.tmp").exists()

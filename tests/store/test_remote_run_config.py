@@ -78,6 +78,13 @@ def test_a_run_config_on_s3_equals_a_local_run_and_a_rerun_adds_nothing(
     [
         (f'out = "s3://k:{SECRET}@b/run"', "length", "run.out", 4, 'add report_dir = "FOLDER"'),
         ('out = "runs/a"\nreport_dir = "r"', "length", "run.report_dir", 5, "Remove report_dir"),
+        (
+            f'out = "s3://k:{SECRET}@b/run"\nreport_dir = "s3://b/tables"',
+            "length",
+            "run.report_dir",
+            5,
+            "report_dir is a local folder",
+        ),
     ],
 )
 def test_where_a_run_config_goes_is_checked_naming_the_line_and_key(

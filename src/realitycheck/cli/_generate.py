@@ -212,5 +212,6 @@ def run_cmd(
         executor=runs_on,
         progress=progress_for(ctx),
         listener=listener_for(ctx),
+        study_workers=None,  # one per usable core, unless --workers or the config says
     )
     exit_if_studies_failed(outcome.studies)

@@ -221,7 +221,14 @@ def _run_location(reader: _Reader, run: dict) -> tuple[Path | str, Path | None]:
             'studies and report go to a local folder: add report_dir = "FOLDER" to [run].',
             ["run", "out"],
         )
-    return out, reader.path_of(run["report_dir"], ["run", "report_dir"])
+    report_dir = reader.typed(run["report_dir"], str, ["run", "report_dir"])
+    if is_uri(report_dir):
+        raise reader.fail(
+            "report_dir is a local folder (the tables, studies and report are files); "
+            "give a path, not a URI.",
+            ["run", "report_dir"],
+        )
+    return out, reader.path_of(report_dir, ["run", "report_dir"])
 
 
 class _Reader:

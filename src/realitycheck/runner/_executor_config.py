@@ -12,7 +12,7 @@
 With ``kind = "ray"``, generation, the label and detect stages and evaluate's
 metrics run as Ray tasks on the cluster's workers (see
 :mod:`realitycheck.executors`); answering MCQ datasets by likelihood
-(``[choice]``), the studies and the report run in this process. The run folder
+(``[choice]``), the studies and the report run on this machine. The run folder
 must be on storage every node sees under the same path. ``realitycheck run``'s
 ``--executor``, ``--ray-address`` and ``--workers`` override the table.
 """

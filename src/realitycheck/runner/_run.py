@@ -244,12 +244,15 @@ def run_config(
     executor: Executor | None = None,
     progress: Progress | None = None,
     listener: Listener | None = None,
+    study_workers: int | None = 1,
 ) -> RunOutcome:
     """Run a whole study from a parsed run config: generate, stages, evaluate, studies, report.
 
-    The studies are computed side by side, in ``config.executor.workers``
-    processes (``None`` = one per usable core; the stored results are the same
-    whatever it is; a script calling this must guard its entry point, see
+    The studies are computed in ``config.executor.workers`` processes side by
+    side when the config sets it, else in ``study_workers``: 1 (the default)
+    = this process, ``None`` = one per usable core, as ``realitycheck run``
+    does. The stored results are the same whatever it is; a script that asks
+    for several must guard its entry point (see
     :func:`~realitycheck.runner.run_studies`). Every stage resumes: running
     the same config again does only what is missing. A run on object storage
     (``config.out`` a URI) is written there, and its CSV tables, studies and
@@ -274,6 +277,7 @@ def run_config(
                 executor=owned,
                 progress=progress,
                 listener=listener,
+                study_workers=study_workers,
             )
         finally:
             owned.close()
@@ -353,7 +357,7 @@ def run_config(
         progress=progress,
         on_result=listener.study,
         folder=config.report_dir,
-        workers=config.executor.workers,
+        workers=config.executor.workers if config.executor.workers is not None else study_workers,
     )
     if config.report:
         outcome.report = write_report(store, config.tables_dir, reference=config.reference)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from realitycheck.errors import RunFolderError
 from realitycheck.records import Example, Label, MetricResult, Response, Score
@@ -36,6 +37,7 @@ from realitycheck.store._fingerprint import changed_files, fingerprint
 from realitycheck.store._fs import remote_folder
 from realitycheck.store._lock import LOCK_NAME, RunLock, lock_holder
 from realitycheck.store._manifest import SCHEMA_VERSION
+from realitycheck.store._secrets import scrub_text
 
 __all__ = ["CheckReport", "Finding", "check_run"]
 
@@ -113,15 +115,35 @@ def _required(cls: type[Any]) -> list[str]:
     ]
 
 
+def _fetch(folder: CheckedFolder, name: str, out: CheckReport) -> bytes | None:
+    """The bytes of ``name``, or None after recording that they could not be fetched.
+
+    A disk or network fault says nothing of the content, so it is reported
+    with no repair: a rerun of the check reads the file again.
+    """
+    try:
+        return folder.read_bytes(name)
+    except (OSError, RunFolderError) as exc:
+        problem = f"could not be read ({_error(exc)}); nothing was changed, check again"
+        out.findings.append(Finding(folder.shown(name), problem, name=name))
+        return None
+
+
+def _error(exc: BaseException) -> str:
+    return scrub_text(f"{type(exc).__name__}: {exc}")
+
+
 def _check_part(folder: CheckedFolder, name: str, table: str, out: CheckReport) -> pa.Table | None:
     """Read one Parquet file; return it, or None after recording why it is unusable."""
     out.files += 1
     path = folder.shown(name)
+    raw = _fetch(folder, name, out)
+    if raw is None:
+        return None
     try:
-        data = folder.read_table(name)
-    except (pa.ArrowException, OSError, ValueError) as exc:
-        problem = f"unreadable: {type(exc).__name__}: {exc}"
-        out.findings.append(Finding(path, problem, "quarantine", name))
+        data = pq.read_table(pa.BufferReader(raw))
+    except (pa.ArrowException, OSError, ValueError) as exc:  # the bytes are not a table
+        out.findings.append(Finding(path, f"unreadable: {_error(exc)}", "quarantine", name))
         return None
     cls = _TYPES.get(table.split(".")[0])
     if cls is None:
@@ -144,15 +166,17 @@ def _check_manifest(
     folder: CheckedFolder, table_files: list[tuple[str, str]], out: CheckReport
 ) -> dict[str, Any]:
     path = folder.shown(_MANIFEST)
+    if not folder.is_file(_MANIFEST):
+        if any("/" not in name for _, name in table_files):
+            out.findings.append(Finding(path, "missing although the run holds tables"))
+        return {}
+    out.files += 1
+    raw = _fetch(folder, _MANIFEST, out)
+    if raw is None:
+        return {}
     try:
-        raw = folder.read_manifest()
-        if raw is None:
-            if any("/" not in name for _, name in table_files):
-                out.findings.append(Finding(path, "missing although the run holds tables"))
-            return {}
-        out.files += 1
         data = json.loads(raw.decode("utf-8"))
-    except (OSError, ValueError) as exc:
+    except ValueError as exc:  # not UTF-8, or not JSON
         out.findings.append(Finding(path, f"unreadable: {exc}", "quarantine", _MANIFEST))
         return {}
     if not isinstance(data, dict):
@@ -254,15 +278,26 @@ def check_run(run: str | Path, *, repair: bool = False) -> CheckReport:
 
 
 def _folder(run: str | Path) -> CheckedFolder:
-    """The run's files: on object storage (its bucket checked), or a folder that must exist."""
+    """The run's files: a folder that must exist, or a run on object storage that must hold one.
+
+    Nothing is created: a mistyped location is an error, not an empty run.
+    """
     remote = remote_folder(run)
-    if remote is not None:
-        remote.check()
-        return RemoteRun(remote)
-    path = Path(run)
-    if not path.is_dir():
-        raise RunFolderError("The run folder does not exist.", path=path)
-    return LocalRun(path)
+    if remote is None:
+        path = Path(run)
+        if not path.is_dir():
+            raise RunFolderError("The run folder does not exist.", path=path)
+        return LocalRun(path)
+    if not remote.is_local:
+        remote.check()  # the bucket; nothing is created there
+    folder = RemoteRun(remote)
+    missing = remote.is_local and not Path(remote.root).is_dir()
+    if not missing and (folder.is_file(_MANIFEST) or folder.table_files()):
+        return folder
+    raise RunFolderError(
+        f"There is no run at {remote.shown}: no manifest.json and no table there.",
+        path=remote.shown,
+    )
 
 
 def _repair(
@@ -286,7 +321,7 @@ def _repair(
             tables_hit.add(table.split(".")[0])
     if tables_hit & {"examples", "responses", "labels", "scores"}:
         lost = sorted({*lost, *_loaded(manifest)})
-    raw = folder.read_manifest() if lost else None
+    raw = folder.read_bytes(_MANIFEST) if lost else None
     if raw is not None:
         data = json.loads(raw.decode("utf-8"))
         for key in lost:

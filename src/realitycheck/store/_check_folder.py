@@ -10,9 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from realitycheck.store._files import MANIFEST, atomic_write_bytes
 from realitycheck.store._fs import RemoteFolder
 
@@ -40,12 +37,13 @@ class CheckedFolder(Protocol):
         """``(table, name)`` of every Parquet file: compacted tables, then each table's parts."""
         ...
 
-    def read_table(self, name: str) -> pa.Table:
-        """The whole Parquet file ``name``."""
-        ...
+    def read_bytes(self, name: str) -> bytes | None:
+        """The bytes of the file ``name``, or ``None`` when it does not exist.
 
-    def read_manifest(self) -> bytes | None:
-        """The bytes of ``manifest.json``, or ``None`` when there is none."""
+        Raises:
+            OSError, RunFolderError: The file could not be fetched (a fault of
+                the disk or the network, not of its content).
+        """
         ...
 
     def write_manifest(self, data: bytes) -> None:
@@ -96,11 +94,8 @@ class LocalRun:
                 ]
         return files
 
-    def read_table(self, name: str) -> pa.Table:
-        return pq.read_table(self.path / name)
-
-    def read_manifest(self) -> bytes | None:
-        path = self.path / MANIFEST
+    def read_bytes(self, name: str) -> bytes | None:
+        path = self.path / name
         return path.read_bytes() if path.exists() else None
 
     def write_manifest(self, data: bytes) -> None:
@@ -126,7 +121,7 @@ class LocalRun:
 
 
 class RemoteRun:
-    """A run on object storage: an object is whole or absent, so no write leaves a temporary."""
+    """A run on object storage (or ``file://``), through its :class:`RemoteFolder`."""
 
     def __init__(self, folder: RemoteFolder) -> None:
         self.folder = folder
@@ -140,7 +135,7 @@ class RemoteRun:
         return self.folder
 
     def shown(self, name: str) -> str:
-        return f"{self.folder.shown}/{name}"
+        return self.folder.shown_name(name)
 
     def table_files(self) -> list[tuple[str, str]]:
         files = [(n[: -len(".parquet")], n) for n in self.folder.listing("", ".parquet")]
@@ -149,17 +144,15 @@ class RemoteRun:
             files += [(table, n) for n in self.folder.listing(parts, ".parquet")]
         return files
 
-    def read_table(self, name: str) -> pa.Table:
-        return self.folder.file(name).parquet().read()
-
-    def read_manifest(self) -> bytes | None:
-        return self.folder.read_bytes(MANIFEST)
+    def read_bytes(self, name: str) -> bytes | None:
+        return self.folder.read_bytes(name)
 
     def write_manifest(self, data: bytes) -> None:
         self.folder.write_bytes(MANIFEST, data)
 
     def temporary_files(self) -> list[str]:
-        return []
+        """Those of a ``file://`` run (its writes go through a rename); none on object storage."""
+        return LocalRun(Path(self.folder.root)).temporary_files() if self.folder.is_local else []
 
     def is_file(self, name: str) -> bool:
         return self.folder.exists(name)

@@ -113,7 +113,7 @@ class RemoteFile:
     name: str
 
     def __str__(self) -> str:
-        return f"{self.folder.shown}/{self.name}"
+        return self.folder.shown_name(self.name)
 
     def parquet(self) -> pq.ParquetFile:
         """Open the file for reading as Parquet (a ranged read of its footer, then its columns)."""
@@ -183,6 +183,10 @@ class RemoteFolder:
     def file(self, name: str) -> RemoteFile:
         """The file ``name`` of the run."""
         return RemoteFile(self, name)
+
+    def shown_name(self, name: str) -> str:
+        """The file ``name`` of the run as it may be printed: the run's URI without its query."""
+        return f"{self.shown.partition('?')[0].rstrip('/')}/{name}"
 
     def _fail(self, doing: str, exc: BaseException) -> RunFolderError:
         return RunFolderError(

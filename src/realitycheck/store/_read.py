@@ -39,9 +39,9 @@ def unreadable(path: Source, exc: BaseException) -> RunFolderError:
     if isinstance(path, RemoteFile):
         return RunFolderError(
             f"This part of the run cannot be read ({type(exc).__name__}: {exc}). Run "
-            f"`realitycheck check --run {path.folder.shown}` to list every damaged part; with "
-            "--repair it moves them under the run's quarantine/ and the next stages "
-            "recompute what they held.",
+            "`realitycheck check --run URI`, with the run's URI as you gave it, to list "
+            "every damaged part; with --repair it moves them under the run's quarantine/ "
+            "and the next stages recompute what they held.",
             path=str(path),
         )
     run = path.parent.parent if path.parent.name.endswith(".parts") else path.parent

@@ -100,10 +100,10 @@ class RunStore:
         path: The run folder, created if missing: a local path, or a URI that
             ``pyarrow.fs`` opens (``s3://bucket/prefix``, ``file:///abs/folder``)
             or its opened ``RemoteFolder`` (e.g. :attr:`RunLock.folder`),
-            whose bucket must exist. On object storage the parts, the tables
-            and the manifest live there; what needs a local folder (``check
-            --repair``, files of trained detectors; study results unless given
-            a local folder of their own) raises
+            whose bucket must exist. On object storage the parts, the tables,
+            the manifest and trained detectors' weights live there; what
+            needs a local folder (study results unless given a local folder of
+            their own, the demo) raises
             :class:`~realitycheck.errors.RunFolderError` through :attr:`path`.
 
     Raises:
@@ -157,9 +157,9 @@ class RunStore:
             raise RunFolderError(
                 f"This needs the run on a local or shared folder; {self.location} is on object "
                 "storage, where realitycheck supports ingest, generate, label, detect, "
-                "evaluate, study and report (tables, study results and the report go to a "
-                "local folder: evaluate --report-dir, study --out, report --out). Copy the "
-                "run to a folder for the rest.",
+                "evaluate, study, report, check and run CONFIG (tables, study results and "
+                "the report go to a local folder: evaluate --report-dir, study --out, report "
+                "--out, [run] report_dir). Copy the run to a folder for the rest.",
                 path=self.location,
             )
         return self._path
