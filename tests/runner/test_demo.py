@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
+from realitycheck.analysis import Bootstrap
 from realitycheck.cli import cli, main
 from realitycheck.runner import _demo
 from realitycheck.store import RunStore, load_results
@@ -71,3 +72,19 @@ def test_demo_trains_an_embedding_probe_and_a_score_probe_on_the_issue_datasets_
     assert not scores.embedding
     stored = [*_demo.DEMO_DETECTORS, "recorded:hhem-2.1", "recorded:gpt_4o", "probe"]
     assert score_features(scores.scores, stored) == sorted(_demo.DEMO_DETECTORS)
+
+
+def test_the_demo_command_computes_studies_on_every_core_and_the_api_here(
+    small_plan, tmp_path, monkeypatch
+):
+    given = []
+    real = _demo.run_studies
+
+    def spy(*args, **kwargs):
+        given.append(kwargs["workers"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_demo, "run_studies", spy)
+    assert main(["-q", "demo", "--out", str(tmp_path / "cli"), "--n-resamples", "20"]) == 0
+    _demo.run_demo(tmp_path / "api", bootstrap=Bootstrap(n_resamples=20))
+    assert given == [None, 1]

@@ -411,6 +411,7 @@ def demo_cmd(
         bootstrap=bootstrap_from(n_resamples, confidence, seed),
         reference=reference,
         progress=progress_for(ctx),
+        workers=None,  # one per usable core
     )
     click.echo(f"run: {result.run_dir}; studies: {', '.join(result.studies) or 'none'}")
     _write_report(RunStore(result.run_dir), Path(out), reference)

@@ -102,7 +102,7 @@ def run_demo(
     bootstrap: Bootstrap | None = None,
     reference: str | None = None,
     progress: Progress | None = None,
-    workers: int | None = None,
+    workers: int | None = 1,
 ) -> DemoResult:
     """Load the demo datasets, label, detect, evaluate and run every study into ``out/run``.
 
@@ -116,8 +116,10 @@ def run_demo(
     human labels); datasets without such labels have no rows measured
     against it. Re-running reuses every label and score already stored.
     ``workers`` is the number of processes computing studies side by side
-    (``None`` = one per usable core; see :func:`run_studies`); the stored
-    results are the same whatever it is.
+    (1, the default = this process; ``None`` = one per usable core, as
+    ``realitycheck demo`` does; a script asking for several must guard its
+    entry point, see :func:`run_studies`); the stored results are the same
+    whatever it is.
     """
     bootstrap = bootstrap or Bootstrap()
     progress = progress or NullProgress()
