@@ -81,6 +81,16 @@ def test_one_class_in_the_calibration_split_gives_no_map(method):
     assert probs is None and "one class" in note
 
 
+@pytest.mark.parametrize("method", ["platt", "isotonic"])
+@pytest.mark.parametrize("apply", [np.array([]), np.array([np.nan, np.nan])])
+def test_nothing_to_map_gives_nothing_not_an_error(method, apply):
+    # A small dataset can put every example in the calibration split: the test split is empty.
+    y, s = _data(3, n=20)
+    probs, note = calibrate(y, s, apply, method)
+    assert probs is not None and probs.shape == apply.shape and np.isnan(probs).all()
+    assert "fitted on 20 calibration-split responses" in note
+
+
 def test_none_takes_probabilities_as_they_are_and_refuses_raw_scores():
     probs, note = calibrate(
         np.array([0.0, 1.0]), np.array([0.2, 0.9]), np.array([0.2, 0.9]), "none"

@@ -66,3 +66,12 @@ def test_no_figures_without_two_classes(make_run, tmp_path):
     store = make_run(tmp_path / "run")
     data = load(store)
     assert selective_figures(data, "alpha", "no-such-labeler", ["noisy"]) == []
+
+
+def test_a_dataset_with_no_test_split_gets_its_rejection_curve_and_no_reliability(run, monkeypatch):
+    # Few examples can all fall in the calibration split (the split hashes their ids).
+    import realitycheck.report._calibration as module
+
+    monkeypatch.setattr(module, "split_of", lambda ids, fraction: np.full(len(ids), "calibration"))
+    figures = selective_figures(load(run), "alpha", "human", ["noisy"])
+    assert [f.stem for f in figures] == ["rejection_alpha"]

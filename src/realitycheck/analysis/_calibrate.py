@@ -105,7 +105,7 @@ def calibrate(
     Args:
         y: 0/1 labels of the fitted items, 1 = hallucinated.
         s: Their scores, higher = more likely hallucinated (finite).
-        apply: Scores to map (NaN stays NaN).
+        apply: Scores to map (NaN stays NaN; none, or only NaN, gives all NaN).
         method: ``"platt"``, ``"isotonic"``, or ``"none"`` to take the scores
             as probabilities when every one lies in [0, 1].
 
@@ -123,7 +123,8 @@ def calibrate(
         return None, "no calibration: the calibration split has one class"
     fit = _platt if method == "platt" else _isotonic
     out = np.full(apply.shape, np.nan)
-    out[known] = fit(y.astype(float), s.astype(float), apply[known].astype(float))
+    if known.any():  # nothing to map (e.g. an empty test split) stays all NaN
+        out[known] = fit(y.astype(float), s.astype(float), apply[known].astype(float))
     note = (
         f"{_NAMES[method]} fitted on {y.size:,} calibration-split responses "
         f"({int(y.sum()):,} hallucinated); metric on the test split"
