@@ -58,3 +58,31 @@ class EnvironmentQaAccuracy(QaAccuracy):
         import os
 
         return self._result(os.environ.get("OPENBLAS_THREAD_TIMEOUT", "unset"))
+
+
+def record_workers(monkeypatch, module, name, *, run_with=None):
+    """Replace ``module.name`` by a spy that records each call's ``workers`` argument.
+
+    The spy then calls the real function, with ``workers=run_with`` when given
+    (e.g. 1, to keep a test that only checks the argument off the pool).
+    Returns the list the values are appended to.
+    """
+    given = []
+    real = getattr(module, name)
+
+    def spy(*args, **kwargs):
+        given.append(kwargs["workers"])
+        if run_with is not None:
+            kwargs["workers"] = run_with
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, spy)
+    return given
+
+
+def run_made(path, monkeypatch, made, **kwargs):
+    """``run_studies`` on a toy run at ``path`` with the study objects ``made`` (any keys)."""
+    from realitycheck.runner import _studies, run_studies
+
+    monkeypatch.setattr(_studies, "build_studies", lambda keys, reference=None: made)
+    return run_studies(toy_store(path), ["ignored"], **kwargs)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from _study_helpers import record_workers
 from click.testing import CliRunner
 
 from realitycheck.analysis import Bootstrap
@@ -77,14 +78,7 @@ def test_demo_trains_an_embedding_probe_and_a_score_probe_on_the_issue_datasets_
 def test_the_demo_command_computes_studies_on_every_core_and_the_api_here(
     small_plan, tmp_path, monkeypatch
 ):
-    given = []
-    real = _demo.run_studies
-
-    def spy(*args, **kwargs):
-        given.append(kwargs["workers"])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(_demo, "run_studies", spy)
+    given = record_workers(monkeypatch, _demo, "run_studies")
     assert main(["-q", "demo", "--out", str(tmp_path / "cli"), "--n-resamples", "20"]) == 0
     _demo.run_demo(tmp_path / "api", bootstrap=Bootstrap(n_resamples=20))
     assert given == [None, 1]

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from _study_helpers import record_workers
 from _study_helpers import toy_store as _store
 
 from realitycheck import RunStore
@@ -145,13 +146,8 @@ def test_run_config_computes_its_studies_on_the_workers_it_is_given(
 ):
     import realitycheck.runner._run as run_module
 
-    given = []
-
-    def spy(*args, **kwargs):
-        given.append(kwargs.pop("workers"))
-        return run_studies(*args, **kwargs, workers=1)  # pools are tested in test_study_workers
-
-    monkeypatch.setattr(run_module, "run_studies", spy)
+    # Pools are tested in test_study_workers: here the studies run in this process.
+    given = record_workers(monkeypatch, run_module, "run_studies", run_with=1)
     assert main(["-q", "run", str(_run_config(tmp_path, table)), *flags]) == 0
     assert given == [workers]
     assert set(_by_study(RunStore(tmp_path / "out"))) == {"qa_accuracy", "length"}
@@ -164,12 +160,6 @@ def test_run_config_from_python_keeps_its_studies_here_unless_the_config_says(
     import realitycheck.runner._run as run_module
     from realitycheck.runner import load_run_config, run_config
 
-    given = []
-
-    def spy(*args, **kwargs):
-        given.append(kwargs.pop("workers"))
-        return run_studies(*args, **kwargs, workers=1)
-
-    monkeypatch.setattr(run_module, "run_studies", spy)
+    given = record_workers(monkeypatch, run_module, "run_studies", run_with=1)
     run_config(load_run_config(_run_config(tmp_path, table)))  # a script that has no main guard
     assert given == [workers]

@@ -4,8 +4,16 @@ import os
 from pathlib import Path
 
 import pytest
-from _study_helpers import BrokenQaAccuracy, DyingQaAccuracy, EnvironmentQaAccuracy, toy_store
+from _study_helpers import (
+    BrokenQaAccuracy,
+    DyingQaAccuracy,
+    EnvironmentQaAccuracy,
+    record_workers,
+    run_made,
+    toy_store,
+)
 
+from realitycheck import RunStore
 from realitycheck.analysis import Bootstrap
 from realitycheck.errors import InvalidInputError
 from realitycheck.runner import _studies, run_studies
@@ -29,15 +37,7 @@ def _files(run: Path) -> dict[str, bytes]:
 @pytest.fixture
 def pooled(monkeypatch):
     """Count the runs that went through the worker pool."""
-    calls = []
-    real = _studies.pooled_results
-
-    def spy(*args, **kwargs):
-        calls.append(kwargs["workers"])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(_studies, "pooled_results", spy)
-    return calls
+    return record_workers(monkeypatch, _studies, "pooled_results")
 
 
 def test_two_workers_store_the_same_files_and_order_as_one(tmp_path, pooled):
@@ -67,14 +67,12 @@ def test_two_workers_store_the_same_files_and_order_as_one(tmp_path, pooled):
 def test_a_study_failing_in_a_worker_is_stored_by_name_and_the_others_finish(
     tmp_path, monkeypatch, pooled
 ):
-    store = toy_store(tmp_path / "run")
     made = [studies.create("length"), BrokenQaAccuracy(), studies.create("leaderboard")]
-    monkeypatch.setattr(_studies, "build_studies", lambda keys, reference=None: made)
-    runs = run_studies(store, ["ignored"], bootstrap=BOOT, workers=2)
+    runs = run_made(tmp_path / "run", monkeypatch, made, bootstrap=BOOT, workers=2)
     assert pooled == [2]
     assert [r.result.study for r in runs] == ["length", "qa_accuracy", "leaderboard"]
     assert [r.error for r in runs] == ["", "ValueError: forced failure in a study worker", ""]
-    stored = {r.study: r for r in load_results(store)}
+    stored = {r.study: r for r in load_results(RunStore(tmp_path / "run"))}
     assert stored["qa_accuracy"].finding.startswith("This study failed")
     assert "forced failure in a study worker" in stored["qa_accuracy"].finding
     assert stored["qa_accuracy"].tables == ()
@@ -84,14 +82,16 @@ def test_a_study_failing_in_a_worker_is_stored_by_name_and_the_others_finish(
 def test_a_worker_that_dies_is_reported_as_its_study_failing_not_a_hang(
     tmp_path, monkeypatch, pooled
 ):
-    store = toy_store(tmp_path / "run")
     made = [studies.create("length"), DyingQaAccuracy(), studies.create("leaderboard")]
-    monkeypatch.setattr(_studies, "build_studies", lambda keys, reference=None: made)
-    runs = run_studies(store, ["ignored"], bootstrap=BOOT, workers=2)
+    runs = run_made(tmp_path / "run", monkeypatch, made, bootstrap=BOOT, workers=2)
     assert [r.result.study for r in runs] == ["length", "qa_accuracy", "leaderboard"]
     assert runs[1].error.startswith("BrokenProcessPool")
     # The studies the broken pool could not finish are stored as failed too, never lost.
-    assert {r.study for r in load_results(store)} == {"length", "qa_accuracy", "leaderboard"}
+    assert {r.study for r in load_results(RunStore(tmp_path / "run"))} == {
+        "length",
+        "qa_accuracy",
+        "leaderboard",
+    }
     assert all(bool(r.error) == (not r.result.tables) for r in runs)
 
 
@@ -102,10 +102,8 @@ def test_a_study_class_no_worker_can_import_keeps_every_study_here(tmp_path, mon
         def analyse(self, data, bootstrap):
             return super().analyse(data, bootstrap)
 
-    store = toy_store(tmp_path / "run")
     made = [studies.create("length"), NotebookQaAccuracy(), studies.create("leaderboard")]
-    monkeypatch.setattr(_studies, "build_studies", lambda keys, reference=None: made)
-    runs = run_studies(store, ["ignored"], bootstrap=BOOT, workers=2)
+    runs = run_made(tmp_path / "run", monkeypatch, made, bootstrap=BOOT, workers=2)
     assert pooled == []
     assert [r.result.study for r in runs] == ["length", "qa_accuracy", "leaderboard"]
     assert [r.error for r in runs] == ["", "", ""] and all(r.result.tables for r in runs)
@@ -119,10 +117,8 @@ def test_workers_start_with_a_short_openblas_spin_unless_the_environment_sets_on
         monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT", raising=False)
     else:
         monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", outside)
-    store = toy_store(tmp_path / "run")
     made = [EnvironmentQaAccuracy(), EnvironmentQaAccuracy()]
-    monkeypatch.setattr(_studies, "build_studies", lambda keys, reference=None: made)
-    runs = run_studies(store, ["ignored"], bootstrap=BOOT, workers=2)
+    runs = run_made(tmp_path / "run", monkeypatch, made, bootstrap=BOOT, workers=2)
     assert [r.result.finding for r in runs] == [worker, worker]
     assert os.environ.get("OPENBLAS_THREAD_TIMEOUT") == outside  # this process: unchanged
 
