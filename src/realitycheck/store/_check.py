@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 from realitycheck.errors import RunFolderError
 from realitycheck.records import Example, Label, MetricResult, Response, Score
 from realitycheck.store._check_folder import CheckedFolder, LocalRun, RemoteRun
+from realitycheck.store._files import MANIFEST
 from realitycheck.store._fingerprint import changed_files, fingerprint
 from realitycheck.store._fs import remote_folder
 from realitycheck.store._lock import LOCK_NAME, RunLock, lock_holder
@@ -41,7 +42,6 @@ from realitycheck.store._secrets import scrub_text
 
 __all__ = ["CheckReport", "Finding", "check_run"]
 
-_MANIFEST = "manifest.json"
 
 _TYPES: dict[str, type[Any]] = {
     cls.table: cls for cls in (Example, Response, Label, Score, MetricResult)
@@ -163,29 +163,29 @@ def _check_part(folder: CheckedFolder, name: str, table: str, out: CheckReport) 
 
 
 def _check_manifest(
-    folder: CheckedFolder, table_files: list[tuple[str, str]], out: CheckReport
+    folder: CheckedFolder, found: bool, table_files: list[tuple[str, str]], out: CheckReport
 ) -> dict[str, Any]:
-    path = folder.shown(_MANIFEST)
-    if not folder.is_file(_MANIFEST):
+    path = folder.shown(MANIFEST)
+    if not found:
         if any("/" not in name for _, name in table_files):
             out.findings.append(Finding(path, "missing although the run holds tables"))
         return {}
     out.files += 1
-    raw = _fetch(folder, _MANIFEST, out)
+    raw = _fetch(folder, MANIFEST, out)
     if raw is None:
         return {}
     try:
         data = json.loads(raw.decode("utf-8"))
     except ValueError as exc:  # not UTF-8, or not JSON
-        out.findings.append(Finding(path, f"unreadable: {exc}", "quarantine", _MANIFEST))
+        out.findings.append(Finding(path, f"unreadable: {exc}", "quarantine", MANIFEST))
         return {}
     if not isinstance(data, dict):
         problem = "does not hold a JSON object"
-        out.findings.append(Finding(path, problem, "quarantine", _MANIFEST))
+        out.findings.append(Finding(path, problem, "quarantine", MANIFEST))
         return {}
     if data.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
         problem = f"schema version {data['schema_version']}, not {SCHEMA_VERSION}"
-        out.findings.append(Finding(path, problem, name=_MANIFEST))
+        out.findings.append(Finding(path, problem, name=MANIFEST))
     for key, entry in dict(data.get("datasets") or {}).items():
         if not isinstance(entry, dict) or not isinstance(entry.get("spec"), dict):
             out.findings.append(Finding(path, f"the entry of dataset {key!r} has no spec"))
@@ -234,7 +234,7 @@ def _check_counts(
         if have < want:
             lost.append(key)
             problem = f"dataset {name!r} has {have} of its {want} examples stored"
-            out.findings.append(Finding(folder.shown(_MANIFEST), problem, "reload", _MANIFEST))
+            out.findings.append(Finding(folder.shown(MANIFEST), problem, "reload", MANIFEST))
     return lost
 
 
@@ -248,6 +248,12 @@ def check_run(run: str | Path, *, repair: bool = False) -> CheckReport:
             ``repair`` is asked while another process holds the run's lock.
     """
     folder = _folder(run)
+    files, has_manifest = folder.table_files(), folder.is_file(MANIFEST)
+    if isinstance(folder, RemoteRun) and not (has_manifest or files):
+        raise RunFolderError(
+            f"There is no run at {folder.location}: no manifest.json and no table there.",
+            path=folder.location,
+        )
     out = CheckReport(run=folder.location)
     holder = lock_holder(folder.lock_target)
     if holder is not None:
@@ -259,8 +265,7 @@ def check_run(run: str | Path, *, repair: bool = False) -> CheckReport:
                 name=LOCK_NAME,
             )
         )
-    files = folder.table_files()
-    manifest = _check_manifest(folder, files, out)
+    manifest = _check_manifest(folder, has_manifest, files, out)
     tables: dict[str, list[pa.Table]] = {}
     for table, name in files:
         data = _check_part(folder, name, table, out)
@@ -278,7 +283,7 @@ def check_run(run: str | Path, *, repair: bool = False) -> CheckReport:
 
 
 def _folder(run: str | Path) -> CheckedFolder:
-    """The run's files: a folder that must exist, or a run on object storage that must hold one.
+    """The run's files: a folder, or a run on object storage, whose place must exist.
 
     Nothing is created: a mistyped location is an error, not an empty run.
     """
@@ -290,14 +295,9 @@ def _folder(run: str | Path) -> CheckedFolder:
         return LocalRun(path)
     if not remote.is_local:
         remote.check()  # the bucket; nothing is created there
-    folder = RemoteRun(remote)
-    missing = remote.is_local and not Path(remote.root).is_dir()
-    if not missing and (folder.is_file(_MANIFEST) or folder.table_files()):
-        return folder
-    raise RunFolderError(
-        f"There is no run at {remote.shown}: no manifest.json and no table there.",
-        path=remote.shown,
-    )
+    elif not Path(remote.root).is_dir():
+        raise RunFolderError(f"There is no run at {remote.shown}.", path=remote.shown)
+    return RemoteRun(remote)
 
 
 def _repair(
@@ -321,19 +321,19 @@ def _repair(
             tables_hit.add(table.split(".")[0])
     if tables_hit & {"examples", "responses", "labels", "scores"}:
         lost = sorted({*lost, *_loaded(manifest)})
-    raw = folder.read_bytes(_MANIFEST) if lost else None
+    raw = folder.files.read_manifest() if lost else None
     if raw is not None:
         data = json.loads(raw.decode("utf-8"))
         for key in lost:
             data.get("datasets", {}).pop(key, None)
         text = json.dumps(data, indent=2, sort_keys=True)
-        folder.write_manifest(text.encode("utf-8"))
+        folder.files.write_manifest(text.encode("utf-8"))
         out.recompute.append(f"datasets loaded again by the next stage: {', '.join(lost)}")
     out.recompute += [
         f"{t}: {_RECOMPUTE.get(t, 'rewritten by the stage that writes it')}"
         for t in sorted(tables_hit)
     ]
-    if _MANIFEST in moved:
+    if MANIFEST in moved:
         out.recompute.append(
             "manifest.json: written anew by the next stage, which loads every dataset again"
         )

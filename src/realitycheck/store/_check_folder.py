@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from realitycheck.store._files import MANIFEST, atomic_write_bytes
+from realitycheck.store._files import LocalFiles, RemoteFiles, TableFiles
 from realitycheck.store._fs import RemoteFolder
 
 __all__ = ["CheckedFolder", "LocalRun", "RemoteRun"]
@@ -18,6 +18,11 @@ __all__ = ["CheckedFolder", "LocalRun", "RemoteRun"]
 
 class CheckedFolder(Protocol):
     """What checking and repairing a run needs from where its files are."""
+
+    @property
+    def files(self) -> TableFiles:
+        """The run's files as the store reads and writes them (its manifest)."""
+        ...
 
     @property
     def location(self) -> Path | str:
@@ -46,10 +51,6 @@ class CheckedFolder(Protocol):
         """
         ...
 
-    def write_manifest(self, data: bytes) -> None:
-        """Replace ``manifest.json``, atomically."""
-        ...
-
     def temporary_files(self) -> list[str]:
         """Files left by an interrupted write, outside ``quarantine/``."""
         ...
@@ -72,6 +73,7 @@ class LocalRun:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.files = LocalFiles(path)
 
     @property
     def location(self) -> Path:
@@ -98,9 +100,6 @@ class LocalRun:
         path = self.path / name
         return path.read_bytes() if path.exists() else None
 
-    def write_manifest(self, data: bytes) -> None:
-        atomic_write_bytes(self.path / MANIFEST, data)
-
     def temporary_files(self) -> list[str]:
         return sorted(
             str(p.relative_to(self.path))
@@ -125,6 +124,7 @@ class RemoteRun:
 
     def __init__(self, folder: RemoteFolder) -> None:
         self.folder = folder
+        self.files = RemoteFiles(folder)
 
     @property
     def location(self) -> str:
@@ -146,9 +146,6 @@ class RemoteRun:
 
     def read_bytes(self, name: str) -> bytes | None:
         return self.folder.read_bytes(name)
-
-    def write_manifest(self, data: bytes) -> None:
-        self.folder.write_bytes(MANIFEST, data)
 
     def temporary_files(self) -> list[str]:
         """Those of a ``file://`` run (its writes go through a rename); none on object storage."""

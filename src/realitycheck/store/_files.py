@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 from realitycheck.store._fs import RemoteFolder, atomic_write_bytes
 from realitycheck.store._read import Source
 
-__all__ = ["LocalFiles", "RemoteFiles", "TableFiles", "atomic_write_bytes", "part_name"]
+__all__ = ["LocalFiles", "MANIFEST", "RemoteFiles", "TableFiles", "part_name"]
 
 MANIFEST = "manifest.json"
 

@@ -50,7 +50,7 @@ from realitycheck.store._columns import (
     records_table,
     scrubbed_table,
 )
-from realitycheck.store._files import LocalFiles, RemoteFiles, TableFiles
+from realitycheck.store._files import MANIFEST, LocalFiles, RemoteFiles, TableFiles
 from realitycheck.store._fs import RemoteFile, RemoteFolder, remote_folder
 from realitycheck.store._manifest import SCHEMA_VERSION, package_versions, scrub_secrets
 from realitycheck.store._read import (
@@ -173,11 +173,7 @@ class RunStore:
         return where if isinstance(where, Path) else str(where)
 
     def _manifest_file(self) -> Path | RemoteFile:
-        return (
-            self.path / "manifest.json"
-            if self._remote is None
-            else self._remote.file("manifest.json")
-        )
+        return self.path / MANIFEST if self._remote is None else self._remote.file(MANIFEST)
 
     def read_manifest(self) -> dict[str, Any]:
         """Return the manifest, or an empty dict for a new run."""
