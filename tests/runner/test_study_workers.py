@@ -17,7 +17,6 @@ from realitycheck import RunStore
 from realitycheck.analysis import Bootstrap
 from realitycheck.errors import InvalidInputError
 from realitycheck.runner import _studies, run_studies
-from realitycheck.runner._study_pool import default_workers
 from realitycheck.store import load_results
 from realitycheck.studies import studies
 
@@ -56,8 +55,6 @@ def test_two_workers_store_the_same_files_and_order_as_one(tmp_path, pooled):
     ]
     expected = _files(serial_store.path)
     assert len(expected) > len(KEYS) and _files(pool_store.path) == expected
-    manifests = [s.read_manifest() for s in (serial_store, pool_store)]
-    assert manifests[0].get("studies") == manifests[1].get("studies")
     for a, b in zip(serial, pool, strict=True):
         assert [t.name for t in a.result.tables] == [t.name for t in b.result.tables]
         for x, y in zip(a.result.tables, b.result.tables, strict=True):
@@ -139,13 +136,6 @@ def test_fewer_than_one_worker_is_refused_before_any_study_runs(tmp_path, worker
     assert not (store.path / "studies").exists()
 
 
-def test_default_workers_is_one_per_usable_core_at_most_one_per_study():
-    cores = len(os.sched_getaffinity(0))
-    assert default_workers(1) == 1
-    assert default_workers(100) == cores
-    assert default_workers(2) == min(2, cores)
-
-
 def test_study_command_refuses_zero_workers_without_a_traceback(tmp_path, capsys):
     from realitycheck.cli import main
 
@@ -154,3 +144,13 @@ def test_study_command_refuses_zero_workers_without_a_traceback(tmp_path, capsys
     err = capsys.readouterr().err
     assert "--workers" in err and "Traceback" not in err
     assert not (store.path / "studies").exists()
+
+
+def test_unset_workers_is_one_per_usable_core_at_most_one_per_study(tmp_path, monkeypatch):
+    pooled = record_workers(monkeypatch, _studies, "pooled_results")
+    monkeypatch.setattr(_studies, "available_cores", lambda: 1)
+    run_studies(toy_store(tmp_path / "one"), KEYS, bootstrap=BOOT, workers=None)
+    assert pooled == []  # one core: the studies run in this process
+    monkeypatch.setattr(_studies, "available_cores", lambda: 64)
+    run_studies(toy_store(tmp_path / "many"), KEYS, bootstrap=BOOT, workers=None)
+    assert pooled == [len(KEYS)]

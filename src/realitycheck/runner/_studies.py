@@ -10,13 +10,10 @@ from pathlib import Path
 
 from realitycheck.analysis import Bootstrap
 from realitycheck.errors import InvalidInputError, RunFolderError
+from realitycheck.executors import available_cores
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.registry import parse_key
-from realitycheck.runner._study_pool import (
-    compute_study,
-    default_workers,
-    pooled_results,
-)
+from realitycheck.runner._study_pool import compute_study, pooled_results
 from realitycheck.store import RunData, RunStore, StudyResult, save_result
 from realitycheck.studies import Study, studies
 
@@ -145,7 +142,7 @@ def run_studies(
     components = build_studies(keys, reference=reference)
     if not components:
         return []
-    count = default_workers(len(components)) if workers is None else min(workers, len(components))
+    count = min(workers or available_cores(), len(components))  # >= 1 here
     progress = progress or NullProgress()
     if count > 1 and not raise_errors and store.remote is None and _importable(components):
         outcomes = pooled_results(store.path, components, bootstrap=bootstrap, workers=count)

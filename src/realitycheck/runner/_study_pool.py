@@ -35,11 +35,10 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
 from realitycheck.analysis import Bootstrap
-from realitycheck.executors import available_cores
 from realitycheck.store import RunData, RunStore, StudyResult
 from realitycheck.studies import Study
 
-__all__ = ["compute_study", "default_workers", "failure_text", "pooled_results"]
+__all__ = ["compute_study", "pooled_results"]
 
 logger = logging.getLogger(__name__)
 
@@ -48,15 +47,6 @@ _data: RunData | None = None
 
 WORKER_ENVIRONMENT: Mapping[str, str] = {"OPENBLAS_THREAD_TIMEOUT": "4"}
 """Variables a worker starts with unless the environment already sets them (see above)."""
-
-
-def default_workers(n_studies: int) -> int:
-    """Worker processes for ``n_studies`` studies: one per usable core, at most one per study.
-
-    The cores are those this process may run on
-    (:func:`realitycheck.executors.available_cores`); at least 1.
-    """
-    return max(1, min(available_cores(), n_studies))
 
 
 def failure_text(exc: BaseException) -> str:
