@@ -74,11 +74,14 @@ def test_workers_must_be_a_positive_int(workers):
         LocalExecutor(workers=workers)
 
 
-def test_the_default_is_the_cores_this_process_may_use():
-    want = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    assert available_cores() == want >= 1
-    assert LocalExecutor().workers == want
-    assert make_executor("local").workers == want
+def test_the_default_is_the_cores_this_process_may_use(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 2, 5}, raising=False)
+    assert available_cores() == LocalExecutor().workers == make_executor("local").workers == 3
+    monkeypatch.delattr(os, "sched_getaffinity", raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 6)
+    assert available_cores() == 6
+    monkeypatch.setattr(os, "cpu_count", lambda: None)  # unknown: one
+    assert available_cores() == 1
 
 
 def test_make_executor_passes_workers_to_the_local_executor_and_refuses_them_for_ray():

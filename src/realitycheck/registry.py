@@ -165,6 +165,11 @@ def _plain(value: Any) -> Any:
 T = TypeVar("T", bound=Component)
 
 
+def _alias(name: str) -> str:
+    """The registered spelling of a hyphenated or padded name (`` nq-open`` → ``nq_open``)."""
+    return name.strip().replace("-", "_")
+
+
 class Registry(Generic[T]):
     """Named components of one family.
 
@@ -258,15 +263,13 @@ class Registry(Generic[T]):
         """Return the registered name that ``name`` spells (``nq-open`` → ``nq_open``), or None."""
         if not isinstance(name, str):
             return None
-        for spelling in dict.fromkeys((name, name.strip().replace("-", "_"))):
+        spellings = tuple(dict.fromkeys((name, _alias(name))))
+        for spelling in spellings:
             self._load_declared(spelling)
             if spelling in self._items:
                 return spelling
         self._load()
-        if name in self._items:
-            return name
-        alias = name.strip().replace("-", "_")
-        return alias if alias in self._items else None
+        return next((s for s in spellings if s in self._items), None)
 
     def names(self) -> list[str]:
         """Return every registered (canonical) name, sorted."""
@@ -288,7 +291,7 @@ class Registry(Generic[T]):
         found = self.canonical(name)
         if found is not None:
             return self._items[found]
-        wanted = str(name).strip().replace("-", "_")
+        wanted = _alias(str(name))
         close = difflib.get_close_matches(wanted, self._items, n=3, cutoff=0.5)
         hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         raise UnknownComponentError(
