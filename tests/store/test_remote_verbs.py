@@ -177,6 +177,19 @@ def test_a_dry_run_reads_the_responses_a_run_on_s3_holds(s3_bucket, tmp_path, ca
     assert "dry run: 9 responses" in out and SECRET not in out
 
 
+def _run_config(tmp_path: Path, uri: str) -> Path:
+    """A run config with the run at ``uri`` and a detector on the user's answers."""
+    data = tmp_path / "data.jsonl"  # written by _key
+    config = tmp_path / "run.toml"
+    config.write_text(
+        'detectors = ["length"]\n'
+        f'[run]\nout = "{uri}"\nreport_dir = "{tmp_path / "config"}"\nreport = false\n'
+        f'[[datasets]]\nname = "files"\nparams = {{ path = "{data}", text = "answer", '
+        'columns = { example_id = "qid" }, name = "mine" }\n[bootstrap]\nn_resamples = 20\n'
+    )
+    return config
+
+
 def test_each_verb_on_s3_asks_for_the_bucket_once(s3_bucket, s3_requests, tmp_path):
     uri, key = s3_bucket("once"), _key(tmp_path)
     bucket = uri.split("@", 1)[1].split("/", 1)[0]
@@ -193,6 +206,8 @@ def test_each_verb_on_s3_asks_for_the_bucket_once(s3_bucket, s3_requests, tmp_pa
         "study": ["study", "length", "--n-resamples", "20", "--workers", "1"]
         + ["--run", uri, "--out", str(tmp_path / "study")],
         "report": ["report", "--run", uri, "--out", str(tmp_path / "report")],
+        "check": ["check", "--run", uri],
+        "run": ["run", str(_run_config(tmp_path, uri))],
     }
     for verb, args in verbs.items():
         s3_requests.clear()

@@ -204,7 +204,8 @@ def run_cmd(
     settings = config.executor.overridden(executor, ray_address, workers)
     config = dataclasses.replace(config, executor=settings)
     runs_on = executor_from(ctx, settings.kind, settings.address, settings.workers)
-    lock_run(ctx, config.out)
+    # The folder the lock checked: on object storage the bucket is not asked for again.
+    config = dataclasses.replace(config, out=lock_run(ctx, config.out))
     outcome = run_config(
         config,
         retry_errors=retry_errors,

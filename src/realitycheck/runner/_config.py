@@ -87,7 +87,7 @@ from realitycheck.registry import Component
 from realitycheck.retrievers import Retriever
 from realitycheck.runner._choice_config import ChoiceSettings, build_retriever, parse_choice
 from realitycheck.runner._executor_config import ExecutorSettings, parse_executor
-from realitycheck.store import is_uri
+from realitycheck.store import RemoteFolder, is_uri
 from realitycheck.studies import studies as study_registry
 from realitycheck.toml_lines import locate, syntax_error_line
 
@@ -137,7 +137,8 @@ class RunConfig:
     Attributes:
         path: The TOML file.
         out: The run folder, or the URI of a run on object storage
-            (``s3://bucket/run``, see :mod:`realitycheck.store`).
+            (``s3://bucket/run``, see :mod:`realitycheck.store`), or that run
+            opened and checked (:attr:`realitycheck.store.RunLock.folder`).
         report_dir: The local folder of a run on object storage's CSV tables,
             studies and report (``[run] report_dir``); ``None`` for a run folder,
             which holds its own.
@@ -167,7 +168,7 @@ class RunConfig:
     """
 
     path: Path
-    out: Path | str
+    out: Path | str | RemoteFolder
     datasets: tuple[DatasetEntry, ...]
     backend: Backend | None
     plan: SamplingPlan
@@ -196,7 +197,10 @@ class RunConfig:
 
         ``report_dir`` for a run on object storage, else the run folder.
         """
-        return self.report_dir if self.report_dir is not None else Path(self.out)
+        if self.report_dir is not None:
+            return self.report_dir
+        assert not isinstance(self.out, RemoteFolder)  # a URI out always has a report_dir
+        return Path(self.out)
 
 
 def _run_location(reader: _Reader, run: dict) -> tuple[Path | str, Path | None]:

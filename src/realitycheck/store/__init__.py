@@ -12,7 +12,7 @@ from realitycheck.store._columns import (
 )
 from realitycheck.store._fingerprint import changed_files, digest, fingerprint
 from realitycheck.store._frames import RunData
-from realitycheck.store._fs import is_uri, shown_uri
+from realitycheck.store._fs import RemoteFolder, is_uri, shown_uri
 from realitycheck.store._lock import LOCK_NAME, RunLock, lock_holder
 from realitycheck.store._manifest import SCHEMA_VERSION, package_versions, scrub_secrets
 from realitycheck.store._results import (
@@ -33,6 +33,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "CheckReport",
     "Finding",
+    "RemoteFolder",
     "ResponseBatch",
     "RunData",
     "RunLock",
