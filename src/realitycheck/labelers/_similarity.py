@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from realitycheck.store import ResponseBatch
 
 __all__ = [
-    "ReferenceSimilarity",
     "TextSimilarity",
     "labels_from_similarity",
     "references_of",
@@ -134,13 +133,16 @@ def similarity_table(
 
 
 @dataclass(frozen=True, kw_only=True)
-class ReferenceSimilarity(Labeler):
-    """A labeler that thresholds a similarity of the response to its best reference.
+class TextSimilarity(Labeler):
+    """A labeler that thresholds a similarity of the response's text to its best reference.
 
     Subclasses declare ``threshold`` (with their own default and range), set
     ``similarity_name`` (written in ``raw``) and implement
-    :meth:`similarities`; :meth:`label` finds the references, lets the
-    subclass measure, and turns the similarities into labels with
+    :meth:`text_similarities`, which reads nothing of a response but its
+    text. Both paths use it: the record path (:meth:`label`) on the records'
+    texts, and the label stage's columnar path (:meth:`label_batch`) on the
+    batch's text and references columns, with no record per response. Both
+    turn the similarities into the same labels with
     :func:`labels_from_similarity`.
     """
 
@@ -157,7 +159,7 @@ class ReferenceSimilarity(Labeler):
     ) -> list[Label]:
         """Return one label per response, in order."""
         refs, errors = references_of(responses, examples)
-        similarities = self.similarities(responses, refs, errors)
+        similarities = self.text_similarities([r.text for r in responses], refs, errors)
         return labels_from_similarity(
             self,
             responses,
@@ -167,45 +169,13 @@ class ReferenceSimilarity(Labeler):
             name=self.similarity_name,
         )
 
-    def similarities(
-        self,
-        responses: Sequence[Response],
-        refs: Sequence[tuple[str, ...]],
-        errors: list[str],
-    ) -> list[float | None]:
-        """Return each response's similarity (higher = closer), ``None`` where it has an error.
-
-        ``errors[k]`` is non-empty where response ``k`` has no reference; the
-        method sets it for a response it cannot measure (empty text).
-        """
-        raise NotImplementedError
-
-
-@dataclass(frozen=True, kw_only=True)
-class TextSimilarity(ReferenceSimilarity):
-    """A :class:`ReferenceSimilarity` that reads nothing of a response but its text.
-
-    Subclasses implement :meth:`text_similarities`; both paths use it: the
-    record path (:meth:`label`) on the records' texts, and the label stage's
-    columnar path (:meth:`label_batch`) on the batch's text and references
-    columns, with no record per response. Both give the same labels.
-    """
-
-    def similarities(
-        self,
-        responses: Sequence[Response],
-        refs: Sequence[tuple[str, ...]],
-        errors: list[str],
-    ) -> list[float | None]:
-        """Return :meth:`text_similarities` of the responses' texts."""
-        return self.text_similarities([r.text for r in responses], refs, errors)
-
     def text_similarities(
         self, texts: Sequence[str], refs: Sequence[Sequence[str]], errors: list[str]
     ) -> list[float | None]:
         """Return each text's similarity (higher = closer), ``None`` where it has an error.
 
-        As :meth:`ReferenceSimilarity.similarities`, on texts.
+        ``errors[k]`` is non-empty where text ``k`` has no reference; the
+        method sets it for a text it cannot measure (empty text).
         """
         raise NotImplementedError
 
