@@ -12,12 +12,12 @@ stores with its ``None`` score: what is missing and which backends supply it.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from realitycheck.errors import MissingFeatureError
+from realitycheck.errors import InvalidInputError, MissingFeatureError
 from realitycheck.records import Response
 
 # The backend capability that supplies each detector need.
@@ -138,3 +138,30 @@ def hidden_vector(seq: Mapping[str, Any], kind: str, layer: int | None, where: s
         stored = ", ".join(sorted(hidden)) or "none"
         raise missing(f"hidden-state feature {name!r} for {where} (stored: {stored})", "hidden")
     return np.asarray(hidden[name], dtype=np.float64)
+
+
+def score_best(
+    owner: Any,
+    responses: Sequence[Response],
+    values: Callable[[Response], np.ndarray],
+    measure: Callable[[np.ndarray], float],
+) -> list[Any]:
+    """Score each response by ``measure`` of an array read from its best answer.
+
+    ``owner`` is the detector (its ``_score`` makes each score). A missing
+    feature (``values`` raises :class:`MissingFeatureError`), an empty array
+    ("the best answer has no tokens") or a ``measure`` undefined there (it
+    raises :class:`InvalidInputError`) gives ``value=None`` and the reason.
+    """
+    out = []
+    for response in responses:
+        try:
+            found = values(response)
+            if found.size == 0:
+                raise MissingFeatureError("the best answer has no tokens")
+            value = measure(found)
+        except InvalidInputError as exc:  # MissingFeatureError is one
+            out.append(owner._score(response, None, error=str(exc)))
+            continue
+        out.append(owner._score(response, value))
+    return out

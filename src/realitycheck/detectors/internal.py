@@ -18,14 +18,14 @@ layers stored, the middle one).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 import numpy as np
 
 from realitycheck.detectors._base import Detector, Needs, detector
-from realitycheck.detectors._features import hidden_vector, missing, sample_sequences
+from realitycheck.detectors._features import hidden_vector, missing, sample_sequences, score_best
 from realitycheck.errors import InvalidInputError, MissingFeatureError
 from realitycheck.params import Interval, OneOf, OrNone, param
 from realitycheck.records import Response, Score
@@ -77,33 +77,7 @@ def _best_singular_values(response: Response, layer: int | None) -> np.ndarray:
     best = response.features.get("best") if isinstance(response.features, Mapping) else None
     if not isinstance(best, Mapping):
         raise missing("features of the best answer (features['best'])", "hidden")
-    s = hidden_vector(best, "sv", layer, "the best answer")
-    if s.size == 0:
-        raise MissingFeatureError("the best answer has no tokens")
-    return s
-
-
-def _spectrum_scores(
-    owner: Detector,
-    responses: Sequence[Response],
-    layer: int | None,
-    measure: Callable[[np.ndarray], float],
-) -> list[Score]:
-    """Score each response by ``measure`` of its best answer's singular values at ``layer``.
-
-    A missing feature, or a ``measure`` that is undefined (it raises
-    InvalidInputError, as :func:`effective_rank` does), gives ``value=None``
-    and the error's message.
-    """
-    out = []
-    for response in responses:
-        try:
-            value = measure(_best_singular_values(response, layer))
-        except InvalidInputError as exc:  # a missing feature or an undefined value
-            out.append(owner._score(response, None, error=str(exc)))
-            continue
-        out.append(owner._score(response, value))
-    return out
+    return hidden_vector(best, "sv", layer, "the best answer")
 
 
 @detector("eigenscore")
@@ -187,7 +161,12 @@ class LogDet(Detector):
 
     def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
         """Return one score per response, in order."""
-        return _spectrum_scores(self, responses, self.layer, lambda s: -logdet(s, alpha=self.alpha))
+        return score_best(
+            self,
+            responses,
+            lambda r: _best_singular_values(r, self.layer),
+            lambda s: -logdet(s, alpha=self.alpha),
+        )
 
 
 @detector("erank")
@@ -213,4 +192,9 @@ class EffectiveRank(Detector):
 
     def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
         """Return one score per response, in order."""
-        return _spectrum_scores(self, responses, self.layer, lambda s: -effective_rank(s))
+        return score_best(
+            self,
+            responses,
+            lambda r: _best_singular_values(r, self.layer),
+            lambda s: -effective_rank(s),
+        )

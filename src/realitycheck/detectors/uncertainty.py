@@ -10,44 +10,18 @@ means a less confident model, taken as more likely hallucinated.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
 from realitycheck.detectors._base import Detector, Needs, detector
-from realitycheck.detectors._features import best_values, sample_values
+from realitycheck.detectors._features import best_values, sample_values, score_best
 from realitycheck.errors import MissingFeatureError
 from realitycheck.records import Response, Score
 
 __all__ = ["LNEntropy", "MeanTokenEntropy", "Perplexity"]
-
-
-def _best_token_scores(
-    owner: Detector,
-    responses: Sequence[Response],
-    key: str,
-    need: str,
-    measure: Callable[[np.ndarray], float],
-) -> list[Score]:
-    """Score each response by ``measure`` of its best answer's per-token ``key`` values.
-
-    Values the response lacks (the error names the backends that supply
-    ``need``) or a best answer without tokens give ``value=None`` and the reason.
-    """
-    out = []
-    for response in responses:
-        try:
-            values = best_values(response, key, need)
-        except MissingFeatureError as exc:
-            out.append(owner._score(response, None, error=str(exc)))
-            continue
-        if values.size == 0:
-            out.append(owner._score(response, None, error="the best answer has no tokens"))
-            continue
-        out.append(owner._score(response, measure(values)))
-    return out
 
 
 @detector("perplexity")
@@ -67,8 +41,11 @@ class Perplexity(Detector):
 
     def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
         """Return one score per response, in order."""
-        return _best_token_scores(
-            self, responses, "token_logprobs", "logprobs", lambda lp: math.exp(-float(lp.mean()))
+        return score_best(
+            self,
+            responses,
+            lambda r: best_values(r, "token_logprobs", "logprobs"),
+            lambda lp: math.exp(-float(lp.mean())),
         )
 
 
@@ -88,8 +65,11 @@ class MeanTokenEntropy(Detector):
 
     def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
         """Return one score per response, in order."""
-        return _best_token_scores(
-            self, responses, "token_entropies", "entropy", lambda h: float(h.mean())
+        return score_best(
+            self,
+            responses,
+            lambda r: best_values(r, "token_entropies", "entropy"),
+            lambda h: float(h.mean()),
         )
 
 
