@@ -103,7 +103,6 @@ def _votes(info: pa.Table, question: pa.Array, answer: pa.Array) -> tuple[pa.Arr
     )
     mine, theirs = codes[:n], codes[n:]
     voted, slot = np.unique(theirs, return_inverse=True)
-    slot = slot.reshape(-1)
     says_yes = to_numpy(verdict).astype(bool)
     yes_per = np.bincount(slot, weights=says_yes, minlength=len(voted)).astype(np.int64)
     no_per = np.bincount(slot, weights=~says_yes, minlength=len(voted)).astype(np.int64)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from realitycheck.datasets._base import Bundle, Dataset, dataset
-from realitycheck.datasets._io import field_of, read_json
+from realitycheck.datasets._io import as_object, field_of, read_json
 from realitycheck.datasets._tables import read_rows
 from realitycheck.errors import InvalidInputError
 from realitycheck.params import OneOf, param
@@ -184,8 +184,7 @@ class TruthfulQAMC(Dataset):
         key = f"{self.variant}_targets"
         examples = []
         for number, item in enumerate(data, start=1):
-            if not isinstance(item, dict):
-                raise InvalidInputError("Each question must be an object.", path=path, line=number)
+            item = as_object(item, "question", path=path, line=number)
             question = field_of(item, "question", str, path=path, line=number)
             targets = field_of(item, key, dict, path=path, line=number)
             bad = [v for v in targets.values() if v not in (0, 1) or isinstance(v, float)]

@@ -42,7 +42,7 @@ from realitycheck.params import Interval, NonEmptyStr, param
 from realitycheck.records import Example, Response, Score
 
 if TYPE_CHECKING:
-    from realitycheck.store import RunStore
+    from realitycheck.store import RemoteFolder, RunStore
 
 __all__ = [
     "MIN_TRAIN",
@@ -308,7 +308,7 @@ class SupervisedDetector(Detector):
             folder.mkdir(parents=True, exist_ok=True)
             arrays = self.save(model, folder)
         else:
-            arrays = self._upload(model, store, relative.as_posix())
+            arrays = self._upload(model, store.remote, relative.as_posix())
         return {
             "dataset": dataset,
             "weights": relative.as_posix(),
@@ -318,15 +318,13 @@ class SupervisedDetector(Detector):
             "train_labels": self.train_labels,
         }
 
-    def _upload(self, model: Any, store: RunStore, prefix: str) -> dict[str, np.ndarray]:
+    def _upload(self, model: Any, remote: RemoteFolder, prefix: str) -> dict[str, np.ndarray]:
         """Save into a local temporary folder, then write each file as one object under ``prefix``.
 
         An object is written whole or not at all, so a reader never sees half a file.
         """
         import tempfile
 
-        remote = store.remote
-        assert remote is not None  # the caller checked
         with tempfile.TemporaryDirectory(prefix="realitycheck-weights-") as tmp:
             arrays = self.save(model, Path(tmp))
             for path in sorted(Path(tmp).rglob("*")):
