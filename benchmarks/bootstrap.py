@@ -22,8 +22,7 @@ import numpy as np
 from _results import ratio, write_result
 from sklearn.metrics import roc_auc_score
 
-from realitycheck.metrics import bootstrap_ci
-from realitycheck.metrics._bootstrap import resample_indices
+from realitycheck.metrics import bootstrap_ci, resample_indices
 
 
 def make_data(n_detectors: int, n_items: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -44,8 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from realitycheck.metrics import bootstrap_ci, ece, prr
-from realitycheck.metrics._bootstrap import resample_indices
+from realitycheck.metrics import bootstrap_ci, ece, prr, resample_indices
 
 REPO = Path(__file__).resolve().parent.parent
 POLYGRAPH_PYTHON = REPO / "benchmarks" / ".venv-polygraph" / "bin" / "python"

@@ -7,7 +7,8 @@ import sklearn.metrics as skm
 from realitycheck import metrics
 from realitycheck.errors import InvalidInputError
 from realitycheck.metrics import BootstrapResult, UndefinedMetricWarning, _resamples, bootstrap_ci
-from realitycheck.metrics._bootstrap import bootstrap_distribution, resample_indices
+from realitycheck.metrics._bootstrap import bootstrap_distribution
+from realitycheck.metrics._resamples import resample_indices
 
 
 def sk_metric(name, y_true, y_pred_or_score):

@@ -18,10 +18,8 @@ from realitycheck.metrics._auroc_comparison import (
 from realitycheck.metrics._bootstrap import (
     RANKING_METRICS,
     BootstrapResult,
-    Resamples,
     bootstrap_ci,
     bootstrap_distribution,
-    resample_indices,
 )
 from realitycheck.metrics._calibration import (
     CALIBRATION_METRICS,
@@ -54,6 +52,7 @@ from realitycheck.metrics._rejection import (
     prr,
     rejection_curve,
 )
+from realitycheck.metrics._resamples import Resamples, resample_indices
 from realitycheck.metrics._threshold import THRESHOLD_OBJECTIVES, choose_threshold
 from realitycheck.metrics._validation import UndefinedMetricWarning
 

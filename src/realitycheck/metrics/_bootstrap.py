@@ -42,7 +42,7 @@ from realitycheck.metrics._classification import from_counts
 from realitycheck.metrics._little_bootstrap import LittleBootstraps
 from realitycheck.metrics._ranking import RankIndex, WeightedItems, weighted_rank_metric
 from realitycheck.metrics._rejection import REJECTION_METRICS, RejectionOrder, weighted_prr_sorted
-from realitycheck.metrics._resamples import Resamples, confusion_counts, resample_indices
+from realitycheck.metrics._resamples import Resamples, confusion_counts
 from realitycheck.metrics._score_order import SHARED_SORT_METRICS
 from realitycheck.metrics._validation import UndefinedMetricWarning, warn_undefined
 from realitycheck.params import param_error, shown
@@ -51,10 +51,8 @@ __all__ = [
     "BOOTSTRAP_METRICS",
     "BootstrapResult",
     "RANKING_METRICS",
-    "Resamples",
     "bootstrap_ci",
     "bootstrap_distribution",
-    "resample_indices",
 ]
 
 FloatArray = npt.NDArray[np.float64]

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from realitycheck.metrics._classification import _ratio
 from realitycheck.metrics._rejection import RejectionOrder, prr_from_running_sums
 
 __all__ = ["SHARED_SORT_METRICS", "ScoreOrder", "sorted_metric_values"]
@@ -110,13 +111,6 @@ def _ranking(
     ap_num = np.einsum("ij,ij->i", pos_weights, true_pos / predicted)
     ap_den = n_pos.astype(np.float64)
     return _ratio(auroc_num, auroc_den), _ratio(ap_num, ap_den)
-
-
-def _ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
-    """``numerator / denominator``, NaN where the denominator is 0 (the metric is undefined)."""
-    values = np.full(numerator.shape, np.nan)
-    np.divide(numerator, denominator, out=values, where=denominator > 0)
-    return values
 
 
 def sorted_metric_values(
