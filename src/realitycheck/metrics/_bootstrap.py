@@ -107,21 +107,22 @@ def _score_values(
 
     Each row is sorted (PRR) or binned (ECE, Brier) once, before the chunks.
     """
-    if name == "ece" or name == "brier":
+    out = []
+    if name in CALIBRATION_METRICS:
         terms = [calibration_terms(name, labels, row) for row in scores]
+        for counts in chunks:
+            weights = counts.astype(np.float64)  # once per chunk, not once per detector
+            values = np.empty((len(terms), counts.shape[0]))
+            for k, term in enumerate(terms):
+                values[k] = weighted_calibration_from_terms(name, term, weights)
+            out.append(values)
     else:
         orders = [RejectionOrder.build(labels, row) for row in scores]
-    out = []
-    for counts in chunks:
-        values = np.empty((scores.shape[0], counts.shape[0]))
-        if name == "ece" or name == "brier":
-            counts = counts.astype(np.float64)  # once per chunk, not once per detector
-        for k in range(scores.shape[0]):
-            if name == "ece" or name == "brier":
-                values[k] = weighted_calibration_from_terms(name, terms[k], counts)
-            else:
-                values[k] = weighted_prr_sorted(orders[k], counts)
-        out.append(values)
+        for counts in chunks:
+            values = np.empty((len(orders), counts.shape[0]))
+            for k, order in enumerate(orders):
+                values[k] = weighted_prr_sorted(order, counts)
+            out.append(values)
     return np.concatenate(out, axis=1)
 
 

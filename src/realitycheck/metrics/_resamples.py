@@ -13,8 +13,8 @@ themselves are computed in ``_bootstrap``.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -25,6 +25,7 @@ from realitycheck.metrics._score_order import ScoreOrder, sorted_metric_values
 
 __all__ = ["Resamples", "confusion_counts", "resample_indices"]
 
+V = TypeVar("V")
 FloatArray = npt.NDArray[np.float64]
 
 
@@ -156,17 +157,13 @@ class Resamples(LockedState):
         """
         key = _digest(labels) + hashlib.blake2b(scores.tobytes(), digest_size=16).digest()
         key += repr(scores.shape).encode()
-        with self._lock:
-            found = self._sorted.get(key)
-        if found is None:
+
+        def compute() -> dict[str, FloatArray]:
             orders = [ScoreOrder.build(labels, row) for row in scores]
             chunks = [sorted_metric_values(orders, labels, c) for c in self.small_counts()]
-            found = {m: np.concatenate([c[m] for c in chunks], axis=1) for m in chunks[0]}
-            with self._lock:
-                if len(self._sorted) >= _MAX_SORTED:
-                    self._sorted.pop(next(iter(self._sorted)))
-                self._sorted[key] = found
-        return found[metric].copy()
+            return {m: np.concatenate([c[m] for c in chunks], axis=1) for m in chunks[0]}
+
+        return self._memo(self._sorted, _MAX_SORTED, key, compute)[metric].copy()
 
     def confusion(
         self, labels: npt.NDArray[np.bool_], preds: npt.NDArray[np.bool_]
@@ -177,15 +174,26 @@ class Resamples(LockedState):
         of k detectors. Counts are sums of small integers, exact in float64;
         they are kept for the next metric of the same labels and predictions.
         """
-        key = _digest(labels, preds)
+        return self._memo(
+            self._confusions,
+            _MAX_CONFUSIONS,
+            _digest(labels, preds),
+            lambda: list(confusion_counts(labels, preds, self.small_counts())),
+        )
+
+    def _memo(self, table: dict[bytes, V], limit: int, key: bytes, compute: Callable[[], V]) -> V:
+        """``table[key]``, computed (outside the lock) and kept when absent; the oldest goes first.
+
+        Two threads asking for the same new key both compute it; the values are equal.
+        """
         with self._lock:
-            found = self._confusions.get(key)
+            found = table.get(key)
         if found is None:
-            found = list(confusion_counts(labels, preds, self.small_counts()))
+            found = compute()
             with self._lock:
-                if len(self._confusions) >= _MAX_CONFUSIONS:
-                    self._confusions.pop(next(iter(self._confusions)))
-                self._confusions[key] = found
+                if len(table) >= limit:
+                    table.pop(next(iter(table)))
+                table[key] = found
         return found
 
 
