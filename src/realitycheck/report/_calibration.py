@@ -27,7 +27,7 @@ from realitycheck import metrics as M
 from realitycheck import plots
 from realitycheck.analysis import TEST, calibrate, split_of
 from realitycheck.report._cells import Footnotes, Index
-from realitycheck.report._data import ReportData, dataset_scores
+from realitycheck.report._data import DatasetScores, ReportData, dataset_scores
 from realitycheck.report._document import Figure, Table, fmt_ci, fmt_count
 from realitycheck.report._figures import slug
 
@@ -83,8 +83,14 @@ class _Scored:
     test: npt.NDArray[np.bool_]
 
 
-def _scored(data: ReportData, dataset: str, reference: str, order: Sequence[str]) -> list[_Scored]:
-    in_ds, y_all, by_detector = dataset_scores(data, dataset, reference, order)
+def _scored(
+    data: ReportData,
+    dataset: str,
+    reference: str,
+    order: Sequence[str],
+    scored: DatasetScores | None = None,
+) -> list[_Scored]:
+    in_ds, y_all, by_detector = scored or dataset_scores(data, dataset, reference, order)
     _, fraction = evaluate_settings(data.manifest)
     example_ids = data.responses["example_id"].astype(str).to_numpy()[in_ds]
     test = split_of(example_ids.tolist(), fraction) == TEST
@@ -174,10 +180,18 @@ _METHODS = {"platt": "Platt scaling", "isotonic": "isotonic regression", "none":
 
 
 def selective_figures(
-    data: ReportData, dataset: str, reference: str, order: Sequence[str]
+    data: ReportData,
+    dataset: str,
+    reference: str,
+    order: Sequence[str],
+    *,
+    scored: DatasetScores | None = None,
 ) -> list[Figure]:
-    """The rejection curve and the reliability diagrams of ``dataset`` (none without detectors)."""
-    found = _scored(data, dataset, reference, order)
+    """The rejection curve and the reliability diagrams of ``dataset`` (none without detectors).
+
+    ``scored`` is :func:`dataset_scores` of these arguments, when the caller has it.
+    """
+    found = _scored(data, dataset, reference, order, scored)
     if not found:
         return []
     out = [_rejection_figure(found, dataset, reference)]

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from realitycheck import metrics as M
-from realitycheck.report._data import ReportData, dataset_scores
+from realitycheck.report._data import DatasetScores, ReportData, dataset_scores
 from realitycheck.report._document import Figure
 
 __all__ = ["Curve", "curves", "render_pr", "render_roc", "slug"]
@@ -48,7 +48,12 @@ def slug(text: str) -> str:
 
 
 def curves(
-    data: ReportData, dataset: str, reference: str, order: Sequence[str]
+    data: ReportData,
+    dataset: str,
+    reference: str,
+    order: Sequence[str],
+    *,
+    scored: DatasetScores | None = None,
 ) -> tuple[list[Curve], list[str]]:
     """Return the curves of every detector scored on ``dataset``, and notes on any left out.
 
@@ -57,8 +62,9 @@ def curves(
         dataset: Dataset name.
         reference: Labeler whose verdicts are the ground truth.
         order: Detectors in the order they should be drawn; others follow, sorted.
+        scored: :func:`dataset_scores` of these arguments, when the caller has it.
     """
-    _, y_all, by_detector = dataset_scores(data, dataset, reference, order)
+    _, y_all, by_detector = scored or dataset_scores(data, dataset, reference, order)
     out: list[Curve] = []
     notes: list[str] = []
     for det, values in by_detector.items():

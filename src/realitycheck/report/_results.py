@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from realitycheck.analysis import AGREEMENT_METRICS, CALIBRATION_METRICS, SCORE_METRICS
 from realitycheck.keys import LabelKey
 from realitycheck.report._calibration import calibration_table, selective_figures
 from realitycheck.report._cells import Footnotes, Index, MetricRow, cell, index_rows
-from realitycheck.report._data import ReportData, verdicts
+from realitycheck.report._data import ReportData, dataset_scores
 from realitycheck.report._document import (
     Block,
     Bullets,
@@ -265,14 +266,14 @@ def curves_section(data: ReportData, reference: str) -> list[Block]:
     names = sorted(set(data.responses.loc[with_scores, "dataset"].dropna()))
     for ds in names:
         order = detector_order(data.metrics[data.metrics["dataset"] == ds], reference)
-        found, notes = curves(data, ds, reference, order)
+        pivot = dataset_scores(data, ds, reference, order)  # once for every figure
+        found, notes = curves(data, ds, reference, order, scored=pivot)
         out.append(Heading(ds, 3))
         if found:
             out.append(Fold(f"{CURVES_TITLE} of {len(found)} detectors on {ds}"))
             out.append(render_roc(found, ds, reference))
-            y = verdicts(data, reference)[(data.responses["dataset"] == ds).to_numpy()]
-            out.append(render_pr(found, ds, reference, float(y.mean())))
-            out += selective_figures(data, ds, reference, order)
+            out.append(render_pr(found, ds, reference, float(np.nanmean(pivot.y))))
+            out += selective_figures(data, ds, reference, order, scored=pivot)
             out.append(FoldEnd())
         else:
             out.append(Paragraph(f"No curve: no detector has scores and {reference} labels here."))
