@@ -158,17 +158,26 @@ def context_chars(data: RunData, rows: pd.DataFrame) -> npt.NDArray[np.float64]:
     return merged["context_chars"].to_numpy(dtype=float)
 
 
-def benchmark_stats(data: RunData, dataset: str, reference: str) -> pd.DataFrame:
+def benchmark_stats(
+    data: RunData,
+    dataset: str,
+    reference: str,
+    *,
+    rows: pd.DataFrame | None = None,
+    context: npt.NDArray[np.float64] | None = None,
+) -> pd.DataFrame:
     """One row per dataset (``task = all``) and per task when there are several.
 
     Columns: samples (responses), examples, share of responses with a context,
     mean / max context length in characters over responses with one,
     hallucination rate under ``reference`` and how many responses it labels,
     number and names of generators (unrecorded names such as ``unknown`` not
-    counted), number of domains and what a domain is.
+    counted), number of domains and what a domain is. ``rows`` and
+    ``context`` are ``data.frame(dataset)`` and its :func:`context_chars`,
+    when the caller has them.
     """
-    rows = data.frame(dataset)
-    context = context_chars(data, rows)
+    rows = data.frame(dataset) if rows is None else rows
+    context = context_chars(data, rows) if context is None else context
     verdicts = data.verdicts(dataset)
     y = verdicts[reference].to_numpy() if reference in verdicts else np.full(len(rows), np.nan)
     domains, meaning = domain_values(data, dataset)

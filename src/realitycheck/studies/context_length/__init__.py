@@ -99,9 +99,9 @@ class ContextLength(Study):
         stats, counts, metrics, figures, skipped = [], [], [], [], []
         names = stratum_names(self.edges)
         for ds in data.datasets:
-            stats.append(benchmark_stats(data, ds, self.reference))
             rows = data.frame(ds)
             ctx = context_chars(data, rows)
+            stats.append(benchmark_stats(data, ds, self.reference, rows=rows, context=ctx))
             has = ~np.isnan(ctx) & (ctx > 0)
             if not has.any():
                 skipped.append(f"{ds}: no context (no stratum to measure)")
