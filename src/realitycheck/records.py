@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeVar
@@ -42,14 +43,33 @@ def _check_id(value: object, name: str) -> None:
         raise InvalidInputError(f"{name} must be a non-empty string. Got {value!r} instead.")
 
 
-def _check_retryable(record: Label | Score, key: str) -> None:
-    if not isinstance(record.retryable, bool):
-        raise InvalidInputError(f"retryable must be a bool. Got {record.retryable!r} instead.")
-    if record.retryable and not record.error:
+def _check_failure(record: Label | Score, key: str) -> None:
+    """Check ``retryable``, ``failed`` and ``unreadable``; a retryable record is a failed one.
+
+    ``retryable=True`` implies ``failed=True``: it is derived here (not refused),
+    so code written before ``failed`` existed, which builds
+    ``Label(retryable=True, error=...)``, and parts stored before it, keep working.
+    """
+    kind = type(record).__name__.lower()
+    for name in ("retryable", "failed"):
+        value = getattr(record, name)
+        if not isinstance(value, bool):
+            raise InvalidInputError(f"{name} must be a bool. Got {value!r} instead.")
+        if value and not record.error:
+            raise InvalidInputError(
+                f"A {name} {kind} of {record.response_id!r} by {key!r} "
+                "must say its error. Got an empty error instead."
+            )
+    if record.retryable and not record.failed:
+        object.__setattr__(record, "failed", True)
+    count = record.unreadable
+    if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 0:
         raise InvalidInputError(
-            f"A retryable {type(record).__name__.lower()} of {record.response_id!r} by {key!r} "
-            "must say its error. Got an empty error instead."
+            f"unreadable of the {kind} of {record.response_id!r} by {key!r} must be an "
+            f"int >= 0. Got {count!r} instead."
         )
+    if type(count) is not int:  # a NumPy integer read from a table
+        object.__setattr__(record, "unreadable", int(count))
 
 
 def _check_optional_float(value: object, name: str) -> None:
@@ -153,6 +173,13 @@ class Label:
         retryable: The error may pass on a later try (a backend failure or
             timeout), so a resumed run computes the label again; ``False`` for a
             permanent error (no reference, empty text) and for no error.
+        failed: No verdict because a call failed (a backend error, retryable
+            or fatal); always ``True`` when ``retryable`` is. ``False`` for a
+            verdict the labeler does not define (no reference) and for an
+            unreadable reply.
+        unreadable: How many of the labeler's replies for this response could
+            not be read (a judge reply with no verdict). A label whose every
+            reply was unreadable has category ``invalid`` and ``unreadable >= 1``.
         spec: JSON of the component spec that produced the label.
     """
 
@@ -164,6 +191,8 @@ class Label:
     raw: str = ""
     error: str = ""
     retryable: bool = False
+    failed: bool = False
+    unreadable: int = 0
     spec: str = "{}"
 
     table: ClassVar[str] = "labels"
@@ -177,7 +206,7 @@ class Label:
                 f"hallucinated must be a bool or None. Got {self.hallucinated!r} instead."
             )
         _check_optional_float(self.score, "score")
-        _check_retryable(self, self.labeler)
+        _check_failure(self, self.labeler)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -192,6 +221,13 @@ class Score:
         retryable: The error may pass on a later try (a backend failure or
             timeout), so a resumed run computes the score again; ``False`` for a
             permanent error (a missing feature, empty samples) and for no error.
+        failed: No value because a call failed (a backend error, retryable or
+            fatal); always ``True`` when ``retryable`` is. ``False`` for a value
+            the detector does not define (a missing feature) and for unreadable
+            replies.
+        unreadable: How many of the detector's replies for this response could
+            not be read (a yes/no reply that is neither). Counted even where a
+            documented option of the method gives such replies a value.
         spec: JSON of the component spec that produced the score.
     """
 
@@ -200,6 +236,8 @@ class Score:
     value: float | None
     error: str = ""
     retryable: bool = False
+    failed: bool = False
+    unreadable: int = 0
     spec: str = "{}"
 
     table: ClassVar[str] = "scores"
@@ -209,7 +247,7 @@ class Score:
         _check_id(self.response_id, "response_id")
         _check_id(self.detector, "detector")
         _check_optional_float(self.value, "value")
-        _check_retryable(self, self.detector)
+        _check_failure(self, self.detector)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -116,3 +116,28 @@ def test_component_keys_that_merely_mention_tokens_are_not_redacted(tmp_path):
     assert manifest["components"]["length[unit=tokens]"] == spec
     assert manifest["components"]["token_f1"] == {"name": "token_f1"}
     assert manifest["config"] == {"access_token": "<redacted>", "max_tokens": 5}
+
+
+def test_a_part_written_before_failed_and_unreadable_existed_reads_the_defaults(tmp_path):
+    import pyarrow.parquet as pq
+
+    store = RunStore(tmp_path)
+    store.append(
+        [
+            Label(response_id="a", labeler="j", hallucinated=None, error="503", retryable=True),
+            Label(response_id="b", labeler="j", hallucinated=None, error="no reference"),
+        ]
+    )
+    (part,) = (tmp_path / "labels.parts").glob("*.parquet")
+    old = pq.read_table(part).drop(["failed", "unreadable"])  # as an earlier version wrote it
+    pq.write_table(old, part)
+    labels = {label.response_id: label for label in store.read(Label)}
+    # A retryable label of an old part is a failed one; a permanent error is not.
+    assert (labels["a"].failed, labels["a"].unreadable) == (True, 0)
+    assert (labels["b"].failed, labels["b"].unreadable) == (False, 0)
+    rows = store.arrow("labels", columns=["failed", "unreadable"]).to_pylist()
+    assert [(r["failed"], r["unreadable"]) for r in rows] == [(False, 0), (False, 0)]
+    store.append([Label(response_id="c", labeler="j", hallucinated=True, unreadable=2)])
+    store.compact("labels")
+    merged = {label.response_id: label.unreadable for label in store.read(Label)}
+    assert merged == {"a": 0, "b": 0, "c": 2}

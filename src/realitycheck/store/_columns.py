@@ -128,6 +128,16 @@ def _strings(values: Any, n: int) -> pa.Array:
     return from_texts(values)
 
 
+def _counts(values: np.ndarray | None, n: int) -> pa.Array:
+    """An int64 column of ``n`` counts (zeros when ``values`` is ``None``)."""
+    if values is None:
+        return from_numpy(np.zeros(n, dtype=np.int64))
+    counts = np.asarray(values, dtype=np.int64)
+    if counts.shape != (n,) or (counts < 0).any():
+        raise ValueError(f"unreadable must be {n} counts >= 0. Got shape {counts.shape} instead.")
+    return from_numpy(counts)
+
+
 def label_table(
     labeler: str,
     spec: str,
@@ -139,6 +149,7 @@ def label_table(
     category: Sequence[str] | str = "",
     raw: Sequence[str] | str = "",
     error: Sequence[str] | str = "",
+    unreadable: np.ndarray | None = None,
 ) -> pa.Table:
     """The labels of one labeler as a table of the labels schema, one row per response.
 
@@ -154,10 +165,11 @@ def label_table(
         category: The finer verdict; one text per response, or one for all.
         raw: What the verdict was read from; one text per response, or one for all.
         error: Why a label has no verdict (empty where it has one); per response or one.
+        unreadable: How many replies per response could not be read (default: none).
 
-    Every label is ``retryable=False``: a columnar labeler's errors are
-    permanent (no reference, no word); one whose errors may pass on a retry
-    (a judge) works on records.
+    Every label is ``retryable=False`` and ``failed=False``: a columnar
+    labeler's errors are permanent (no reference, no word); one whose errors
+    may pass on a retry (a judge) works on records.
     """
     n = len(response_ids)
     decided = np.asarray(decided, dtype=bool)
@@ -172,6 +184,8 @@ def label_table(
         "raw": _strings(raw, n),
         "error": _strings(error, n),
         "retryable": from_numpy(np.zeros(n, dtype=bool)),
+        "failed": from_numpy(np.zeros(n, dtype=bool)),
+        "unreadable": _counts(unreadable, n),
         "spec": _strings(spec, n),
     }
     return pa.Table.from_arrays(list(columns.values()), schema=record_schema(Label))
@@ -185,6 +199,7 @@ def score_table(
     value: np.ndarray,
     present: np.ndarray | None = None,
     error: Sequence[str] | str = "",
+    unreadable: np.ndarray | None = None,
 ) -> pa.Table:
     """The scores of one detector as a table of the scores schema, one row per response.
 
@@ -195,8 +210,9 @@ def score_table(
         value: The values, higher = more likely hallucinated; null where not ``present``.
         present: Where a value was obtained (default: everywhere).
         error: One text per response, or one text for all.
+        unreadable: How many replies per response could not be read (default: none).
 
-    Every score is ``retryable=False`` (see :func:`label_table`).
+    Every score is ``retryable=False`` and ``failed=False`` (see :func:`label_table`).
     """
     n = len(response_ids)
     columns = {
@@ -205,6 +221,8 @@ def score_table(
         "value": from_numpy(np.asarray(value, dtype=np.float64), present),
         "error": _strings(error, n),
         "retryable": from_numpy(np.zeros(n, dtype=bool)),
+        "failed": from_numpy(np.zeros(n, dtype=bool)),
+        "unreadable": _counts(unreadable, n),
         "spec": _strings(spec, n),
     }
     return pa.Table.from_arrays(list(columns.values()), schema=record_schema(Score))

@@ -21,7 +21,7 @@ with the same key: parts are named by the time they were written, so the
 newest row of a key wins (a recomputed label replaces the error it retried).
 Parts written by different machines (shards) merge the same way. A file written
 before a record gained a field reads as if it held the field's default (for
-``retryable``: ``False``, a permanent error).
+``retryable``, ``failed``: ``False``, a permanent error; ``unreadable``: 0).
 """
 
 from __future__ import annotations
