@@ -69,6 +69,7 @@ def nested(
     default: Any = None,
     many: bool = False,
     doc: str = "",
+    aliases: tuple[str, ...] = (),
 ) -> Any:
     """Declare a field that holds a component of another family (a judge's backend).
 
@@ -84,6 +85,9 @@ def nested(
             means "none given".
         many: Whether the field holds a tuple of components (``a+b`` in a key).
         doc: A one-line description, for :meth:`Registry.describe`.
+        aliases: Former names of the field (``("backend",)``): a key or spec
+            that uses one still builds, with a warning that names the new
+            name (see :func:`realitycheck.params.param`).
 
     Returns:
         A :func:`dataclasses.field`.
@@ -98,7 +102,7 @@ def nested(
     check: Constraint = _ComponentOf(family, many)
     if default is None:
         check = OrNone(check)
-    declared = param(default, check, convert=build, doc=doc)
+    declared = param(default, check, convert=build, doc=doc, aliases=aliases)
     return dataclasses.field(default=default, metadata={**declared.metadata, "component": family})
 
 

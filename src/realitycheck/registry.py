@@ -57,7 +57,7 @@ from realitycheck._discover import declared_names, import_submodules, plugin_ent
 from realitycheck._key_syntax import format_value, parse_key, split_keys
 from realitycheck._nested import nested, registry_of
 from realitycheck.errors import InvalidInputError, UnknownComponentError, did_you_mean
-from realitycheck.params import check_params
+from realitycheck.params import check_params, renamed_params
 
 __all__ = [
     "Component",
@@ -150,6 +150,56 @@ class Component:
         return f"{self.name}[{inner}]"
 
 
+def _accept_former_names(cls: type[Component]) -> None:
+    """Let the constructor of ``cls`` take the former names of its renamed fields.
+
+    A field declares its former names (``nested(..., aliases=("backend",))``).
+    Whether the component is built from a key, a spec (a manifest written
+    before the rename) or in Python, a former name still builds, with a
+    ``FutureWarning`` that names the new one; the instance, its key and its
+    spec know only the new name.
+    """
+    if not dataclasses.is_dataclass(cls) or "_former_names" in vars(cls):
+        return
+    renames = renamed_params(cls)
+    if not renames:
+        return
+    init = cls.__init__
+
+    @functools.wraps(init)
+    def __init__(self: Component, *args: Any, **params: Any) -> None:  # noqa: N807
+        if renames.keys() & params.keys():
+            params = _renamed(type(self), renames, params)
+        init(self, *args, **params)
+
+    cls.__init__ = __init__
+    cls._former_names = renames
+
+
+def _renamed(
+    cls: type[Component], renames: dict[str, str], params: dict[str, Any]
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for p, value in params.items():
+        new = renames.get(p)
+        if new is None:
+            out[p] = value
+            continue
+        if new in params:
+            raise InvalidInputError(
+                f"The {singular(cls.family)} {cls.name!r} was given both {new!r} and its "
+                f"former name {p!r}. Give {new!r} only."
+            )
+        warnings.warn(
+            f"{p!r} is now {new!r}: write {cls.name}[{new}=...] (the parameter {p!r} of "
+            f"{cls.name} still builds, for now, and is stored as {new!r}).",
+            FutureWarning,
+            stacklevel=3,
+        )
+        out[new] = value
+    return out
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, Component):
         return value.spec
@@ -230,6 +280,7 @@ class Registry(Generic[T]):
                 )
             cls.name = name
             cls.family = self.family
+            _accept_former_names(cls)
             self._items[name] = cls
             return cls
 
@@ -307,9 +358,12 @@ class Registry(Generic[T]):
         """
         cls = self.get(name)
         allowed = [f.name for f in dataclasses.fields(cls) if f.init]  # type: ignore[arg-type]
+        former = renamed_params(cls)
         for p in params:
+            if p in former:
+                continue  # a former name: the constructor renames it, with a warning
             if p not in allowed:
-                hint = did_you_mean(p, allowed)
+                hint = did_you_mean(p, allowed + list(former))
                 raise InvalidInputError(
                     f"The {self.kind} {cls.name!r} has no parameter {p!r}.{hint} "
                     f"Its parameters: {', '.join(allowed) or 'none'}."

@@ -77,9 +77,9 @@ MINIMAL: dict[tuple[str, str], dict[str, object]] = {
     },
     # Self-evaluation: the mock says yes, except to the invented answer.
     ("detectors", "p_true"): {
-        "backend": {"name": "mock", "params": {"reply": "Yes", "replies": ["Zorblax=>No"]}}
+        "judge": {"name": "mock", "params": {"reply": "Yes", "replies": ["Zorblax=>No"]}}
     },
-    ("detectors", "surprisal"): {"backend": "mock"},
+    ("detectors", "surprisal"): {"judge": "mock"},
     ("detectors", "selfcheck_prompt"): {"judge": {"name": "mock", "params": {"reply": "Yes"}}},
 }
 

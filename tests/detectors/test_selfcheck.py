@@ -135,19 +135,19 @@ def test_p_true_reads_the_probability_of_yes_at_the_first_token(tmp_path, sent):
     backend = MockBackend(reply="Yes", replies=("Proposed answer: Mars=>No",), logprob=-0.5)
     responses = [_response("Paris.", rid="a"), _response("Mars.", rid="b")]
     with CallCache(tmp_path / "calls.sqlite") as cache:
-        scores = PTrue(backend=backend).score(responses, Needs(examples=EXAMPLES, cache=cache))
+        scores = PTrue(judge=backend).score(responses, Needs(examples=EXAMPLES, cache=cache))
         assert [s.value for s in scores] == pytest.approx([1 - math.exp(-0.5), 1.0])
         assert sent["generate"] == 2
-        again = PTrue(backend=backend).score(responses, Needs(examples=EXAMPLES, cache=cache))
+        again = PTrue(judge=backend).score(responses, Needs(examples=EXAMPLES, cache=cache))
     assert again == scores and sent["generate"] == 2
-    normalized = PTrue(backend=backend, normalize=True).score(responses, Needs(examples=EXAMPLES))
+    normalized = PTrue(judge=backend, normalize=True).score(responses, Needs(examples=EXAMPLES))
     assert [s.value for s in normalized] == pytest.approx([0.0, 1.0])
 
 
 def test_p_true_without_yes_or_no_or_question_says_why():
     backend = MockBackend(reply="Maybe")
     responses = [_response("Paris."), _response("Paris.", rid="q", example="blank")]
-    scores = PTrue(backend=backend, normalize=True).score(responses, Needs(examples=EXAMPLES))
+    scores = PTrue(judge=backend, normalize=True).score(responses, Needs(examples=EXAMPLES))
     assert [s.value for s in scores] == [None, None]
     assert "neither yes nor no" in scores[0].error and "no question" in scores[1].error
 
@@ -168,7 +168,7 @@ class _Blind(MockBackend):
 @pytest.mark.parametrize(("detector", "need"), [(PTrue, "top_logprobs"), (Surprisal, "hidden")])
 def test_a_backend_without_the_capability_is_refused_before_any_call(detector, need, sent):
     with pytest.raises(InvalidInputError, match=f"needs {need}, which the backend"):
-        detector(backend=_Blind()).score([_response("Paris.")], Needs(examples=EXAMPLES))
+        detector(judge=_Blind()).score([_response("Paris.")], Needs(examples=EXAMPLES))
     assert sent == {"generate": 0, "last_hidden": 0}
 
 
@@ -182,8 +182,8 @@ def test_surprisal_is_one_minus_the_cosine_and_a_rerun_reads_nothing(tmp_path, s
         expected.append(1 - q @ a / (np.linalg.norm(q) * np.linalg.norm(a)))
     sent["last_hidden"] = 0
     with CallCache(tmp_path / "calls.sqlite") as cache:
-        scores = Surprisal(backend=backend).score(responses, Needs(examples=EXAMPLES, cache=cache))
+        scores = Surprisal(judge=backend).score(responses, Needs(examples=EXAMPLES, cache=cache))
         assert [s.value for s in scores] == pytest.approx(expected)
         assert sent["last_hidden"] == 3  # the question once, each answer once
-        again = Surprisal(backend=backend).score(responses, Needs(examples=EXAMPLES, cache=cache))
+        again = Surprisal(judge=backend).score(responses, Needs(examples=EXAMPLES, cache=cache))
     assert again == scores and sent["last_hidden"] == 3

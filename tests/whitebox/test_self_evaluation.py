@@ -98,7 +98,7 @@ def test_p_true_is_the_next_token_probability_of_yes(lm_dir, direct, tmp_path, h
     _, tokenizer = direct
     backend = HFBackend(model=str(lm_dir), device="cpu")
     examples, responses = _data()
-    detector = PTrue(backend=backend, top_logprobs=len(tokenizer))
+    detector = PTrue(judge=backend, top_logprobs=len(tokenizer))
     with CallCache(tmp_path / "calls.sqlite") as cache:
         scores = detector.score(responses, Needs(examples=examples, cache=cache))
         sent = sum(hf_sent)
@@ -114,7 +114,7 @@ def test_p_true_is_the_next_token_probability_of_yes(lm_dir, direct, tmp_path, h
         p_yes, p_no = float(p[yes].sum()), float(p[no].sum())
         assert 0 < p_yes < 1
         assert score.error == "" and score.value == pytest.approx(1 - p_yes, abs=1e-5)
-        (normalized,) = PTrue(backend=backend, top_logprobs=len(tokenizer), normalize=True).score(
+        (normalized,) = PTrue(judge=backend, top_logprobs=len(tokenizer), normalize=True).score(
             [response], Needs(examples=examples)
         )
         assert normalized.value == pytest.approx(1 - p_yes / (p_yes + p_no), abs=1e-5)
@@ -124,8 +124,8 @@ def test_surprisal_is_one_minus_the_cosine_of_final_last_token_states(lm_dir, di
     backend = HFBackend(model=str(lm_dir), device="cpu", batch_size=2)
     examples, responses = _data()
     with CallCache(tmp_path / "calls.sqlite") as cache:
-        scores = Surprisal(backend=backend).score(responses, Needs(examples=examples, cache=cache))
-        first = Surprisal(backend=backend, layer=1).score(responses, Needs(examples=examples))
+        scores = Surprisal(judge=backend).score(responses, Needs(examples=examples, cache=cache))
+        first = Surprisal(judge=backend, layer=1).score(responses, Needs(examples=examples))
         calls = []
         original = HFBackend.last_hidden
 
@@ -136,7 +136,7 @@ def test_surprisal_is_one_minus_the_cosine_of_final_last_token_states(lm_dir, di
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(HFBackend, "last_hidden", counted)
             needs = Needs(examples=examples, cache=cache)
-            again = Surprisal(backend=backend).score(responses, needs)
+            again = Surprisal(judge=backend).score(responses, needs)
     assert again == scores and calls == []
     for response, score, at_one in zip(responses, scores, first, strict=True):
         question = examples[response.example_id].question
@@ -162,6 +162,6 @@ def test_the_last_layer_is_the_output_after_the_final_norm(lm_dir, direct):
 def test_a_layer_the_model_lacks_is_refused(lm_dir):
     examples, responses = _data()
     with pytest.raises(InvalidInputError, match=r"'layer' of last_hidden must be in -1\.\.2"):
-        Surprisal(backend=HFBackend(model=str(lm_dir), device="cpu"), layer=3).score(
+        Surprisal(judge=HFBackend(model=str(lm_dir), device="cpu"), layer=3).score(
             responses, Needs(examples=examples)
         )

@@ -38,8 +38,8 @@ def test_selfcheck_family_on_nq_open_and_begin_then_reruns_are_free(
         "selfcheck_ngram",
         f"selfcheck_bertscore[{bert}]",
         f"selfcheck_prompt[judge={backend},max_tokens=2]",
-        f"p_true[backend={backend}]",
-        f"surprisal[backend={backend}]",
+        f"p_true[judge={backend}]",
+        f"surprisal[judge={backend}]",
     ]
     out, cache = tmp_path / "run", tmp_path / "cache"
     common = ["--out", str(out), "--cache-dir", str(cache)]

@@ -1,6 +1,6 @@
 """The model judges its own answer: P(True) and Surprisal.
 
-Both call a backend (the nested ``backend``, ideally the model that wrote the
+Both call a backend (the nested ``judge``, ideally the model that wrote the
 answers) through the run's call cache, and check before any call that it has
 the capability they need.
 """
@@ -55,7 +55,7 @@ def yes_probability(alternatives: Mapping[str, float]) -> tuple[float, float]:
 class PTrue(Detector):
     """One minus P(True): the probability the model says its answer is correct (Kadavath et al.).
 
-    The ``backend`` gets the question and the response in the prompt
+    The ``judge`` gets the question and the response in the prompt
     ``detectors/prompts/p_true.v1.txt`` ("Is the proposed answer correct?
     Reply with Yes or No"), as a raw prompt when it takes one, else as a
     chat message, and generates one greedy token with its ``top_logprobs``
@@ -72,12 +72,15 @@ class PTrue(Detector):
     call (``retryable`` when it may pass) and an example without a question.
 
     Args:
-        backend: The model asked, e.g. ``hf[model=/models/llama]`` in a key.
+        judge: The model asked, e.g. ``hf[model=/models/llama]`` in a key
+            (formerly ``backend``, still read with a warning).
         top_logprobs: Alternatives read at the first token.
         normalize: Divide by ``p_yes + p_no``.
     """
 
-    backend: Backend = nested("backends", default=dataclasses.MISSING, doc="the model asked")
+    judge: Backend = nested(
+        "backends", default=dataclasses.MISSING, doc="the model asked", aliases=("backend",)
+    )
     top_logprobs: int = param(20, Interval(int, 1))
     normalize: bool = param(False, InstanceOf(bool))
 
@@ -85,7 +88,7 @@ class PTrue(Detector):
         """Return one score per response, in order."""
         from realitycheck.backends import cached_generate, require
 
-        require({"top_logprobs"}, self.backend, who=f"The detector {self.name!r}")
+        require({"top_logprobs"}, self.judge, who=f"The detector {self.name!r}")
         template = load_prompt(PROMPT)
         errors = [_question_error(r, needs) for r in responses]
         requests = []
@@ -94,9 +97,9 @@ class PTrue(Detector):
                 question = needs.examples[response.example_id].question
                 text = template.substitute(question=question, answer=response.text)
                 requests.append(
-                    request_for(self.backend, text, max_tokens=1, top_logprobs=self.top_logprobs)
+                    request_for(self.judge, text, max_tokens=1, top_logprobs=self.top_logprobs)
                 )
-        generations = iter(cached_generate(self.backend, requests, cache=needs.cache))
+        generations = iter(cached_generate(self.judge, requests, cache=needs.cache))
         out = []
         for response, error in zip(responses, errors, strict=True):
             if error:
@@ -143,7 +146,7 @@ class Surprisal(Detector):
     As in the prompt-multiplicity paper (§5.1, A.2, after Duan et al., 2024):
     ``q`` is the hidden state of the last token of the question, ``a`` that of
     the last token of the question followed by a space and the response,
-    both at ``layer`` (default: the final layer's output) of the ``backend``
+    both at ``layer`` (default: the final layer's output) of the ``judge``
     (:meth:`~realitycheck.backends.Backend.last_hidden`, the text read as a
     raw prompt). ``value = 1 - cos(q, a)`` in ``[0, 2]``: higher = the answer
     moves the model's state further from where the question left it = more
@@ -154,18 +157,21 @@ class Surprisal(Detector):
     call gets ``value=None`` and an error (``retryable`` when it may pass).
 
     Args:
-        backend: The model read, e.g. ``hf[model=/models/llama]`` in a key.
+        judge: The model read, e.g. ``hf[model=/models/llama]`` in a key
+            (formerly ``backend``, still read with a warning).
         layer: Hidden layer (0 = embeddings, -1 = the final layer).
     """
 
-    backend: Backend = nested("backends", default=dataclasses.MISSING, doc="the model read")
+    judge: Backend = nested(
+        "backends", default=dataclasses.MISSING, doc="the model read", aliases=("backend",)
+    )
     layer: int = param(-1, Interval(int, -1))
 
     def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
         """Return one score per response, in order."""
         from realitycheck.backends import require
 
-        require({"hidden"}, self.backend, who=f"The detector {self.name!r}")
+        require({"hidden"}, self.judge, who=f"The detector {self.name!r}")
         errors = [_question_error(r, needs) for r in responses]
         texts: list[str] = []
         for response, error in zip(responses, errors, strict=True):
@@ -174,7 +180,7 @@ class Surprisal(Detector):
                 texts += [question, f"{question} {response.text}"]
         try:
             vectors = (
-                cached_last_hidden(self.backend, texts, layer=self.layer, cache=needs.cache)
+                cached_last_hidden(self.judge, texts, layer=self.layer, cache=needs.cache)
                 if texts
                 else []
             )

@@ -15,8 +15,10 @@ __all__ = [
     "constraint_text",
     "constraints_of",
     "param",
+    "param_aliases",
     "param_doc",
     "param_error",
+    "renamed_params",
     "required",
     "with_default",
 ]
@@ -27,15 +29,17 @@ _META = "realitycheck.param"
 class _Param:
     """What :func:`param` stores in a field's metadata (a plain class: no import cost)."""
 
-    __slots__ = ("constraints", "convert", "doc")
+    __slots__ = ("aliases", "constraints", "convert", "doc")
 
     def __init__(
         self,
         constraints: tuple[Constraint, ...],
         convert: Callable[[Any], Any] | None,
         doc: str,
+        aliases: tuple[str, ...] = (),
     ) -> None:
         self.constraints, self.convert, self.doc = constraints, convert, doc
+        self.aliases = aliases
 
 
 def param(
@@ -45,6 +49,7 @@ def param(
     convert: Callable[[Any], Any] | None = None,
     in_key: bool = True,
     doc: str = "",
+    aliases: tuple[str, ...] = (),
 ) -> Any:
     """Declare a dataclass field with its constraints.
 
@@ -59,6 +64,10 @@ def param(
         in_key: Whether the parameter appears in the component's key (settings
             that do not change results, such as concurrency, do not).
         doc: A one-line description (:func:`param_doc`), for documentation.
+        aliases: Former names of the parameter. A key or spec that uses one
+            still builds, with a ``FutureWarning`` that names the new one
+            (:func:`renamed_params`); keys and specs are written with the
+            new name only.
 
     Returns:
         A :func:`dataclasses.field`.
@@ -68,7 +77,7 @@ def param(
             raise InvalidInputError(
                 f"The constraints of a param must be Constraint objects. Got {c!r} instead."
             )
-    metadata = {"in_key": in_key, _META: _Param(tuple(constraints), convert, doc)}
+    metadata = {"in_key": in_key, _META: _Param(tuple(constraints), convert, doc, tuple(aliases))}
     if default_factory is not dataclasses.MISSING:
         return dataclasses.field(default_factory=default_factory, metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
@@ -218,6 +227,25 @@ def constraint_text(field: dataclasses.Field[Any]) -> str:
     """Return what a field accepts in words (``a float in [0, 1]``), or ``any value``."""
     constraints = constraints_of(field)
     return "; ".join(c.describe() for c in constraints) if constraints else "any value"
+
+
+def param_aliases(field: dataclasses.Field[Any]) -> tuple[str, ...]:
+    """Return the former names declared on a field (:func:`param`'s ``aliases``)."""
+    declared = field.metadata.get(_META)
+    return () if declared is None else declared.aliases
+
+
+_RENAMED: dict[type, dict[str, str]] = {}
+
+
+def renamed_params(cls: type) -> dict[str, str]:
+    """Return ``{former name: name}`` for the declared fields of dataclass ``cls`` (cached)."""
+    found = _RENAMED.get(cls)
+    if found is None:
+        found = _RENAMED[cls] = {
+            old: f.name for f in dataclasses.fields(cls) if f.init for old in param_aliases(f)
+        }
+    return found
 
 
 def param_doc(field: dataclasses.Field[Any]) -> str:

@@ -1,0 +1,88 @@
+"""Renamed parameters: a former name still builds, with a warning that names the new one."""
+
+import dataclasses
+import warnings
+
+import pytest
+
+from realitycheck import InvalidInputError, detectors
+from realitycheck.backends import backends
+from realitycheck.registry import Component, Registry, nested
+
+# Every LLM-backed component calls its nested LLM ``judge``; these are the former names.
+RENAMED = [
+    (detectors, "p_true", "backend"),
+    (detectors, "surprisal", "backend"),
+]
+
+
+def _built_silently(registry, key):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return registry.create_from_key(key)
+
+
+@pytest.mark.parametrize(("registry", "name", "former"), RENAMED)
+def test_the_former_name_builds_with_a_message_that_names_judge(registry, name, former):
+    new = _built_silently(registry, f"{name}[judge=mock]")
+    with pytest.warns(FutureWarning, match=f"'{former}' is now 'judge'") as caught:
+        old = registry.create_from_key(f"{name}[{former}=mock]")
+    assert len(caught) == 1
+    assert f"{name}[judge=" in str(caught[0].message)
+    assert old == new
+    assert old.key == new.key == f"{name}[judge=mock]"
+    assert former not in old.spec["params"]
+    assert old.spec["params"]["judge"]["name"] == "mock"
+
+
+@pytest.mark.parametrize(("registry", "name", "former"), RENAMED)
+def test_a_spec_stored_before_the_rename_rebuilds_and_is_rewritten_with_the_new_name(
+    registry, name, former
+):
+    new = _built_silently(registry, f"{name}[judge=mock[model=m]]")
+    stored = dict(new.spec)
+    stored["params"] = {(former if k == "judge" else k): v for k, v in new.spec["params"].items()}
+    with pytest.warns(FutureWarning, match=f"'{former}' is now 'judge'"):
+        rebuilt = registry.create_from_spec(stored)
+    assert rebuilt == new
+    assert rebuilt.spec == new.spec
+    assert rebuilt.spec_json == new.spec_json
+
+
+@pytest.mark.parametrize(("registry", "name", "former"), RENAMED)
+def test_the_former_name_builds_in_python_too(registry, name, former):
+    cls = registry.get(name)
+    judge = backends.create("mock")
+    with pytest.warns(FutureWarning, match=f"'{former}' is now 'judge'"):
+        old = cls(**{former: judge})
+    assert old == cls(judge=judge)
+
+
+@pytest.mark.parametrize(("registry", "name", "former"), RENAMED)
+def test_both_names_at_once_are_refused(registry, name, former):
+    with pytest.raises(InvalidInputError, match=f"both 'judge' and its former name '{former}'"):
+        registry.create_from_key(f"{name}[judge=mock,{former}=mock]")
+
+
+def test_a_misspelt_former_name_is_suggested_and_listed_parameters_stay_the_current_ones():
+    with pytest.raises(InvalidInputError, match=r"Did you mean 'backend'.*judge, top_logprobs"):
+        detectors.create_from_key("p_true[backnd=mock]")
+
+
+_TOYS: Registry[Component] = Registry("toys", "realitycheck.records")
+
+
+@_TOYS.register("toy_holder")
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _Holder(Component):
+    judge: Component = nested(
+        "backends", default=dataclasses.MISSING, doc="the model", aliases=("backend", "llm")
+    )
+
+
+@pytest.mark.parametrize("former", ["backend", "llm"])
+def test_aliases_are_declared_once_at_the_field(former):
+    with pytest.warns(FutureWarning, match=f"'{former}' is now 'judge'"):
+        built = _TOYS.create_from_key(f"toy_holder[{former}=mock]")
+    assert built.key == "toy_holder[judge=mock]"
+    assert _TOYS.describe("toy_holder") is not None
