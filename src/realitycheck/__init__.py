@@ -23,7 +23,7 @@ command::
     components     datasets, backends, retrievers
     store          run folder, Parquet parts, manifest, study results, secrets, locks
     metrics · plots · raters   (raters: Dawid-Skene, read by datasets and analysis)
-    records · keys · registry · errors · text   (depend on nothing above)
+    records · keys · registry · errors · text · verdicts   (depend on nothing above)
 
 Attributes of this package are loaded on first use, so ``import realitycheck``
 and the command line's ``--help`` stay fast; the registries (``datasets``,
