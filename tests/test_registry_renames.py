@@ -5,7 +5,7 @@ import warnings
 
 import pytest
 
-from realitycheck import InvalidInputError, detectors
+from realitycheck import InvalidInputError, detectors, labelers
 from realitycheck.backends import backends
 from realitycheck.registry import Component, Registry, nested
 
@@ -13,6 +13,11 @@ from realitycheck.registry import Component, Registry, nested
 RENAMED = [
     (detectors, "p_true", "backend"),
     (detectors, "surprisal", "backend"),
+    (labelers, "nli", "classifier"),
+    (detectors, "selfcheck_nli", "classifier"),
+    (detectors, "nli_grounding", "classifier"),
+    (detectors, "cross_encoder", "classifier"),
+    (detectors, "claim_check", "classifier"),
 ]
 
 

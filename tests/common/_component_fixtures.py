@@ -22,11 +22,11 @@ MINIMAL: dict[tuple[str, str], dict[str, object]] = {
     ("backends", "vllm"): {"model": "/models/tiny"},  # likewise
     ("backends", "hf_seq2seq"): {"model": "/models/tiny"},  # likewise
     # The pair classifiers: the mock's word-overlap stand-in for an NLI model.
-    ("labelers", "nli"): {"classifier": "mock"},
-    ("detectors", "nli_grounding"): {"classifier": "mock"},
-    ("detectors", "cross_encoder"): {"classifier": "mock"},
-    ("detectors", "claim_check"): {"classifier": "mock"},
-    ("detectors", "selfcheck_nli"): {"classifier": "mock"},
+    ("labelers", "nli"): {"judge": "mock"},
+    ("detectors", "nli_grounding"): {"judge": "mock"},
+    ("detectors", "cross_encoder"): {"judge": "mock"},
+    ("detectors", "claim_check"): {"judge": "mock"},
+    ("detectors", "selfcheck_nli"): {"judge": "mock"},
     # A judge needs a backend: the mock, scripted to grade the invented answer as wrong.
     ("labelers", "qa_judge"): {
         "judge": {

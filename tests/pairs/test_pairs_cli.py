@@ -44,9 +44,9 @@ def _detectors(model):
     """Return the keys as typed and as stored (sorted, without settings such as batch_size)."""
     hf = f"hf[model={model},device=cpu,batch_size=64]"
     typed = [
-        f"nli_grounding[classifier={hf}]",
-        f"cross_encoder[classifier={hf},window=64,stride=48]",
-        f"claim_check[classifier={hf},window=64,stride=48]",
+        f"nli_grounding[judge={hf}]",
+        f"cross_encoder[judge={hf},window=64,stride=48]",
+        f"claim_check[judge={hf},window=64,stride=48]",
     ]
     return typed, [registry.create_from_key(k).key for k in typed]
 
@@ -85,7 +85,7 @@ def test_detect_and_evaluate_on_ragtruth_then_a_rerun_scores_no_pair(
 def test_label_truthfulqa_with_nli_then_a_rerun_scores_no_pair(
     tmp_path, data_slice, tiny_nli_dir, pairs_scored, capsys
 ):
-    typed = f"nli[classifier=hf[model={tiny_nli_dir},device=cpu],premise=both]"
+    typed = f"nli[judge=hf[model={tiny_nli_dir},device=cpu],premise=both]"
     key = labelers.create_from_key(typed).key
     common = ["-d", "truthfulqa", "--data-dir", str(data_slice), "-l", typed]
     cache = ["--cache-dir", str(tmp_path / "cache")]

@@ -103,7 +103,7 @@ def test_word_windows_cover_every_word_with_windows_of_the_stated_size(window, s
 @pytest.mark.parametrize("chunk", [1, 2])
 def test_nli_grounding_is_one_minus_the_least_entailed_sentence(tiny_nli_dir, entail, chunk):
     det = detectors.create(
-        "nli_grounding", classifier=_hf(tiny_nli_dir, batch_size=4), chunk_sentences=chunk
+        "nli_grounding", judge=_hf(tiny_nli_dir, batch_size=4), chunk_sentences=chunk
     )
     scores = det.score(RESPONSES, Needs(examples=EXAMPLES))
     sentences = split_sentences(SOURCE)
@@ -116,9 +116,7 @@ def test_nli_grounding_is_one_minus_the_least_entailed_sentence(tiny_nli_dir, en
 
 
 def test_cross_encoder_takes_the_best_window_of_a_single_logit_model(tiny_consistency_dir, entail):
-    det = detectors.create(
-        "cross_encoder", classifier=_hf(tiny_consistency_dir), window=12, stride=8
-    )
+    det = detectors.create("cross_encoder", judge=_hf(tiny_consistency_dir), window=12, stride=8)
     scores = det.score(RESPONSES, Needs(examples=EXAMPLES))
     windows = _windows(SOURCE, 12, 8)
     assert len(windows) > 3
@@ -128,7 +126,7 @@ def test_cross_encoder_takes_the_best_window_of_a_single_logit_model(tiny_consis
 
 
 def test_claim_check_is_the_weakest_sentence_against_windows(tiny_nli_dir, entail):
-    det = detectors.create("claim_check", classifier=_hf(tiny_nli_dir), window=10, stride=10)
+    det = detectors.create("claim_check", judge=_hf(tiny_nli_dir), window=10, stride=10)
     scores = det.score(RESPONSES, Needs(examples=EXAMPLES))
     windows = _windows(SOURCE, 10, 10)
     for response, score in zip(RESPONSES, scores, strict=True):
@@ -139,7 +137,7 @@ def test_claim_check_is_the_weakest_sentence_against_windows(tiny_nli_dir, entai
 
 @pytest.mark.parametrize("premise", ["response", "reference", "both"])
 def test_nli_labeler_thresholds_the_best_reference(tiny_nli_dir, entail, premise):
-    lab = labelers.create("nli", classifier=_hf(tiny_nli_dir), premise=premise, threshold=0.3)
+    lab = labelers.create("nli", judge=_hf(tiny_nli_dir), premise=premise, threshold=0.3)
     labels = lab.label(RESPONSES, EXAMPLES)
     refs = EXAMPLES["e1"].references
     for response, label in zip(RESPONSES, labels, strict=True):
@@ -160,7 +158,7 @@ def test_missing_inputs_are_errors_not_values(tiny_nli_dir):
     empty = Response(response_id="x", example_id="e1", model="m", text="  ")
     no_context = Response(response_id="y", example_id="e2", model="m", text="Rome.")
     unknown = Response(response_id="z", example_id="nope", model="m", text="Rome.")
-    det = detectors.create("claim_check", classifier="mock")
+    det = detectors.create("claim_check", judge="mock")
     got = det.score([empty, no_context, unknown], Needs(examples=EXAMPLES))
     assert [s.value for s in got] == [None, None, None]
     assert [s.error for s in got] == [
@@ -168,12 +166,12 @@ def test_missing_inputs_are_errors_not_values(tiny_nli_dir):
         "the example has no context",
         "example 'nope' was not given",
     ]
-    (label,) = labelers.create("nli", classifier="mock").label([no_context], EXAMPLES)
+    (label,) = labelers.create("nli", judge="mock").label([no_context], EXAMPLES)
     assert label.hallucinated is None and "no reference" in label.error
 
 
 def test_a_classifier_failure_is_an_error_per_response():
-    det = detectors.create("nli_grounding", classifier="mock[fail_on=Rome]")
+    det = detectors.create("nli_grounding", judge="mock[fail_on=Rome]")
     good, bad = det.score(RESPONSES[2:4], Needs(examples=EXAMPLES))  # the source names Rome
     assert good.value is None and "the classifier failed: FatalBackendError" in good.error
     assert bad.value is None
@@ -182,11 +180,11 @@ def test_a_classifier_failure_is_an_error_per_response():
 @pytest.mark.parametrize(
     ("name", "params", "match"),
     [
-        ("nli_grounding", {}, "missing 1 required .* 'classifier'"),
-        ("nli_grounding", {"classifier": "openai[model=m]"}, "'pairs' capability"),
-        ("cross_encoder", {"classifier": "mock", "window": 4, "stride": 5}, "'stride' parameter"),
-        ("claim_check", {"classifier": "mock", "window": 0}, "'window' parameter"),
-        ("claim_check", {"classifier": "mock", "labels": ["entailment", 3]}, "'labels' parameter"),
+        ("nli_grounding", {}, "missing 1 required .* 'judge'"),
+        ("nli_grounding", {"judge": "openai[model=m]"}, "'pairs' capability"),
+        ("cross_encoder", {"judge": "mock", "window": 4, "stride": 5}, "'stride' parameter"),
+        ("claim_check", {"judge": "mock", "window": 0}, "'window' parameter"),
+        ("claim_check", {"judge": "mock", "labels": ["entailment", 3]}, "'labels' parameter"),
     ],
 )
 def test_detectors_refuse_bad_parameters(name, params, match):
@@ -196,8 +194,8 @@ def test_detectors_refuse_bad_parameters(name, params, match):
 
 def test_nli_labeler_refuses_bad_parameters():
     with pytest.raises(InvalidInputError, match="'premise' parameter"):
-        labelers.create("nli", classifier="mock", premise="hypothesis")
-    with pytest.raises(InvalidInputError, match="missing 1 required .* 'classifier'"):
+        labelers.create("nli", judge="mock", premise="hypothesis")
+    with pytest.raises(InvalidInputError, match="missing 1 required .* 'judge'"):
         labelers.create("nli")
 
 
@@ -207,12 +205,12 @@ def test_bad_label_names_fail_before_any_pair_is_scored(relabelled, pairs_scored
     forwards = []
     original = _hf_pairs.pair_score
     monkeypatch.setattr(_hf_pairs, "pair_score", lambda *a: forwards.append(1) or original(*a))
-    det = detectors.create("nli_grounding", classifier=_hf(relabelled(["x", "y", "z"])))
+    det = detectors.create("nli_grounding", judge=_hf(relabelled(["x", "y", "z"])))
     with pytest.raises(InvalidInputError, match=r"relabelled.*\['x', 'y', 'z'\]"):
         det.score(RESPONSES, Needs(examples=EXAMPLES))
     assert forwards == []
     wrong_count = detectors.create(
-        "nli_grounding", classifier=_hf(relabelled(["x", "y", "z"])), labels=("entailment", "x")
+        "nli_grounding", judge=_hf(relabelled(["x", "y", "z"])), labels=("entailment", "x")
     )
     with pytest.raises(InvalidInputError, match="has 3 outputs, but 2 labels were declared"):
         wrong_count.score(RESPONSES, Needs(examples=EXAMPLES))
@@ -220,7 +218,7 @@ def test_bad_label_names_fail_before_any_pair_is_scored(relabelled, pairs_scored
 
 def test_a_rerun_through_the_cache_scores_no_pair(tmp_path, tiny_nli_dir, pairs_scored):
     cache = CallCache(tmp_path / "calls.sqlite")
-    det = detectors.create("claim_check", classifier=_hf(tiny_nli_dir), window=10, stride=5)
+    det = detectors.create("claim_check", judge=_hf(tiny_nli_dir), window=10, stride=5)
     first = det.score(RESPONSES, Needs(examples=EXAMPLES, cache=cache))
     assert sum(pairs_scored) > 0
     before = list(pairs_scored)

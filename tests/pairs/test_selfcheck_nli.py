@@ -56,7 +56,7 @@ def _expected(folder, response, sentences, premise="sample"):
 def test_value_is_the_mean_contradiction_share_over_sentences_and_samples(
     tiny_nli_dir, tmp_path, premise
 ):
-    det = detectors.create("selfcheck_nli", classifier=_hf(tiny_nli_dir), premise=premise)
+    det = detectors.create("selfcheck_nli", judge=_hf(tiny_nli_dir), premise=premise)
     cache = CallCache(tmp_path / "cache.sqlite")
     scores = det.score(RESPONSES, Needs(cache=cache))
     sentences = [
@@ -73,7 +73,7 @@ def test_value_is_the_mean_contradiction_share_over_sentences_and_samples(
 
 
 def test_missing_samples_and_empty_text_are_errors_not_values():
-    det = detectors.create("selfcheck_nli", classifier="mock")
+    det = detectors.create("selfcheck_nli", judge="mock")
     bare = Response(response_id="a", example_id="e", model="m", text="It is tall.")
     empty = Response(response_id="b", example_id="e", model="m", text=" ", samples=("x",))
     blank = Response(response_id="c", example_id="e", model="m", text="It is.", samples=(" ",))
@@ -86,7 +86,7 @@ def test_missing_samples_and_empty_text_are_errors_not_values():
 def test_a_classifier_without_a_contradiction_class_fails_after_one_pair(
     tiny_consistency_dir, pairs_scored
 ):
-    det = detectors.create("selfcheck_nli", classifier=_hf(tiny_consistency_dir))
+    det = detectors.create("selfcheck_nli", judge=_hf(tiny_consistency_dir))
     with pytest.raises(InvalidInputError, match="tiny-consistency.*no contradiction class"):
         det.score(RESPONSES, Needs())
     assert pairs_scored == [1]
@@ -95,8 +95,8 @@ def test_a_classifier_without_a_contradiction_class_fails_after_one_pair(
 @pytest.mark.parametrize(
     ("params", "match"),
     [
-        ({"classifier": "openai[model=m]"}, "'pairs' capability"),
-        ({"classifier": "mock", "labels": ["entailment", "neutral"]}, "contradiction class"),
+        ({"judge": "openai[model=m]"}, "'pairs' capability"),
+        ({"judge": "mock", "labels": ["entailment", "neutral"]}, "contradiction class"),
     ],
 )
 def test_bad_parameters_are_refused_when_built(params, match):

@@ -74,12 +74,18 @@ class PairGrounding(Detector):
     the response hypotheses (:meth:`hypotheses`).
 
     Args:
-        classifier: A backend with the ``pairs`` capability, e.g. ``hf[model=PATH]``.
+        judge: The pair classifier, a backend with the ``pairs`` capability, e.g.
+            ``hf[model=PATH]`` (formerly ``classifier``, still read with a warning).
         labels: The classifier's label names in output order, when its config
             lacks them (empty = its ``id2label``), e.g. ``entailment+neutral+contradiction``.
     """
 
-    classifier: Backend = nested("backends", default=dataclasses.MISSING, doc="the pair classifier")
+    judge: Backend = nested(
+        "backends",
+        default=dataclasses.MISSING,
+        doc="the pair classifier",
+        aliases=("classifier",),
+    )
     labels: tuple[str, ...] = param((), SequenceOf(InstanceOf(str)), convert=as_tuple)
     needs: ClassVar[frozenset[str]] = frozenset({"context"})
 
@@ -87,7 +93,7 @@ class PairGrounding(Detector):
         super().__post_init__()
         from realitycheck.backends import require_pairs
 
-        require_pairs(self.classifier, self.name)
+        require_pairs(self.judge, self.name)
 
     def premises(self, context: str) -> list[str]:
         """Return the parts of the source each hypothesis is checked against."""
@@ -124,7 +130,7 @@ class PairGrounding(Detector):
                 for p in plan[0]
             }
         )
-        scored = cached_pairs(self.classifier, pairs, labels=self.labels, cache=needs.cache)
+        scored = cached_pairs(self.judge, pairs, labels=self.labels, cache=needs.cache)
         answers = dict(zip(pairs, scored, strict=True))
         out = []
         for response, plan in zip(responses, plans, strict=True):
@@ -165,7 +171,8 @@ class NLIGrounding(PairGrounding):
     an error.
 
     Args:
-        classifier: A backend with the ``pairs`` capability, e.g. ``hf[model=PATH]``.
+        judge: The pair classifier, a backend with the ``pairs`` capability, e.g.
+            ``hf[model=PATH]`` (formerly ``classifier``, still read with a warning).
         labels: The classifier's label names in output order, when its config
             lacks them (empty = its ``id2label``).
         chunk_sentences: Source sentences per premise.
@@ -230,7 +237,8 @@ class CrossEncoder(_Windowed):
     gets ``value=None`` and an error.
 
     Args:
-        classifier: A backend with the ``pairs`` capability, e.g. ``hf[model=PATH]``.
+        judge: The pair classifier, a backend with the ``pairs`` capability, e.g.
+            ``hf[model=PATH]`` (formerly ``classifier``, still read with a warning).
         labels: The classifier's label names in output order, when its config
             lacks them (empty = its ``id2label``).
     """
@@ -258,7 +266,8 @@ class ClaimCheck(_Windowed):
     ``value=None`` and an error.
 
     Args:
-        classifier: A backend with the ``pairs`` capability, e.g. ``hf[model=PATH]``.
+        judge: The pair classifier, a backend with the ``pairs`` capability, e.g.
+            ``hf[model=PATH]`` (formerly ``classifier``, still read with a warning).
         labels: The classifier's label names in output order, when its config
             lacks them (empty = its ``id2label``).
     """

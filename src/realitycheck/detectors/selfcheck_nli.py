@@ -61,7 +61,7 @@ class SelfCheckNLI(Detector):
     """SelfCheckGPT with NLI: how often the samples contradict each response sentence.
 
     For sentence ``r_i`` and sample ``S^n``, a pair classifier (the
-    ``classifier`` backend's ``pairs`` capability, e.g. an MNLI model on
+    ``judge`` backend's ``pairs`` capability, e.g. an MNLI model on
     ``hf``) reads the pair (premise ``S^n`` whole, hypothesis ``r_i``), as the
     paper states it; ``P(contradict) = p_c / (p_e + p_c)``
     (:func:`contradiction_share`, the neutral class left out), ``S(i) =
@@ -77,14 +77,20 @@ class SelfCheckNLI(Detector):
     ``(sentence, sample)``; ``premise=sentence`` reproduces it.
 
     Args:
-        classifier: A backend with the ``pairs`` capability, e.g. ``hf[model=PATH]``.
+        judge: The pair classifier, a backend with the ``pairs`` capability, e.g.
+            ``hf[model=PATH]`` (formerly ``classifier``, still read with a warning).
         labels: The classifier's label names in output order, when its config
             lacks them (empty = its ``id2label``), e.g. ``entailment+neutral+contradiction``.
         premise: What the classifier reads first: ``sample`` (the paper) or
             ``sentence`` (the package's code).
     """
 
-    classifier: Backend = nested("backends", default=dataclasses.MISSING, doc="the pair classifier")
+    judge: Backend = nested(
+        "backends",
+        default=dataclasses.MISSING,
+        doc="the pair classifier",
+        aliases=("classifier",),
+    )
     labels: tuple[str, ...] = param((), SequenceOf(InstanceOf(str)), convert=as_tuple)
     premise: Premise = param("sample", OneOf(Premise), doc="what the classifier reads first")
     needs: ClassVar[frozenset[str]] = frozenset({"samples"})
@@ -94,7 +100,7 @@ class SelfCheckNLI(Detector):
         super().__post_init__()
         from realitycheck.backends import require_pairs
 
-        require_pairs(self.classifier, self.name)
+        require_pairs(self.judge, self.name)
         if self.labels and not any(n.strip().lower().startswith("contradict") for n in self.labels):
             raise param_error(
                 "labels",
@@ -122,9 +128,9 @@ class SelfCheckNLI(Detector):
         sent = pairs if self.premise == "sample" else [(r, s) for s, r in pairs]
         answers: dict[tuple[str, str], PairScore] = {}
         if pairs:
-            first = cached_pairs(self.classifier, sent[:1], labels=self.labels, cache=needs.cache)
+            first = cached_pairs(self.judge, sent[:1], labels=self.labels, cache=needs.cache)
             self._check_classes(first[0])
-            rest = cached_pairs(self.classifier, sent[1:], labels=self.labels, cache=needs.cache)
+            rest = cached_pairs(self.judge, sent[1:], labels=self.labels, cache=needs.cache)
             answers = dict(zip(pairs, first + rest, strict=True))
         return [self._one(r, plan, answers) for r, plan in zip(responses, plans, strict=True)]
 
@@ -134,9 +140,9 @@ class SelfCheckNLI(Detector):
         has = "a consistency score" if answer.neutral is None else "entailment and neutral"
         raise InvalidInputError(
             f"selfcheck_nli needs P(contradiction), but the pair classifier "
-            f"{self.classifier.key!r} (labels {list(self.labels) or 'from its config'}) "
+            f"{self.judge.key!r} (labels {list(self.labels) or 'from its config'}) "
             f"answers only {has}: it has no contradiction class.",
-            field="classifier",
+            field="judge",
         )
 
     def _one(

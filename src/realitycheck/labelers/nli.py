@@ -38,7 +38,7 @@ class NLILabeler(Labeler):
     hypothesis ``r``): the response states what the reference states. With
     ``premise="reference"`` it is (``r``, ``x``); with ``both``, both pairs are
     scored and the smaller entailment counts (bidirectional entailment). The
-    classifier is any backend with the ``pairs`` capability
+    classifier (the ``judge``) is any backend with the ``pairs`` capability
     (:func:`realitycheck.backends.cached_pairs`).
 
     The rule: ``e = max over references of P(entailment)`` (for a
@@ -51,14 +51,20 @@ class NLILabeler(Labeler):
     ``hallucinated=None`` and an error, as does a pair the classifier failed on.
 
     Args:
-        classifier: A backend with the ``pairs`` capability, e.g. ``hf[model=PATH]``.
+        judge: The pair classifier, a backend with the ``pairs`` capability, e.g.
+            ``hf[model=PATH]`` (formerly ``classifier``, still read with a warning).
         labels: The classifier's label names in output order, when its config
             lacks them (empty = its ``id2label``), e.g. ``entailment+neutral+contradiction``.
         premise: Which text is the premise: ``response``, ``reference`` or ``both``.
         threshold: Entailment probability below which the response is hallucinated.
     """
 
-    classifier: Backend = nested("backends", default=dataclasses.MISSING, doc="the pair classifier")
+    judge: Backend = nested(
+        "backends",
+        default=dataclasses.MISSING,
+        doc="the pair classifier",
+        aliases=("classifier",),
+    )
     labels: tuple[str, ...] = param((), SequenceOf(InstanceOf(str)), convert=as_tuple)
     premise: Literal["response", "reference", "both"] = param("response", OneOf(_DIRECTIONS))
     threshold: float = param(0.5, Interval(float, 0, 1))
@@ -68,7 +74,7 @@ class NLILabeler(Labeler):
         super().__post_init__()
         from realitycheck.backends import require_pairs
 
-        require_pairs(self.classifier, self.name)
+        require_pairs(self.judge, self.name)
 
     def _pairs(self, text: str, reference: str) -> list[tuple[str, str]]:
         forward, backward = (text, reference), (reference, text)
@@ -101,7 +107,7 @@ class NLILabeler(Labeler):
                 for pair in self._pairs(response.text, r)
             }
         )
-        scored = cached_pairs(self.classifier, wanted, labels=self.labels, cache=cache)
+        scored = cached_pairs(self.judge, wanted, labels=self.labels, cache=cache)
         answers = dict(zip(wanted, scored, strict=True))
         out = []
         for k, response in enumerate(responses):
