@@ -19,7 +19,21 @@ Kinds: ``429`` (with ``Retry-After: <server.retry_after>``), ``500``, ``503``,
 without a response), ``nologprobs`` (400 "logprobs are not supported" when
 log-probs were asked for), ``onechoice`` (returns one choice whatever ``n``).
 
-Server-wide knobs: ``latency`` (seconds before every answer),
+Server-wide knobs that play what real servers do (set them as attributes):
+``ignores`` (fields the server ignores: ``"logprobs"``, ``"n"``,
+``"response_format"``, ``"echo"``, as ``transformers serve`` does), ``n_cap``
+(a 400 like ``llama-server``'s when ``n`` is larger), ``refuse_top_k`` (a 422
+"Unexpected fields {'top_k'}"), ``refused_formats`` (``response_format`` types
+answered with a 500, as ``llama-cpp-python`` does for ``json_schema``),
+``format_mismatch`` (a 500 "output does not match the expected format" for
+every ``json_schema`` request), ``logprobs_need_top`` (chat log-probs only when
+``top_logprobs`` is sent, as ``llama-cpp-python``), ``zero_means_unlimited``
+(``max_tokens: 0`` generates 1,000 tokens) and ``offset_shift`` (echoed
+``text_offset`` shifted by that many characters, as ``llama-cpp-python`` with
+SentencePiece). A request with a ``response_format`` the server honours is
+answered with the JSON object ``{"answer": <text>}``.
+
+Other server-wide knobs: ``latency`` (seconds before every answer),
 ``slow_after`` (after that many answered calls, every later call is slow) and
 ``fault_rate`` (that share of the attempts without a planned fault, chosen by
 a hash of ``fault_seed``, the prompt and the attempt number, gets a fault; the
@@ -144,6 +158,14 @@ class FakeOpenAIServer:
         self.fault_rate = fault_rate
         self.fault_kinds = fault_kinds
         self.fault_seed = fault_seed
+        self.ignores: set[str] = set()
+        self.n_cap: int | None = None
+        self.refuse_top_k = False
+        self.refused_formats: set[str] = set()
+        self.format_mismatch = False
+        self.logprobs_need_top = False
+        self.zero_means_unlimited = False
+        self.offset_shift = 0
         self._lock = threading.Lock()
         self._ready = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -224,13 +246,19 @@ class FakeOpenAIServer:
     def answer(self, body: dict[str, Any], chat: bool) -> dict[str, Any]:
         """Build the response body for a request body."""
         prompt = prompt_of(body)
-        if body.get("echo") and not chat:
-            return _echo_answer(prompt, body)
-        n = int(body.get("n") or 1)
-        max_tokens = int(body.get("max_tokens") or 16)
+        if body.get("echo") and not chat and "echo" not in self.ignores:
+            return _echo_answer(prompt, body, self.offset_shift)
+        n = 1 if "n" in self.ignores else int(body.get("n") or 1)
+        max_tokens = int(body.get("max_tokens") if body.get("max_tokens") is not None else 16)
+        if max_tokens == 0 and self.zero_means_unlimited:
+            max_tokens = 1000
         temperature = float(body.get("temperature", 1.0))
-        if chat:
+        if "logprobs" in self.ignores:
+            k = -1
+        elif chat:
             k = int(body.get("top_logprobs") or 0) if body.get("logprobs") else -1
+            if self.logprobs_need_top and "top_logprobs" not in body:
+                k = -1
         else:
             k = -1 if body.get("logprobs") is None else int(body["logprobs"])
         choices = []
@@ -243,6 +271,8 @@ class FakeOpenAIServer:
                 top_logprobs=k,
                 seed=body.get("seed"),
             )
+            if body.get("response_format") and "response_format" not in self.ignores:
+                exp = {**exp, "text": json.dumps({"answer": exp["text"]})}
             choices.append(_choice(exp, i, chat=chat, top_logprobs=k))
         return {
             "id": "cmpl-" + _digest(prompt).hex()[:12],
@@ -271,9 +301,15 @@ def echo_tokens(text: str) -> list[tuple[str, int, float | None]]:
     return out
 
 
-def _echo_answer(prompt: str, body: dict[str, Any]) -> dict[str, Any]:
-    """Answer an ``echo=True`` completions request: the prompt's tokens and log-probs."""
+def _echo_answer(prompt: str, body: dict[str, Any], shift: int = 0) -> dict[str, Any]:
+    """Answer an ``echo=True`` completions request: the prompt's tokens and log-probs.
+
+    With ``max_tokens`` > 0 one generated token (``" gen"``) follows the echo.
+    """
     echoed = echo_tokens(prompt)
+    if int(body.get("max_tokens") or 0) > 0:
+        echoed.append((" gen", len(prompt), -0.5))
+        prompt += " gen"
     return {
         "id": "cmpl-" + _digest(prompt).hex()[:12],
         "object": "text_completion",
@@ -288,7 +324,7 @@ def _echo_answer(prompt: str, body: dict[str, Any]) -> dict[str, Any]:
                     "tokens": [t for t, _, _ in echoed],
                     "token_logprobs": [v for _, _, v in echoed],
                     "top_logprobs": [None] * len(echoed),
-                    "text_offset": [o for _, o, _ in echoed],
+                    "text_offset": [o + shift for _, o, _ in echoed],
                 },
             }
         ],
@@ -417,6 +453,11 @@ class _Connection:
         fake = self.fake
         if fake.latency:
             await asyncio.sleep(fake.latency)
+        refusal = self._refusal(body)
+        if refusal is not None and not fault:
+            status, message = refusal
+            self._error(status, message)
+            return True
         if fault in ("400", "401", "404", "500", "503"):
             self._error(int(fault), f"injected {fault}")
         elif fault == "429":
@@ -442,6 +483,21 @@ class _Connection:
             with fake._lock:
                 fake.answered += 1
         return True
+
+    def _refusal(self, body: dict[str, Any]) -> tuple[int, str] | None:
+        """The error a real server of the configured kind answers ``body`` with, if any."""
+        fake = self.fake
+        n = int(body.get("n") or 1)
+        if fake.n_cap is not None and n > fake.n_cap:
+            return 400, f"Field 'n': Value must be between 1 <= value <= {fake.n_cap}, but got {n}"
+        if fake.refuse_top_k and "top_k" in body:
+            return 422, "Unexpected fields {'top_k'}"
+        kind = (body.get("response_format") or {}).get("type")
+        if kind in fake.refused_formats:
+            return 500, f"Internal error: cannot build a grammar for response_format {kind}"
+        if kind == "json_schema" and fake.format_mismatch:
+            return 500, "The output does not match the expected format"
+        return None
 
 
 def main() -> None:

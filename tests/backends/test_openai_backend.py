@@ -63,6 +63,7 @@ def test_samples_and_logprobs_are_parsed_into_the_generation(
         "completion_tokens": n_tokens,
         "total_tokens": 5 + n_tokens,
         "attempts": 1,
+        "calls": 1,
     }
     (body,) = server.bodies
     assert ("messages" in body) == (mode == "chat") and body["n"] == 4
@@ -146,13 +147,23 @@ def test_failures_that_outlast_the_retries_become_error_records(
 ):
     backend = make_backend(max_retries=2)
     bad = f"bad [fault={fault}]"
-    gens = backend.generate([_request("first"), _request(bad), _request("last")])
+    sampled = {"decoding": "sampling", "temperature": 1.0}
+    gens = backend.generate(
+        [_request("first"), _request(bad, **sampled), _request("last", **sampled)]
+    )
     assert [g.error == "" for g in gens] == [True, False, True]
-    assert gens[1].texts == () and gens[1].usage == {"attempts": attempts}
+    assert gens[1].texts == () and gens[1].usage == {"attempts": attempts, "calls": 0}
     assert server.attempts[bad] == attempts
     assert re.search(message, gens[1].error), gens[1].error
     # What outlasted the retries may pass on a later run; a 4xx never will.
     assert gens[1].retryable is (attempts > 1)
+
+
+def test_the_same_server_error_twice_at_temperature_0_is_final(make_backend, server):
+    bad = "bad [fault=500*99]"
+    (gen,) = make_backend(max_retries=6).generate([_request(bad)])
+    assert server.attempts[bad] == 2 and not gen.retryable
+    assert "the same error twice at temperature 0" in gen.error, gen.error
 
 
 def test_a_timeout_that_never_ends_is_an_error_after_the_retries(make_backend, server):
@@ -176,7 +187,8 @@ def test_a_server_that_refuses_logprobs_still_answers_without_them(make_backend,
 def test_a_server_that_ignores_n_is_asked_again_for_the_rest(make_backend, server):
     prompt = "q [fault=onechoice*9]"
     request = _request(prompt, n=3, decoding="sampling", temperature=1.0, seed=7, logprobs=True)
-    (gen,) = make_backend().generate([request])
+    backend = make_backend()
+    (gen,) = backend.generate([request])
     assert [b["n"] for b in server.bodies] == [3, 2, 1]
     assert [b["seed"] for b in server.bodies] == [7, 8, 9]
     assert gen.texts == tuple(
@@ -184,6 +196,13 @@ def test_a_server_that_ignores_n_is_asked_again_for_the_rest(make_backend, serve
         for s in (7, 8, 9)
     )
     assert len(gen.token_logprobs) == 3 and gen.usage["attempts"] == 3
+    assert gen.usage["calls"] == 3 and backend_usage_calls(gen) == 3
+
+
+def backend_usage_calls(gen) -> int:
+    from realitycheck.backends import usage_of
+
+    return usage_of([gen]).calls
 
 
 @pytest.mark.parametrize("concurrency", [4, 20])
@@ -352,24 +371,44 @@ def test_backoff_is_full_jitter_below_a_doubling_ceiling():
         assert max(draws) > 0.9 * ceiling and min(draws) < 0.1 * ceiling
 
 
-def test_generating_never_imports_the_sdk_and_clients_share_one_tls_context(server):
-    # In a fresh interpreter: importing the SDK costs 1-3 s and the backend never calls it.
+def test_importing_never_imports_the_sdk_and_generating_does(server):
+    # In a fresh interpreter: the SDK is imported on the first call, not by importing.
     script = (
         "import sys\n"
-        "from realitycheck.backends import GenerationRequest\n"
-        "from realitycheck.backends.openai import OpenAIBackend, _tls_context\n"
-        f"backend = OpenAIBackend(model='m', base_url={server.url!r}, concurrency=4)\n"
-        "request = GenerationRequest(prompt='q', max_tokens=4)\n"
-        "first = backend.generate([request] * 6)\n"
-        "again = backend.generate([request] * 2)\n"
-        "assert not any(g.error for g in first + again), first\n"
-        "print('openai' in sys.modules, _tls_context() is _tls_context(),\n"
-        "      _tls_context().verify_mode.name)\n"
+        "import realitycheck, realitycheck.backends.openai\n"
+        "from realitycheck.backends import GenerationRequest, backends\n"
+        "before = 'openai' in sys.modules\n"
+        f"backend = backends.create('openai', model='m', base_url={server.url!r})\n"
+        "(gen,) = backend.generate([GenerationRequest(prompt='q', max_tokens=4)])\n"
+        "assert not gen.error, gen.error\n"
+        "print(before, 'openai' in sys.modules)\n"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["False", "True", "CERT_REQUIRED"]
-    assert server.calls == 8
+    assert done.stdout.split() == ["False", "True"]
+    assert server.calls == 1
+
+
+def test_an_unreachable_server_is_a_retryable_error_record(make_backend):
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    backend = make_backend(base_url=f"http://127.0.0.1:{port}/v1", max_retries=1)
+    (gen,) = backend.generate([GenerationRequest(prompt="q")])
+    assert gen.texts == () and gen.retryable and gen.usage == {"attempts": 2, "calls": 0}
+    assert "The connection failed" in gen.error, gen.error
+
+
+@pytest.mark.parametrize("key", ["sk-abc\ndef", "sk-\x01", "sk-\u20ac"])
+def test_a_key_a_header_cannot_carry_fails_before_any_call(make_backend, server, key):
+    backend = make_backend(api_key_env="RC_ODD_KEY")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RC_ODD_KEY", key)
+        with pytest.raises(InvalidInputError, match="'RC_ODD_KEY' has characters") as caught:
+            backend.generate([GenerationRequest(prompt="q")])
+    assert key not in str(caught.value) and server.calls == 0

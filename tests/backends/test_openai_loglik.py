@@ -37,7 +37,7 @@ def test_loglik_tokens_are_the_echoed_continuation_tokens(make_backend, server):
     assert [len(v) for v in got] == [1, 3, 3, 0]
     assert backend.loglik(PAIRS) == pytest.approx([math.fsum(v) for v in got])
     body = server.bodies[0]
-    assert body["echo"] is True and body["max_tokens"] == 0 and body["logprobs"] == 0
+    assert body["echo"] is True and body["max_tokens"] == 1 and body["logprobs"] == 0
 
 
 def test_a_token_spanning_the_boundary_counts_to_the_continuation(make_backend):

@@ -147,7 +147,16 @@ class Generation:
     empty, when the call failed for good; ``retryable`` then says the failure
     may pass on a later run (rate limit, 5xx, timeout: a
     :class:`~realitycheck.errors.RetryableBackendError` after the backend's own
-    retries). ``cached`` says it came from the cache.
+    retries; a deterministic failure is never retryable). When a request that
+    took several calls fails after some of them answered, the answered
+    sequences stay in ``texts`` (and their features) beside the ``error``:
+    :func:`~realitycheck.backends.cached_generate` keeps them as a partial
+    answer and asks only for the rest next time. ``unsupported`` names the
+    features the request asked for and the server did not give back
+    (``"logprobs"``, ``"top_logprobs"``, ``"n"``, ``"json_schema"``,
+    ``"echo"``); such an answer is never cached as complete. ``usage`` may
+    count the calls that answered (``"calls"``) and the attempts made
+    (``"attempts"``). ``cached`` says it came from the cache.
     """
 
     texts: tuple[str, ...] = ()
@@ -160,6 +169,7 @@ class Generation:
     usage: Mapping[str, int] = field(default_factory=dict)
     error: str = ""
     retryable: bool = False
+    unsupported: tuple[str, ...] = ()
     cached: bool = False
 
     def to_json(self) -> str:

@@ -13,7 +13,13 @@ concurrency still hits the cache.
 identical requests in one batch are sent once and the answer is fanned out;
 answers already in the cache are served with ``cached=True``; every success is
 committed the moment it arrives, so a run killed at any point (even with
-``kill -9``) and rerun repeats no completed call. Errors are never cached.
+``kill -9``) and rerun repeats no completed call. Errors are never cached,
+and neither is an answer that lacks a feature the request asked for
+(``Generation.unsupported``). A request for several sequences that failed
+after some of its calls answered keeps them as a *partial* answer (under
+``partial:<key>``); the next run asks only for the missing sequences (with
+the seed moved on by the calls already made) and stores the merged answer
+(:mod:`realitycheck.backends._partial`).
 
 A backend that can report each answer as it finishes implements
 :class:`ReportsEachResult` (``generate_each``); any other backend is called in
@@ -38,6 +44,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from realitycheck import sqlite_files
 from realitycheck.backends._base import REQUESTS, Backend, Generation, GenerationRequest
+from realitycheck.backends._partial import PARTIAL, merged, rest_of, without_sequences
 from realitycheck.errors import InvalidInputError
 from realitycheck.params import InstanceOf, Interval, check_arg, param_error, shown
 from realitycheck.progress import NullProgress, Progress
@@ -159,13 +166,22 @@ class CallCache:
             )
         self.put_value(key, generation.to_json(), backend=backend)
 
-    def put_value(self, key: str, value: str, *, backend: str = "") -> None:
-        """Store one successful answer as JSON text and commit at once (see :meth:`put`)."""
+    def put_value(self, key: str, value: str, *, backend: str = "", replace: bool = False) -> None:
+        """Store one successful answer as JSON text and commit at once (see :meth:`put`).
+
+        A key already stored keeps its value unless ``replace`` is true.
+        """
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
         with self._lock:
             self._connection().execute(
-                "INSERT OR IGNORE INTO calls (key, backend, value, created) VALUES (?, ?, ?, ?)",
+                f"{verb} INTO calls (key, backend, value, created) VALUES (?, ?, ?, ?)",
                 (key, backend, value, time.time()),
             )
+
+    def delete(self, key: str) -> None:
+        """Remove ``key`` (nothing happens when it is not stored)."""
+        with self._lock:
+            self._connection().execute("DELETE FROM calls WHERE key = ?", (key,))
 
     def __len__(self) -> int:
         with self._lock:
@@ -227,7 +243,10 @@ def cached_generate(
     Identical requests (same :meth:`GenerationRequest.cache_key`; ``tag`` does
     not count) are sent once; the first position gets the answer with
     ``cached=False`` and the others a copy with ``cached=True``. Hits are
-    served with ``cached=True``. Each success is committed as it arrives.
+    served with ``cached=True``. Each success is committed as it arrives; an
+    answer with ``unsupported`` features is returned but not stored. A failed
+    request that kept some answered sequences is stored as a partial answer
+    and resumed here next time; the failure is returned without them.
 
     Args:
         backend: The backend to call for what the cache lacks.
@@ -250,6 +269,10 @@ def cached_generate(
         positions.setdefault(key, []).append(i)
     hits = cache.get_many(positions) if cache is not None else {}
     misses = [key for key in positions if key not in hits]
+    partials: dict[str, Generation] = {}
+    if cache is not None and misses:
+        stored = cache.get_many(PARTIAL + key for key in misses)
+        partials = {key: stored[PARTIAL + key] for key in misses if PARTIAL + key in stored}
     answers: dict[str, Generation] = dict(hits)
     label = backend.key
 
@@ -259,12 +282,20 @@ def cached_generate(
 
         def finished(index: int, generation: Generation) -> None:
             key = misses[index]
-            answers[key] = generation
-            if cache is not None and not generation.error:
-                cache.put(key, generation, backend=label)
+            before = partials.get(key)
+            whole = generation if before is None else merged(before, generation)
+            now = dataclasses.replace(whole, usage=generation.usage)  # what this run paid
+            answers[key] = without_sequences(now) if now.error else now
+            if cache is not None and not whole.unsupported:
+                if not whole.error:
+                    cache.put(key, whole, backend=label)
+                    if before is not None:
+                        cache.delete(PARTIAL + key)
+                elif whole.texts:
+                    cache.put_value(PARTIAL + key, whole.to_json(), backend=label, replace=True)
             task.advance(len(positions[key]))
 
-        to_send = [requests[positions[key][0]] for key in misses]
+        to_send = [rest_of(requests[positions[key][0]], partials.get(key)) for key in misses]
         if to_send:
             _send(backend, to_send, finished)
 
@@ -310,7 +341,10 @@ class Usage:
     """Token usage and cost of the calls a run actually paid for.
 
     Attributes:
-        calls: Generations answered by the backend in this run (``cached=False``, no error).
+        calls: Calls answered by the backend in this run: one per generation, or
+            what the generation's ``usage["calls"]`` says (a request for ``n``
+            sequences from a server that ignores ``n`` takes ``n`` calls; those of a
+            failed request that answered count too).
         cached: Generations served from the cache or from a duplicate in the batch.
         errors: Generations that failed.
         attempts: HTTP attempts made, retries included (backends that report them).
@@ -343,7 +377,8 @@ def usage_of(
     """Add up the usage of the generations this run paid for.
 
     Cached generations cost nothing now and only count in ``cached``; failed
-    ones count in ``errors`` (their attempts still count in ``attempts``).
+    ones count in ``errors`` (their attempts, and the calls and tokens of a
+    failed request's answered calls, still count).
 
     Args:
         generations: What :func:`cached_generate` returned.
@@ -358,8 +393,9 @@ def usage_of(
         totals["attempts"] += int(usage.get("attempts", 0))
         if generation.error:
             totals["errors"] += 1
-            continue
-        totals["calls"] += 1
+            totals["calls"] += int(usage.get("calls", 0))
+        else:
+            totals["calls"] += int(usage.get("calls", 1))
         totals["prompt"] += int(usage.get("prompt_tokens", 0))
         totals["completion"] += int(usage.get("completion_tokens", 0))
     prompt_price, completion_price = price_per_1k

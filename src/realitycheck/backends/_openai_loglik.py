@@ -1,13 +1,20 @@
 """Continuation log-likelihoods from an OpenAI-compatible ``/completions`` endpoint.
 
 The prompt and the continuation are sent as one text with ``echo=True``,
-``logprobs=0`` and ``max_tokens=0``: the server returns the log-probability of
+``logprobs=0`` and ``max_tokens=1``: the server returns the log-probability of
 every token of the text it was sent (the first has none: nothing precedes it)
-with each token's character offset (``text_offset``). The continuation's
-tokens are those that end after the prompt's last character, so a token
-spanning the boundary counts to the continuation, as in the ``hf`` backend.
-vLLM's and llama.cpp's servers and OpenAI's legacy completion models answer
-this request; a server that refuses it makes the pair an error.
+with each token's character offset (``text_offset``), then one generated token,
+which is ignored. ``max_tokens`` is never 0: ``llama-cpp-python``'s server reads
+0 as "no limit" and generated 1,194 tokens for one option.
+
+The continuation's tokens are those that end after the prompt's last
+character, so a token spanning the boundary counts to the continuation, as in
+the ``hf`` backend. Offsets are checked against the token texts: where they
+disagree (``llama-cpp-python`` shifts them by one character with SentencePiece
+vocabularies, which counted the prompt's last token into the option), the
+offsets are rebuilt from the token texts themselves. A server that does not
+echo the prompt (``llama-server`` ignores ``echo``) gives a fatal error that
+says so.
 """
 
 from __future__ import annotations
@@ -18,13 +25,14 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from realitycheck.errors import BackendError, RetryableBackendError
+from realitycheck.errors import BackendError, FatalBackendError, RetryableBackendError
 
 if TYPE_CHECKING:
-    from realitycheck.backends._openai_http import JsonPools
     from realitycheck.backends.openai import OpenAIBackend
 
-__all__ = ["echo_arguments", "echoed_continuation", "score_pairs"]
+__all__ = ["echo_arguments", "echoed_continuation", "score_pairs", "token_offsets"]
+
+_MAX_LEAD = 8  # characters a tokenizer may put before the text (a prefix space, "<s>")
 
 
 def echo_arguments(model: str, text: str) -> dict[str, Any]:
@@ -34,20 +42,44 @@ def echo_arguments(model: str, text: str) -> dict[str, Any]:
         "prompt": text,
         "echo": True,
         "logprobs": 0,
-        "max_tokens": 0,
+        "max_tokens": 1,  # never 0: some servers read it as "no limit"
         "temperature": 0.0,
     }
 
 
+def token_offsets(tokens: Sequence[str], offsets: Sequence[int], text: str) -> list[int]:
+    """Return each token's start in ``text``: the server's offsets where they fit the tokens.
+
+    The server's offsets fit when every echoed token's text is found at its
+    offset. Otherwise the offsets are rebuilt by laying the token texts end to
+    end (after a prefix space the tokenizer may add); when the tokens do not
+    spell the text either (byte tokens), the server's offsets are kept.
+    """
+    if all(
+        text.startswith(token, start) or start >= len(text)
+        for token, start in zip(tokens, offsets, strict=True)
+        if token
+    ):
+        return list(offsets)
+    lead = "".join(tokens).find(text)
+    if not 0 <= lead <= _MAX_LEAD:
+        return list(offsets)
+    out, position = [], -lead
+    for token in tokens:
+        out.append(max(position, 0))
+        position += len(token)
+    return out
+
+
 def echoed_continuation(
-    data: Mapping[str, Any], *, prompt_chars: int, text_chars: int
+    data: Mapping[str, Any], *, prompt: str, continuation: str
 ) -> tuple[float, ...]:
     """Return the log-probs of the continuation's tokens in an echo response body.
 
     Args:
         data: The response body.
-        prompt_chars: Length of the prompt in characters.
-        text_chars: Length of prompt + continuation (tokens starting later were generated).
+        prompt: The prompt sent.
+        continuation: The continuation sent after it (tokens starting later were generated).
 
     Raises:
         RetryableBackendError: The body lacks the echoed tokens, offsets or log-probs.
@@ -64,6 +96,15 @@ def echoed_continuation(
         ) from None
     if not len(tokens) == len(values) == len(offsets):
         raise RetryableBackendError("The echo response's token lists differ in length.")
+    text = prompt + continuation
+    prompt_chars, text_chars = len(prompt), len(text)
+    offsets = token_offsets([str(t) for t in tokens], offsets, text)
+    if not any(start < prompt_chars for start in offsets) and prompt_chars:
+        raise FatalBackendError(
+            "The server did not echo the prompt's tokens ('echo' is not supported), so it "
+            "cannot score fixed continuations; use a server that echoes (vLLM, "
+            "llama-cpp-python) or another backend."
+        )
     kept = [i for i, start in enumerate(offsets) if start < text_chars]
     out = []
     for position, i in enumerate(kept):
@@ -80,51 +121,43 @@ def echoed_continuation(
 
 
 async def _score(
-    backend: OpenAIBackend, pools: JsonPools, slot: int, pair: tuple[str, str], rng: random.Random
+    backend: OpenAIBackend, client: Any, pair: tuple[str, str], rng: random.Random
 ) -> tuple[float, ...]:
-    prompt, continuation = pair
-    text = prompt + continuation
-    args = echo_arguments(backend.model, text)
-    data = await retrying_post(backend, pools, slot, args, rng)
-    return echoed_continuation(data, prompt_chars=len(prompt), text_chars=len(text))
-
-
-async def retrying_post(
-    backend: OpenAIBackend, pools: JsonPools, slot: int, args: dict[str, Any], rng: random.Random
-) -> Mapping[str, Any]:
-    """Post ``args`` on worker ``slot``'s pool with the backend's retry policy (:mod:`._retry`)."""
-    from realitycheck.backends._openai_http import classify
+    from realitycheck.backends._openai_client import Classifier, post
     from realitycheck.backends._retry import retrying
 
-    return await retrying(
-        functools.partial(backend._post, pools, slot, args),
-        classify=classify,
+    prompt, continuation = pair
+    args = echo_arguments(backend.model, prompt + continuation)
+    data = await retrying(
+        functools.partial(post, client, args, chat=False, timeout=backend.timeout),
+        classify=Classifier(args, deterministic=True),
         max_retries=backend.max_retries,
         base=backend.backoff,
         rng=rng,
     )
+    return echoed_continuation(data, prompt=prompt, continuation=continuation)
 
 
 async def _score_all(
     backend: OpenAIBackend, pairs: Sequence[tuple[str, str]], api_key: str
 ) -> list[tuple[float, ...]]:
     workers = min(backend.concurrency, len(pairs))
-    pools = backend._pools(api_key, workers)
+    client = backend.client(api_key, workers)
     results: list[tuple[float, ...]] = [()] * len(pairs)
     pending = iter(range(len(pairs)))
     rng = random.Random()
 
-    async def worker(slot: int) -> None:
+    async def worker() -> None:
         for index in pending:
             try:
-                results[index] = await _score(backend, pools, slot, pairs[index], rng)
+                results[index] = await _score(backend, client, pairs[index], rng)
             except BackendError as exc:
                 raise type(exc)(f"pair {index}: {exc}") from None
 
     try:
-        await asyncio.gather(*(worker(k) for k in range(workers)))
+        await asyncio.gather(*(worker() for _ in range(workers)))
     finally:
-        await pools.aclose()
+        await client.close()
     return results
 
 

@@ -1,33 +1,26 @@
-"""The ``openai`` backend: any OpenAI-compatible endpoint, spoken to over plain HTTP.
+"""The ``openai`` backend: any OpenAI-compatible endpoint, through the ``openai`` SDK.
 
-Covers OpenAI, vLLM's server, Ollama, llama.cpp's server and TGI. Requests go
-out concurrently (``concurrency`` at a time, one event loop), each with its own
-deadline (``timeout``). Rate limits (429), server errors (5xx, 408, 409),
-timeouts, dropped connections and malformed response bodies are retried with
-exponential backoff and full jitter, waiting at least what a ``Retry-After``
-header asks (:mod:`realitycheck.backends._retry`); the SDK's own retries are
-switched off so these are the only ones. A request that still fails, or fails
-for good (400, 401, 403, 404, 422), becomes a :class:`Generation` with
-``error`` set: one bad request never loses the other answers.
+Covers OpenAI, vLLM's server, Ollama, llama.cpp's servers, TGI and
+``transformers serve``. Calls go through the SDK's :class:`openai.AsyncOpenAI`
+(one client per batch of requests, imported on the first call, never by
+``import realitycheck``), ``concurrency`` at a time on one event loop, each
+attempt with its own deadline (``timeout``). Rate limits (429), server errors
+(5xx, 408, 409), timeouts, dropped connections and malformed response bodies
+are retried with exponential backoff and full jitter, waiting at least what a
+``Retry-After`` header asks (:mod:`realitycheck.backends._retry`); the SDK's
+own retries are switched off so these are the only ones. A request that still
+fails, or fails for good (400, 401, 403, 404, 422, or the same server error
+twice at temperature 0), becomes a :class:`Generation` with ``error`` set: one
+bad request never loses the other answers (:mod:`._openai_client`).
 
-Calls are posted as JSON straight onto ``httpcore`` connection pools, the
-layer under ``httpx`` (both installed with ``openai``), one pool per 16
-requests in flight, over an asyncio network backend that sends each request
-in one write (:mod:`realitycheck.backends._openai_http`,
-:mod:`realitycheck.backends._openai_net`); the body is read as plain JSON
-(:mod:`realitycheck.backends._openai_parse`), so servers that add or omit
-optional fields read alike. That skips the SDK's per-call request building,
-parameter transformation and model building, ``httpx``'s client layer (URL
-and header merging, cookies, auth and redirect handling, response models)
-and ``anyio``'s scopes around every read and write: at concurrency 32
-against a local server the client spends about half the CPU per request of
-a plain ``httpx`` script posting the same bodies
-(``benchmarks/openai_throughput.py``). Error bodies are read the way the SDK
-reads them (``{"error": {"message": …}}``). The SDK itself is never imported
-(only checked for, as the extra that pins the HTTP stack): importing it took
-1-3 s of every CLI run. All ``https`` pools share one TLS context, because
-building one reads the CA bundle (about 45 ms) and the generation stage makes
-fresh pools for every stored batch.
+What the server really does is checked on every reply
+(:mod:`._openai_server`): a feature asked for and not given back (token
+log-probs, next-token alternatives, a JSON Schema reply) is named in
+``Generation.unsupported`` with one warning per server, model and feature,
+and such answers are not cached as complete. A server that ignores or caps
+``n`` gets the rest asked for in further calls; one that refuses
+``response_format`` of type ``json_schema`` is sent ``json_object``, then
+plain text, for the rest of the run (:mod:`._openai_answer`).
 
 The API key is read from the environment variable *named* by ``api_key_env``
 at call time; it is never a parameter, so it never reaches a spec, a cache
@@ -37,16 +30,11 @@ key, the call cache or a run manifest.
 from __future__ import annotations
 
 import asyncio
-import functools
-import importlib
-import importlib.util
-import json
-import logging
 import math
 import os
 import random
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
@@ -61,22 +49,7 @@ from realitycheck.backends._base import (
     require,
 )
 from realitycheck.backends._cache import Usage, usage_of
-from realitycheck.backends._openai_http import (
-    JsonPools,
-    StatusError,
-    classify,
-    error_message,
-    header_map,
-)
-from realitycheck.backends._openai_parse import Choice, assemble, parse_choices
-from realitycheck.backends._retry import retrying
-from realitycheck.errors import (
-    BackendError,
-    FatalBackendError,
-    InvalidInputError,
-    MissingDependencyError,
-    RetryableBackendError,
-)
+from realitycheck.errors import InvalidInputError
 from realitycheck.params import (
     Constraint,
     EnvVarName,
@@ -97,8 +70,6 @@ BASE_URL_ENV = "OPENAI_BASE_URL"
 Mode = Literal["chat", "completions"]
 _NO_KEY = "no-key"  # what a server that needs no key receives
 _HEADER_SAFE = re.compile(r"[\x20-\x7e\x80-\xff]*")  # visible Latin-1 and spaces
-_REFUSAL = re.compile(r"logprob.*(not support|unsupported|not allowed|disabled|unavailable)", re.I)
-logger = logging.getLogger(__name__)
 
 
 def _resolve_base_url(value: Any) -> Any:
@@ -164,21 +135,27 @@ class OpenAIBackend(Backend):
 
     Decoding maps to the API as follows: ``greedy`` sends temperature 0;
     ``sampling``, ``top_p`` and ``top_k`` send the request's temperature and,
-    when not 1, its ``top_p``; ``top_k`` also sends ``top_k`` as an extra body
-    field (vLLM and llama.cpp read it; OpenAI refuses it, which becomes an
-    error record). Beam search and hidden states are not offered.
+    when not 1, its ``top_p``; ``top_k`` also sends ``top_k`` in the SDK's
+    ``extra_body`` (vLLM and llama.cpp read it). OpenAI's own endpoint refuses
+    ``top_k``, so such requests fail before any call; a server that answers a
+    ``top_k`` with a 400 or 422 naming it gives a fatal error naming the cause,
+    and later requests with ``top_k`` fail before any call. Beam search and
+    hidden states are not offered.
 
     In ``chat`` mode a request's ``prompt`` is sent as one user message; in
     ``completions`` mode requests must carry a ``prompt``. When a server
-    returns fewer sequences than ``n`` (Ollama and llama.cpp ignore ``n``),
-    the rest is asked for in further calls (with ``seed + k`` for the k-th
-    extra call when a seed is set). A request's ``json_schema`` is sent as a
-    ``response_format`` of type ``json_schema`` (chat mode; OpenAI, vLLM and
-    llama.cpp servers constrain the reply to it). When a server refuses token log-probs as
-    unsupported, the request is answered without them and a warning is logged;
-    detectors that need them then report the missing feature. In
-    ``completions`` mode :meth:`loglik_tokens` scores fixed continuations
-    from echoed prompt log-probs (``echo=True, max_tokens=0``).
+    returns fewer sequences than ``n`` (Ollama and ``transformers serve``
+    ignore ``n``) or caps ``n`` (``llama-server``), the rest is asked for in
+    further calls (with ``seed + k`` for the k-th call when a seed is set);
+    ``usage["calls"]`` counts them all. A request's ``json_schema`` is sent as
+    a ``response_format`` of type ``json_schema`` (chat mode); a server that
+    refuses it is sent ``json_object``, then plain text. Token log-probs are
+    asked for in chat mode with ``logprobs`` and ``top_logprobs`` (at least 1:
+    ``llama-cpp-python``'s server returns none without it). When a server
+    refuses or ignores log-probs, the request is answered without them, a
+    warning names the server, the model and the field, and the generation
+    says so in ``unsupported``. In ``completions`` mode :meth:`loglik_tokens`
+    scores fixed continuations from echoed prompt log-probs.
 
     Attributes:
         model: The model name the server knows.
@@ -231,6 +208,7 @@ class OpenAIBackend(Backend):
             InvalidInputError: In ``chat`` mode, before any call.
             BackendError: A call failed after the retries.
         """
+        from realitycheck.backends._openai_client import sdk
         from realitycheck.backends._openai_loglik import score_pairs
 
         if self.mode != "completions":
@@ -238,7 +216,7 @@ class OpenAIBackend(Backend):
                 "The openai backend scores continuations only in mode='completions' (the "
                 "chat API does not echo prompt log-probabilities). Got mode='chat'."
             )
-        _sdk()
+        sdk()
         return score_pairs(self, list(pairs), self._api_key())
 
     def generate_each(
@@ -277,8 +255,15 @@ class OpenAIBackend(Backend):
         return await self._run(requests, on_result, self._api_key())
 
     def _check(self, requests: list[GenerationRequest]) -> None:
-        _sdk()
+        from realitycheck.backends._openai_client import sdk
+        from realitycheck.backends._openai_server import facts_for
+
+        sdk()
         check_arg(requests, REQUESTS, name="requests", owner="openai.generate")
+        refuses_top_k = (
+            urlsplit(self.base_url).hostname == "api.openai.com"
+            or facts_for(self.base_url, self.model).top_k_refused
+        )
         for i, request in enumerate(requests):
             if request.decoding == "beam" or request.num_beams > 1:
                 require({"beam"}, self, who=f"Request {i} (beam search)")
@@ -288,6 +273,12 @@ class OpenAIBackend(Backend):
                 raise InvalidInputError(
                     f"Request {i} carries chat messages, but the openai backend is in "
                     "'completions' mode, which takes a prompt. Use mode='chat'."
+                )
+            if request.decoding == "top_k" and refuses_top_k:
+                raise InvalidInputError(
+                    f"Request {i} uses decoding 'top_k', but the server {self.base_url} "
+                    f"(model {self.model}) refuses the 'top_k' parameter. Use decoding "
+                    "'top_p' or 'sampling' with this server."
                 )
 
     def _api_key(self) -> str:
@@ -313,161 +304,31 @@ class OpenAIBackend(Backend):
         on_result: Callable[[int, Generation], None] | None,
         api_key: str,
     ) -> list[Generation]:
+        from realitycheck.backends._openai_answer import answer
+
+        if not requests:
+            return []
         workers = min(self.concurrency, len(requests))
-        pools = self._pools(api_key, workers)
+        client = self.client(api_key, workers)
         results: list[Generation] = [Generation() for _ in requests]
         pending = iter(enumerate(requests))
         rng = random.Random()
 
-        async def worker(slot: int) -> None:
+        async def worker() -> None:
             for index, request in pending:
-                generation = await self._answer(pools, slot, request, rng)
+                generation = await answer(self, client, request, rng)
                 results[index] = generation
                 if on_result is not None:
                     on_result(index, generation)
 
         try:
-            await asyncio.gather(*(worker(k) for k in range(workers)))
+            await asyncio.gather(*(worker() for _ in range(workers)))
         finally:
-            await pools.aclose()
+            await client.close()
         return results
 
-    def _pools(self, api_key: str, workers: int) -> JsonPools:
-        """Return connection pools for ``workers`` requests in flight (one per 16 of them)."""
-        https = urlsplit(self.base_url).scheme == "https"
-        return JsonPools(
-            self.base_url, api_key, workers=workers, ssl_context=_tls_context() if https else None
-        )
+    def client(self, api_key: str, workers: int) -> Any:
+        """Return an SDK client (``openai.AsyncOpenAI``) for ``workers`` calls in flight."""
+        from realitycheck.backends._openai_client import make_client
 
-    async def _answer(
-        self, pools: JsonPools, slot: int, request: GenerationRequest, rng: random.Random
-    ) -> Generation:
-        attempts = 0
-
-        def count() -> None:
-            nonlocal attempts
-            attempts += 1
-
-        with_logprobs = request.logprobs or request.top_logprobs > 0
-        choices: list[Choice] = []
-        usage: dict[str, int] = {}
-        call = 0
-        try:
-            while len(choices) < request.n:
-                args = self._arguments(request, request.n - len(choices), call, with_logprobs)
-                try:
-                    data = await retrying(
-                        functools.partial(self._post, pools, slot, args),
-                        classify=classify,
-                        max_retries=self.max_retries,
-                        base=self.backoff,
-                        rng=rng,
-                        on_attempt=count,
-                    )
-                except FatalBackendError as exc:
-                    if with_logprobs and _REFUSAL.search(str(exc)):
-                        logger.warning(
-                            "%s refused token log-probs (%s); answering without them.",
-                            self.base_url,
-                            str(exc)[:200],
-                        )
-                        with_logprobs = False
-                        continue
-                    raise
-                got, got_usage = parse_choices(data, chat=self.mode == "chat")
-                if not got:
-                    raise FatalBackendError("The server answered with no choices.")
-                choices.extend(got[: request.n - len(choices)])
-                for name, value in got_usage.items():
-                    usage[name] = usage.get(name, 0) + value
-                call += 1
-        except BackendError as exc:
-            return Generation(
-                error=f"{type(exc).__name__}: {exc}",
-                retryable=isinstance(exc, RetryableBackendError),
-                usage={"attempts": attempts},
-            )
-        return assemble(
-            choices,
-            usage={**usage, "attempts": attempts},
-            logprobs=with_logprobs,
-            top_logprobs=request.top_logprobs > 0,
-        )
-
-    def _arguments(
-        self, request: GenerationRequest, n: int, call: int, with_logprobs: bool
-    ) -> dict[str, Any]:
-        args: dict[str, Any] = {"model": self.model, "n": n, "max_tokens": request.max_tokens}
-        if self.mode == "chat":
-            messages = [dict(m) for m in request.messages]
-            args["messages"] = messages or [{"role": "user", "content": request.prompt}]
-        else:
-            args["prompt"] = request.prompt
-        if request.decoding == "greedy":
-            args["temperature"] = 0.0
-        else:
-            args["temperature"] = request.temperature
-            if request.top_p != 1.0:
-                args["top_p"] = request.top_p
-            if request.decoding == "top_k":
-                args["top_k"] = request.top_k
-        if request.stop:
-            args["stop"] = list(request.stop)
-        if request.json_schema and self.mode == "chat":
-            schema = json.loads(request.json_schema)
-            args["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "reply", "schema": schema, "strict": True},
-            }
-        if request.seed is not None:
-            args["seed"] = request.seed + call
-        if with_logprobs:
-            if self.mode == "chat":
-                args["logprobs"] = True
-                if request.top_logprobs:
-                    args["top_logprobs"] = request.top_logprobs
-            else:
-                args["logprobs"] = request.top_logprobs
-        return args
-
-    async def _post(self, pools: JsonPools, slot: int, args: dict[str, Any]) -> Mapping[str, Any]:
-        """Post one call on worker ``slot``'s pool; return the body (one attempt, no retry)."""
-        path = "chat/completions" if self.mode == "chat" else "completions"
-        async with asyncio.timeout(self.timeout):
-            status, headers, body = await pools.post(slot, path, json.dumps(args).encode("utf-8"))
-        if status >= 400:
-            raise StatusError(status, error_message(body), header_map(headers))
-        try:
-            data = json.loads(body)
-        except ValueError as exc:
-            raise RetryableBackendError(f"The response is not valid JSON ({exc}).") from None
-        if not isinstance(data, dict):
-            raise RetryableBackendError(
-                f"The response is JSON but not an object (got {type(data).__name__})."
-            )
-        return data
-
-
-def _sdk() -> None:
-    """Check that the ``openai`` extra is installed, without importing the SDK (~1-3 s).
-
-    The backend never calls the SDK; the extra pins the HTTP client it is built on.
-    """
-    try:
-        found = importlib.util.find_spec("openai") is not None
-    except (ImportError, ValueError):
-        found = False
-    if not found:
-        raise MissingDependencyError("openai", extra="openai", purpose="The openai backend")
-
-
-@functools.cache
-def _tls_context() -> Any:
-    """The verifying TLS context all ``https`` pools share (CA bundle per ``httpx``'s defaults).
-
-    Building one reads the CA bundle (about 45 ms); the generation stage calls
-    the backend once per stored batch, each call with fresh pools, so a
-    context per pool cost seconds per thousand requests.
-    """
-    _sdk()
-    return importlib.import_module("httpx2").create_ssl_context()
+        return make_client(self.base_url, api_key, concurrency=workers, timeout=self.timeout)

@@ -1,0 +1,204 @@
+"""Answering one request on an OpenAI-compatible server, in as many calls as it takes.
+
+A request for ``n`` sequences may take several calls: a server that ignores
+``n`` (``transformers serve``, Ollama) returns one sequence per call, one that
+caps it (``llama-server``: "Field 'n': Value must be between 1 <= value <= 4")
+refuses more than its cap. The rest is asked for in further calls, the k-th
+with ``seed + k`` when a seed is set, and ``usage["calls"]`` counts every call
+answered. A server that refuses the structured-output form sent is asked again
+in the next form (:data:`~realitycheck.backends._openai_server.STRUCTURED_FORMS`),
+and that form is kept for the rest of the run. What was learned about the
+server is kept in its :class:`~realitycheck.backends._openai_server.ServerFacts`.
+
+The answer records what was asked for and not given back in
+``Generation.unsupported`` (one warning per server, model and feature). When a
+later call fails after earlier ones answered, the answered sequences are kept
+in the error generation (``texts`` and their features, ``usage["calls"]``),
+so the call cache can keep them as a partial answer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import random
+from typing import TYPE_CHECKING, Any
+
+from realitycheck.backends._base import Generation, GenerationRequest
+from realitycheck.backends._openai_client import (
+    Classifier,
+    LogprobsRefused,
+    NCapped,
+    StructuredOutputRefused,
+    TopKRefused,
+    post,
+)
+from realitycheck.backends._openai_parse import Choice, assemble, parse_choices
+from realitycheck.backends._openai_server import (
+    STRUCTURED_FORMS,
+    facts_for,
+    missing_features,
+    response_format,
+    warn_once,
+)
+from realitycheck.backends._retry import retrying
+from realitycheck.errors import BackendError, FatalBackendError, RetryableBackendError
+
+if TYPE_CHECKING:
+    from realitycheck.backends.openai import OpenAIBackend
+
+__all__ = ["answer", "arguments"]
+
+_WHAT = {
+    "logprobs": "returned no token log-probabilities ('logprobs')",
+    "top_logprobs": "returned no next-token alternatives ('top_logprobs')",
+    "json_schema": "did not follow the JSON Schema sent as 'response_format'",
+}
+
+
+def arguments(
+    backend: OpenAIBackend,
+    request: GenerationRequest,
+    *,
+    n: int,
+    call: int,
+    with_logprobs: bool,
+    form: str,
+) -> dict[str, Any]:
+    """Return the body of call number ``call`` for ``request``, asking for ``n`` sequences."""
+    chat = backend.mode == "chat"
+    args: dict[str, Any] = {"model": backend.model, "n": n, "max_tokens": request.max_tokens}
+    if chat:
+        messages = [dict(m) for m in request.messages]
+        args["messages"] = messages or [{"role": "user", "content": request.prompt}]
+    else:
+        args["prompt"] = request.prompt
+    if request.decoding == "greedy":
+        args["temperature"] = 0.0
+    else:
+        args["temperature"] = request.temperature
+        if request.top_p != 1.0:
+            args["top_p"] = request.top_p
+        if request.decoding == "top_k":
+            args["top_k"] = request.top_k
+    if request.stop:
+        args["stop"] = list(request.stop)
+    if request.json_schema and chat:
+        structured = response_format(request.json_schema, form)
+        if structured is not None:
+            args["response_format"] = structured
+    if request.seed is not None:
+        args["seed"] = request.seed + call
+    if with_logprobs:
+        if chat:
+            # llama-cpp-python's server drops log-probs unless top_logprobs is sent.
+            args["logprobs"] = True
+            args["top_logprobs"] = max(1, request.top_logprobs)
+        else:
+            args["logprobs"] = request.top_logprobs
+    return args
+
+
+async def answer(
+    backend: OpenAIBackend, client: Any, request: GenerationRequest, rng: random.Random
+) -> Generation:
+    """Answer ``request`` with ``request.n`` sequences (see the module docstring)."""
+    facts = facts_for(backend.base_url, backend.model)
+    chat = backend.mode == "chat"
+    asked_logprobs = request.logprobs or request.top_logprobs > 0
+    with_logprobs = asked_logprobs and not facts.logprobs_refused
+    deterministic = request.decoding == "greedy" or request.temperature == 0
+    choices: list[Choice] = []
+    usage: dict[str, int] = {"attempts": 0, "calls": 0}
+
+    def count() -> None:
+        usage["attempts"] += 1
+
+    form = STRUCTURED_FORMS[facts.structured]
+    try:
+        while len(choices) < request.n:
+            want = request.n - len(choices)
+            form = STRUCTURED_FORMS[facts.structured]
+            args = arguments(
+                backend,
+                request,
+                n=min(want, facts.n_cap or want),
+                call=usage["calls"],
+                with_logprobs=with_logprobs,
+                form=form,
+            )
+            try:
+                data = await retrying(
+                    functools.partial(post, client, args, chat=chat, timeout=backend.timeout),
+                    classify=Classifier(args, deterministic=deterministic),
+                    max_retries=backend.max_retries,
+                    base=backend.backoff,
+                    rng=rng,
+                    on_attempt=count,
+                )
+            except NCapped as exc:
+                facts.n_cap = exc.cap
+                _warn(backend, "n", f"caps 'n' at {exc.cap} ({exc}); asking in more calls.")
+                continue
+            except StructuredOutputRefused as exc:
+                if facts.structured == STRUCTURED_FORMS.index(form):
+                    facts.structured += 1
+                if facts.structured >= len(STRUCTURED_FORMS):
+                    raise FatalBackendError(str(exc)) from None
+                then = STRUCTURED_FORMS[facts.structured]
+                _warn(
+                    backend,
+                    f"format:{form}",
+                    f"refused response_format '{form}' ({exc}); sending '{then}' from now on.",
+                )
+                continue
+            except LogprobsRefused as exc:
+                facts.logprobs_refused = True
+                with_logprobs = False
+                _warn(backend, "logprobs-refused", f"refused token log-probs ({exc}).")
+                continue
+            except TopKRefused:
+                facts.top_k_refused = True
+                raise
+            got, got_usage = parse_choices(data, chat=chat)
+            if not got:
+                raise FatalBackendError("The server answered with no choices.")
+            if len(got) < args["n"]:
+                _warn(
+                    backend,
+                    "n",
+                    f"returned {len(got)} of the {args['n']} sequences asked for ('n' is "
+                    "ignored); the rest are asked for in further calls.",
+                )
+            choices.extend(got[:want])
+            for name, value in got_usage.items():
+                usage[name] = usage.get(name, 0) + value
+            usage["calls"] += 1
+    except BackendError as exc:
+        kept = Generation()
+        if choices:  # kept as a partial answer: say what it lacks, so it is not stored then
+            missing = missing_features(request, choices, chat=chat, form=form)
+            kept = dataclasses.replace(
+                _assembled(choices, usage, request, with_logprobs), unsupported=missing
+            )
+        return dataclasses.replace(
+            kept,
+            usage=dict(usage),
+            error=f"{type(exc).__name__}: {exc}",
+            retryable=isinstance(exc, RetryableBackendError),
+        )
+    missing = missing_features(request, choices, chat=chat, form=form)
+    for feature in missing:
+        _warn(backend, feature, _WHAT[feature] + "; the answers are not cached as complete.")
+    generation = _assembled(choices, usage, request, with_logprobs)
+    return dataclasses.replace(generation, unsupported=missing)
+
+
+def _assembled(
+    choices: list[Choice], usage: dict[str, int], request: GenerationRequest, logprobs: bool
+) -> Generation:
+    return assemble(choices, usage=usage, logprobs=logprobs, top_logprobs=request.top_logprobs > 0)
+
+
+def _warn(backend: OpenAIBackend, feature: str, message: str) -> None:
+    warn_once(backend.base_url, backend.model, feature, message)

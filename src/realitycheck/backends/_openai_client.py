@@ -1,0 +1,232 @@
+"""One call to an OpenAI-compatible API root through the ``openai`` SDK, and what its failure means.
+
+The backend talks to servers through the SDK's :class:`openai.AsyncOpenAI`
+client: one client per batch of requests (one event loop), its connection pool
+sized to the backend's ``concurrency``, the SDK's own retries switched off
+(``max_retries=0``) because :mod:`realitycheck.backends._retry` retries with
+its own backoff. Fields that are not part of OpenAI's API (``top_k``) travel
+in ``extra_body``. The reply body is read as plain JSON
+(:mod:`realitycheck.backends._openai_parse`), so servers that add or omit
+optional fields read alike. The SDK is imported on the first call, never by
+``import realitycheck``.
+
+:class:`Classifier` sorts what one attempt raised. Rate limits (429), server
+errors (5xx), 408, 409, timeouts and dropped connections are retryable; 400,
+401, 403, 404 and 422 are fatal. Some fatal replies say what the server cannot
+do, and the backend adapts instead of failing:
+
+- :class:`NCapped`: the server caps ``n`` (llama.cpp's ``llama-server``:
+  "Field 'n': Value must be between 1 <= value <= 4");
+- :class:`StructuredOutputRefused`: the server refuses ``response_format``
+  (a 400, 422 or 500 naming the format, "output does not match the expected
+  format", or the same 500 twice at temperature 0 for a call that carries one);
+- :class:`LogprobsRefused`: the server refuses token log-probabilities;
+- :class:`TopKRefused`: the server refuses the ``top_k`` field (fatal, named).
+
+A deterministic failure is fatal: an HTTP 500 with the same message twice in a
+row for a request at temperature 0 would fail the same way on every retry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from realitycheck.backends._retry import Classified, parse_retry_after
+from realitycheck.errors import (
+    BackendError,
+    FatalBackendError,
+    MissingDependencyError,
+    RetryableBackendError,
+)
+
+__all__ = [
+    "Classifier",
+    "LogprobsRefused",
+    "NCapped",
+    "StructuredOutputRefused",
+    "TopKRefused",
+    "make_client",
+    "post",
+    "sdk",
+]
+
+_CHAT_FIELDS = frozenset(
+    {"model", "messages", "n", "max_tokens", "temperature", "top_p", "stop", "seed"}
+    | {"logprobs", "top_logprobs", "response_format"}
+)
+_COMPLETION_FIELDS = frozenset(
+    {"model", "prompt", "n", "max_tokens", "temperature", "top_p", "stop", "seed"}
+    | {"logprobs", "echo"}
+)
+_RETRYABLE_STATUS = frozenset({408, 409, 429})  # and every 5xx
+_N_FIELD = re.compile(r"""['"`]n['"`]|\b(?:field|parameter)\s+n\b""", re.I)
+_N_CAP = re.compile(r"(?:<=|at most|between 1 and|maximum(?: is| of)?)\s*(\d+)", re.I)
+_TOP_K = re.compile(r"\btop_k\b", re.I)
+_FORMAT = re.compile(r"response_format|json_schema|json schema|grammar|\bformat\b", re.I)
+_FORMAT_MISMATCH = re.compile(r"does not match the expected format", re.I)
+_LOGPROBS_REFUSAL = re.compile(
+    r"logprob.*(not support|unsupported|not allowed|disabled|unavailable)", re.I
+)
+
+
+def sdk() -> Any:
+    """Import and return the ``openai`` SDK (the ``openai`` extra).
+
+    Raises:
+        MissingDependencyError: The SDK is not installed.
+    """
+    try:
+        return importlib.import_module("openai")
+    except ImportError:
+        raise MissingDependencyError(
+            "openai", extra="openai", purpose="The openai backend"
+        ) from None
+
+
+def make_client(base_url: str, api_key: str, *, concurrency: int, timeout: float) -> Any:
+    """Return an :class:`openai.AsyncOpenAI` for ``base_url`` with the SDK's retries off.
+
+    Its connection pool keeps ``concurrency`` connections alive (one per request
+    in flight); close it with ``await client.close()`` on the loop that used it.
+    """
+    openai = sdk()
+    httpx = importlib.import_module("httpx2")  # the SDK's HTTP client, installed with it
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    return openai.AsyncOpenAI(
+        base_url=base_url,
+        api_key=api_key,
+        max_retries=0,
+        timeout=timeout,
+        http_client=openai.DefaultAsyncHttpxClient(limits=limits),
+    )
+
+
+async def post(client: Any, args: Mapping[str, Any], *, chat: bool, timeout: float) -> dict:
+    """Make one call (one attempt) and return the reply body as a JSON object.
+
+    Fields the SDK does not know are sent in ``extra_body``; the attempt is
+    abandoned after ``timeout`` seconds.
+
+    Raises:
+        RetryableBackendError: The reply is not a JSON object.
+        Exception: What the SDK raised, unchanged (see :class:`Classifier`).
+    """
+    known = _CHAT_FIELDS if chat else _COMPLETION_FIELDS
+    standard = {k: v for k, v in args.items() if k in known}
+    extra = {k: v for k, v in args.items() if k not in known}
+    resource = client.chat.completions if chat else client.completions
+    async with asyncio.timeout(timeout):
+        raw = await resource.with_raw_response.create(**standard, extra_body=extra or None)
+    body = raw.http_response.content
+    try:
+        data = json.loads(body)
+    except ValueError as exc:
+        raise RetryableBackendError(f"The response is not valid JSON ({exc}).") from None
+    if not isinstance(data, dict):
+        raise RetryableBackendError(
+            f"The response is JSON but not an object (got {type(data).__name__})."
+        )
+    return data
+
+
+class NCapped(FatalBackendError):
+    """The server refuses this many sequences per call; ``cap`` is the most it takes."""
+
+    def __init__(self, message: str, cap: int) -> None:
+        super().__init__(message)
+        self.cap = cap
+
+
+class StructuredOutputRefused(FatalBackendError):
+    """The server refused, or could not honour, the ``response_format`` sent."""
+
+
+class LogprobsRefused(FatalBackendError):
+    """The server refused token log-probabilities."""
+
+
+class TopKRefused(FatalBackendError):
+    """The server refuses the ``top_k`` field."""
+
+
+def status_message(exc: Any) -> str:
+    """Return the server's message from an SDK status error (``error.message`` of its body)."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, Mapping):
+        body = body.get("message", body)
+    text = str(body) if body is not None else str(getattr(exc, "message", exc))
+    return text.strip()[:300] or "(no message)"
+
+
+class Classifier:
+    """Sort what the attempts of one call raised into retryable and fatal failures.
+
+    Args:
+        args: The call's body (what was asked decides what a refusal means).
+        deterministic: The call is at temperature 0, so a repeated server error is final.
+    """
+
+    def __init__(self, args: Mapping[str, Any], *, deterministic: bool) -> None:
+        self._args = args
+        self._deterministic = deterministic
+        self._last_500 = ""
+
+    def __call__(self, exc: Exception) -> Classified | None:
+        """Return ``(error, retry_after)`` for ``exc``; ``None`` when it is not a call failure."""
+        if isinstance(exc, BackendError):
+            return exc, None
+        if isinstance(exc, TimeoutError):
+            return RetryableBackendError("The request timed out."), None
+        openai = sdk()
+        if isinstance(exc, openai.APITimeoutError):
+            return RetryableBackendError("The request timed out."), None
+        if isinstance(exc, openai.APIConnectionError):
+            cause = exc.__cause__ or exc
+            return RetryableBackendError(
+                f"The connection failed ({type(cause).__name__}: {cause})."
+            ), None
+        if isinstance(exc, openai.APIStatusError):
+            return self._status(exc.status_code, status_message(exc), exc.response.headers)
+        return None
+
+    def _status(self, status: int, message: str, headers: Any) -> Classified:
+        text = f"HTTP {status}: {message}"
+        refusal = self._refusal(status, message, text)
+        if refusal is not None:
+            return refusal, None
+        if status in _RETRYABLE_STATUS or status >= 500:
+            repeated = status == 500 and self._deterministic and message == self._last_500
+            if repeated and "response_format" in self._args:
+                return StructuredOutputRefused(f"{text} (twice at temperature 0)"), None
+            if repeated:
+                return FatalBackendError(
+                    f"{text} (the same error twice at temperature 0: retrying cannot help)"
+                ), None
+            self._last_500 = message if status == 500 else ""
+            return RetryableBackendError(text), parse_retry_after(dict(headers.items()))
+        return FatalBackendError(text), None
+
+    def _refusal(self, status: int, message: str, text: str) -> BackendError | None:
+        args = self._args
+        refusing = status in (400, 422)
+        if refusing and int(args.get("n", 1)) > 1 and _N_FIELD.search(message):
+            caps = [int(c) for c in _N_CAP.findall(message) if 0 < int(c) < int(args["n"])]
+            return NCapped(text, max(caps) if caps else 1)
+        if refusing and "top_k" in args and _TOP_K.search(message):
+            return TopKRefused(
+                f"The server refuses the 'top_k' parameter ({text}). Use decoding 'top_p' or "
+                "'sampling' with this server; the same request will fail again."
+            )
+        if "response_format" in args and (
+            _FORMAT_MISMATCH.search(message)
+            or (status in (400, 422, 500) and _FORMAT.search(message))
+        ):
+            return StructuredOutputRefused(text)
+        if refusing and args.get("logprobs") and _LOGPROBS_REFUSAL.search(message):
+            return LogprobsRefused(text)
+        return None
