@@ -99,7 +99,9 @@ def echoed_continuation(
     text = prompt + continuation
     prompt_chars, text_chars = len(prompt), len(text)
     offsets = token_offsets([str(t) for t in tokens], offsets, text)
-    if not any(start < prompt_chars for start in offsets) and prompt_chars:
+    said = str(data["choices"][0].get("text") or "")
+    spelled = "".join(str(t) for t in tokens).find(prompt)
+    if prompt and not said.startswith(prompt) and not 0 <= spelled <= _MAX_LEAD:
         raise FatalBackendError(
             "The server did not echo the prompt's tokens ('echo' is not supported), so it "
             "cannot score fixed continuations; use a server that echoes (vLLM, "

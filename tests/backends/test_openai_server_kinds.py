@@ -1,0 +1,189 @@
+"""The openai backend against what real servers do: n capped or ignored, features dropped.
+
+The fake server plays each real server's habit (see ``_fake_openai_server``'s
+knobs): ``transformers serve`` ignores logprobs, n and response_format;
+``llama-server`` caps n; ``llama-cpp-python`` drops log-probs without
+``top_logprobs`` and refuses ``json_schema``; OpenAI refuses ``top_k``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+from _fake_openai_server import echo_tokens, expected_choice
+
+from realitycheck.backends import CallCache, GenerationRequest, cached_generate, usage_of
+from realitycheck.backends._openai_loglik import echoed_continuation, token_offsets
+from realitycheck.backends.openai import OpenAIBackend
+from realitycheck.errors import FatalBackendError, InvalidInputError
+
+SCHEMA = json.dumps({"type": "object", "properties": {"answer": {"type": "string"}}})
+LOGGER = "realitycheck.backends.openai"
+
+
+def _sampled(prompt: str, **kw) -> GenerationRequest:
+    return GenerationRequest(prompt=prompt, decoding="sampling", temperature=1.0, **kw)
+
+
+def test_a_capped_n_is_filled_with_more_calls_and_counted(make_backend, server, caplog):
+    server.n_cap = 4
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        (gen,) = make_backend().generate([_sampled("q", n=10, seed=5)])
+    assert gen.error == "" and len(gen.texts) == 10
+    assert [b["n"] for b in server.bodies] == [10, 4, 4, 2]
+    assert [b["seed"] for b in server.bodies[1:]] == [5, 6, 7]
+    assert gen.usage["calls"] == 3 and usage_of([gen]).calls == 3
+    assert "caps 'n' at 4" in caplog.text and server.url in caplog.text
+    # The cap is remembered: the next request is sent within it from the start.
+    server.reset()
+    make_backend().generate([_sampled("r", n=6)])
+    assert [b["n"] for b in server.bodies] == [4, 2]
+
+
+def test_a_server_that_ignores_logprobs_is_named_once_and_not_cached(
+    make_backend, server, caplog, tmp_path
+):
+    server.ignores = {"logprobs", "n"}
+    backend = make_backend()
+    requests = [_sampled(f"q{i}", n=2, logprobs=True, top_logprobs=2) for i in range(3)]
+    with caplog.at_level(logging.WARNING, logger=LOGGER), CallCache(tmp_path / "c") as cache:
+        gens = cached_generate(backend, requests, cache=cache)
+        assert all(g.unsupported == ("logprobs", "top_logprobs") for g in gens)
+        assert all(g.texts and g.token_logprobs == () for g in gens)
+        assert len(cache) == 0
+        assert usage_of(gens).calls == 6 == server.calls
+        cached_generate(backend, requests, cache=cache)
+        assert server.calls == 12  # asked again: nothing degraded was stored
+    warnings = [r.getMessage() for r in caplog.records if "'logprobs'" in r.getMessage()]
+    assert len(warnings) == 1
+    assert server.url in warnings[0] and "fake-model" in warnings[0]
+
+
+def test_chat_logprobs_send_top_logprobs_for_llama_cpp_python(make_backend, server):
+    server.logprobs_need_top = True
+    (gen,) = make_backend().generate([GenerationRequest(prompt="q", logprobs=True)])
+    assert server.bodies[0]["top_logprobs"] == 1 and gen.unsupported == ()
+    assert gen.token_logprobs and gen.top_logprobs == ()
+
+
+def test_top_k_on_openai_is_refused_before_any_call(monkeypatch):
+    monkeypatch.setenv("RC_KEY", "sk-x")
+    backend = OpenAIBackend(model="gpt-4o-mini", api_key_env="RC_KEY")
+    with pytest.raises(InvalidInputError, match="refuses the 'top_k' parameter") as info:
+        backend.generate(
+            [GenerationRequest(prompt="q", decoding="top_k", temperature=1.0, top_k=40)]
+        )
+    assert "again" not in str(info.value)
+
+
+def test_a_server_refusing_top_k_gives_a_fatal_named_error_then_refuses_early(make_backend, server):
+    server.refuse_top_k = True
+    backend = make_backend()
+    request = GenerationRequest(prompt="q", decoding="top_k", temperature=1.0, top_k=40)
+    (gen,) = backend.generate([request])
+    assert not gen.retryable and server.calls == 1
+    assert "refuses the 'top_k' parameter" in gen.error and "422" in gen.error
+    with pytest.raises(InvalidInputError, match="refuses the 'top_k'"):
+        backend.generate([request])
+    assert server.calls == 1
+
+
+@pytest.mark.parametrize(
+    ("refused", "mismatch", "forms"),
+    [
+        ({"json_schema"}, False, ["json_schema", "json_object", "json_object"]),
+        ({"json_schema", "json_object"}, False, ["json_schema", "json_object", None, None]),
+        (set(), True, ["json_schema", "json_object", "json_object"]),
+    ],
+)
+def test_a_refused_json_schema_falls_back_for_the_rest_of_the_run(
+    make_backend, server, refused, mismatch, forms, caplog
+):
+    server.refused_formats = refused
+    server.format_mismatch = mismatch
+    backend = make_backend(max_retries=6)
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        (first,) = backend.generate([GenerationRequest(prompt="a", json_schema=SCHEMA)])
+        (second,) = backend.generate([GenerationRequest(prompt="b", json_schema=SCHEMA)])
+    sent = [(b.get("response_format") or {}).get("type") for b in server.bodies]
+    assert sent == forms  # one refusal per form, never seven retries
+    assert first.error == second.error == ""
+    assert first.unsupported == second.unsupported == ("json_schema",)
+    assert "refused response_format 'json_schema'" in caplog.text
+
+
+def test_a_server_that_ignores_response_format_is_named(make_backend, server):
+    server.ignores = {"response_format"}
+    (gen,) = make_backend().generate([GenerationRequest(prompt="a", json_schema=SCHEMA)])
+    assert gen.unsupported == ("json_schema",)
+    server.ignores = set()
+    (honoured,) = make_backend().generate([GenerationRequest(prompt="b", json_schema=SCHEMA)])
+    assert honoured.unsupported == () and json.loads(honoured.texts[0])["answer"]
+
+
+def test_answered_calls_of_a_failed_request_are_kept_and_the_rerun_asks_the_rest(
+    make_backend, server, tmp_path
+):
+    # Two calls answer one sequence each, then the server fails for good this run.
+    prompt = "q [fault=onechoice*2,500*4]"
+    request = _sampled(prompt, n=4, seed=10)
+    backend = make_backend(max_retries=3)
+    with CallCache(tmp_path / "calls.sqlite") as cache:
+        (failed,) = cached_generate(backend, [request], cache=cache)
+        assert failed.error and failed.retryable and failed.texts == ()
+        assert server.calls == 6 and usage_of([failed]).calls == 2
+        posts = len(server.bodies)
+        (done,) = cached_generate(backend, [request], cache=cache)
+        rest = server.bodies[posts:]
+        assert [(b["n"], b["seed"]) for b in rest] == [(2, 12)]  # only the missing ones
+        assert done.error == "" and len(done.texts) == 4 and usage_of([done]).calls == 1
+        expected = [
+            expected_choice(prompt, i, temperature=1.0, max_tokens=64, seed=seed)["text"]
+            for i, seed in ((0, 10), (0, 11), (0, 12), (1, 12))
+        ]
+        assert list(done.texts) == expected
+        (again,) = cached_generate(backend, [request], cache=cache)
+        assert again.cached and again.texts == done.texts and len(server.bodies) == posts + 1
+
+
+def test_loglik_never_sends_max_tokens_0_and_ignores_the_generated_token(make_backend, server):
+    server.zero_means_unlimited = True
+    (values,) = make_backend(mode="completions").loglik_tokens([("the answer is", " Paris")])
+    assert server.bodies[0]["max_tokens"] == 1
+    assert values == (echo_tokens("the answer is Paris")[-1][2],)
+
+
+def test_offsets_shifted_by_one_character_are_rebuilt_from_the_token_texts(make_backend, server):
+    server.offset_shift = 1
+    (values,) = make_backend(mode="completions").loglik_tokens([("Q: who?\nA:", " Einstein")])
+    assert values == (echo_tokens("Q: who?\nA: Einstein")[-1][2],)
+
+
+def test_a_sentencepiece_echo_with_a_prefix_space_is_read_by_token_text():
+    # The shape llama-cpp-python sends: tokens decoded with SentencePiece's prefix
+    # space, offsets one character on; the prompt's last token must stay in the prompt.
+    text = "Q: A"
+    tokens = [" Q", ":", " A", " gen"]
+    data = {
+        "choices": [
+            {
+                "text": text + " gen",
+                "logprobs": {
+                    "tokens": tokens,
+                    "token_logprobs": [None, -1.0, -2.0, -3.0],
+                    "text_offset": [1, 2, 3, 5],
+                },
+            }
+        ]
+    }
+    assert token_offsets(tokens, [1, 2, 3, 5], text) == [0, 1, 2, 4]
+    assert echoed_continuation(data, prompt="Q:", continuation=" A") == (-2.0,)
+
+
+def test_a_server_that_ignores_echo_says_so(make_backend, server):
+    server.ignores = {"echo"}
+    backend = make_backend(mode="completions", max_retries=0)
+    with pytest.raises(FatalBackendError, match="did not echo the prompt"):
+        backend.loglik_tokens([("the answer is", " Paris")])
