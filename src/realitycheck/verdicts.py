@@ -119,7 +119,8 @@ _CLOSE = "\"'»”’」』】])>›"
 _MARKUP = re.compile(r"\*+|`+|__+|~~|(?<!\w)_|_(?!\w)")
 _LINE_START = re.compile(r"^\s*(?:#+|>+|[-•*+]\s|\d+[.)]\s)?\s*")
 _FENCE = re.compile(r"```[\w-]*[ \t]*\n?(.*?)```", re.DOTALL)
-_SENTENCE = re.compile(r"[^.!?。！？]*(?:[.!?。！？]+|$)")
+_STRUCTURED = "\x00"  # stands, in the text left to read, where a structured reply was
+_SENTENCE = re.compile(r"[^.!?。！？;；]*(?:[.!?。！？;；]+|$)")
 
 
 def parse_verdict(
@@ -172,6 +173,7 @@ def read_verdict(
     reader = _Reader(choices, field, letters)
     if not isinstance(text, str) or not text.strip():
         return Reading(None, "empty")
+    text = text.replace(_STRUCTURED, "")
     found: list[tuple[str, str]] = []  # (verdict, how), in order of trust
     problems: list[str] = []
     rest = reader.structured(text, found, problems)
@@ -180,8 +182,12 @@ def read_verdict(
         lines = lines[:-1]  # the cut may have fallen inside the last line
     reader.verdict_lines(lines, found, problems)
     if lines:
-        reader.first_sentence(lines[0], found)
-    if lines and not truncated:
+        reader.first_sentence(lines[0], found, "first line")
+    # The last line concludes only when no structured reply follows it.
+    ends_structured = rest.strip().endswith(_STRUCTURED)
+    if lines and not truncated and not ends_structured:
+        if len(lines) > 1:
+            reader.first_sentence(lines[-1], found, "final line")
         reader.last_sentence(lines[-1], found, problems)
         if not found and len(lines) == 1 and not any(p == "not a choice" for p in problems):
             got = reader.bare(lines[0])
@@ -200,7 +206,7 @@ def read_verdict(
         return Reading(None, "not a choice")
     if truncated:
         return Reading(None, "truncated")
-    for reason in ("negated", "hedged"):
+    for reason in ("two verdicts", "negated", "hedged"):
         if reason in problems:
             return Reading(None, reason)
     return Reading(None, "no conclusion")
@@ -233,6 +239,7 @@ def _strip(value: str) -> str:
 
 
 def _sentences(line: str) -> list[str]:
+    """Return the sentences of ``line`` (a semicolon ends one too)."""
     return [s.strip() for s in _SENTENCE.findall(line) if any(ch.isalnum() for ch in s)]
 
 
@@ -271,7 +278,7 @@ class _Reader:
         key = rf"(?:{_KEYS}|{re.escape(field)}|{re.escape(field.replace('_', ' '))})"
         self.key_line = re.compile(
             rf"(?<![\w-])(?:final\s+|overall\s+|my\s+)?{key}\b\s*(?:\([^)]{{0,60}}\))?"
-            rf"\s*[\"'’]?\s*(?:[:：=]|—|–|-{{1,2}}>?|=>)\s*(.*)$",
+            rf"\s*[\"'’]?\s*(?:[:：=\]】]|—|–|-{{1,2}}>?|=>)\s*(.*)$",
             re.IGNORECASE,
         )
         self.key_alone = re.compile(
@@ -288,7 +295,9 @@ class _Reader:
         return self.by_key.get(" ".join(value.split()).casefold())
 
     def bare(self, value: str) -> str | None:
-        """Return the choice ``value`` is, quotes, brackets and punctuation aside."""
+        """Return the choice ``value`` is, quotes, brackets and punctuation aside (not ``"x?"``)."""
+        if re.search(r"[?？][\W_]*$", value):
+            return None
         stripped = _strip(value)
         if self.letters:
             stripped = re.sub(r"^(?:option|choice|answer|letter)\s+", "", stripped, flags=re.I)
@@ -305,11 +314,21 @@ class _Reader:
         if match is None:
             self.why(value, problems)
             return None
+        got = self.choice(match.group(1))
         clause = re.split(r"[.!?。！？;；]", value[match.end() :], maxsplit=1)[0]
         if _HEDGES.search(clause) or value[match.end() :].lstrip().startswith(("?", "？")):
             problems.append("hedged")
             return None
-        return self.choice(match.group(1))
+        for other in self.mention.finditer(clause):
+            before = re.split(r"[,，、]", clause[: other.start()])[-1]
+            if not _NEGATORS.search(before):
+                if self.choice(other.group(0)) != got:
+                    problems.append("two verdicts")
+                    return None
+            elif self.choice(other.group(0)) == got:
+                problems.append("negated")  # "correct, but no: not correct"
+                return None
+        return got
 
     def clause(self, text: str, problems: list[str]) -> str | None:
         """Return the verdict a concluding clause states (``"So the answer is correct."``)."""
@@ -347,7 +366,7 @@ class _Reader:
             before = re.split(r"[.!?。！？;；]", before)[-1]
             if _NEGATORS.search(before):
                 problems.append("negated")
-            elif _HEDGES.search(before) or text[mention.end() :].lstrip().startswith("?"):
+            elif _HEDGES.search(before):
                 problems.append("hedged")
 
     # -- the places of a conclusion ------------------------------------------
@@ -373,7 +392,7 @@ class _Reader:
             for match in pair.finditer(outside):
                 values.append(_unescape(match.group(1)))
             if values:
-                outside = pair.sub(" ", outside)
+                outside = pair.sub(f"\n{_STRUCTURED}\n", outside)
         for value in values:
             got = self.value(value, problems) if isinstance(value, str) else None
             if got is None:
@@ -388,7 +407,7 @@ class _Reader:
                 problems.append("not a choice")
             else:
                 found.append((got, "tag"))
-        return tag.sub(" ", outside)
+        return tag.sub(f"\n{_STRUCTURED}\n", outside)
 
     def verdict_lines(
         self, lines: Sequence[str], found: list[tuple[str, str]], problems: list[str]
@@ -408,14 +427,14 @@ class _Reader:
                     found.append((got, "verdict line"))
                     break
 
-    def first_sentence(self, line: str, found: list[tuple[str, str]]) -> None:
+    def first_sentence(self, line: str, found: list[tuple[str, str]], how: str) -> None:
         if self.letters:
             return
         match = re.match(r"^(.*?)(?:[.。!！:：]|\s[—–-]\s|$)", line)
         if match is not None:
             got = self.bare(match.group(1))
             if got is not None:
-                found.append((got, "first line"))
+                found.append((got, how))
 
     def last_sentence(self, line: str, found: list[tuple[str, str]], problems: list[str]) -> None:
         if self.letters:
@@ -437,6 +456,8 @@ class _Reader:
         got = self.clause(sentences[-1], problems)
         if got is not None:
             found.append((got, "final line"))
+        else:
+            self.why(line, problems)
 
 
 def _json_objects(text: str) -> Iterator[tuple[int, int, Any]]:
@@ -472,10 +493,13 @@ def _cut(text: str, spans: Sequence[tuple[int, int]]) -> str:
     out, position = [], 0
     for start, end in spans:
         out.append(text[position:start])
-        out.append("\n")
+        out.append(f"\n{_STRUCTURED}\n")
         position = end
     out.append(text[position:])
-    return _FENCE.sub(lambda m: m.group(0) if m.group(1).strip() else "\n", "".join(out))
+    return _FENCE.sub(
+        lambda m: m.group(0) if m.group(1).strip(_STRUCTURED + " \n") else f"\n{_STRUCTURED}\n",
+        "".join(out),
+    )
 
 
 def _unescape(value: str) -> str:
