@@ -95,7 +95,10 @@ def make_client(base_url: str, api_key: str, *, concurrency: int, timeout: float
     in flight); close it with ``await client.close()`` on the loop that used it.
     """
     openai = sdk()
-    httpx = importlib.import_module("httpx2")  # the SDK's HTTP client, installed with it
+    try:  # the SDK's HTTP client, installed with it: httpx2 in SDK 3, httpx before
+        httpx = importlib.import_module("httpx2")
+    except ImportError:
+        httpx = importlib.import_module("httpx")
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     return openai.AsyncOpenAI(
         base_url=base_url,
