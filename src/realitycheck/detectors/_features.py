@@ -6,7 +6,10 @@ The generation stage stores, on each response, ``features = {"best": SEQ,
 (feature name → list of floats: ``last@L{layer}``, ``mean@L{layer}``,
 ``sv@L{layer}``), each only when the backend supplied it. The helpers here
 fetch those values and, when one is missing, write the error a detector
-stores with its ``None`` score: what is missing and which backends supply it.
+stores with its ``None`` score: what is missing and why. When the generate
+stage recorded that the server ignored the request for it
+(``response.meta["unsupported"] = {feature: reason}``), the error says so,
+quoting that reason; otherwise it says how to generate the feature.
 """
 
 from __future__ import annotations
@@ -27,6 +30,14 @@ _CAPABILITY = {
     "entropy": "entropy",
     "hidden": "hidden",
 }
+# The request fields whose absence from a server's answer leaves each need missing
+# (the keys of ``response.meta["unsupported"]``).
+_REQUEST_FIELDS = {
+    "samples": ("n",),
+    "logprobs": ("logprobs", "top_logprobs"),
+    "entropy": ("entropy",),
+    "hidden": ("hidden",),
+}
 
 
 def providers(need: str) -> list[str]:
@@ -37,12 +48,43 @@ def providers(need: str) -> list[str]:
     return [name for name in backends.names() if capability in backends.get(name).capabilities]
 
 
-def missing(what: str, need: str) -> MissingFeatureError:
-    """Build the error for a missing feature, naming the backends that supply it."""
+def unsupported_reasons(response: Response | None, need: str) -> list[str]:
+    """Return why the server left ``need`` out, from ``response.meta["unsupported"]``.
+
+    The generate stage writes ``{feature: reason}`` there for each feature the
+    request asked for and the server did not return; the reasons for the
+    request fields that carry ``need`` are returned (none for a response
+    without that record).
+    """
+    meta = response.meta if response is not None else None
+    told = meta.get("unsupported") if isinstance(meta, Mapping) else None
+    if not isinstance(told, Mapping):
+        return []
+    fields = _REQUEST_FIELDS.get(need, (need,))
+    return [
+        str(told[f]) if told[f] else f"the server returned no {f!r}" for f in fields if f in told
+    ]
+
+
+def missing(what: str, need: str, response: Response | None = None) -> MissingFeatureError:
+    """Build the error for a missing feature: why it is missing, and how to get it.
+
+    When ``response.meta["unsupported"]`` says the server that generated the
+    response did not return the feature (:func:`unsupported_reasons`), the
+    error says so and quotes the reason; otherwise it says to generate the
+    response with a plan that asks for ``need`` on a backend that supplies it.
+    """
+    reasons = unsupported_reasons(response, need)
+    if reasons:
+        return MissingFeatureError(
+            f"the response has no {what}: the server that generated it did not return it "
+            f"({'; '.join(reasons)})"
+        )
     able = ", ".join(providers(need)) or "none installed"
     return MissingFeatureError(
-        f"the response has no {what}; generate it with a backend that supplies "
-        f"{need!r} (available: {able})"
+        f"the response has no {what}: it was not asked for or not returned at generation; "
+        f"generate it with a plan that asks for {need!r}, on a backend that supplies it "
+        f"(available: {able})"
     )
 
 
@@ -59,7 +101,7 @@ def best_values(response: Response, key: str, need: str) -> np.ndarray:
     """
     seq = _sequence(response, "best")
     if seq is None or key not in seq:
-        raise missing(f"{key} of the best answer (features['best'][{key!r}])", need)
+        raise missing(f"{key} of the best answer (features['best'][{key!r}])", need, response)
     return np.asarray(seq[key], dtype=np.float64)
 
 
@@ -71,7 +113,7 @@ def sample_sequences(response: Response) -> list[Mapping[str, Any]]:
     """
     seqs = response.features.get("samples") if isinstance(response.features, Mapping) else None
     if not isinstance(seqs, Sequence) or isinstance(seqs, str) or not seqs:
-        raise missing("features of sampled answers (features['samples'])", "samples")
+        raise missing("features of sampled answers (features['samples'])", "samples", response)
     return [s if isinstance(s, Mapping) else {} for s in seqs]
 
 
@@ -83,11 +125,12 @@ def sample_values(response: Response, key: str, need: str) -> list[np.ndarray]:
     """
     seqs = response.features.get("samples") if isinstance(response.features, Mapping) else None
     if response.samples and not seqs:
-        raise missing(f"{key} of the samples (features['samples'][k][{key!r}])", need)
+        raise missing(f"{key} of the samples (features['samples'][k][{key!r}])", need, response)
     out = []
     for k, seq in enumerate(sample_sequences(response)):
         if key not in seq:
-            raise missing(f"{key} of sample {k} (features['samples'][{k}][{key!r}])", need)
+            where = f"{key} of sample {k} (features['samples'][{k}][{key!r}])"
+            raise missing(where, need, response)
         out.append(np.asarray(seq[key], dtype=np.float64))
     return out
 
@@ -99,7 +142,7 @@ def sample_texts(response: Response) -> list[str]:
         MissingFeatureError: If the response has no samples.
     """
     if not response.samples:
-        raise missing("sampled answers (response.samples)", "samples")
+        raise missing("sampled answers (response.samples)", "samples", response)
     return list(response.samples)
 
 

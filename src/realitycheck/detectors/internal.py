@@ -76,7 +76,7 @@ def effective_rank(singular_values: np.ndarray) -> float:
 def _best_singular_values(response: Response, layer: int | None) -> np.ndarray:
     best = response.features.get("best") if isinstance(response.features, Mapping) else None
     if not isinstance(best, Mapping):
-        raise missing("features of the best answer (features['best'])", "hidden")
+        raise missing("features of the best answer (features['best'])", "hidden", response)
     return hidden_vector(best, "sv", layer, "the best answer")
 
 
