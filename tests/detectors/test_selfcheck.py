@@ -75,14 +75,16 @@ def test_ngram_without_samples_or_text_says_why():
         (" yes, it does", 0.0),
         ("NO.", 1.0),
         ("No", 1.0),
-        ("Maybe", 0.5),
-        ("", 0.5),
-        ("Not sure", 0.5),
-        ("yesterday", 0.5),
+        ("Maybe", None),
+        ("", None),
+        ("Not sure", None),
+        ("yesterday", None),
     ],
 )
 def test_prompt_replies_map_to_sentence_scores(reply, expected):
     assert prompt_verdict_score(reply) == expected
+    paper = 0.5 if expected is None else expected
+    assert prompt_verdict_score(reply, unclear_as=0.5) == paper
 
 
 @pytest.fixture
@@ -114,21 +116,26 @@ def test_selfcheck_prompt_averages_verdicts_and_a_rerun_asks_nothing(tmp_path, s
         ),
     )
     response = _response("Paris is the capital. It is big.", ("Paris", "Lyon", "Rome"))
+    # With the paper's 0.5 for an unclear reply ("Perhaps"):
     # Sentence 1: Paris yes 0, Lyon no 1, Rome other 0.5 -> 0.5.
     # Sentence 2: Paris yes 0, Lyon yes 0, Rome other 0.5 -> 1/6.
-    detector = SelfCheckPrompt(judge=judge)
+    detector = SelfCheckPrompt(judge=judge, unclear_as=0.5)
     with CallCache(tmp_path / "calls.sqlite") as cache:
         (score,) = detector.score([response], Needs(cache=cache))
-        assert score.value == pytest.approx((0.5 + 1 / 6) / 2)
+        assert score.value == pytest.approx((0.5 + 1 / 6) / 2) and score.unreadable == 2
         assert sent["generate"] == 6
         (again,) = detector.score([response], Needs(cache=cache))
-    assert again == score and sent["generate"] == 6
+        assert again == score and sent["generate"] == 6
+        # By default the unclear replies are left out: (1/2 + 0) / 2, from the same calls.
+        (left_out,) = SelfCheckPrompt(judge=judge).score([response], Needs(cache=cache))
+    assert left_out.value == pytest.approx(0.25) and left_out.unreadable == 2
+    assert sent["generate"] == 6
 
 
 def test_selfcheck_prompt_keeps_a_failed_call_as_a_retryable_error():
     judge = MockBackend(reply="Yes", fail_every=2)
     (score,) = SelfCheckPrompt(judge=judge).score([_response("A b.", ("x", "y"))], Needs())
-    assert score.value is None and score.retryable and "503" in score.error
+    assert score.value is None and score.retryable and score.failed and "503" in score.error
 
 
 def test_p_true_reads_the_probability_of_yes_at_the_first_token(tmp_path, sent):

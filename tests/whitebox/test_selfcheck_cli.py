@@ -60,7 +60,15 @@ def test_selfcheck_family_on_nq_open_and_begin_then_reruns_are_free(
     for name, rows in scores.groupby(scores["detector"].str.split("[").str[0]):
         if name == "p_true":  # "yes" is not a word of the tiny model: P(True) = 0
             ended = rows["error"].str.contains("ended at once")
-            assert (rows.loc[~ended, "value"] == 1.0).all(), rows
+            neither = rows["error"].str.startswith("neither yes nor no")
+            assert (rows.loc[neither, "unreadable"] == 1).all(), rows
+            assert rows.loc[neither, "value"].isna().all(), rows
+            assert (rows.loc[~ended & ~neither, "value"] == 1.0).all(), rows
+        elif name == "selfcheck_prompt":
+            # The random tiny model's 2-token replies are cut before any yes or no: none is
+            # read, so there is no value, and every reply is counted.
+            assert rows["value"].isna().all() and (rows["unreadable"] > 0).all(), rows
+            assert rows["error"].str.startswith("no reply about sentence 1 of").all(), rows
         else:
             assert (rows["error"] == "").all() and rows["value"].notna().all(), rows
     labels = store.frame("labels")

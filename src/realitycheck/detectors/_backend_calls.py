@@ -1,5 +1,10 @@
 """What the detectors that call a backend share: prompts, yes/no replies, cached hidden states.
 
+A yes/no reply is read by its conclusion with the project's verdict parser
+(:func:`realitycheck.verdicts.read_verdict`, choices ``yes`` / ``no``; a reply
+cut at the length limit counts as truncated): :func:`read_yes_no` gives the
+verdict or ``None`` with the reason and the raw reply, never a default.
+
 Generations go through :func:`realitycheck.backends.cached_generate`; hidden
 states (:meth:`Backend.last_hidden`) through :func:`cached_last_hidden`, which
 keeps each vector in the same call cache, so a rerun asks the model nothing.
@@ -13,23 +18,31 @@ import json
 import re
 import string
 from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from realitycheck.errors import BackendError, FatalBackendError, RetryableBackendError
+from realitycheck.verdicts import read_verdict
 
 if TYPE_CHECKING:
     from realitycheck.backends import Backend, CallCache, Generation, GenerationRequest
 
 __all__ = [
+    "YesNo",
     "cached_last_hidden",
     "failure",
     "load_prompt",
+    "quote",
+    "read_yes_no",
     "request_for",
     "yes_no",
 ]
+
+QUOTE_CHARS = 60
+"""Most characters of a reply quoted in a score's error."""
 
 _YES_NO = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
 
@@ -58,19 +71,74 @@ def request_for(
     )
 
 
-def yes_no(reply: str) -> str:
-    """Return ``yes`` or ``no`` when the reply's first word is one of them, else ``other``."""
-    match = _YES_NO.match(reply)
+def yes_no(token: str) -> str:
+    """Return ``yes`` or ``no`` when one token's first word is one of them, else ``other``.
+
+    For the alternatives of one next token (``" Yes"``, ``"NO."``), where
+    there is no conclusion to read; a whole reply is read with :func:`read_yes_no`.
+    """
+    match = _YES_NO.match(token)
     return match.group(1).lower() if match else "other"
 
 
-def failure(generations: Sequence[Generation], what: str) -> BackendError | None:
-    """Return the error for failed generations (retryable when every failure is), or ``None``."""
+def quote(text: str, limit: int = QUOTE_CHARS) -> str:
+    """Return a short, escaped quote of ``text``: spaces collapsed, cut at ``limit`` characters.
+
+    ``repr`` escapes control, escape and bidi characters, so the quote is safe
+    in an error message that reaches a terminal or a CSV file.
+    """
+    short = " ".join(text.split())
+    if len(short) > limit:
+        short = short[: limit - 1] + "…"
+    return repr(short)
+
+
+@dataclass(frozen=True)
+class YesNo:
+    """One yes/no reply as read.
+
+    Attributes:
+        verdict: ``"yes"``, ``"no"``, or ``None`` when the reply gives neither.
+        reason: How the parser read it, or why it could not ("no conclusion",
+            "negated", "truncated", "two verdicts"…).
+        reply: The raw reply.
+    """
+
+    verdict: str | None
+    reason: str
+    reply: str
+
+    @property
+    def note(self) -> str:
+        """``reason: 'short quote'``: what a score's error says of an unreadable reply."""
+        return f"{self.reason}: {quote(self.reply)}"
+
+
+def read_yes_no(generation: Generation) -> YesNo:
+    """Read a generation's first reply as yes or no by its conclusion, or as no verdict.
+
+    A reply that stopped at the length limit (``finish_reason == "length"``)
+    is read as truncated: it counts only if it already holds a complete
+    conclusion.
+    """
+    reply = generation.texts[0] if generation.texts else ""
+    truncated = bool(generation.finish_reasons) and generation.finish_reasons[0] == "length"
+    reading = read_verdict(reply, choices=("yes", "no"), truncated=truncated)
+    return YesNo(reading.verdict, reading.reason, reply)
+
+
+def failure(
+    generations: Sequence[Generation], what: str, *, unit: str = "calls"
+) -> BackendError | None:
+    """Return the error for failed generations (retryable when every failure is), or ``None``.
+
+    The message reads "{what} failed on {k} of {n} {unit}: {the first error}".
+    """
     failed = [g for g in generations if g.error]
     if not failed:
         return None
     kind = RetryableBackendError if all(g.retryable for g in failed) else FatalBackendError
-    return kind(f"{what} failed on {len(failed)} of {len(generations)} calls: {failed[0].error}")
+    return kind(f"{what} failed on {len(failed)} of {len(generations)} {unit}: {failed[0].error}")
 
 
 def _hidden_key(identity: dict[str, object], text: str, layer: int) -> str:

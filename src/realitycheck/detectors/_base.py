@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
-from realitycheck.errors import InvalidInputError
+from realitycheck.errors import BackendError, InvalidInputError, RetryableBackendError
 from realitycheck.records import Example, Response, Score
 from realitycheck.registry import Component, Registry
 
@@ -84,12 +84,22 @@ class Detector(Component):
         return records_table(scores)
 
     def _score(
-        self, response: Response, value: float | None, *, error: str = "", retryable: bool = False
+        self,
+        response: Response,
+        value: float | None,
+        *,
+        error: str = "",
+        retryable: bool = False,
+        failed: bool = False,
+        unreadable: int = 0,
     ) -> Score:
         """Return this detector's score of ``response``.
 
-        ``retryable`` marks an error that may pass on a later try (a backend
-        failure or timeout): a resumed run computes that score again.
+        ``failed`` marks a score with no value because a backend call failed;
+        ``retryable`` (which implies ``failed``) an error that may pass on a
+        later try (a backend failure or timeout): a resumed run computes that
+        score again. ``unreadable`` counts the replies of a backend that could
+        not be read (a yes/no reply that is neither).
         """
         return Score(
             response_id=response.response_id,
@@ -97,7 +107,20 @@ class Detector(Component):
             value=value,
             error=error,
             retryable=retryable,
+            failed=failed or retryable,
+            unreadable=unreadable,
             spec=self.spec_json,
+        )
+
+    def _failed(self, response: Response, error: BackendError, *, unreadable: int = 0) -> Score:
+        """Return the score of ``response`` when a backend call failed: no value, the error kept."""
+        return self._score(
+            response,
+            None,
+            error=str(error),
+            retryable=isinstance(error, RetryableBackendError),
+            failed=True,
+            unreadable=unreadable,
         )
 
 

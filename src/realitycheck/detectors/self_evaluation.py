@@ -19,11 +19,12 @@ from realitycheck.detectors._backend_calls import (
     cached_last_hidden,
     failure,
     load_prompt,
+    quote,
     request_for,
     yes_no,
 )
 from realitycheck.detectors._base import Detector, Needs, detector
-from realitycheck.errors import BackendError, RetryableBackendError
+from realitycheck.errors import BackendError
 from realitycheck.params import InstanceOf, Interval, param
 from realitycheck.records import Response, Score
 from realitycheck.registry import nested
@@ -67,9 +68,18 @@ class PTrue(Detector):
     ``value = 1 - P(True)`` in ``[0, 1]``, higher = the model doubts its
     answer = more likely hallucinated. Needs a backend with
     ``top_logprobs`` (checked before any call). A reply that ends at once
-    (EOS first: no token, so no alternatives), or with ``normalize`` neither
-    yes nor no among them, gets ``value=None`` and an error; so does a failed
-    call (``retryable`` when it may pass) and an example without a question.
+    (EOS first: no token, so no alternatives) gets ``value=None`` and an
+    error; so does an example without a question, and a failed call
+    (``failed``, and ``retryable`` when it may pass). When the server
+    ignored the request for alternatives (``Generation.unsupported``, e.g. an
+    OpenAI-compatible server that drops ``top_logprobs``), the error names
+    the server, the model and the field.
+
+    A next token whose alternatives hold neither yes nor no is a reply that
+    cannot be read as an answer to the question (the model began "The" or
+    "Based"): its value is ``None``, with the most likely alternatives quoted
+    in the error, and it is counted in ``unreadable``, never turned into
+    ``P(True) = 0``.
 
     Args:
         judge: The model asked, e.g. ``hf[model=/models/llama]`` in a key
@@ -109,22 +119,41 @@ class PTrue(Detector):
         return out
 
     def _from_generation(self, response: Response, generation: Generation) -> Score:
-        bad = failure([generation], "the p_true backend")
+        bad = failure([generation], "the p_true judge")
         if bad is not None:
-            retryable = isinstance(bad, RetryableBackendError)
-            return self._score(response, None, error=str(bad), retryable=retryable)
+            return self._failed(response, bad)
         if not generation.top_logprobs or not generation.top_logprobs[0]:
-            return self._score(
-                response, None, error="the reply ended at once: no next-token alternatives"
+            return self._score(response, None, error=self._no_alternatives(generation))
+        alternatives = generation.top_logprobs[0][0]
+        p_yes, p_no = yes_probability(alternatives)
+        if p_yes + p_no == 0:
+            top = sorted(alternatives, key=lambda t: -alternatives[t])[:5]
+            error = (
+                f"neither yes nor no is among the top {len(alternatives)} alternatives of the "
+                f"next token (the likeliest: {', '.join(quote(t) for t in top)})"
             )
-        p_yes, p_no = yes_probability(generation.top_logprobs[0][0])
+            return self._score(response, None, error=error, unreadable=1)
         if self.normalize:
-            if p_yes + p_no == 0:
-                return self._score(
-                    response, None, error="neither yes nor no is among the top alternatives"
-                )
             p_yes = p_yes / (p_yes + p_no)
         return self._score(response, 1.0 - p_yes)
+
+    def _no_alternatives(self, generation: Generation) -> str:
+        """Say why a generation has no next-token alternatives: the server, or the reply."""
+        ignored = [f for f in ("top_logprobs", "logprobs") if f in generation.unsupported]
+        if ignored:
+            server = getattr(self.judge, "base_url", "") or f"of {self.judge.key}"
+            model = getattr(self.judge, "model", "") or "unknown"
+            return (
+                f"the server {server} (model {model}) returned no next-token alternatives: it "
+                f"ignored the request field {ignored[0]!r}, so P(True) cannot be read from it"
+            )
+        reply = generation.texts[0] if generation.texts else ""
+        if reply:
+            return (
+                f"the judge {self.judge.key} returned no next-token alternatives with its "
+                f"reply {quote(reply)}"
+            )
+        return "the reply ended at once: no next-token alternatives"
 
 
 def _question_error(response: Response, needs: Needs) -> str:
@@ -154,7 +183,8 @@ class Surprisal(Detector):
     tracks prompt sensitivity more than correctness). Needs a backend with
     ``hidden`` (checked before any call); the vectors are kept in the run's
     call cache. An example without a question, an empty response or a failed
-    call gets ``value=None`` and an error (``retryable`` when it may pass).
+    call gets ``value=None`` and an error (a failed call is ``failed``, and
+    ``retryable`` when it may pass).
 
     Args:
         judge: The model read, e.g. ``hf[model=/models/llama]`` in a key
@@ -185,9 +215,8 @@ class Surprisal(Detector):
                 else []
             )
         except BackendError as exc:
-            retryable = isinstance(exc, RetryableBackendError)
             return [
-                self._score(r, None, error=e or str(exc), retryable=not e and retryable)
+                self._score(r, None, error=e) if e else self._failed(r, exc)
                 for r, e in zip(responses, errors, strict=True)
             ]
         pairs = iter(zip(vectors[::2], vectors[1::2], strict=True))

@@ -21,8 +21,9 @@ variant says otherwise. Four variants are here.
   (the NLI variant of Manakul et al. 2023), on the backends' ``pairs`` capability
   (its own module, :mod:`realitycheck.detectors.selfcheck_nli`).
 * ``selfcheck_prompt``: a backend is asked, for every sentence and sample,
-  whether the sample supports the sentence; Yes → 0, No → 1, any other
-  reply → 0.5, averaged over samples.
+  whether the sample supports the sentence; Yes → 0, No → 1, averaged over
+  samples. A reply that says neither is counted as unreadable and left out
+  (or, with ``unclear_as=0.5``, scored 0.5 as in the paper).
 """
 
 from __future__ import annotations
@@ -37,17 +38,24 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 import numpy as np
 
-from realitycheck.detectors._backend_calls import failure, load_prompt, request_for, yes_no
+from realitycheck.detectors._backend_calls import (
+    YesNo,
+    failure,
+    load_prompt,
+    read_yes_no,
+    request_for,
+)
 from realitycheck.detectors._base import Detector, Needs, detector
 from realitycheck.detectors._features import sample_texts
-from realitycheck.errors import MissingFeatureError, RetryableBackendError
-from realitycheck.params import InstanceOf, Interval, NonEmptyStr, OneOf, param
+from realitycheck.errors import MissingFeatureError
+from realitycheck.params import InstanceOf, Interval, NonEmptyStr, OneOf, OrNone, param
 from realitycheck.records import Response, Score
 from realitycheck.registry import nested
 from realitycheck.text import split_sentences
+from realitycheck.verdicts import parse_verdict
 
 if TYPE_CHECKING:
-    from realitycheck.backends import Backend, Generation, GenerationRequest
+    from realitycheck.backends import Backend, GenerationRequest
 
 __all__ = [
     "SelfCheckBERTScore",
@@ -61,8 +69,10 @@ __all__ = [
 
 _TOKEN = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
 Statistic = Literal["avg", "max"]
-VERDICT_SCORES = {"yes": 0.0, "no": 1.0, "other": 0.5}
-"""How a reply of the ``selfcheck_prompt`` checker maps to a sentence's score."""
+VERDICT_SCORES = {"yes": 0.0, "no": 1.0}
+"""How a read reply of the ``selfcheck_prompt`` checker maps to a sentence's score."""
+PAPER_UNCLEAR = 0.5
+"""What the SelfCheckGPT paper scores a reply that is neither Yes nor No (``unclear_as``)."""
 PROMPT = "selfcheck_prompt.v1.txt"
 
 
@@ -226,18 +236,20 @@ class SelfCheckBERTScore(Detector):
         return out
 
 
-def _reply(generation: Generation) -> str:
-    return generation.texts[0] if generation.texts else ""
+def prompt_verdict_score(
+    reply: str, *, truncated: bool = False, unclear_as: float | None = None
+) -> float | None:
+    """Return a checker reply's sentence score: Yes → 0, No → 1, neither → ``unclear_as``.
 
-
-def prompt_verdict_score(reply: str) -> float:
-    """Return a checker reply's sentence score: Yes → 0, No → 1, anything else → 0.5.
-
-    The reply's first word decides, case aside (``"Yes, it does"`` → 0);
-    a reply with neither first (``"Maybe"``, empty) counts as 0.5, as in the
-    SelfCheckGPT paper.
+    The reply is read by its conclusion (:func:`realitycheck.verdicts.parse_verdict`
+    with the choices yes and no): ``"Yes."``, ``"yes, it does"`` and
+    ``"Answer: no"`` are read; ``"Maybe"``, ``"I am not sure"``, a negated
+    verdict, an empty reply or one cut at the length limit (``truncated``)
+    without a complete conclusion are not, and score ``unclear_as``
+    (``None`` = no score; :data:`PAPER_UNCLEAR`, 0.5, as in the SelfCheckGPT paper).
     """
-    return VERDICT_SCORES[yes_no(reply)]
+    verdict = parse_verdict(reply, choices=("yes", "no"), truncated=truncated)
+    return unclear_as if verdict is None else VERDICT_SCORES[verdict]
 
 
 @detector("selfcheck_prompt")
@@ -250,21 +262,42 @@ class SelfCheckPrompt(Detector):
     (the sample, its white space collapsed to single spaces, and the
     sentence quoted as data; one greedy request of at
     most ``max_tokens`` tokens, as a raw prompt when the backend takes one,
-    else as a chat message). The reply maps to ``x`` = 0 for Yes, 1 for
-    No, 0.5 for anything else (:func:`prompt_verdict_score`); ``S(i) =
-    mean_n x(i, n)`` and ``value = mean_i S(i)`` in ``[0, 1]`` (Manakul et al.
-    2023, §5.4), higher = the samples do not support the response = more
-    likely hallucinated. Calls go through the run's call cache. When a call
-    fails, the value is ``None`` with the error, marked ``retryable`` when
-    the failure may pass. A response without samples gets ``value=None``.
+    else as a chat message). The reply, read by its conclusion
+    (:func:`prompt_verdict_score`), maps to ``x`` = 0 for Yes and 1 for No;
+    ``S(i) = mean_n x(i, n)`` and ``value = mean_i S(i)`` in ``[0, 1]``
+    (Manakul et al. 2023, §5.4), higher = the samples do not support the
+    response = more likely hallucinated. Calls go through the run's call
+    cache.
+
+    A reply that is neither Yes nor No (a hedge, a negated or truncated
+    verdict, random tokens) is unreadable and always counted in the score's
+    ``unreadable``. What it then counts as is ``unclear_as``:
+
+    * ``None`` (the default): nothing. It is left out of its sentence's
+      mean; a sentence no reply of which could be read leaves the response
+      without a value (``None``, the reason and a short quote of a reply in
+      ``error``), since nothing is known about it.
+    * ``0.5``: the paper's definition (SelfCheckGPT scores any other reply
+      0.5); any number in ``[0, 1]`` is accepted.
+
+    The paper's 0.5 is not the default because on a model that rarely
+    answers Yes or No it turns every response's value into 0.5 with no sign
+    that nothing was read.
+
+    When a call fails, the value is ``None`` with the error, marked
+    ``failed`` (and ``retryable`` when the failure may pass). A response
+    without samples gets ``value=None``.
 
     Args:
         judge: The backend asked, e.g. ``hf[model=/models/llama]`` in a key.
         max_tokens: Most tokens of each reply.
+        unclear_as: The score of an unreadable reply (``None`` = left out;
+            ``0.5`` = the paper's).
     """
 
     judge: Backend = nested("backends", default=dataclasses.MISSING, doc="the backend asked")
     max_tokens: int = param(5, Interval(int, 1))
+    unclear_as: float | None = param(None, OrNone(Interval(float, 0, 1)))
     needs: ClassVar[frozenset[str]] = frozenset({"samples"})
 
     def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
@@ -299,11 +332,27 @@ class SelfCheckPrompt(Detector):
             mine = [generations[i] for row in plan for i in row]
             error = failure(mine, "the selfcheck_prompt judge")
             if error is not None:
-                retryable = isinstance(error, RetryableBackendError)
-                out.append(self._score(response, None, error=str(error), retryable=retryable))
+                out.append(self._failed(response, error))
                 continue
-            verdicts = np.array(
-                [[prompt_verdict_score(_reply(generations[i])) for i in row] for row in plan]
-            )
-            out.append(self._score(response, float(verdicts.mean(axis=1).mean())))
+            readings = [[read_yes_no(generations[i]) for i in row] for row in plan]
+            out.append(self._from_readings(response, readings))
         return out
+
+    def _from_readings(self, response: Response, readings: list[list[YesNo]]) -> Score:
+        every = [r for row in readings for r in row]
+        unclear = [r for r in every if r.verdict is None]
+        sentence_scores = []
+        for k, row in enumerate(readings):
+            xs = [
+                VERDICT_SCORES[r.verdict] if r.verdict is not None else self.unclear_as for r in row
+            ]
+            known = [x for x in xs if x is not None]
+            if not known:
+                error = (
+                    f"no reply about sentence {k + 1} of {len(readings)} could be read "
+                    f"({row[0].note}); {len(unclear)} of the {len(every)} replies for this "
+                    "response could not be read"
+                )
+                return self._score(response, None, error=error, unreadable=len(unclear))
+            sentence_scores.append(float(np.mean(known)))
+        return self._score(response, float(np.mean(sentence_scores)), unreadable=len(unclear))

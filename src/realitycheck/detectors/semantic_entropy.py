@@ -19,6 +19,16 @@ The entailment check is pluggable (:class:`EntailmentCheck`):
 * ``llm`` — any realitycheck backend asked a yes/no question
   (:class:`LLMEntailment`).
 
+An ``llm`` reply that says neither yes nor no (no conclusion, a negated or
+hedged one, cut at the length limit, random tokens) is no verdict, never
+"not entailed": it is counted in the score's ``unreadable``, and when the
+pair it leaves undecided could change the meaning classes, the response's
+value is ``None`` with the reason and a short quote of the reply. The
+option ``unclear_as=False`` instead counts such a pair as not entailed, as
+the paper's code does with a reply it cannot read (it takes it as
+"neutral", which strict entailment does not accept); those replies are
+still counted.
+
 For ``nli`` and ``llm`` the backend is a nested component, ``judge``: its
 spec is part of the detector's spec and key, and its calls go through the
 run's call cache (``Needs.cache``)::
@@ -29,26 +39,22 @@ run's call cache (``Needs.cache``)::
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 import numpy as np
 
+from realitycheck.detectors._backend_calls import failure, read_yes_no
 from realitycheck.detectors._base import Detector, Needs, detector
-from realitycheck.detectors._clustering import GreedyClustering, cluster_many
+from realitycheck.detectors._clustering import GreedyClustering, Unclear, cluster_many
 from realitycheck.detectors._features import sample_texts, sample_values
-from realitycheck.errors import (
-    BackendError,
-    FatalBackendError,
-    MissingFeatureError,
-    RetryableBackendError,
-)
+from realitycheck.errors import FatalBackendError, InvalidInputError, MissingFeatureError
 from realitycheck.params import (
     InstanceOf,
     Interval,
     OneOf,
+    OrNone,
     SequenceOf,
     as_tuple,
     param,
@@ -66,6 +72,7 @@ __all__ = [
     "LLMEntailment",
     "NLIEntailment",
     "SemanticEntropy",
+    "Unclear",
     "meaning_classes",
     "semantic_entropy",
 ]
@@ -77,23 +84,37 @@ _EQUIVALENCES = ("embedding", "nli", "llm")
 class EntailmentCheck(Protocol):
     """Decides, for each ``(a, b)``, whether answer ``a`` entails answer ``b``."""
 
-    def __call__(self, pairs: Sequence[tuple[str, str]], question: str) -> list[bool]:
-        """Return one verdict per pair; ``question`` is what both answers answer."""
+    def __call__(self, pairs: Sequence[tuple[str, str]], question: str) -> Sequence[bool | Unclear]:
+        """Return one verdict per pair (:class:`Unclear` for none); both answer ``question``."""
         ...
 
 
 def meaning_classes(
-    texts: Sequence[str], entails: EntailmentCheck, question: str = ""
+    texts: Sequence[str],
+    entails: EntailmentCheck,
+    question: str = "",
+    *,
+    unclear_as: bool | None = None,
 ) -> list[int]:
     """Return the meaning class (0, 1, …, in order of appearance) of each text.
 
     Greedy bidirectional-entailment clustering as in Farquhar et al. (2024):
     each text is compared with the first member of every existing class,
     all those comparisons (both directions) in one call of ``entails``.
+
+    Raises:
+        InvalidInputError: If an :class:`Unclear` verdict leaves a text's class
+            undecided and ``unclear_as`` is ``None``.
     """
-    clustering = GreedyClustering(texts)
+    clustering = GreedyClustering(texts, unclear_as=unclear_as)
     while not clustering.done:
         clustering.place(entails(clustering.pairs(), question))
+    if clustering.stuck is not None:
+        raise InvalidInputError(
+            f"The entailment check gave no verdict ({clustering.stuck.note}), so the meaning "
+            f"class of text {len(clustering.classes)} is undecided; pass unclear_as=False to "
+            "count such a pair as not entailed."
+        )
     return clustering.classes
 
 
@@ -176,7 +197,6 @@ _JUDGE_PROMPT = (
     "Answer B: {b}\n"
     "If Answer A is true, must Answer B also be true? Reply with one word: yes or no."
 )
-_YES = re.compile(r"^\W*yes\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -185,8 +205,11 @@ class LLMEntailment:
 
     The answers and the question are quoted as data in the prompt. Each pair
     is one greedy request of at most 4 tokens, sent as chat messages when the
-    backend takes chat, else as a raw prompt; a reply that does not start
-    with "yes" counts as "does not entail". A failed call is no verdict: it
+    backend takes chat, else as a raw prompt. The reply is read by its
+    conclusion (:func:`~realitycheck.detectors._backend_calls.read_yes_no`):
+    "yes" entails, "no" does not, and a reply that says neither (or a
+    negated, hedged or truncated one) is :class:`Unclear`, with the reason
+    and a short quote of the reply. A failed call is no verdict: it
     raises :class:`~realitycheck.errors.RetryableBackendError` when every
     failure may pass on a later run (rate limit, 5xx, timeout), else
     :class:`~realitycheck.errors.FatalBackendError`.
@@ -204,8 +227,8 @@ class LLMEntailment:
     cache: Any = None
     reads_question: ClassVar[bool] = True
 
-    def __call__(self, pairs: Sequence[tuple[str, str]], question: str) -> list[bool]:
-        """Return one verdict per pair."""
+    def __call__(self, pairs: Sequence[tuple[str, str]], question: str) -> list[bool | Unclear]:
+        """Return one verdict per pair: ``True``, ``False`` or :class:`Unclear`."""
         from realitycheck.backends import GenerationRequest, cached_generate
 
         chat = "chat" in self.backend.capabilities
@@ -218,14 +241,15 @@ class LLMEntailment:
             else:
                 requests.append(GenerationRequest(prompt=text, max_tokens=4))
         generations = cached_generate(self.backend, requests, cache=self.cache)
-        failed = [g for g in generations if g.error]
-        if failed:
-            kind = RetryableBackendError if all(g.retryable for g in failed) else FatalBackendError
-            raise kind(
-                f"The entailment judge failed on {len(failed)} of {len(generations)} "
-                f"questions: {failed[0].error}"
-            )
-        return [bool(g.texts and _YES.match(g.texts[0])) for g in generations]
+        error = failure(generations, "The entailment judge", unit="questions")
+        if error is not None:
+            raise error
+        out: list[bool | Unclear] = []
+        for generation in generations:
+            reading = read_yes_no(generation)
+            verdict = reading.verdict
+            out.append(Unclear(reading.note) if verdict is None else verdict == "yes")
+        return out
 
 
 @detector("semantic_entropy")
@@ -243,7 +267,15 @@ class SemanticEntropy(Detector):
     and leaves out samples without tokens. ``value = -sum_C p(C) log p(C)``
     in nats, range ``[0, log K]``; higher = the samples disagree in meaning =
     more likely hallucinated. When the ``llm`` judge's calls fail, the value is
-    ``None`` with the error, marked ``retryable`` when the failure may pass.
+    ``None`` with the error, marked ``failed`` (and ``retryable`` when the
+    failure may pass).
+
+    Unreadable ``llm`` replies (neither yes nor no, see the module docstring)
+    are counted in ``unreadable``. One that leaves a sample's meaning class
+    undecided (the pair is not already refused by its other direction, and
+    no earlier class took the sample) makes the value ``None``, with the
+    reason and a short quote of the reply, unless ``unclear_as`` gives it a
+    verdict; one that changes nothing leaves the value as computed.
 
     Args:
         variant: ``discrete`` or ``weighted``.
@@ -257,6 +289,10 @@ class SemanticEntropy(Detector):
         labels: The NLI judge's label names in output order, when its config
             lacks them (empty = its ``id2label``; ``equivalence="nli"``).
         length_normalized: Whether ``weighted`` uses mean token log-probabilities.
+        unclear_as: What an unreadable ``llm`` reply counts as: ``None`` (no
+            verdict: the value is ``None`` where it matters), or ``False``
+            ("does not entail", what the paper's code does with a reply it
+            cannot read) or ``True``; ``equivalence="llm"`` only.
     """
 
     variant: Literal["discrete", "weighted"] = param("discrete", OneOf(_VARIANTS))
@@ -265,6 +301,7 @@ class SemanticEntropy(Detector):
     judge: Backend | None = nested("backends")
     labels: tuple[str, ...] = param((), SequenceOf(InstanceOf(str)), convert=as_tuple)
     length_normalized: bool = param(True, InstanceOf(bool))
+    unclear_as: bool | None = param(None, OrNone(InstanceOf(bool)))
     needs: ClassVar[frozenset[str]] = frozenset({"samples"})
 
     def __post_init__(self) -> None:
@@ -294,6 +331,10 @@ class SemanticEntropy(Detector):
             )
         if self.labels and self.equivalence != "nli":
             raise param_error("labels", self.name, "left out unless equivalence='nli'", self.labels)
+        if self.unclear_as is not None and self.equivalence != "llm":
+            raise param_error(
+                "unclear_as", self.name, "left out unless equivalence='llm'", self.unclear_as
+            )
         if self.variant == "weighted":
             # The weighted variant also reads token log-probabilities.
             object.__setattr__(self, "needs", frozenset({"samples", "logprobs"}))
@@ -354,11 +395,24 @@ class SemanticEntropy(Detector):
                 check,
                 [t[3] for t in todo],
                 reads_question=getattr(check, "reads_question", True),
+                unclear_as=self.unclear_as,
             )
-            for (i, _, logprobs, _), classes in zip(todo, found, strict=True):
-                if isinstance(classes, BackendError):
-                    retry = isinstance(classes, RetryableBackendError)
-                    out[i] = self._score(responses[i], None, error=str(classes), retryable=retry)
-                else:
-                    out[i] = self._score(responses[i], semantic_entropy(classes, logprobs))
+            for (i, _, logprobs, _), run in zip(todo, found, strict=True):
+                out[i] = self._from_clustering(responses[i], run, logprobs)
         return [s for s in out if s is not None]
+
+    def _from_clustering(
+        self, response: Response, run: GreedyClustering, logprobs: list[float] | None
+    ) -> Score:
+        unreadable = len(run.unclear)
+        if run.error is not None:
+            return self._failed(response, run.error, unreadable=unreadable)
+        if run.stuck is not None:
+            error = (
+                f"the entailment judge's reply gave no verdict ({run.stuck.note}), so a "
+                f"sample's meaning class is undecided; {unreadable} of the {run.asked} "
+                "replies for this response could not be read"
+            )
+            return self._score(response, None, error=error, unreadable=unreadable)
+        value = semantic_entropy(run.classes, logprobs)
+        return self._score(response, value, unreadable=unreadable)
