@@ -91,3 +91,14 @@ def test_aliases_are_declared_once_at_the_field(former):
         built = _TOYS.create_from_key(f"toy_holder[{former}=mock]")
     assert built.key == "toy_holder[judge=mock]"
     assert _TOYS.describe("toy_holder") is not None
+
+
+@pytest.mark.parametrize("registry", [labelers, detectors], ids=lambda r: r.family)
+def test_every_nested_model_of_a_judging_component_is_called_judge(registry):
+    holders = {}
+    for name in registry.names():
+        for f in dataclasses.fields(registry.get(name)):
+            if f.metadata.get("component") == "backends":
+                holders[name] = f.name
+    assert holders, "no component holds a backend"
+    assert {name: "judge" for name in holders} == holders

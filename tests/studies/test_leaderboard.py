@@ -42,6 +42,54 @@ def test_unrelated_judges_do_not_match():
     assert R.match_judges(judges, generators) == {}
 
 
+# A judge stands for its nested backend's model, whatever the order of its parameters.
+TINY = "org/tiny_llama"
+BASE_FIRST = "qa_judge[judge=openai[base_url=http://127.0.0.1:1/v1,model=org/Tiny-Llama]]"
+MODEL_FIRST = "faithjudge[k=3,judge=openai[model=org/Tiny-Llama,base_url=http://127.0.0.1:1/v1]]"
+PANEL = "panel[members=qa_judge[judge=openai[model=org/Tiny-Llama]]+rouge_l]"
+MIXED = (
+    "panel[members=qa_judge[judge=openai[model=org/Tiny-Llama]]+qa_judge[judge=openai[model=m]]]"
+)
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        ("faithjudge[judge=openai[model=gpt-4o]]", "gpt-4o"),
+        ("faithjudge[judge=openai[base_url=http://127.0.0.1:8000/v1,model=gpt-4o]]", "gpt-4o"),
+        ("faithjudge[judge=openai[model=gpt-4o,base_url=http://127.0.0.1:8000/v1]]", "gpt-4o"),
+        (BASE_FIRST, "tiny-llama"),
+        (MODEL_FIRST, "tiny-llama"),
+        (PANEL, "tiny-llama"),
+        (MIXED, ""),  # two models: no one of them
+        ("p_true[backend=hf[model=/models/Tiny_Llama]]", "tiny-llama"),  # a former field name
+        ('qa_judge[judge=openai[model="org/a,b"]]', "a,b"),  # quoted: the comma is the model's
+        ("semantic_entropy[equivalence=llm,judge=vllm[model=/m/Qwen2.5-7B]]", "qwen2-5-7b"),
+        ("openai[model=llama3.1:8b]", "llama3-1:8b"),  # an Ollama tag is part of the name
+        ("llama3.1:8b", "llama3-1:8b"),
+        ("recorded:gpt_4o", "gpt-4o"),
+        ("qa_judge[judge=mock]", "qa-judge"),  # no model named: the component's name
+        ("rouge_l[threshold=0.3]", "rouge-l"),
+    ],
+)
+def test_a_judge_stands_for_the_model_of_its_nested_backend(key, expected):
+    assert R.normalise_model_name(key) == expected
+
+
+def test_a_real_judge_matches_the_generator_named_like_its_model():
+    generators = ["acme/alpha", TINY]
+    judges = [BASE_FIRST, MODEL_FIRST, PANEL, MIXED, "qa_judge[judge=mock]", "rouge_l"]
+    assert R.match_judges(judges, generators) == {BASE_FIRST: TINY, MODEL_FIRST: TINY, PANEL: TINY}
+
+
+def test_the_key_a_built_judge_writes_matches_too():
+    from realitycheck import labelers
+
+    built = labelers.create_from_key(MODEL_FIRST)
+    assert built.key != MODEL_FIRST  # the key is written with its parameters sorted
+    assert R.match_judges([built.key], ["acme/alpha", TINY]) == {built.key: TINY}
+
+
 def test_self_preference_by_hand():
     # Own generator first: judge 0.1 vs human 0.4 (bias -0.3); others +0.1 and -0.1 (mean 0).
     bias_self, bias_others, pref = R.self_preference(
@@ -155,6 +203,42 @@ def test_hand_made_leaderboard(toy):
     assert "flat, cont rate every generator the same (tau-b undefined)" in result.finding
     assert "Of the other 2 automatic judges, lex matches that ranking best" in result.finding
     assert "recorded:gpt_4o worst (tau-b 0.33, 1 inverted)" in result.finding
+
+
+def test_real_judges_get_self_preference_rows(tmp_path):
+    # Ten sources x three generators; human rates 0.4 / 0.2 / 0.6 (tiny / alpha / beta).
+    human = {TINY: 4, "acme/alpha": 2, "acme/beta": 6}
+    judged = {  # hallucinated counts per generator under each judge
+        BASE_FIRST: {TINY: 1, "acme/alpha": 3, "acme/beta": 5},  # -0.3 vs 0 on others
+        MODEL_FIRST: {TINY: 2, "acme/alpha": 2, "acme/beta": 6},  # -0.2 vs 0
+        PANEL: {TINY: 3, "acme/alpha": 2, "acme/beta": 7},  # -0.1 vs +0.05
+        MIXED: {TINY: 0, "acme/alpha": 2, "acme/beta": 6},  # two models: no row
+        "qa_judge[judge=mock]": {TINY: 0, "acme/alpha": 1, "acme/beta": 6},  # no model
+    }
+    store = RunStore(tmp_path)
+    examples, responses, labels = [], [], []
+    for i in range(10):
+        examples.append(Example(example_id=f"toy/{i}", dataset="toy", task="qa"))
+        for g in human:
+            rid = f"toy/{i}/{g}"
+            text = "an answer of more than five words here"
+            responses.append(Response(response_id=rid, example_id=f"toy/{i}", model=g, text=text))
+            labels.append(Label(response_id=rid, labeler="human", hallucinated=i < human[g]))
+            labels += [
+                Label(response_id=rid, labeler=key, hallucinated=i < counts[g])
+                for key, counts in judged.items()
+            ]
+    for records in (examples, responses, labels):
+        store.append(records)
+    result = Leaderboard().run(RunData(store))
+    rows = result.table("self_preference").set_index("judge")
+    assert set(rows.index) == {BASE_FIRST, MODEL_FIRST, PANEL}
+    assert set(rows["generator"]) == {TINY}
+    assert rows["self_preference"].to_dict() == pytest.approx(
+        {BASE_FIRST: -0.3, MODEL_FIRST: -0.2, PANEL: -0.15}
+    )
+    assert rows.loc[PANEL, ["bias_self", "bias_others"]].tolist() == pytest.approx([-0.1, 0.05])
+    assert f"{BASE_FIRST} -30.0 points" in result.finding
 
 
 def test_intervals_follow_the_run_bootstrap(toy):

@@ -121,7 +121,9 @@ class Leaderboard(Study):
     HHEM rule for refusals); the rate among answered responses is also shown.
     Each judge's ranking is compared with the reference's: discordant pairs
     (listed; pairs tied under either are not counted) and Kendall's tau-b in
-    [-1, 1]. Where a judge is also a generator (names matched by
+    [-1, 1]. Where a judge is also a generator (a judge stands for the
+    ``model`` of its nested backend, e.g. ``qa_judge[judge=openai[model=gpt-4o]]``
+    for ``gpt-4o``, and a recorded judge for its name; names matched by
     :func:`normalise_model_name`), the
     self-preference statistic is ``(judge - reference rate)`` on its own outputs
     minus the mean of that difference on the other generators (in [-2, 2];

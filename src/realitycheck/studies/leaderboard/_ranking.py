@@ -9,16 +9,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from realitycheck.errors import InvalidInputError
 from realitycheck.metrics import rankdata
+from realitycheck.registry import parse_key
 
 __all__ = [
     "cluster_bootstrap_self_preference",
     "describe_ties",
     "match_judges",
+    "model_of",
     "normalise_model_name",
     "rank_rates",
     "self_preference",
@@ -53,33 +57,84 @@ def describe_ties(names: Sequence[str], values: Sequence[float] | FloatArray) ->
     )
 
 
-_PARAMS = re.compile(r"\[(.*)\]\s*$")
+# The record families whose keys put a prefix before the model (``recorded:gpt_4o``,
+# ``human:ann1``). Any other ``:`` is part of the model's name (``llama3.1:8b``).
+_FAMILY_PREFIXES = ("recorded:", "human:")
+
+
+def model_of(key: str) -> str:
+    """The model a judge or generator name stands for, before normalisation.
+
+    A name that is not a component key (``openai/gpt-4o``, ``Llama 3 8B``) is
+    the model itself. A key is read with the registry's own parser
+    (:func:`realitycheck.registry.parse_key`): its ``model=`` parameter if it
+    has one (``llm_judge[model=openai/gpt-4o]``, a generator's
+    ``openai[model=gpt-4o]``); else the ``model`` of the components nested in
+    it, at any depth (a judge's backend,
+    ``faithjudge[judge=openai[base_url=http://h/v1,model=gpt-4o]]``, or a
+    panel's members); else the component's name. A key that nests several
+    different models (a panel of two LLMs) stands for no one model: ``""``.
+    """
+    text = key.strip()
+    try:
+        name, params = parse_key(text)
+    except InvalidInputError:
+        return text
+    models = {normalise_model_name(m): m for m in _models(params)}
+    if len(models) > 1:
+        return ""
+    return next(iter(models.values()), name)
+
+
+def _models(params: dict[str, Any]) -> list[str]:
+    """The ``model`` of a parsed key's parameters, or those of the keys nested in them."""
+    if params.get("model") not in (None, ""):
+        return [str(params["model"])]
+    found = []
+    for value in params.values():
+        for item in value if isinstance(value, list) else [value]:
+            if not isinstance(item, str) or "[" not in item:
+                continue
+            try:
+                _, inner = parse_key(item)
+            except InvalidInputError:
+                continue
+            found += _models(inner)
+    return found
 
 
 def normalise_model_name(key: str) -> str:
     """A judge or generator name reduced to a comparable form.
 
-    Steps: take the ``model=`` parameter of a component key if it has one
-    (``llm_judge[model=openai/gpt-4o]``), else drop any ``[...]`` parameters;
-    drop a family prefix ending in ``:`` (``recorded:``); drop an organisation
-    prefix ending in ``/``; lower-case; treat ``_``, ``.`` and whitespace as ``-``.
-    So ``recorded:gpt_4o`` and ``openai/gpt-4o`` both become ``gpt-4o``, and
-    ``recorded:gpt-3.5-turbo`` and ``openai/GPT-3.5-Turbo`` become ``gpt-3-5-turbo``.
+    Steps: take the model the name stands for (:func:`model_of`: a key's
+    ``model=`` parameter, else the ``model`` of its nested backend, so
+    ``qa_judge[judge=openai[model=openai/gpt-4o]]`` stands for ``openai/gpt-4o``);
+    drop a record-family prefix (``recorded:``, ``human:``); drop an
+    organisation or folder prefix ending in ``/``; lower-case; treat ``_``,
+    ``.`` and whitespace as ``-``. So ``recorded:gpt_4o`` and ``openai/gpt-4o``
+    both become ``gpt-4o``, and ``recorded:gpt-3.5-turbo`` and
+    ``openai/GPT-3.5-Turbo`` become ``gpt-3-5-turbo``. A key that nests several
+    models gives ``""``, which matches nothing.
     """
-    name = key.strip()
-    params = _PARAMS.search(name)
-    if params:
-        found = re.search(r"(?:^|,)\s*model\s*=\s*([^,]+)", params.group(1))
-        name = found.group(1) if found else name[: params.start()]
-    name = name.rsplit(":", 1)[-1].rsplit("/", 1)[-1].lower()
+    name = model_of(key) if "[" in key else key.strip()
+    for prefix in _FAMILY_PREFIXES:
+        if name.startswith(prefix):
+            name = name[len(prefix) :]
+    name = name.rsplit("/", 1)[-1].lower()
     return re.sub(r"[-_.\s]+", "-", name).strip("-")
 
 
 def match_judges(judges: Sequence[str], generators: Sequence[str]) -> dict[str, str]:
-    """Map each judge to the generator of the same normalised name (exact match only)."""
+    """Map each judge to the generator of the same normalised name (exact match only).
+
+    A judge stands for the model of its nested backend (:func:`model_of`), so
+    ``qa_judge[judge=openai[model=org/Tiny-Llama]]`` matches the generator
+    ``org/tiny_llama``.
+    """
     by_name: dict[str, str] = {}
     for g in generators:
         by_name.setdefault(normalise_model_name(g), g)
+    by_name.pop("", None)
     out = {}
     for judge in judges:
         hit = by_name.get(normalise_model_name(judge))

@@ -63,7 +63,8 @@ INVERSION_CAPTION = (
     "under either are counted in n_tied_pairs, not as discordant) and Kendall's tau-b."
 )
 SELF_CAPTION = (
-    "Judges that are also generators (names matched after lower-casing, dropping org / family "
+    "Judges that are also generators (a judge stands for the model of its nested backend, "
+    "a recorded judge for its name; names matched after lower-casing, dropping org / family "
     "prefixes and treating - _ . alike). bias = judge rate - {ref} rate; self_preference = "
     "bias_self - bias_others (negative = more lenient with itself), CI from resampling sources."
 )
