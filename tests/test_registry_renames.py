@@ -34,6 +34,7 @@ def test_the_former_name_builds_with_a_message_that_names_judge(registry, name, 
         old = registry.create_from_key(f"{name}[{former}=mock]")
     assert len(caught) == 1
     assert f"{name}[judge=" in str(caught[0].message)
+    assert caught[0].filename == __file__  # it points at the caller, not at realitycheck
     assert old == new
     assert old.key == new.key == f"{name}[judge=mock]"
     assert former not in old.spec["params"]

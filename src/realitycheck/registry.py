@@ -47,6 +47,7 @@ import functools
 import importlib
 import json
 import re
+import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from types import ModuleType
@@ -194,10 +195,20 @@ def _renamed(
             f"{p!r} is now {new!r}: write {cls.name}[{new}=...] (the parameter {p!r} of "
             f"{cls.name} still builds, for now, and is stored as {new!r}).",
             FutureWarning,
-            stacklevel=3,
+            stacklevel=_caller_level(),
         )
         out[new] = value
     return out
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside realitycheck, for a warning to point at."""
+    level, frame = 1, sys._getframe(1)
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(
+        "realitycheck."
+    ):
+        level, frame = level + 1, frame.f_back
+    return level
 
 
 def _plain(value: Any) -> Any:
