@@ -295,6 +295,13 @@ _JSON_FIELDS = {"meta", "features"}
 # ``_to_json(value)``, with one encoder built once.
 _to_json = json.JSONEncoder(sort_keys=True, default=str).encode
 _TUPLE_FIELDS = {"references", "incorrect_references", "choices", "samples"}
+# Fields added to Label and Score later: a null cell (a row of an older part
+# merged with newer ones) reads as the default.
+_FIELD_DEFAULTS: dict[str, Any] = {"failed": False, "unreadable": 0}
+
+
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
 
 
 def records_to_rows(records: Iterable[Record]) -> list[dict[str, Any]]:
@@ -319,6 +326,10 @@ def records_to_rows(records: Iterable[Record]) -> list[dict[str, Any]]:
 
 
 def _from_cell(name: str, value: Any) -> Any:
+    if name in _FIELD_DEFAULTS and (value is None or _is_nan(value)):
+        return _FIELD_DEFAULTS[name]  # a cell of a part written before the field existed
+    if name == "unreadable" and isinstance(value, float) and value.is_integer():
+        return int(value)  # pandas holds an int column with nulls as floats
     if name in _JSON_FIELDS:
         return json.loads(value) if isinstance(value, str) and value and value != "{}" else {}
     if name in _TUPLE_FIELDS:
@@ -347,7 +358,7 @@ def records_from_columns(cls: type[R], columns: Mapping[str, Sequence[Any]]) -> 
 
 def _from_column(name: str, values: Sequence[Any]) -> Sequence[Any]:
     """:func:`_from_cell` of every value, skipping columns it would leave as they are."""
-    if name in _JSON_FIELDS or name in _TUPLE_FIELDS:
+    if name in _JSON_FIELDS or name in _TUPLE_FIELDS or name in _FIELD_DEFAULTS:
         return [_from_cell(name, v) for v in values]
     if any(isinstance(v, float) and math.isnan(v) for v in values):
         return [_from_cell(name, v) for v in values]

@@ -109,6 +109,8 @@ def test_a_rerun_retries_retryable_errors_and_keeps_permanent_ones(
         "computed": 5,
         "missing": 0,
         "failed": 0,
+        "unreadable": 0,
+        "failed_before": 0,
         "reused": 75,
         "retried": 5,
     }
@@ -125,6 +127,8 @@ def test_a_rerun_retries_retryable_errors_and_keeps_permanent_ones(
         "computed": 0,
         "missing": 0,
         "failed": 0,
+        "unreadable": 0,
+        "failed_before": 0,
         "reused": 80,
         "retried": 0,
     }
@@ -254,10 +258,11 @@ def test_the_cli_retries_on_rerun_and_with_retry_errors(
     args = ["-q", "detect", "-d", dataset, "-D", "flaky", "--out", str(run)]
     RETRYABLE.update({"mine/q0/unknown", "mine/q1/unknown"})
     PERMANENT.update({"mine/q2/unknown", "mine/q3/unknown", "mine/q4/unknown"})
-    assert main(args) == 0
+    assert main(args) == 3  # two items failed (retryable): exit 3, the rest is stored
     printed = capsys.readouterr()
     assert "flaky: 7 computed, 3 missing, 2 failed, 0 already stored" in printed.out
     assert "flaky: missing because the response has no samples" in printed.err
+    assert "flaky: 2 of 2 failed with: HTTP 503" in printed.err
     RETRYABLE.clear()
     PERMANENT.clear()
     assert main(args) == 0
@@ -273,6 +278,8 @@ def test_the_cli_retries_on_rerun_and_with_retry_errors(
         "computed": 0,
         "missing": 0,
         "failed": 0,
+        "unreadable": 0,
+        "failed_before": 0,
         "reused": 12,
         "retried": 0,
     }

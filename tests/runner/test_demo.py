@@ -82,3 +82,25 @@ def test_the_demo_command_computes_studies_on_every_core_and_the_api_here(
     assert main(["-q", "demo", "--out", str(tmp_path / "cli"), "--n-resamples", "20"]) == 0
     _demo.run_demo(tmp_path / "api", bootstrap=Bootstrap(n_resamples=20))
     assert given == [None, 1]
+
+
+def test_the_demo_exits_0_on_the_real_data_and_3_when_a_stage_had_failures(
+    small_plan, tmp_path, monkeypatch, capsys
+):
+    out = str(tmp_path / "demo")
+    assert main(["-q", "demo", "--out", out, "--n-resamples", "20"]) == 0
+    assert "items failed" not in capsys.readouterr().err
+    real_detect = _demo.detect
+
+    def failing_detect(*args, **kwargs):
+        report = real_detect(*args, **kwargs)
+        report.failed["length"] = 2
+        report.count_failures("length", {"HTTP 503 (request 1)": 1, "HTTP 503 (request 2)": 1})
+        return report
+
+    monkeypatch.setattr(_demo, "detect", failing_detect)
+    assert main(["-q", "demo", "--out", out, "--n-resamples", "20"]) == 3
+    err = capsys.readouterr().err
+    assert "error: 2 items failed (length: 2)" in err
+    assert "commonest error (2 times, length): HTTP 503 (request 1)" in err
+    assert main(["-q", "demo", "--out", out, "--n-resamples", "20", "--allow-failures"]) == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -10,8 +11,10 @@ import click
 
 __all__ = [
     "EXIT_ERROR",
+    "EXIT_FAILURES",
     "EXIT_INTERNAL",
     "EXIT_INTERRUPTED",
+    "allow_failures_option",
     "backend_from",
     "backend_options",
     "bootstrap_from",
@@ -37,12 +40,18 @@ __all__ = [
     "run_out_folder",
     "scrub_text",
     "split_keys",
+    "terminal_text",
     "workers_option",
 ]
 
 EXIT_ERROR = 2
+"""Bad input: a wrong option, key, file or run folder; nothing was computed."""
 EXIT_INTERNAL = 1
+EXIT_FAILURES = 3
+"""The command ran to its end, but items failed: calls never succeeded (``--allow-failures``)."""
 EXIT_INTERRUPTED = 130
+
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def scrub_text(text: str) -> str:
@@ -50,6 +59,17 @@ def scrub_text(text: str) -> str:
     from realitycheck.store import scrub_text as scrub
 
     return scrub(text)
+
+
+def terminal_text(text: str, *, limit: int = 300) -> str:
+    """Return untrusted ``text`` (an error, a reply) fit for one terminal line.
+
+    Secrets are scrubbed (:func:`scrub_text`); control and escape sequences
+    (C0/C1, ESC, newlines, NUL) and bidi controls are shown as ``[U+001B]``,
+    never sent raw; a text longer than ``limit`` characters is cut with "…".
+    """
+    shown = _CONTROLS.sub(lambda m: f"[U+{ord(m.group()):04X}]", scrub_text(str(text)))
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
 def split_keys(values: Sequence[str]) -> list[str]:
@@ -133,6 +153,14 @@ replace_option = click.option(
     metavar="NAME",
     help="Reload this dataset although the run holds it with other source files or "
     "settings; labels and scores of changed responses are recomputed (repeatable).",
+)
+
+allow_failures_option = click.option(
+    "--allow-failures",
+    is_flag=True,
+    help="Exit 0 although items failed (a call that never succeeded, retryable or fatal), "
+    "accepting partial results. Without it such a command exits 3 and prints the commonest "
+    "error (2 = bad input). Values a component does not define (no reference) are not failures.",
 )
 
 retry_errors_option = click.option(
@@ -382,6 +410,16 @@ def check_replace_names(replace: Sequence[str], chosen: Sequence[Any]) -> None:
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @click.pass_context
 def cli(ctx: click.Context, quiet: bool) -> None:
-    """Trustworthy evaluation of LLM hallucination detectors, labelers and judges."""
+    """Trustworthy evaluation of LLM hallucination detectors, labelers and judges.
+
+    \b
+    Exit codes:
+      0  done (items that failed too, with --allow-failures)
+      1  internal error (a bug: please report it)
+      2  bad input (an option, key, file or run folder), or a study failed
+      3  items failed: a call never succeeded (a dead server, a wrong model
+         name); everything else is stored and the commonest error is printed
+      130  interrupted; everything stored so far is kept
+    """  # noqa: D301  (click's \b keeps the table's lines as written)
     ctx.ensure_object(dict)
     ctx.obj["quiet"] = quiet

@@ -6,7 +6,8 @@ from typing import Any
 
 import click
 
-from realitycheck.cli._common import scrub_text
+from realitycheck.cli._common import scrub_text, terminal_text
+from realitycheck.cli._failures import FailureTally
 
 __all__ = ["echo_choice", "echo_generation", "echo_stage", "listener_for"]
 
@@ -21,7 +22,7 @@ def echo_generation(name: str, report: Any, run_dir: Any) -> None:
     )
     if report.failed:
         for line in report.errors:
-            click.echo(scrub_text(f"  failed: {line}"), err=True)
+            click.echo(f"  failed: {terminal_text(line)}", err=True)
         click.echo(
             f"  {report.failed} generations failed and are listed in "
             f"{run_dir}/generation_errors.parquet; run the same command again to retry them.",
@@ -45,34 +46,60 @@ def echo_choice(name: str, report: Any) -> None:
 
 
 def echo_stage(report: Any) -> None:
-    """Print what a label or detect stage did, one line per component."""
+    """Print what a label or detect stage did, one line per component.
+
+    Each line counts the records computed now (with a value), missing (no
+    value the component defines), failed (a call never succeeded), with
+    unreadable replies, and already stored; on stderr, why values are missing
+    and the commonest error of the failed ones.
+    """
     for key, n in report.computed.items():
         missing, failed = report.missing.get(key, 0), report.failed.get(key, 0)
+        unreadable = report.unreadable.get(key, 0)
         retried = report.retried.get(key, 0)
         again = f" ({retried} retried after an error)" if retried else ""
         parts = [f"{n - missing - failed} computed{again}"]
         parts += [f"{missing} missing"] if missing else []
         parts += [f"{failed} failed"] if failed else []
-        click.echo(f"{key}: {', '.join(parts)}, {report.reused.get(key, 0)} already stored")
+        parts += [f"{unreadable} with unreadable replies"] if unreadable else []
+        stored = f"{report.reused.get(key, 0)} already stored"
+        before = report.failed_before.get(key, 0)
+        if before:
+            stored += f" ({before} of them failed before; --retry-errors computes them again)"
+        click.echo(f"{key}: {', '.join(parts)}, {stored}")
         if key in report.missing_why:
-            click.echo(scrub_text(f"{key}: missing because {report.missing_why[key]}"), err=True)
+            click.echo(f"{key}: missing because {terminal_text(report.missing_why[key])}", err=True)
+        commonest = report.commonest_failure(key)
+        if commonest is not None:
+            text, count = commonest
+            click.echo(
+                f"{key}: {count} of {failed + before} failed with: {terminal_text(text)}", err=True
+            )
     for key, why in report.skipped.items():
-        click.echo(scrub_text(f"{key}: skipped {why}"), err=True)
+        click.echo(terminal_text(f"{key}: skipped {why}", limit=1000), err=True)
 
 
-def listener_for(ctx: click.Context) -> Any:
-    """A runner Listener that prints each stage, study and file as the run goes."""
+def listener_for(ctx: click.Context, failures: FailureTally | None = None) -> Any:
+    """A runner Listener that prints each stage, study and file as the run goes.
+
+    ``failures``, when given, gathers the failed items of every generate,
+    label and detect stage (for the command's exit code).
+    """
     from realitycheck.runner import Listener
+
+    tally = failures if failures is not None else FailureTally()
 
     class Echo(Listener):
         def generation(self, dataset: str, report: Any, run_dir: Any) -> None:
             echo_generation(dataset, report, run_dir)
+            tally.generation(dataset, report, run_dir)
 
         def choice(self, dataset: str, report: Any) -> None:
             echo_choice(dataset, report)
 
         def stage(self, report: Any) -> None:
             echo_stage(report)
+            tally.stage(report)
 
         def evaluation(self, evaluation: Any, out: Any) -> None:
             for note in evaluation.notes:

@@ -7,6 +7,8 @@ from typing import Any
 import click
 
 from realitycheck.cli._common import (
+    EXIT_FAILURES,
+    allow_failures_option,
     backend_from,
     backend_options,
     cache_from,
@@ -30,6 +32,7 @@ from realitycheck.cli._common import (
     workers_option,
 )
 from realitycheck.cli._echo import listener_for
+from realitycheck.cli._failures import FailureTally
 
 __all__: list[str] = []
 
@@ -61,6 +64,7 @@ __all__: list[str] = []
 )
 @click.option("--limit", type=click.IntRange(min=1), help="Answer the first N examples only.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=16, show_default=True)
+@allow_failures_option
 @cache_options
 @executor_options
 @run_option("The run folder (created if missing; resumed if present).")
@@ -76,6 +80,7 @@ def generate_cmd(
     retriever_key: str | None,
     limit: int | None,
     batch_size: int,
+    allow_failures: bool,
     cache_dir: str | None,
     no_cache: bool,
     executor: str,
@@ -85,7 +90,8 @@ def generate_cmd(
     """Answer a dataset's questions with a model: best answers, samples and features.
 
     Finished batches are stored as they complete; run the same command again to
-    resume, retry failed calls and reuse every cached answer.
+    resume, retry failed calls and reuse every cached answer. Exits 3 when
+    generations failed (unless --allow-failures).
     """
     from realitycheck.generation import make_plan
     from realitycheck.runner import generate_datasets
@@ -99,6 +105,7 @@ def generate_cmd(
     plan.check(backend)
     chosen = datasets_from_keys(dataset_keys, data_dir)
     runs_on = executor_from(ctx, executor, ray_address)
+    failures = FailureTally()
     generate_datasets(
         RunStore(lock_run(ctx, run_dir)),
         [(ds, limit) for ds in chosen],
@@ -108,8 +115,9 @@ def generate_cmd(
         batch_size=batch_size,
         executor=runs_on,
         progress=progress_for(ctx),
-        listener=listener_for(ctx),
+        listener=listener_for(ctx, failures),
     )
+    failures.exit(allowed=allow_failures)
 
 
 def _merge_models(config: Any, models_file: str) -> dict[str, Any]:
@@ -133,6 +141,7 @@ def _merge_models(config: Any, models_file: str) -> dict[str, Any]:
 @click.argument("config_path", type=click.Path(dir_okay=False))
 @models_option
 @retry_errors_option
+@allow_failures_option
 @reference_option
 @replace_option
 @run_executor_options
@@ -147,6 +156,7 @@ def run_cmd(
     config_path: str,
     models_file: str | None,
     retry_errors: bool,
+    allow_failures: bool,
     reference: str | None,
     replace: tuple[str, ...],
     executor: str | None,
@@ -184,6 +194,7 @@ def run_cmd(
 
     Every stage resumes: running the same file again does only what is missing,
     and retries what failed for a reason that may pass (--retry-errors: all that failed).
+    Exits 3 when items failed (a call that never succeeded), unless --allow-failures.
     """  # noqa: D301  (click's \\b keeps the example's lines as written)
     import dataclasses
 
@@ -206,13 +217,17 @@ def run_cmd(
     runs_on = executor_from(ctx, settings.kind, settings.address, settings.workers)
     # The folder the lock checked: on object storage the bucket is not asked for again.
     config = dataclasses.replace(config, out=lock_run(ctx, config.out))
+    failures = FailureTally()
     outcome = run_config(
         config,
         retry_errors=retry_errors,
         replace=replace,
         executor=runs_on,
         progress=progress_for(ctx),
-        listener=listener_for(ctx),
+        listener=listener_for(ctx, failures),
         study_workers=None,  # one per usable core, unless --workers or the config says
     )
+    items_failed = failures.echo(allowed=allow_failures)
     exit_if_studies_failed(outcome.studies)
+    if items_failed:
+        raise click.exceptions.Exit(EXIT_FAILURES)

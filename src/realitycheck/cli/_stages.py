@@ -9,6 +9,8 @@ from typing import Any
 import click
 
 from realitycheck.cli._common import (
+    EXIT_FAILURES,
+    allow_failures_option,
     bootstrap_from,
     bootstrap_options,
     cache_from,
@@ -33,6 +35,7 @@ from realitycheck.cli._common import (
     workers_option,
 )
 from realitycheck.cli._echo import echo_stage, listener_for
+from realitycheck.cli._failures import FailureTally
 from realitycheck.errors import InvalidInputError
 from realitycheck.keys import is_stored
 
@@ -78,6 +81,7 @@ def _stage_options(command: Any) -> Any:
     """The options every stage verb shares: datasets, data folder, retries, cache, run."""
     for option in (
         _run_option,
+        allow_failures_option,
         executor_options,
         cache_options,
         retry_errors_option,
@@ -108,6 +112,9 @@ def _run_stage(ctx: click.Context, stage: str, keys: Sequence[str], **options: A
         progress=progress_for(ctx),
     )
     echo_stage(report)
+    failures = FailureTally()
+    failures.stage(report)
+    failures.exit(allowed=options["allow_failures"])
 
 
 @cli.command("label")
@@ -217,6 +224,7 @@ def detect_cmd(ctx: click.Context, detectors: tuple[str, ...], **options: Any) -
 )
 @models_option
 @retry_errors_option
+@allow_failures_option
 @replace_option
 @cache_options
 @executor_options
@@ -240,6 +248,7 @@ def evaluate_cmd(
     report: bool,
     models_file: str | None,
     retry_errors: bool,
+    allow_failures: bool,
     replace: tuple[str, ...],
     cache_dir: str | None,
     no_cache: bool,
@@ -281,6 +290,7 @@ def evaluate_cmd(
     record_models(store, models)
     check_slice_by(store, config.slice_by)
     _warn_other_datasets(store, names)
+    failures = FailureTally()
     measure_run(
         store,
         labs,
@@ -293,8 +303,9 @@ def evaluate_cmd(
         cache=cache_from(no_cache, cache_dir),
         executor=runs_on,
         progress=progress_for(ctx),
-        listener=listener_for(ctx),
+        listener=listener_for(ctx, failures),
     )
+    failures.exit(allowed=allow_failures)
 
 
 def _warn_other_datasets(store: Any, names: Sequence[str]) -> None:
@@ -372,6 +383,7 @@ def report_cmd(ctx: click.Context, run_dir: str, out: str | None, reference: str
 @_data_dir_option
 @bootstrap_options
 @reference_option
+@allow_failures_option
 @click.pass_context
 def demo_cmd(
     ctx: click.Context,
@@ -381,6 +393,7 @@ def demo_cmd(
     confidence: float,
     seed: int,
     reference: str | None,
+    allow_failures: bool,
 ) -> None:
     """Detectors, labelers and every study on six human-labelled datasets.
 
@@ -415,4 +428,10 @@ def demo_cmd(
     )
     click.echo(f"run: {result.run_dir}; studies: {', '.join(result.studies) or 'none'}")
     _write_report(RunStore(result.run_dir), Path(out), reference)
+    failures = FailureTally()
+    for report in result.stages:
+        failures.stage(report)
+    items_failed = failures.echo(allowed=allow_failures)
     exit_if_studies_failed(result.runs)
+    if items_failed:
+        raise click.exceptions.Exit(EXIT_FAILURES)

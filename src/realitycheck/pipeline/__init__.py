@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from realitycheck.pipeline._report import commonest_error
 from realitycheck.pipeline._slices import check_slice_by
 from realitycheck.pipeline._stages import StageReport, detect, ingest, label
 
@@ -21,6 +22,7 @@ __all__ = [
     "EvaluationConfig",
     "StageReport",
     "check_slice_by",
+    "commonest_error",
     "detect",
     "evaluate",
     "ingest",

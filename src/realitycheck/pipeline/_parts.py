@@ -36,11 +36,11 @@ from realitycheck.backends import CallCache
 from realitycheck.detectors import Detector, Needs
 from realitycheck.errors import InvalidInputError
 from realitycheck.labelers import Labeler
-from realitycheck.pipeline._report import StageReport
+from realitycheck.pipeline._report import _INVALID, StageReport
 from realitycheck.records import Example
 from realitycheck.store import ResponseBatch, RunStore, from_numpy, scalar, to_numpy
 
-__all__ = ["PartContext", "PartTally", "compute_part"]
+__all__ = ["PartContext", "PartTally", "compute_part", "failure_texts"]
 
 
 class PartContext:
@@ -93,13 +93,16 @@ class PartTally:
 
     Attributes:
         n: Records written (one per response of the batch).
-        outcomes: Count of each outcome other than ``value`` (``missing``, ``failed``).
+        outcomes: Count of each outcome other than ``value`` (``missing``,
+            ``failed``), and of records with ``unreadable`` replies.
         missing_why: The first error among the missing records, if any.
+        failures: How many failed records had each error text.
     """
 
     n: int = 0
     outcomes: dict[str, int] = field(default_factory=dict)
     missing_why: str = ""
+    failures: dict[str, int] = field(default_factory=dict)
 
     def add_to(self, report: StageReport, key: str) -> None:
         """Add these outcomes to ``report`` under the component ``key``."""
@@ -108,6 +111,15 @@ class PartTally:
             counts_of[key] = counts_of.get(key, 0) + count
         if self.missing_why:
             report.missing_why.setdefault(key, self.missing_why)
+        if self.failures:
+            report.count_failures(key, self.failures)
+
+
+def _flag(rows: pa.Table, name: str) -> np.ndarray:
+    """A bool column of ``rows`` as an array (all ``False`` when a table lacks it)."""
+    if name not in rows.column_names:
+        return np.zeros(rows.num_rows, dtype=bool)
+    return to_numpy(rows.column(name), fill=False).astype(bool)
 
 
 def _tally(rows: pa.Table) -> PartTally:
@@ -115,21 +127,41 @@ def _tally(rows: pa.Table) -> PartTally:
     n = rows.num_rows
     errors = rows.column("error").fill_null(scalar(""))
     has_error = to_numpy(pc.not_equal(errors, scalar("")))
-    failed = has_error & to_numpy(rows.column("retryable"), fill=False)
+    failed = has_error & (_flag(rows, "failed") | _flag(rows, "retryable"))
     if "hallucinated" in rows.column_names:
         empty = to_numpy(rows.column("hallucinated").is_null())
-        empty &= to_numpy(pc.equal(rows.column("category").fill_null(scalar("")), scalar("")))
+        category = rows.column("category").fill_null(scalar(""))
+        no_decision = pc.or_(pc.equal(category, scalar("")), pc.equal(category, scalar(_INVALID)))
+        empty &= to_numpy(no_decision)
     else:
         empty = to_numpy(rows.column("value").is_null())
     missing = empty & ~failed
+    if "unreadable" in rows.column_names:
+        unreadable = to_numpy(rows.column("unreadable"), fill=0) > 0
+    else:
+        unreadable = np.zeros(n, dtype=bool)
     tally = PartTally(n=n)
-    for outcome, where in (("missing", missing), ("failed", failed)):
+    for outcome, where in (("missing", missing), ("failed", failed), ("unreadable", unreadable)):
         if where.any():
             tally.outcomes[outcome] = int(where.sum())
     why = np.flatnonzero(missing & has_error)
     if len(why):
         tally.missing_why = str(errors[int(why[0])].as_py())
+    if failed.any():
+        tally.failures = failure_texts(errors.filter(from_numpy(failed)))
     return tally
+
+
+def failure_texts(errors: pa.ChunkedArray | pa.Array) -> dict[str, int]:
+    """How many times each error text occurs in ``errors``, in order of first occurrence."""
+    counts = pc.value_counts(errors)
+    return dict(
+        zip(
+            counts.field("values").to_pylist(),
+            counts.field("counts").to_pylist(),
+            strict=True,
+        )
+    )
 
 
 def compute_part(context: PartContext, rows: np.ndarray) -> PartTally:

@@ -26,7 +26,7 @@ from realitycheck.executors import Executor, LocalExecutor
 from realitycheck.labelers import Labeler
 from realitycheck.params import Interval, check_arg
 from realitycheck.pipeline._ingest import ingest
-from realitycheck.pipeline._parts import PartContext, compute_part
+from realitycheck.pipeline._parts import PartContext, compute_part, failure_texts
 from realitycheck.pipeline._report import StageReport
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import Example, records_from_columns
@@ -124,17 +124,24 @@ class _Targets:
 
 def _stored(
     store: RunStore, table: str, column: str, key: str, *, retry_errors: bool
-) -> tuple[pa.Array, pa.Array]:
-    """Return the response ids ``key`` has a record for that stands, and those to retry."""
-    stored = store.arrow(table, columns=["error", "retryable"])
+) -> tuple[pa.Array, pa.Array, pa.Table]:
+    """Return the response ids ``key`` has a standing record for, and those to retry.
+
+    The third item is the standing records whose call failed (a fatal error,
+    not retried without ``retry_errors``), with their ``error``.
+    """
+    stored = store.arrow(table, columns=["error", "retryable", "failed"])
     mine = stored.filter(pc.equal(stored.column(column), scalar(key)))
+    if not mine.num_rows:
+        return pa.nulls(0, pa.string()), pa.nulls(0, pa.string()), mine
     errored = pc.not_equal(mine.column("error").fill_null(scalar("")), scalar(""))
     retryable = mine.column("retryable").fill_null(scalar(False))
     redo = errored if retry_errors else pc.and_(errored, retryable)
-    if not mine.num_rows:
-        return pa.nulls(0, pa.string()), pa.nulls(0, pa.string())
     ids = mine.column("response_id").combine_chunks()
-    return ids.filter(pc.invert(redo).combine_chunks()), ids.filter(redo.combine_chunks())
+    stands = pc.invert(redo).combine_chunks()
+    failed = pc.and_(errored, pc.or_(mine.column("failed").fill_null(scalar(False)), retryable))
+    standing_failures = mine.filter(pc.and_(stands, failed.combine_chunks()))
+    return ids.filter(stands), ids.filter(redo.combine_chunks()), standing_failures
 
 
 def _todo(
@@ -173,11 +180,17 @@ def _run_component(
             f"{len(targets) - n_eligible} responses without the {' and '.join(needs)} it needs"
         )
     column = "labeler" if table == "labels" else "detector"
-    done, failed = _stored(store, table, column, key, retry_errors=retry_errors)
+    done, failed, standing = _stored(store, table, column, key, retry_errors=retry_errors)
     todo, n_retried = _todo(targets, eligible, done, failed)
     report.reused[key] = n_eligible - len(todo)
     report.computed[key] = len(todo)
     report.retried[key] = n_retried
+    if standing.num_rows:
+        ids = targets.responses.column("response_id").filter(eligible)
+        standing = standing.filter(pc.is_in(standing.column("response_id"), value_set=ids))
+        if standing.num_rows:
+            report.failed_before[key] = standing.num_rows
+            report.count_failures(key, failure_texts(standing.column("error")))
     store.update_manifest(components={key: component.spec})
     if len(todo):
         shared = PartContext(
@@ -197,7 +210,7 @@ def _run_component(
                 tally.add_to(report, key)
                 task.advance(tally.n)
         store.compact(table)
-    names = ("computed", "missing", "failed", "reused", "retried")
+    names = ("computed", "missing", "failed", "unreadable", "failed_before", "reused", "retried")
     counts = {name: getattr(report, name).get(key, 0) for name in names}
     store.update_manifest(last_run={key: counts})
 

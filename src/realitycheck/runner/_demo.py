@@ -9,7 +9,15 @@ from realitycheck.analysis import Bootstrap
 from realitycheck.datasets import datasets
 from realitycheck.detectors import detectors
 from realitycheck.labelers import labelers
-from realitycheck.pipeline import Evaluation, EvaluationConfig, detect, evaluate, ingest, label
+from realitycheck.pipeline import (
+    Evaluation,
+    EvaluationConfig,
+    StageReport,
+    detect,
+    evaluate,
+    ingest,
+    label,
+)
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.runner._studies import ALL, StudyRun, expand_study_keys, run_studies
 from realitycheck.store import RunStore
@@ -82,12 +90,14 @@ class DemoResult:
     """Where the demo wrote its run, what the evaluation found, and the studies it ran.
 
     ``runs`` holds each study's run, with its error when it failed (the others
-    still ran); the command exits non-zero when any did.
+    still ran); the command exits non-zero when any did. ``stages`` holds each
+    label and detect stage's report (what failed, what was unreadable).
     """
 
     run_dir: Path
     evaluation: Evaluation
     runs: tuple[StudyRun, ...] = ()
+    stages: tuple[StageReport, ...] = ()
 
     @property
     def studies(self) -> tuple[str, ...]:
@@ -131,6 +141,7 @@ def run_demo(
     }
     store.update_manifest(config={"demo": plan, "demo_studies": study_keys})
     notes = []
+    stages: list[StageReport] = []
     for name, (lab_keys, det_keys) in DEMO_PLAN.items():
         ds = datasets.create(name, data_dir=data_dir) if data_dir else datasets.create(name)
         ingest(store, ds, progress=progress)
@@ -141,6 +152,7 @@ def run_demo(
             detect(store, dets, datasets=[ds.run_name], progress=progress),
         ):
             notes += [f"{ds.run_name}: {key} skipped {why}" for key, why in report.skipped.items()]
+            stages.append(report)
     store.update_manifest(notes=notes)
     config = EvaluationConfig(bootstrap=bootstrap, reference=reference)
     evaluation = evaluate(store, config, progress=progress)
@@ -156,4 +168,5 @@ def run_demo(
         run_dir=store.path,
         evaluation=evaluation,
         runs=tuple(done),
+        stages=tuple(stages),
     )
