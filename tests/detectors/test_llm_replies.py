@@ -327,3 +327,23 @@ def test_surprisal_marks_a_failed_call_failed(monkeypatch, retryable):
     assert scores[0].value is None and scores[0].failed and scores[0].retryable is retryable
     # The empty response has its own reason, not the backend's failure.
     assert scores[1].error == "the response is empty" and not scores[1].failed
+
+
+def test_a_longer_reply_limit_reads_a_judge_that_explains_first():
+    explains = "Both name the same city.\nAnswer: yes"
+    rules = [
+        _pair_rule("paris city", "paris", explains),
+        _pair_rule("paris", "paris city", explains),
+    ]
+    samples = ("paris", "paris city")
+    (cut,) = _entailment(rules).score([_response(samples)], NEEDS)
+    assert cut.value is None and cut.unreadable == 2 and "truncated" in cut.error
+    det = _entailment(rules, max_tokens=32)
+    assert det.key.endswith(",max_tokens=32]")
+    (whole,) = det.score([_response(samples)], NEEDS)
+    assert whole.value == 0.0 and whole.unreadable == 0
+
+
+def test_max_tokens_is_refused_without_an_llm_judge():
+    with pytest.raises(InvalidInputError, match="'max_tokens' parameter of semantic_entropy"):
+        SemanticEntropy(max_tokens=8)

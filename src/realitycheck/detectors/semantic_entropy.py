@@ -204,7 +204,8 @@ class LLMEntailment:
     """``a`` entails ``b`` iff a model answers "yes" to a one-way entailment question.
 
     The answers and the question are quoted as data in the prompt. Each pair
-    is one greedy request of at most 4 tokens, sent as chat messages when the
+    is one greedy request of at most ``max_tokens`` tokens (4 by default: the
+    prompt asks for one word), sent as chat messages when the
     backend takes chat, else as a raw prompt. The reply is read by its
     conclusion (:func:`~realitycheck.detectors._backend_calls.read_yes_no`):
     "yes" entails, "no" does not, and a reply that says neither (or a
@@ -218,13 +219,19 @@ class LLMEntailment:
     identical questions are asked once, and never again when ``cache`` is
     given.
 
+    A reply cut at ``max_tokens`` counts only when it already holds a
+    complete conclusion (see :mod:`realitycheck.verdicts`); raise it for a
+    judge that explains before it answers.
+
     Args:
         backend: Any realitycheck backend.
         cache: A ``CallCache`` to store and reuse the answers, or ``None``.
+        max_tokens: Most tokens of each reply.
     """
 
     backend: Any
     cache: Any = None
+    max_tokens: int = 4
     reads_question: ClassVar[bool] = True
 
     def __call__(self, pairs: Sequence[tuple[str, str]], question: str) -> list[bool | Unclear]:
@@ -237,9 +244,9 @@ class LLMEntailment:
             text = _JUDGE_PROMPT.format(question=question or "(not given)", a=a, b=b)
             if chat:
                 message = {"role": "user", "content": text}
-                requests.append(GenerationRequest(messages=(message,), max_tokens=4))
+                requests.append(GenerationRequest(messages=(message,), max_tokens=self.max_tokens))
             else:
-                requests.append(GenerationRequest(prompt=text, max_tokens=4))
+                requests.append(GenerationRequest(prompt=text, max_tokens=self.max_tokens))
         generations = cached_generate(self.backend, requests, cache=self.cache)
         error = failure(generations, "The entailment judge", unit="questions")
         if error is not None:
@@ -289,6 +296,7 @@ class SemanticEntropy(Detector):
         labels: The NLI judge's label names in output order, when its config
             lacks them (empty = its ``id2label``; ``equivalence="nli"``).
         length_normalized: Whether ``weighted`` uses mean token log-probabilities.
+        max_tokens: Most tokens of each ``llm`` reply (``equivalence="llm"`` only).
         unclear_as: What an unreadable ``llm`` reply counts as: ``None`` (no
             verdict: the value is ``None`` where it matters), or ``False``
             ("does not entail", what the paper's code does with a reply it
@@ -301,6 +309,7 @@ class SemanticEntropy(Detector):
     judge: Backend | None = nested("backends")
     labels: tuple[str, ...] = param((), SequenceOf(InstanceOf(str)), convert=as_tuple)
     length_normalized: bool = param(True, InstanceOf(bool))
+    max_tokens: int = param(4, Interval(int, 1))
     unclear_as: bool | None = param(None, OrNone(InstanceOf(bool)))
     needs: ClassVar[frozenset[str]] = frozenset({"samples"})
 
@@ -331,10 +340,12 @@ class SemanticEntropy(Detector):
             )
         if self.labels and self.equivalence != "nli":
             raise param_error("labels", self.name, "left out unless equivalence='nli'", self.labels)
-        if self.unclear_as is not None and self.equivalence != "llm":
-            raise param_error(
-                "unclear_as", self.name, "left out unless equivalence='llm'", self.unclear_as
-            )
+        if self.equivalence != "llm":
+            for name, default in (("unclear_as", None), ("max_tokens", 4)):
+                if getattr(self, name) != default:
+                    raise param_error(
+                        name, self.name, "left out unless equivalence='llm'", getattr(self, name)
+                    )
         if self.variant == "weighted":
             # The weighted variant also reads token log-probabilities.
             object.__setattr__(self, "needs", frozenset({"samples", "logprobs"}))
@@ -348,7 +359,7 @@ class SemanticEntropy(Detector):
         if self.equivalence == "nli":
             return NLIEntailment(self.judge, cache=cache, labels=self.labels)
         if self.equivalence == "llm":
-            return LLMEntailment(self.judge, cache=cache)
+            return LLMEntailment(self.judge, cache=cache, max_tokens=self.max_tokens)
         return EmbeddingEntailment(self.threshold)
 
     def _logprobs(self, response: Response) -> tuple[list[int], list[float]]:
