@@ -211,7 +211,8 @@ def main() -> None:
     ideal = args.n / args.concurrency * args.latency
     print(
         f"{args.n} judge calls, concurrency {args.concurrency}, "
-        f"server {args.latency * 1000:.0f} ms per call (ideal {ideal:.1f} s); calls seen by the server: {calls}"
+        f"server {args.latency * 1000:.0f} ms per call (ideal {ideal:.1f} s); "
+        f"calls seen by the server: {calls}"
     )
     print(f"realitycheck label          {timed['label']:7.1f} s  ({cpu['label']:.1f} CPU s)")
     print(f"plain AsyncOpenAI script    {timed['plain']:7.1f} s  ({cpu['plain']:.1f} CPU s)")
