@@ -50,8 +50,11 @@ class Detector(Component):
     ``needs`` names what the detector reads beyond the response text
     (``context``, ``samples``, ``logprobs``, ``hidden``, ``recorded``); a run
     checks those before any work. A response it cannot score gets
-    ``value=None`` and an ``error``, marked ``retryable`` when the failure may
-    pass (a backend failed or timed out), so a resumed run scores it again.
+    ``value=None`` and an ``error``; when a backend call failed the score is
+    ``failed`` too, and ``retryable`` when the failure may pass (a rate limit,
+    a timeout), so a resumed run scores it again. A detector that reads an
+    LLM's replies counts those it could not read in ``unreadable``, whether
+    or not it could still give a value.
     """
 
     needs: ClassVar[frozenset[str]] = frozenset()
