@@ -21,6 +21,7 @@ __all__ = [
     "coverage",
     "dataset_scores",
     "human_keys",
+    "llm_backed",
     "load",
     "overview",
     "verdicts",
@@ -29,9 +30,19 @@ __all__ = [
 _COLUMNS = {
     "examples": ("example_id", "dataset", "task"),
     "responses": ("response_id", "example_id", "model"),
-    "labels": ("response_id", "labeler", "hallucinated", "score", "error"),
-    "scores": ("response_id", "detector", "value", "error"),
+    "labels": (
+        "response_id",
+        "labeler",
+        "hallucinated",
+        "score",
+        "error",
+        "category",
+        "unreadable",
+    ),
+    "scores": ("response_id", "detector", "value", "error", "unreadable"),
 }
+_INVALID = "invalid"
+"""The category of a label whose every reply was unreadable."""
 # The metrics and agreement tables: every field of MetricResult, its key first.
 _METRIC_COLUMNS = (
     *MetricResult.key,
@@ -49,8 +60,8 @@ class ReportData:
         examples: ``example_id, dataset, task``.
         responses: ``response_id, example_id, model, dataset, task``; ``dataset``
             is missing for a response whose example the run does not hold.
-        labels: ``response_id, labeler, hallucinated, score, error``.
-        scores: ``response_id, detector, value, error``.
+        labels: ``response_id, labeler, hallucinated, score, error, category, unreadable``.
+        scores: ``response_id, detector, value, error, unreadable``.
         metrics: The metrics table (MetricResult columns).
         agreement: The agreement table (MetricResult columns).
         present: Names of the tables that hold at least one row.
@@ -233,12 +244,42 @@ def _most_common(errors: pd.Series) -> str:
     return str(errors.value_counts().index[0])
 
 
+def _nests_a_model(spec: Any) -> bool:
+    """Whether a component spec nests a model (a judge's backend, a panel's judges)."""
+    params = spec.get("params") if isinstance(spec, Mapping) else None
+    if not isinstance(params, Mapping):
+        return False
+    for value in params.values():
+        for nested in value if isinstance(value, list | tuple) else (value,):
+            if isinstance(nested, Mapping) and isinstance(nested.get("params"), Mapping):
+                if "model" in nested["params"] or _nests_a_model(nested):
+                    return True
+    return False
+
+
+def llm_backed(data: ReportData, key: str) -> bool:
+    """Whether the component ``key`` asks a model (its spec in the manifest nests one)."""
+    components = data.manifest.get("components") or {}
+    return _nests_a_model(components.get(key)) if isinstance(components, Mapping) else False
+
+
+def _unreadable(group: pd.DataFrame) -> int:
+    """Records with at least one unreadable reply (or labels of category ``invalid``)."""
+    count = pd.to_numeric(group["unreadable"], errors="coerce").fillna(0) > 0
+    if "category" in group.columns:
+        count |= group["category"].astype(str).eq(_INVALID).to_numpy()
+    return int(count.sum())
+
+
 def coverage(data: ReportData) -> pd.DataFrame:
     """Return per dataset and component: records stored, values missing, most common error.
 
     For labelers ``positive_rate`` is the share of verdicts that say hallucinated.
-    Single annotators (``human:<name>``) are pooled into one row, key ``human:*``,
-    with ``components`` counting them.
+    ``unreadable`` counts records with at least one reply that could not be
+    read (a label of category ``invalid`` among them); ``llm_backed`` says
+    whether the component asks a model. Single annotators
+    (``human:<name>``) are pooled into one row, key ``human:*``, with
+    ``components`` counting them.
     """
     where = data.responses.set_index("response_id")["dataset"]
     where = where[~where.index.duplicated(keep="last")]
@@ -266,13 +307,16 @@ def coverage(data: ReportData) -> pd.DataFrame:
                 "records": len(group),
                 "missing": int(missing.sum()),
                 "positive_rate": float("nan"),
+                "unreadable": _unreadable(group),
+                "llm_backed": llm_backed(data, str(key)),
                 "most_common_error": _most_common(group["error"]),
             }
             if kind == "labeler" and not missing.all():
                 row["positive_rate"] = float(group.loc[~missing, value].astype(bool).mean())
             rows.append(row)
     columns = ["dataset", "kind", "key", "components", "records", "missing", "positive_rate"]
-    return pd.DataFrame(rows, columns=[*columns, "most_common_error"])
+    columns += ["unreadable", "llm_backed", "most_common_error"]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def unmatched(data: ReportData) -> list[str]:

@@ -2,9 +2,10 @@
 
 Per dataset, the best detector against the length baseline (AUROC with CI,
 against the reference labels); each labeler's agreement with the reference;
-the leaderboard study's headline inversion; and one sentence per study with a
-link to its section. Every number is read from the run's tables, never
-recomputed here.
+how many records of each component that asks a model had replies it could not
+read, with a flag where more than half had; the leaderboard study's headline
+inversion; and one sentence per study with a link to its section. Every
+number is read from the run's tables, never recomputed here.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 
 import pandas as pd
 
-from realitycheck.report._data import ReportData
+from realitycheck.report._data import ReportData, coverage
 from realitycheck.report._document import Block, Bullets, Heading, Inline, Link, Paragraph, Table
 from realitycheck.report._html import anchor_of
 from realitycheck.report._numbers import fmt_ci, fmt_count, fmt_rate
@@ -156,8 +157,41 @@ def _inversion(results: list[StudyResult], reference: str) -> list[Inline]:
     return out
 
 
-def findings_section(data: ReportData, reference: str, results: list[StudyResult]) -> list[Block]:
-    """Build the key-findings panel (see the module docstring)."""
+def _unreadable_items(cov: pd.DataFrame) -> list[Inline]:
+    """One line per component that asks a model (or had unreadable replies), per dataset.
+
+    Components whose records were mostly unreadable (more than half) come first, flagged.
+    """
+    if cov.empty:
+        return []
+    rows = cov[cov["llm_backed"] | (cov["unreadable"] > 0)]
+    flagged: list[Inline] = []
+    plain: list[Inline] = []
+    for _, r in rows.iterrows():
+        n, unreadable = int(r["records"]), int(r["unreadable"])
+        where = f"{r['kind']} {r['key']} on {r['dataset']}"
+        counted = f"{fmt_count(unreadable)} of {fmt_count(n)} records had replies it could not read"
+        if n and unreadable * 2 > n:
+            flagged.append(
+                f"Mostly unreadable: {where}: {counted}. Its values rest on the few replies it "
+                "could read (or on the value it gives an unreadable one): check the model and "
+                "the prompt before trusting them."
+            )
+        else:
+            plain.append(f"{where}: {counted}.")
+    return flagged + plain
+
+
+def findings_section(
+    data: ReportData,
+    reference: str,
+    results: list[StudyResult],
+    cov: pd.DataFrame | None = None,
+) -> list[Block]:
+    """Build the key-findings panel (see the module docstring).
+
+    ``cov`` is the run's :func:`~realitycheck.report._data.coverage` (computed here if not given).
+    """
     out: list[Block] = [Heading("Key findings", 2, anchor="key-findings")]
     tables = [t for t in (_detector_table(data, reference), _labeler_table(data, reference)) if t]
     if not tables:
@@ -168,6 +202,10 @@ def findings_section(data: ReportData, reference: str, results: list[StudyResult
             )
         )
     out += tables
+    unreadable = _unreadable_items(coverage(data) if cov is None else cov)
+    if unreadable:
+        out.append(Heading("Replies that could not be read", 3, anchor="key-unreadable"))
+        out.append(Bullets(tuple(unreadable)))
     items = _inversion(results, reference)
     for result in results:
         finding = first_sentence(result.finding) or "No finding stated."

@@ -253,6 +253,8 @@ def _overview_table(rows: pd.DataFrame, keys: list[str], lead: tuple[str, ...]) 
 
 
 def _coverage_table(cov: pd.DataFrame) -> Table:
+    # The unreadable column shows where a component asks a model or a reply was unreadable.
+    asks = bool(cov["llm_backed"].any() or (cov["unreadable"] > 0).any())
     rows = tuple(
         (
             str(r["kind"]),
@@ -262,14 +264,23 @@ def _coverage_table(cov: pd.DataFrame) -> Table:
             fmt_count(r["records"]),
             fmt_count(r["missing"]),
             "" if is_missing(r["positive_rate"]) else fmt_rate(r["positive_rate"]),
+            *([fmt_count(r["unreadable"]) if r["llm_backed"] or r["unreadable"] else ""] * asks),
         )
         for _, r in cov.iterrows()
     )
+    columns: tuple[str, ...] = ("kind", "key", "records", "missing value", "says hallucinated")
+    caption = "Labels and scores stored for this dataset (a missing value keeps its error)."
+    if asks:
+        columns += ("unreadable replies",)
+        caption += (
+            " Unreadable replies: records with a model reply that could not be read (no "
+            "verdict, or a yes/no reply that is neither), whatever value they were given."
+        )
     return Table(
-        columns=("kind", "key", "records", "missing value", "says hallucinated"),
+        columns=columns,
         rows=rows,
-        align="llrrr",
-        caption="Labels and scores stored for this dataset (a missing value keeps its error).",
+        align="llrrr" + "r" * asks,
+        caption=caption,
         csv="coverage.csv",
     )
 

@@ -157,7 +157,7 @@ def write_report(
     results = load_results(store, folder=out if store.remote is not None else None)
     blocks: list[Block] = [
         *title_section(data, title),
-        *findings_section(data, reference, results),
+        *findings_section(data, reference, results, cov),
         *overview_section(data, view, cov, keys),
         *metrics_section(data, reference),
         *curves_section(data, reference),
