@@ -290,9 +290,7 @@ def realitycheck_worker(cfg: dict[str, Any]) -> dict[str, Any]:
         "ngram_avg": SelfCheckNgram(statistic="avg"),
         "ngram_max": SelfCheckNgram(statistic="max"),
         "bertscore": SelfCheckBERTScore(model=cfg["bert"], layer=cfg["layer"], device="cpu"),
-        "nli": SelfCheckNLI(
-            classifier=HFBackend(model=cfg["nli"], device="cpu"), premise="sentence"
-        ),
+        "nli": SelfCheckNLI(judge=HFBackend(model=cfg["nli"], device="cpu"), premise="sentence"),
         "prompt": SelfCheckPrompt(
             judge=HFBackend(model=cfg["llama"], device="cpu"), max_tokens=MAX_TOKENS
         ),
