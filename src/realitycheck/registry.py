@@ -25,6 +25,12 @@ spec and its key in the outer key::
     name = "semantic_entropy"
     params = { equivalence = "llm", judge = { name = "openai", params = { model = "m" } } }
 
+A renamed parameter keeps its former names at its field
+(``nested("backends", aliases=("backend",))``, or :func:`~realitycheck.params.param`'s
+``aliases``): a key, spec or call that uses one still builds, with a
+``FutureWarning`` that names the new one, and is written back with the new
+name only. Every component that asks a model calls it ``judge``.
+
 The key syntax (quotes, lists, nesting) is documented in
 :mod:`realitycheck._key_syntax`. :meth:`Registry.describe` documents a
 component from its docstring and fields without building it.
