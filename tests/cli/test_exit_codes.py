@@ -226,6 +226,41 @@ def test_unreadable_replies_are_counted_and_printed_but_are_not_failures(
     assert "length: 6 computed, 0 already stored" in out
 
 
+@pytest.mark.parametrize(
+    ("verb", "flag", "key"),
+    [
+        ("label", "-l", "qa_judge[judge=mock[reply=correct,fail_on=fruit]]"),
+        ("detect", "-D", "p_true[judge=mock[reply=correct,fail_on=fruit]]"),
+    ],
+)
+def test_a_real_judge_refused_on_every_call_exits_3(tmp_path, fruit, capsys, verb, flag, key):
+    # fail_on: the mock refuses as a server refuses a wrong model name (HTTP 400, fatal).
+    args = ["-q", verb, "-d", fruit, flag, key, "--no-cache", "--out", str(tmp_path / "run")]
+    assert main(args) == 3
+    printed = capsys.readouterr()
+    assert ": 0 computed, 6 failed, 0 already stored" in printed.out
+    assert (
+        "FatalBackendError: HTTP 400" in printed.err and "commonest error (6 times" in printed.err
+    )
+
+
+@pytest.mark.parametrize(
+    ("verb", "flag", "key"),
+    [
+        ("label", "-l", 'qa_judge[judge=mock[reply="The proposed answer is not correct."]]'),
+        ("detect", "-D", 'p_true[judge=mock[reply="Hard to say."]]'),
+    ],
+)
+def test_a_real_judge_whose_replies_are_unreadable_counts_them_and_exits_0(
+    tmp_path, fruit, capsys, verb, flag, key
+):
+    args = ["-q", verb, "-d", fruit, flag, key, "--no-cache", "--out", str(tmp_path / "run")]
+    assert main(args) == 0
+    printed = capsys.readouterr()
+    assert ": 0 computed, 6 missing, 6 with unreadable replies, 0 already stored" in printed.out
+    assert "items failed" not in printed.err
+
+
 def test_missing_values_are_not_failures(tmp_path, capsys):
     path = tmp_path / "no_refs.jsonl"
     path.write_text('{"text": "Red", "label": "no"}\n{"text": "Blue", "label": "yes"}\n')
