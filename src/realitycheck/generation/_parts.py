@@ -71,6 +71,7 @@ class GenerationTally:
         failed: Rows of ``generation_errors`` for the jobs that failed.
         succeeded: Response ids written.
         errors: ``"<response id>: <error>"`` of each failed job.
+        lacking: Responses written without a feature the plan asked for.
         usage: Calls, cache hits, tokens and cost of the batch.
     """
 
@@ -80,6 +81,7 @@ class GenerationTally:
     failed: list[dict[str, Any]] = field(default_factory=list)
     succeeded: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    lacking: int = 0
     usage: Usage = field(default_factory=Usage)
 
 
@@ -107,6 +109,7 @@ def generate_part(context: GenerationContext, batch: Sequence[Any]) -> Generatio
         tally.errors.append(f"{job.response_id}: {outcome}")
     context.store.append(responses)
     tally.computed = len(responses)
+    tally.lacking = sum(1 for r in responses if r.meta.get("unsupported"))
     tally.succeeded = [r.response_id for r in responses]
     tally.usage = _usage(results, backend)
     return tally

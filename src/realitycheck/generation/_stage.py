@@ -17,8 +17,11 @@ What a response stores (the shared conventions of the backends):
 * ``model``, ``decoding`` (of the best answer) and ``prompt_variant``;
 * ``meta``: the backend and plan keys, the generation hash, the ids of few-shot
   demonstrations, the ids of the retrieved passages (``passages``, best first)
-  and the retriever's key (``retriever``) when the plan has a retriever, and the
-  finish reason of the best answer.
+  and the retriever's key (``retriever``) when the plan has a retriever, the
+  finish reason of the best answer, and ``unsupported`` when the server did not
+  give back a feature the plan asked for (feature → cause, see
+  :mod:`realitycheck.generation._unsupported`). Such responses are asked for
+  again by the next run of the same generation.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from realitycheck.generation._prompts import (
     parse_variant,
 )
 from realitycheck.generation._retrieval import retrieval_meta, retrieve
+from realitycheck.generation._unsupported import UNSUPPORTED, lacking_responses, unsupported_meta
 from realitycheck.params import InstanceOf, Interval, check_arg
 from realitycheck.progress import NullProgress, Progress, ProgressTask
 from realitycheck.records import Example, Response
@@ -67,6 +71,8 @@ class GenerationReport:
         computed: Responses written now.
         reused: Responses already stored (skipped).
         failed: (example, variant) pairs whose calls failed; listed in ``generation_errors``.
+        lacking: Responses written without a feature the plan asked for (their
+            ``meta["unsupported"]`` names it); the next run asks for them again.
         usage: Calls, cache hits, tokens and cost of this call (see ``usage_of``).
         errors: The first few error messages.
     """
@@ -75,6 +81,7 @@ class GenerationReport:
     computed: int = 0
     reused: int = 0
     failed: int = 0
+    lacking: int = 0
     usage: Usage = field(default_factory=Usage)
     errors: list[str] = field(default_factory=list)
 
@@ -172,6 +179,9 @@ def _assemble(
     meta.update(retrieval_meta(plan.retriever, job.prompt.passages))
     if best.finish_reasons:
         meta["finish_reason"] = best.finish_reasons[0]
+    lacking = unsupported_meta(backend, answers)
+    if lacking:
+        meta[UNSUPPORTED] = lacking
     return Response(
         response_id=job.response_id,
         example_id=job.example.example_id,
@@ -308,7 +318,9 @@ def generate(
         seen.add(example.example_id)
     plan.check(backend)
     key = generation_key(backend, plan)
+    # A response that lacks an asked feature is asked for again, like a failed one.
     done = {rid for (rid,) in store.keys("responses", ["response_id"])}
+    done -= lacking_responses(store, key)
     jobs, reused = _jobs(examples, examples if demos is None else demos, plan, backend, key, done)
     report = GenerationReport(generation=key, reused=reused)
     _record(store, backend, plan, key, examples, report, start=True)
@@ -329,6 +341,7 @@ def generate(
             update_generation_errors(store, failed=tally.failed, succeeded=tally.succeeded)
             report.computed += tally.computed
             report.failed += len(tally.failed)
+            report.lacking += tally.lacking
             report.errors.extend(tally.errors[: _MAX_ERRORS_SHOWN - len(report.errors)])
             report.usage = _add(report.usage, tally.usage)
             if not tally.advanced:
@@ -377,6 +390,7 @@ def _record(
     if not start:
         entry["responses"] = int(entry.get("responses", 0)) + report.computed
         entry["failed"] = report.failed
+        entry["lacking"] = report.lacking
         entry["usage"] = _add_usage(entry.get("usage", {}), report.usage.as_dict())
         entry["first_errors"] = report.errors
     generations[key] = entry

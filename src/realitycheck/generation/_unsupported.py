@@ -1,0 +1,52 @@
+"""Responses whose generation lacked a feature the plan asked for (Contract C of issue 23).
+
+A backend names, in ``Generation.unsupported``, what a request asked for and
+the server did not give back (token log-probs, next-token alternatives, a JSON
+Schema reply). The generate stage writes the cause into the response,
+
+    response.meta["unsupported"] = {"logprobs": "<server> (model <m>) returned no 'logprobs'"}
+
+so a detector that lacks the feature names the server instead of the backend.
+Such a response is stored (its text is a real answer) but is not final: the
+next run of the same generation asks for it again (the call cache never holds
+such answers), as it does for generations that failed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from realitycheck.backends import Backend, Generation
+from realitycheck.store import RunStore
+
+__all__ = ["UNSUPPORTED", "lacking_responses", "unsupported_meta"]
+
+UNSUPPORTED = "unsupported"
+"""The key of ``Response.meta`` that names the features a server did not give back."""
+
+
+def unsupported_meta(backend: Backend, generations: Sequence[Generation]) -> dict[str, str]:
+    """Return ``{feature: cause}`` for what any of a response's generations lacked."""
+    features = dict.fromkeys(f for g in generations for f in g.unsupported)
+    if not features:
+        return {}
+    server = str(getattr(backend, "base_url", "") or backend.key)
+    model = str(getattr(backend, "model", "") or backend.key)
+    return {f: f"{server} (model {model}) returned no {f!r}" for f in features}
+
+
+def lacking_responses(store: RunStore, generation: str) -> set[str]:
+    """Return the ids of the stored responses of ``generation`` that lack an asked feature."""
+    table = store.arrow("responses", columns=["response_id", "meta"])
+    out = set()
+    suffix = f"/{generation}"
+    for rid, meta in zip(
+        table.column("response_id").to_pylist(), table.column("meta").to_pylist(), strict=True
+    ):
+        if not rid.endswith(suffix) or not meta or UNSUPPORTED not in meta:
+            continue
+        value = json.loads(meta) if isinstance(meta, str) else meta
+        if isinstance(value, dict) and value.get(UNSUPPORTED):
+            out.add(rid)
+    return out
