@@ -19,6 +19,7 @@ from typing import Any
 
 from realitycheck.backends import Backend, CallCache, Usage, cached_generate
 from realitycheck.generation._plans import SamplingPlan
+from realitycheck.generation._responses import Forward, assemble_response, error_row, paid_usage
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import Response
 from realitycheck.store import RunStore
@@ -87,29 +88,27 @@ class GenerationTally:
 
 def generate_part(context: GenerationContext, batch: Sequence[Any]) -> GenerationTally:
     """Answer a batch of jobs, store their responses as one part, and return the tally."""
-    from realitycheck.generation._stage import _assemble, _error_row, _Forward, _usage
-
     backend, plan, key = context.backend, context.plan, context.key
     requests = [r for job in batch for r in job.requests.all()]
     tally = GenerationTally(requests=len(requests), advanced=context.progress is not None)
     with (context.progress or NullProgress()).task(f"generate {backend.key}", None) as task:
-        results = cached_generate(backend, requests, cache=context.cache, progress=_Forward(task))
+        results = cached_generate(backend, requests, cache=context.cache, progress=Forward(task))
     responses: list[Response] = []
     offset = 0
     for job in batch:
         width = len(job.requests.all())
-        outcome = _assemble(
+        outcome = assemble_response(
             job, results[offset : offset + width], backend=backend, plan=plan, key=key
         )
         offset += width
         if isinstance(outcome, Response):
             responses.append(outcome)
             continue
-        tally.failed.append(_error_row(job, backend, plan, key, outcome))
+        tally.failed.append(error_row(job, backend, plan, key, outcome))
         tally.errors.append(f"{job.response_id}: {outcome}")
     context.store.append(responses)
     tally.computed = len(responses)
     tally.lacking = sum(1 for r in responses if r.meta.get("unsupported"))
     tally.succeeded = [r.response_id for r in responses]
-    tally.usage = _usage(results, backend)
+    tally.usage = paid_usage(results, backend)
     return tally

@@ -28,37 +28,34 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
 
-from realitycheck.backends import Backend, CallCache, Generation, Usage, usage_of
+from realitycheck.backends import Backend, CallCache, Usage
 from realitycheck.datasets import Dataset
 from realitycheck.errors import InvalidInputError
 from realitycheck.executors import Executor, LocalExecutor
 from realitycheck.generation._errors import update_generation_errors
 from realitycheck.generation._manifest import stage_entry
-from realitycheck.generation._plans import PlanRequests, SamplingPlan, usable_capabilities
+from realitycheck.generation._plans import SamplingPlan, usable_capabilities
 from realitycheck.generation._prompts import (
     RETRIEVAL_TASKS,
-    Prompt,
     build_prompt,
     choose_demos,
     parse_variant,
 )
-from realitycheck.generation._retrieval import retrieval_meta, retrieve
-from realitycheck.generation._unsupported import UNSUPPORTED, lacking_responses, unsupported_meta
+from realitycheck.generation._responses import Forward, Job
+from realitycheck.generation._retrieval import retrieve
+from realitycheck.generation._unsupported import lacking_responses
 from realitycheck.params import InstanceOf, Interval, check_arg
-from realitycheck.progress import NullProgress, Progress, ProgressTask
-from realitycheck.records import Example, Response
+from realitycheck.progress import NullProgress, Progress
+from realitycheck.records import Example
 from realitycheck.retrievers import Passage
 from realitycheck.store import RunStore
 
 __all__ = ["DEFAULT_BATCH_SIZE", "GenerationReport", "generate", "generation_key", "load_inputs"]
 
 DEFAULT_BATCH_SIZE = 16
-_SEQUENCE_FIELDS = ("tokens", "token_logprobs", "token_entropies", "top_logprobs", "hidden")
 _MAX_ERRORS_SHOWN = 5
 
 
@@ -125,87 +122,6 @@ def load_inputs(
     return list(bundle.examples)
 
 
-def _sequence(generation: Generation, i: int) -> dict[str, Any]:
-    """Return the features of sequence ``i`` of a generation, only those supplied."""
-    out: dict[str, Any] = {}
-    for name in _SEQUENCE_FIELDS:
-        values = getattr(generation, name)
-        if i < len(values) and values[i]:
-            item = values[i]
-            if name == "hidden":
-                out[name] = {k: list(v) for k, v in item.items()}
-            elif name == "top_logprobs":
-                out[name] = [dict(step) for step in item]
-            else:
-                out[name] = list(item)
-    return out
-
-
-@dataclass(frozen=True, kw_only=True)
-class _Job:
-    example: Example
-    variant: str
-    response_id: str
-    prompt: Prompt
-    requests: PlanRequests
-
-
-def _assemble(
-    job: _Job, answers: Sequence[Generation], *, backend: Backend, plan: SamplingPlan, key: str
-) -> Response | str:
-    """Return the response of one job, or the error text when a call failed."""
-    best, samples = answers[0], answers[1:]
-    problems = [f"best answer: {best.error}"] if best.error else []
-    problems += [f"samples[{i}]: {g.error}" for i, g in enumerate(samples) if g.error]
-    if not problems and not best.texts:
-        problems.append("best answer: the backend returned no sequence")
-    sample_seqs: list[tuple[Generation, int]] = [
-        (g, i) for g in samples if not g.error for i in range(len(g.texts))
-    ]
-    if not problems and len(sample_seqs) != plan.n_samples:
-        problems.append(f"samples: got {len(sample_seqs)} sequences for {plan.n_samples} asked")
-    if problems:
-        return "; ".join(problems)[:1000]
-    features: dict[str, Any] = {}
-    best_seq = _sequence(best, 0)
-    if best_seq:
-        features["best"] = best_seq
-    seqs = [_sequence(g, i) for g, i in sample_seqs]
-    if any(seqs):
-        features["samples"] = seqs
-    meta: dict[str, Any] = {"backend": backend.key, "plan": plan.key, "generation": key}
-    if job.prompt.demos:
-        meta["demos"] = list(job.prompt.demos)
-    meta.update(retrieval_meta(plan.retriever, job.prompt.passages))
-    if best.finish_reasons:
-        meta["finish_reason"] = best.finish_reasons[0]
-    lacking = unsupported_meta(backend, answers)
-    if lacking:
-        meta[UNSUPPORTED] = lacking
-    return Response(
-        response_id=job.response_id,
-        example_id=job.example.example_id,
-        model=str(getattr(backend, "model", "") or backend.key),
-        text=best.texts[0],
-        prompt_variant=job.variant,
-        decoding=plan.decoding,
-        samples=tuple(g.texts[i] for g, i in sample_seqs),
-        features=features,
-        meta=meta,
-    )
-
-
-class _Forward:
-    """Progress that sends every inner task's advances to one outer task."""
-
-    def __init__(self, task: ProgressTask) -> None:
-        self._task = task
-
-    @contextmanager
-    def task(self, description: str, total: int | None) -> Iterator[ProgressTask]:
-        yield self._task
-
-
 def _jobs(
     examples: Sequence[Example],
     pool: Sequence[Example],
@@ -213,7 +129,7 @@ def _jobs(
     backend: Backend,
     key: str,
     done: set[str],
-) -> tuple[list[_Job], int]:
+) -> tuple[list[Job], int]:
     by_dataset: dict[str, list[Example]] = {}
     for example in pool:
         by_dataset.setdefault(example.dataset, []).append(example)
@@ -243,7 +159,7 @@ def _jobs(
                 prompt, task=example.task, capabilities=capabilities, tag=response_id
             )
             jobs.append(
-                _Job(
+                Job(
                     example=example,
                     variant=variant,
                     response_id=response_id,
@@ -335,7 +251,7 @@ def generate(
     batches = [jobs[start : start + batch_size] for start in range(0, len(jobs), batch_size)]
     with (progress or NullProgress()).task(f"generate {backend.key}", total) as task:
         context = GenerationContext(
-            store, backend, plan, key=key, cache=cache, progress=_Forward(task)
+            store, backend, plan, key=key, cache=cache, progress=Forward(task)
         )
         for tally in (executor or LocalExecutor()).map(generate_part, context, batches):
             update_generation_errors(store, failed=tally.failed, succeeded=tally.succeeded)
@@ -350,27 +266,6 @@ def generate(
     store.compact("examples")
     _record(store, backend, plan, key, examples, report, start=False)
     return report
-
-
-def _error_row(
-    job: _Job, backend: Backend, plan: SamplingPlan, key: str, error: str
-) -> dict[str, Any]:
-    return {
-        "response_id": job.response_id,
-        "example_id": job.example.example_id,
-        "prompt_variant": job.variant,
-        "backend": backend.key,
-        "plan": plan.key,
-        "generation": key,
-        "error": error,
-    }
-
-
-def _usage(generations: Sequence[Generation], backend: Backend) -> Usage:
-    price = getattr(backend, "price_per_1k", None)
-    if isinstance(price, tuple | list) and len(price) == 2:
-        return usage_of(generations, price_per_1k=(float(price[0]), float(price[1])))
-    return usage_of(generations)
 
 
 def _record(
