@@ -84,25 +84,37 @@ def faithfulness(**params) -> FaithfulnessJudge:
             True,
         ),  # CoT: both words in the reasoning, verdict on the last line
         ("Fine", "supported", False),  # CoT whose final line decides
-        ("Rambling", "invalid", True),  # both words and no verdict: never guessed
-        ("Garbage", "invalid", True),  # nothing to parse
+        ("Rambling", "invalid", None),  # both words and no verdict: never guessed
+        ("Garbage", "invalid", None),  # nothing to read
     ],
 )
 def test_faithfulness_judge_reads_every_reply_style(style, text, category, hallucinated):
     judge = faithfulness(style=style)
     (lab,) = judge.label([response("r", text)], EXAMPLES)
-    assert (lab.category, lab.hallucinated, lab.error) == (category, hallucinated, "")
-    assert lab.score == float(hallucinated)
+    assert (lab.category, lab.hallucinated) == (category, hallucinated)
+    assert lab.unreadable == (category == "invalid") and not lab.failed
+    if hallucinated is None:  # unreadable: no value, the reason and a quote as the error
+        assert lab.score is None and lab.error.startswith("no verdict in the judge's reply (")
+    else:
+        assert lab.score == float(hallucinated) and lab.error == ""
     raw = json.loads(lab.raw)
-    assert raw["verdicts"] == [category] and raw["replies"][0]
+    assert raw["verdicts"] == [category] and raw["replies"][0] and len(raw["reasons"]) == 1
     assert lab.labeler == judge.key
 
 
-def test_invalid_replies_follow_invalid_as():
-    judge = faithfulness(invalid_as="excluded")
+@pytest.mark.parametrize("invalid_as", ["excluded", "hallucinated"])
+def test_invalid_replies_follow_invalid_as_and_are_counted_either_way(invalid_as):
+    judge = faithfulness(invalid_as=invalid_as)
+    assert faithfulness().invalid_as == "excluded"  # nothing unreadable becomes a value unasked
     (lab,) = judge.label([response("r", "Garbage")], EXAMPLES)
-    assert (lab.hallucinated, lab.category, lab.score, lab.error) == (None, "invalid", None, "")
-    assert "excluded by invalid_as" in json.loads(lab.raw)["note"]
+    assert lab.category == "invalid" and lab.unreadable == 1 and not lab.failed
+    if invalid_as == "excluded":
+        assert (lab.hallucinated, lab.score) == (None, None)
+        assert "no verdict in the judge's reply (no conclusion)" in lab.error
+        assert "I cannot tell." in lab.error
+    else:
+        assert (lab.hallucinated, lab.score, lab.error) == (True, 1.0, "")
+    assert f"invalid_as='{invalid_as}'" in json.loads(lab.raw)["note"]
 
 
 def test_the_two_styles_ask_differently_and_only_facts_sends_a_json_schema():
@@ -220,8 +232,10 @@ def test_no_claims_is_faithful_by_default_or_excluded_and_makes_no_second_call(s
 @pytest.mark.parametrize("invalid_as", ["hallucinated", "excluded"])
 def test_unparseable_replies_of_either_round_are_invalid(text, round_, invalid_as):
     (lab,) = claim_judge(invalid_as=invalid_as).label([response("r", text)], EXAMPLES)
-    assert lab.category == "invalid" and lab.error == "" and lab.score is None
+    assert lab.category == "invalid" and lab.score is None and lab.unreadable == 1
     assert lab.hallucinated is (True if invalid_as == "hallucinated" else None)
+    assert (lab.error == "") is (invalid_as == "hallucinated")
+    assert lab.error == "" or lab.error.startswith(f"no {round_} in the judge's reply")
     raw = json.loads(lab.raw)
     assert raw["round"] == round_
     if round_ == "claim check":  # the claims are kept, with no verdict

@@ -255,7 +255,8 @@ ONE = Example(
         ('Mostly fine. {"verdict": "benign"}', "hallucinated", "benign", True),
         ('{"verdict": "benign"}', "consistent", "benign", False),
         ('{"verdict": "benign"}', "excluded", "benign", None),
-        ("I cannot tell.", "hallucinated", "invalid", True),
+        ("I cannot tell.", "hallucinated", "invalid", None),
+        ("Final classification: not consistent", "hallucinated", "invalid", None),
     ],
 )
 def test_the_ternary_verdict_is_the_category_and_maps_to_hallucinated(
@@ -264,7 +265,9 @@ def test_the_ternary_verdict_is_the_category_and_maps_to_hallucinated(
     mock = MockBackend(reply=reply)
     response = Response(response_id="r", example_id="s", model="m", text="The sky is blue.")
     [got] = FaithJudge(judge=mock, benign_as=benign_as).label([response], {"s": ONE})
-    assert (got.category, got.hallucinated, got.error) == (category, hallucinated, "")
+    assert (got.category, got.hallucinated) == (category, hallucinated)
+    assert got.unreadable == (category == "invalid")
+    assert (got.error != "") is (category == "invalid")
     raw = json.loads(got.raw)
     assert raw["replies"] == [reply]
     assert ("note" in raw) == (hallucinated is None)

@@ -62,37 +62,58 @@ def qa_judge(**params) -> QAJudge:
         ("Paris", "correct", False),  # valid JSON
         ("Lyon", "incorrect", True),  # prose around JSON
         ("No idea", "refuse", True),  # a bare word
-        ("Blue", "invalid", True),  # nothing to parse
+        ("Blue", "invalid", None),  # nothing to read: no value, never a default
         ("Nice", "incorrect", True),  # a code fence, upper case
         ("Cut", "incorrect", True),  # JSON cut short after the verdict
     ],
 )
 def test_qa_judge_reads_every_reply_style(text, category, hallucinated):
     (label,) = qa_judge().label([response("r", text)], EXAMPLES)
-    assert (label.category, label.hallucinated, label.error) == (category, hallucinated, "")
+    assert (label.category, label.hallucinated) == (category, hallucinated)
+    assert label.unreadable == (category == "invalid") and not label.failed
     raw = json.loads(label.raw)
     assert raw["verdicts"] == [category] and raw["agreement"] == 1.0
     assert raw["replies"][0]  # the judge's reply is kept
-    assert label.score == float(hallucinated)
+    if hallucinated is None:
+        assert label.score is None and raw["reasons"] == ["no conclusion"]
+        assert (
+            label.error
+            == "no verdict in the judge's reply (no conclusion): 'I am not sure what you mean.'"
+        )
+    else:
+        assert label.score == float(hallucinated) and label.error == ""
     assert label.labeler == qa_judge().key and label.labeler.startswith("qa_judge[judge=mock[")
 
 
-def test_policies_exclude_refusals_and_invalid_replies_without_an_error():
+def test_policies_exclude_refusals_and_decide_what_an_unreadable_label_becomes():
     responses = [response("refuse", "No idea"), response("invalid", "Blue")]
     default = {x.response_id: x for x in qa_judge().label(responses, EXAMPLES)}
-    assert default["refuse"].hallucinated is True and default["invalid"].hallucinated is True
+    assert default["refuse"].hallucinated is True and default["invalid"].hallucinated is None
+    assert default["invalid"].error and default["invalid"].unreadable == 1
     excluded = qa_judge(refusal_as="excluded", invalid_as="excluded")
     got = {x.response_id: x for x in excluded.label(responses, EXAMPLES)}
-    for rid, category in (("refuse", "refuse"), ("invalid", "invalid")):
-        label = got[rid]
-        assert (label.hallucinated, label.category, label.error, label.score) == (
-            None,
-            category,
-            "",
-            None,
-        )
-        assert "excluded by" in json.loads(label.raw)["note"]
-    assert "refusal_as" in excluded.key and "invalid_as" in excluded.key
+    refused = got["refuse"]
+    assert (refused.hallucinated, refused.category, refused.error, refused.score) == (
+        None,
+        "refuse",
+        "",
+        None,
+    )
+    assert "excluded by refusal_as" in json.loads(refused.raw)["note"]
+    fields = ("hallucinated", "category", "error", "score", "unreadable")
+    assert [getattr(got["invalid"], f) for f in fields] == [
+        getattr(default["invalid"], f) for f in fields
+    ]
+    assert "refusal_as" in excluded.key and "invalid_as" not in excluded.key  # the default
+    harsh = qa_judge(invalid_as="hallucinated")
+    (label,) = harsh.label([response("invalid", "Blue")], EXAMPLES)
+    assert (label.hallucinated, label.category, label.error, label.unreadable) == (
+        True,
+        "invalid",
+        "",
+        1,
+    )
+    assert "counted as hallucinated by invalid_as='hallucinated'" in json.loads(label.raw)["note"]
 
 
 def test_repeats_ask_with_distinct_seeds_and_the_majority_decides():
@@ -129,7 +150,11 @@ def test_valid_replies_outvote_unparseable_ones():
     )
     assert label.category == "correct" and label.hallucinated is False
     assert json.loads(label.raw)["verdicts"] == ["invalid", "invalid", "correct"]
-    assert label.score == pytest.approx(2 / 3)  # invalid counts as hallucinated by default
+    assert label.score == 0.0 and label.unreadable == 2 and label.error == ""
+    harsh = QAJudge(judge=mock, repeats=3, temperature=1.0, invalid_as="hallucinated")
+    (label,) = harsh.label([response("r", "Paris")], EXAMPLES)
+    assert label.score == pytest.approx(2 / 3)  # unreadable replies count as hallucinated
+    assert label.category == "correct" and label.unreadable == 2
 
 
 @pytest.mark.parametrize(
@@ -137,12 +162,13 @@ def test_valid_replies_outvote_unparseable_ones():
     [
         ('{"verdict": "correct"}', {}, "correct"),
         ('Sure! {"reason": "x", "verdict": "refuse"} Hope that helps.', {}, "refuse"),
-        ('{"verdict": "correct"} wait, no: {"verdict": "incorrect"}', {}, "incorrect"),
+        ('{"verdict": "correct"} wait, no: {"verdict": "incorrect"}', {}, None),
         ('{"reason": "close but", "verdict": "incor', {}, None),
         ("Verdict: Incorrect", {}, "incorrect"),
         ("correct", {}, "correct"),
         ("The answer is correct.", {}, "correct"),
-        ("Not correct; incorrect.", {}, None),
+        ("Not correct; incorrect.", {}, "incorrect"),
+        ("The proposed answer is not correct.", {}, None),
         ("", {}, None),
         ('{"choice": "(B)"}', {"field": "choice", "letters": True}, "B"),
         ("Step 1 ... so the answer is\nChoice: d", {"field": "choice", "letters": True}, "D"),

@@ -91,10 +91,14 @@ def test_qa_judge_over_http_parses_each_reply_and_records_tokens_and_cost(backen
         ("incorrect", True),
         ("refuse", True),
         ("incorrect", True),
-        ("invalid", True),
-        ("invalid", True),
+        ("invalid", None),
+        ("invalid", None),
     ]
-    assert all(x.error == "" for x in labels)
+    assert all(x.error == "" for x in labels[:4])
+    assert [x.unreadable for x in labels] == [0, 0, 0, 0, 1, 1]
+    assert all(x.error.startswith("no verdict in the judge's reply") for x in labels[4:])
+    # The first reply is the JSON object the schema asks for; whether each followed it is kept.
+    assert json.loads(labels[0].raw)["schema_followed"] == [True]
     usage = json.loads(labels[0].raw)["usage"]
     assert usage["prompt_tokens"] > 100 and usage["completion_tokens"] > 0
     expected = usage["prompt_tokens"] / 1000 * 0.5 + usage["completion_tokens"] / 1000 * 1.5

@@ -85,11 +85,16 @@ class Labeler(Component):
         raw: str = "",
         error: str = "",
         retryable: bool = False,
+        failed: bool = False,
+        unreadable: int = 0,
     ) -> Label:
         """Return this labeler's label of ``response``.
 
         ``retryable`` marks an error that may pass on a later try (a backend
         failure or timeout): a resumed run computes that label again.
+        ``failed`` marks a label without a verdict because a call failed
+        (retryable or not); ``unreadable`` counts the replies behind the label
+        that gave no verdict.
         """
         return Label(
             response_id=response.response_id,
@@ -100,6 +105,8 @@ class Labeler(Component):
             raw=raw,
             error=error,
             retryable=retryable,
+            failed=failed or retryable,
+            unreadable=unreadable,
             spec=self.spec_json,
         )
 

@@ -20,10 +20,22 @@ answer to a label. The pieces live here once:
   (``openai`` in chat mode) asks for a reply that follows a JSON Schema
   (:meth:`Judge.schema`); set ``structured=False`` for a server that refuses
   ``response_format``. Every reply is parsed the same way either way.
-* **Parsing** is tolerant (:func:`parse_verdict`): a JSON object, a JSON object
-  inside prose or a code fence, a truncated JSON object whose verdict field is
-  complete, a ``verdict: x`` line, or a bare word or letter. A reply that is
-  none of these is ``invalid``.
+* **Reading** a reply is :func:`realitycheck.verdicts.read_verdict` (public
+  as :func:`realitycheck.labelers.parse_verdict`): its conclusion only (a
+  JSON field, a verdict line such as ``Final classification: X``, a
+  concluding sentence, a bare verdict), never a verdict word in its
+  reasoning; a negated, hedged or two-verdict conclusion, or a reply cut off
+  by the length limit (``finish_reason == "length"``) before a complete
+  conclusion, gives none. Such a reply is *unreadable*: the label counts it
+  (``Label.unreadable``) and keeps its text and the reason in ``raw``. Where
+  a JSON Schema was sent, ``raw["schema_followed"]`` says whether each reply
+  actually followed it.
+* **Nothing unreadable becomes a default value**: a label whose every reply
+  is unreadable has category ``invalid`` and ``hallucinated=None`` with the
+  reason as its error (``invalid_as="excluded"``, the default).
+  ``invalid_as="hallucinated"`` counts such a label as hallucinated instead,
+  the harshest reading, for studies that want it; the replies are still
+  counted as unreadable.
 * **Repeats**: ``repeats=n`` asks n times at the judge's ``temperature`` with
   seeds ``seed, seed + 1, …``; the most frequent parsed verdict decides (ties go
   to the verdict listed first in the judge's ``verdicts``, where hallucinated
@@ -37,7 +49,6 @@ import dataclasses
 import functools
 import hashlib
 import json
-import re
 import string
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -50,6 +61,7 @@ from realitycheck.labelers._base import Labeler
 from realitycheck.params import InstanceOf, Interval, OneOf, Satisfies, param
 from realitycheck.records import Example, Label, Response
 from realitycheck.registry import nested
+from realitycheck.verdicts import Reading, parse_verdict, read_verdict
 
 if TYPE_CHECKING:
     from realitycheck.backends import Backend, CallCache, Generation, GenerationRequest
@@ -59,17 +71,21 @@ __all__ = [
     "Judge",
     "Unjudgeable",
     "cost_at",
+    "cut_off",
+    "follows_schema",
     "load_template",
     "parse_verdict",
     "prompt_sha256_param",
     "quote",
+    "reply_follows",
     "substitute",
     "templates_sha256",
+    "unreadable_error",
 ]
 
 INVALID = "invalid"
 """The category of a label whose judge replies could not be parsed."""
-POLICIES = ("hallucinated", "excluded")
+POLICIES = ("excluded", "hallucinated")
 """What an invalid reply (or a refusal, for ``qa_judge``) becomes."""
 
 
@@ -121,84 +137,65 @@ def quote(value: str | Sequence[str]) -> str:
     return json.dumps(list(value), ensure_ascii=False)
 
 
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
-_WORD = re.compile(r"[A-Za-z]+")
+def follows_schema(value: Any, schema: Mapping[str, Any]) -> bool:
+    """Return whether ``value`` (parsed JSON) follows ``schema``.
 
-
-def _json_objects(text: str) -> list[Mapping[str, Any]]:
-    """Return every JSON object found in ``text`` (whole, in code fences, or inside prose)."""
-    found: list[Mapping[str, Any]] = []
-    decoder = json.JSONDecoder()
-    for chunk in [text, *_FENCE.findall(text)]:
-        start = chunk.find("{")
-        while start != -1:
-            try:
-                value, end = decoder.raw_decode(chunk, start)
-            except json.JSONDecodeError:
-                start = chunk.find("{", start + 1)
-                continue
-            if isinstance(value, dict):
-                found.append(value)
-            start = chunk.find("{", end)
-    return found
-
-
-def _normalise(value: Any, choices: Sequence[str], letters: bool) -> str | None:
-    """Return the choice ``value`` names (``"(B)"`` → ``B``, ``" Correct."`` → ``correct``)."""
-    if not isinstance(value, str):
-        return None
-    words = _WORD.findall(value)
-    if len(words) != 1:
-        return None
-    word = words[0].upper() if letters else words[0].lower()
-    return word if word in choices else None
-
-
-def parse_verdict(
-    text: str, *, field: str, choices: Sequence[str], letters: bool = False
-) -> str | None:
-    """Return the verdict a judge's reply gives, or ``None`` when it gives none.
-
-    Tried in order, the first that yields one of ``choices`` wins:
-
-    1. the ``field`` of the last JSON object in the reply that has it (the
-       whole reply, a code fence, or an object inside prose);
-    2. a ``"field": "value"`` pair in a JSON object cut short;
-    3. a line ``field: value`` (also ``verdict``, ``answer``, ``choice``,
-       ``correctness``, ``label``), case-insensitive;
-    4. the whole reply being one word or letter, punctuation and brackets
-       aside (``"B"``, ``"(B)."``, ``"Correct"``);
-    5. for words only (not letters): exactly one of ``choices`` occurring as a
-       whole word in the reply.
-
-    Args:
-        text: The reply.
-        field: The JSON field asked for (``verdict``, ``choice``).
-        choices: The accepted values (lower-case words, or upper-case letters).
-        letters: Whether the choices are letters (then matched case-insensitively
-            but never picked out of prose, where "A" is also a word).
+    Covers the part of JSON Schema the judges send: ``type`` (object, array,
+    string, integer, number, boolean), ``properties``, ``required``,
+    ``additionalProperties: false``, ``items`` and ``enum``.
     """
-    for obj in reversed(_json_objects(text)):
-        if field in obj:
-            got = _normalise(obj[field], choices, letters)
-            if got is not None:
-                return got
-    names = "|".join(
-        dict.fromkeys([re.escape(field), "verdict", "answer", "choice", "correctness"])
+    kind = schema.get("type")
+    types: dict[str, type | tuple[type, ...]] = {
+        "object": dict,
+        "array": list,
+        "string": str,
+        "integer": int,
+        "number": (int, float),
+        "boolean": bool,
+    }
+    if kind in types and (
+        not isinstance(value, types[kind])
+        or (kind in ("integer", "number") and isinstance(value, bool))
+    ):
+        return False
+    if "enum" in schema and value not in schema["enum"]:
+        return False
+    if isinstance(value, dict):
+        properties = schema.get("properties", {})
+        if any(name not in value for name in schema.get("required", ())):
+            return False
+        if schema.get("additionalProperties") is False and set(value) - set(properties):
+            return False
+        return all(follows_schema(value[k], properties[k]) for k in value if k in properties)
+    if isinstance(value, list) and "items" in schema:
+        return all(follows_schema(item, schema["items"]) for item in value)
+    return True
+
+
+def reply_follows(text: str, json_schema: str) -> bool:
+    """Return whether the reply ``text`` is one JSON value that follows ``json_schema``."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return follows_schema(value, json.loads(json_schema))
+
+
+def cut_off(generation: Generation) -> bool:
+    """Return whether the first reply of ``generation`` was cut off by the length limit."""
+    return bool(generation.finish_reasons) and generation.finish_reasons[0] == "length"
+
+
+def unreadable_error(replies: Sequence[str], readings: Sequence[Reading]) -> str:
+    """Return the error of a label none of whose replies could be read: the reason and a quote."""
+    reason = Counter(r.reason for r in readings).most_common(1)[0][0]
+    text = next((t for t, r in zip(replies, readings, strict=True) if r.reason == reason), "")
+    quoted = " ".join(text.split())
+    quoted = quoted if len(quoted) <= 80 else quoted[:40] + " … " + quoted[-37:]
+    n = len(replies)
+    return (
+        f"no verdict in the judge's {'reply' if n == 1 else f'{n} replies'} ({reason}): {quoted!r}"
     )
-    pair = re.findall(rf'"(?:{names})"\s*:\s*"([^"]*)"', text, re.IGNORECASE)
-    line = re.findall(
-        rf"^\W*(?:{names}|label)\W*\s*[:=]\s*(.+?)\s*$", text, re.IGNORECASE | re.MULTILINE
-    )
-    for value in [*reversed(pair), *reversed(line), text]:
-        got = _normalise(value, choices, letters)
-        if got is not None:
-            return got
-    if not letters:
-        present = {w.lower() for w in _WORD.findall(text)} & set(choices)
-        if len(present) == 1:
-            return present.pop()
-    return None
 
 
 def cost_at(
@@ -242,17 +239,26 @@ class Judge(Labeler):
     ``invalid``); ``hallucinated`` is :meth:`outcome` of it; ``score`` is the
     share of the replies whose verdict counts as hallucinated among those that
     count either way (higher = more likely hallucinated; ``None`` when none
-    does); ``raw`` is a JSON object with the ``replies``, their ``verdicts``,
-    the ``agreement`` rate, the ``usage`` (prompt and completion tokens of the
-    calls behind the label, how many came from the cache, and the ``cost`` at
-    the backend's ``price_per_1k`` when it has one) and, where a policy left
-    the verdict out, a ``note``. A backend failure on any of the calls gives
-    ``hallucinated=None`` with the error, ``retryable`` when every failure may
-    pass (the answered calls are cached, so the rerun pays only for those).
+    does); ``unreadable`` counts the replies that gave no verdict; ``raw`` is
+    a JSON object with the ``replies``, their ``verdicts`` (``invalid`` for an
+    unreadable one) and the ``reasons`` of the reading
+    (:data:`realitycheck.verdicts.REASONS`), the ``agreement`` rate, the
+    ``usage`` (prompt and completion tokens of the calls behind the label, how
+    many came from the cache, and the ``cost`` at the backend's
+    ``price_per_1k`` when it has one), ``truncated`` (which replies the length
+    limit cut off, when one was), ``schema_followed`` (when a JSON Schema was
+    sent: whether each reply is one JSON object that follows it),
+    ``unsupported`` (request features the server did not honour) and, where
+    a policy decided the verdict, a ``note``. A label none of whose replies
+    could be read is ``invalid`` with ``hallucinated=None`` and the reason
+    and a quote of the reply as its error (see ``invalid_as``). A backend
+    failure on any of the calls gives ``hallucinated=None`` with the error
+    and ``failed=True``, ``retryable`` when every failure may pass (the
+    answered calls are cached, so the rerun pays only for those).
     """
 
     judge: Backend = nested("backends", default=dataclasses.MISSING, doc="the backend asked")
-    invalid_as: Literal["hallucinated", "excluded"] = param("hallucinated", OneOf(POLICIES))
+    invalid_as: Literal["excluded", "hallucinated"] = param("excluded", OneOf(POLICIES))
     repeats: int = param(1, Interval(int, 1, 100))
     temperature: float = param(0.0, Interval(float, 0, 2))
     seed: int = param(0, Interval(int, 0))
@@ -285,12 +291,24 @@ class Judge(Labeler):
     def note(self, verdict: str) -> str:
         """Return why ``verdict`` was left out (``hallucinated=None``), or ``""``."""
         if verdict == INVALID and self.invalid_as == "excluded":
-            return "no reply could be parsed; excluded by invalid_as='excluded'"
+            return "no reply could be read; excluded by invalid_as='excluded'"
+        if verdict == INVALID:
+            return "no reply could be read; counted as hallucinated by invalid_as='hallucinated'"
         return ""
 
-    def parse(self, text: str) -> str | None:
-        """Return the verdict of one reply, or ``None`` if it cannot be parsed."""
-        return parse_verdict(text, field=self.field, choices=self.verdicts, letters=self.letters)
+    def parse(self, text: str, *, truncated: bool = False) -> str | None:
+        """Return the verdict of one reply, or ``None`` if it cannot be read."""
+        return self.read(text, truncated=truncated).verdict
+
+    def read(self, text: str, *, truncated: bool = False) -> Reading:
+        """Return the :class:`~realitycheck.verdicts.Reading` of one reply."""
+        return read_verdict(
+            text,
+            field=self.field,
+            choices=self.verdicts,
+            letters=self.letters,
+            truncated=truncated,
+        )
 
     def schema(self) -> dict[str, Any]:
         """Return the JSON Schema of a reply: a short reason, then one of ``verdicts``."""
@@ -353,7 +371,9 @@ class Judge(Labeler):
         generations = cached_generate(self.judge, requests, cache=cache) if requests else []
         position = 0
         for i, group in asked.items():
-            out[i] = self._decide(responses[i], generations[position : position + len(group)])
+            out[i] = self._decide(
+                responses[i], generations[position : position + len(group)], group
+            )
             position += len(group)
         return [out[i] for i in range(len(responses))]
 
@@ -374,10 +394,18 @@ class Judge(Labeler):
                 unjudgeable[i] = self._label(response, None, error=str(exc))
         return asked, unjudgeable
 
-    def _decide(self, response: Response, generations: Sequence[Generation]) -> Label:
+    def _decide(
+        self,
+        response: Response,
+        generations: Sequence[Generation],
+        requests: Sequence[GenerationRequest],
+    ) -> Label:
         price = getattr(self.judge, "price_per_1k", None)
         replies = [g.texts[0] if g.texts else "" for g in generations]
         raw: dict[str, Any] = {"replies": replies, "usage": _usage(generations, price)}
+        unsupported = sorted({u for g in generations for u in g.unsupported})
+        if unsupported:
+            raw["unsupported"] = unsupported
         failed = [g for g in generations if g.error]
         if failed:
             raw["errors"] = [g.error for g in generations]
@@ -390,8 +418,18 @@ class Judge(Labeler):
                     f"{len(generations)} calls: {failed[0].error}"
                 ),
                 retryable=all(g.retryable for g in failed),
+                failed=True,
             )
-        parsed = [self.parse(text) for text in replies]
+        cut = [cut_off(g) for g in generations]
+        readings = [self.read(t, truncated=c) for t, c in zip(replies, cut, strict=True)]
+        if any(r.json_schema for r in requests):
+            raw["schema_followed"] = [
+                reply_follows(t, r.json_schema) if r.json_schema else None
+                for t, r in zip(replies, requests, strict=True)
+            ]
+        if any(cut):
+            raw["truncated"] = cut
+        parsed = [r.verdict for r in readings]
         counts = Counter(v for v in parsed if v is not None)
         if counts:
             top = max(counts.values())
@@ -401,16 +439,24 @@ class Judge(Labeler):
         outcomes = [self.outcome(v if v is not None else INVALID) for v in parsed]
         counted = [o for o in outcomes if o is not None]
         raw["verdicts"] = [v if v is not None else INVALID for v in parsed]
+        raw["reasons"] = [r.reason for r in readings]
         raw["agreement"] = sum(v == verdict for v in raw["verdicts"]) / len(parsed)
         note = self.note(verdict)
         if note:
             raw["note"] = note
+        hallucinated = self.outcome(verdict)
+        unreadable = len(parsed) - sum(counts.values())
+        error = ""
+        if verdict == INVALID and hallucinated is None:
+            error = unreadable_error(replies, readings)
         return self._label(
             response,
-            self.outcome(verdict),
+            hallucinated,
             score=sum(counted) / len(counted) if counted else None,
             category=verdict,
             raw=json.dumps(raw, ensure_ascii=False),
+            error=error,
+            unreadable=unreadable,
         )
 
 

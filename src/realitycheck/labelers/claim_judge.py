@@ -43,9 +43,11 @@ from realitycheck.labelers._judge import (
     INVALID,
     Judge,
     _usage,
+    cut_off,
     parse_verdict,
     prompt_sha256_param,
     quote,
+    reply_follows,
     substitute,
 )
 from realitycheck.labelers.faithfulness_judge import source_fields
@@ -153,7 +155,9 @@ class ClaimJudge(Judge):
         judge: The backend that splits and checks (required), e.g. ``openai[model=gpt-4o]``.
         no_claims_as: What a response without factual claims becomes:
             ``faithful`` (``hallucinated=False``) or ``excluded`` (``None``).
-        invalid_as: What an unparseable reply becomes: ``hallucinated`` or ``excluded``.
+        invalid_as: What a label none of whose replies could be read becomes:
+            ``excluded`` (the default: ``hallucinated=None``, the reason as error)
+            or ``hallucinated``; the replies are counted as unreadable either way.
         repeats: Always 1: a majority over differing claim lists is undefined.
         temperature: The judge's sampling temperature (0: greedy).
         seed: Seed of the calls.
@@ -256,14 +260,16 @@ class ClaimJudge(Judge):
             response = responses[i]
             listed = None if generation.error else parse_claims(_text(generation))
             if generation.error or listed is None or not listed:
-                out[i] = self._finish(response, [generation], listed, None)
+                out[i] = self._finish(response, [generation], listed, None, [split[i]])
                 continue
             claims[i] = listed
             prompt = self.verification_prompt(response, examples.get(response.example_id), listed)
             (verify[i],) = self.verification_requests(prompt)
         checked = cached_generate(self.judge, list(verify.values()), cache=cache) if verify else []
         for i, generation in zip(verify, checked, strict=True):
-            out[i] = self._finish(responses[i], [answers[i], generation], claims[i], generation)
+            out[i] = self._finish(
+                responses[i], [answers[i], generation], claims[i], generation, [split[i], verify[i]]
+            )
         return [out[i] for i in range(len(responses))]
 
     def _finish(
@@ -272,6 +278,7 @@ class ClaimJudge(Judge):
         generations: Sequence[Generation],
         claims: list[str] | None,
         checked: Generation | None,
+        requests: Sequence[GenerationRequest],
     ) -> Label:
         """Return the label from the calls made for ``response`` (one round or two)."""
         price = getattr(self.judge, "price_per_1k", None)
@@ -292,7 +299,15 @@ class ClaimJudge(Judge):
                     f"{failed[0].error}"
                 ),
                 retryable=all(g.retryable for g in failed),
+                failed=True,
             )
+        if any(r.json_schema for r in requests):
+            raw["schema_followed"] = [
+                reply_follows(_text(g), r.json_schema) if r.json_schema else None
+                for g, r in zip(generations, requests, strict=True)
+            ]
+        if any(cut_off(g) for g in generations):
+            raw["truncated"] = [cut_off(g) for g in generations]
         verdicts = None
         if claims and checked is not None:
             verdicts = parse_claim_verdicts(_text(checked), len(claims))
@@ -304,11 +319,29 @@ class ClaimJudge(Judge):
                 raw["note"] = note
             if claims:
                 raw["claims"] = [{"claim": c, "verdict": INVALID} for c in claims]
+            unread = generations[-1]
+            reason = (
+                "truncated"
+                if cut_off(unread)
+                else "no claim list"
+                if claims is None
+                else f"no list of {len(claims)} verdicts"
+            )
+            raw["reasons"] = [reason]
+            invalid_as = self.outcome(INVALID)
+            quoted = " ".join(_text(unread).split())
+            quoted = quoted if len(quoted) <= 80 else quoted[:40] + " … " + quoted[-37:]
             return self._label(
                 response,
-                self.outcome(INVALID),
+                invalid_as,
                 category=category,
                 raw=json.dumps(raw, ensure_ascii=False),
+                error=(
+                    f"no {raw['round']} in the judge's reply ({reason}): {quoted!r}"
+                    if invalid_as is None
+                    else ""
+                ),
+                unreadable=1,
             )
         if not claims or verdicts is None:
             raw["claims"] = []

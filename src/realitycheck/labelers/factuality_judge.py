@@ -77,7 +77,9 @@ class FactualityJudge(Judge):
             ``knowledge`` (knowledge passage + dialogue history), ``expert``
             (an expert reply with the knowledge and history) or ``auto``
             (chosen per example).
-        invalid_as: What an unparseable reply becomes: ``hallucinated`` or ``excluded``.
+        invalid_as: What a label none of whose replies could be read becomes:
+            ``excluded`` (the default: ``hallucinated=None``, the reason as error)
+            or ``hallucinated``; the replies are counted as unreadable either way.
         repeats: How many times each response is judged; the majority decides.
         temperature: The judge's sampling temperature (0: greedy).
         seed: Seed of the first repeat; repeat k uses ``seed + k``.

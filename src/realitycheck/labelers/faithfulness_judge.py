@@ -16,9 +16,10 @@ with its own prompt in this project's own words:
   (``prompts/faithfulness_cot.v1.txt``); no JSON Schema is sent, since one
   would forbid the reasoning.
 
-Either reply is read by the judges' tolerant parser
-(:func:`~realitycheck.labelers._judge.parse_verdict`: the JSON field, then
-the last ``verdict: …`` line); a reply that gives no verdict is ``invalid``
+Either reply is read by :func:`realitycheck.labelers.parse_verdict` (its
+conclusion: the JSON field, a ``Verdict: …`` line or a concluding sentence,
+never a verdict word in the reasoning); a reply that gives no verdict is
+counted as unreadable, and a label with no readable reply is ``invalid``
 and follows ``invalid_as``. The claim-wise judge is ``claim_judge``.
 """
 
@@ -97,7 +98,9 @@ class FaithfulnessJudge(Judge):
         judge: The backend that checks (required), e.g. ``openai[model=gpt-4o-mini]``.
         style: ``facts`` (a JSON verdict after a statement-by-statement check)
             or ``cot`` (step-by-step reasoning, the verdict on the last line).
-        invalid_as: What an unparseable reply becomes: ``hallucinated`` or ``excluded``.
+        invalid_as: What a label none of whose replies could be read becomes:
+            ``excluded`` (the default: ``hallucinated=None``, the reason as error)
+            or ``hallucinated``; the replies are counted as unreadable either way.
         repeats: How many times each response is judged; the majority decides.
         temperature: The judge's sampling temperature (0: greedy).
         seed: Seed of the first repeat; repeat k uses ``seed + k``.

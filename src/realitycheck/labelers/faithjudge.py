@@ -90,7 +90,9 @@ class FaithJudge(Judge):
             paper shows all the others: 9 on FaithBench, 5 on RAGTruth).
         benign_as: What a ``benign`` verdict becomes: ``hallucinated``,
             ``consistent`` or ``excluded``.
-        invalid_as: What an unparseable reply becomes: ``hallucinated`` or ``excluded``.
+        invalid_as: What a label none of whose replies could be read becomes:
+            ``excluded`` (the default: ``hallucinated=None``, the reason as error)
+            or ``hallucinated``; the replies are counted as unreadable either way.
         repeats: How many times each response is graded; the majority decides.
         temperature: The judge's sampling temperature (0: greedy).
         seed: Seed of the first repeat; repeat k uses ``seed + k``.

@@ -22,7 +22,10 @@ each response:
     hallucinated, as in ``majority``). The fit uses no human label.
 
 A member's verdict of ``None`` (it could not judge: no reference, an excluded
-refusal) is left out of the vote. A response without any member verdict gets
+refusal, replies it could not read) is left out of the vote; the panel's
+label counts its members' unreadable replies (``unreadable``, and each
+member's count in ``raw``), and a label without any vote is ``failed`` when
+a member's call failed. A response without any member verdict gets
 ``hallucinated=None`` and an error. A member whose error may pass on a retry
 (a judge's backend failed) makes the panel's label of that response ``None``
 and retryable too, so that a resumed run asks again (a judge's answered calls
@@ -86,7 +89,7 @@ class Panel(Labeler):
     Args:
         members: The labelers on the panel, at least 2, all different (a key
             ``rouge_l+token_f1+exact_match``, judges such as
-            ``qa_judge[backend=openai[model=gpt-4o-mini]]``). The default, the
+            ``qa_judge[judge=openai[model=gpt-4o-mini]]``). The default, the
             three lexical labelers rouge_l, token_f1 and exact_match, only lets
             ``panel`` build alone; name judges for a panel worth its calls.
         rule: How verdicts combine: ``majority`` (ties count as hallucinated),
@@ -249,13 +252,19 @@ class Panel(Labeler):
         record: dict[str, Any] = {
             "rule": self.rule,
             "votes": [
-                {"member": m.key, "hallucinated": lab.hallucinated, "error": lab.error}
+                {
+                    "member": m.key,
+                    "hallucinated": lab.hallucinated,
+                    "error": lab.error,
+                    "unreadable": lab.unreadable,
+                }
                 for m, lab in zip(self.members, mine, strict=True)
             ],
         }
         if fit:
             record["fit"] = fit
         raw = json.dumps(record, sort_keys=True)
+        unreadable = sum(lab.unreadable for lab in mine)
         retry = [
             f"{m.key}: {lab.error}"
             for m, lab in zip(self.members, mine, strict=True)
@@ -263,7 +272,9 @@ class Panel(Labeler):
         ]
         if retry:
             error = f"a member may pass on retry: {'; '.join(retry)}"
-            return self._label(response, None, raw=raw, error=error, retryable=True)
+            return self._label(
+                response, None, raw=raw, error=error, retryable=True, unreadable=unreadable
+            )
         n_votes = int((~np.isnan(votes)).sum())
         if n_votes == 0:
             why = "; ".join(
@@ -272,10 +283,22 @@ class Panel(Labeler):
                 if lab.error
             )
             error = f"no member gave a verdict ({why})" if why else "no member gave a verdict"
-            return self._label(response, None, raw=raw, error=error)
+            return self._label(
+                response,
+                None,
+                raw=raw,
+                error=error,
+                failed=any(lab.failed for lab in mine),
+                unreadable=unreadable,
+            )
         category = f"{int((votes == 1).sum())}/{n_votes}"
         return self._label(
-            response, bool(verdict == 1), score=float(score), category=category, raw=raw
+            response,
+            bool(verdict == 1),
+            score=float(score),
+            category=category,
+            raw=raw,
+            unreadable=unreadable,
         )
 
 

@@ -47,7 +47,9 @@ class QAJudge(Judge):
 
     Args:
         judge: The backend that grades (required), e.g. ``openai[model=gpt-4o-mini]``.
-        invalid_as: What an unparseable reply becomes: ``hallucinated`` or ``excluded``.
+        invalid_as: What a label none of whose replies could be read becomes:
+            ``excluded`` (the default: ``hallucinated=None``, the reason as error)
+            or ``hallucinated``; the replies are counted as unreadable either way.
         refusal_as: What a ``refuse`` verdict becomes: ``hallucinated`` or ``excluded``.
         repeats: How many times each response is graded; the majority decides.
         temperature: The judge's sampling temperature (0: greedy).
