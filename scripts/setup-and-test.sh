@@ -9,7 +9,7 @@ PYTHON="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet -c constraints.txt -e '.[all,distributed,dev]'
+.venv/bin/python -m pip install --quiet -c constraints.txt -e '.[all,distributed,serve,dev]'
 # Chromium for the browser checks of the report (tests/report/test_browser.py skip without it):
 # installed where it is missing and we may (root with apt-get); never fails the set-up.
 command -v chromium >/dev/null || { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null \
