@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import importlib.util
 import logging
 import math
 import os
@@ -412,3 +413,35 @@ def test_a_key_a_header_cannot_carry_fails_before_any_call(make_backend, server,
         with pytest.raises(InvalidInputError, match="'RC_ODD_KEY' has characters") as caught:
             backend.generate([GenerationRequest(prompt="q")])
     assert key not in str(caught.value) and server.calls == 0
+
+
+_PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
+
+
+@pytest.fixture
+def no_proxies(monkeypatch):
+    for name in _PROXY_VARS:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    return monkeypatch
+
+
+def test_an_http_proxy_from_the_environment_carries_the_calls(make_backend, server, no_proxies):
+    # The fake server answers absolute-form targets, so it can stand in for the proxy: a
+    # host that does not resolve is reached only if the calls really go through it.
+    no_proxies.setenv("HTTP_PROXY", server.url.rsplit("/v1", 1)[0])
+    backend = make_backend(base_url="http://api.example.invalid/v1", max_retries=0)
+    (gen,) = backend.generate([GenerationRequest(prompt="via proxy")])
+    assert gen.error == "", gen.error
+    assert gen.texts == (expected_choice("via proxy", 0, temperature=0.0, max_tokens=64)["text"],)
+    assert server.calls == 1
+
+
+def test_a_proxy_the_client_cannot_use_is_named_before_any_call(make_backend, server, no_proxies):
+    pytest.importorskip("httpx2")
+    if importlib.util.find_spec("socksio") is not None:
+        pytest.skip("socksio is installed: the client can use a SOCKS proxy")
+    no_proxies.setenv("ALL_PROXY", "socks5://127.0.0.1:1080")
+    with pytest.raises(InvalidInputError, match="proxy the openai SDK's HTTP client cannot use"):
+        make_backend().generate([GenerationRequest(prompt="q")])
+    assert server.calls == 0

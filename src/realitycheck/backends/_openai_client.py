@@ -40,6 +40,7 @@ from realitycheck.backends._retry import Classified, parse_retry_after
 from realitycheck.errors import (
     BackendError,
     FatalBackendError,
+    InvalidInputError,
     MissingDependencyError,
     RetryableBackendError,
 )
@@ -97,12 +98,19 @@ def make_client(base_url: str, api_key: str, *, concurrency: int, timeout: float
     openai = sdk()
     httpx = _httpx()
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    try:  # proxies come from HTTPS_PROXY / HTTP_PROXY / ALL_PROXY / NO_PROXY
+        http_client = openai.DefaultAsyncHttpxClient(limits=limits)
+    except ImportError as exc:  # a SOCKS proxy without the package that speaks it
+        raise InvalidInputError(
+            f"The environment names a proxy the openai SDK's HTTP client cannot use ({exc}). "
+            "Unset it or add the host to NO_PROXY."
+        ) from None
     return openai.AsyncOpenAI(
         base_url=base_url,
         api_key=api_key,
         max_retries=0,
         timeout=timeout,
-        http_client=openai.DefaultAsyncHttpxClient(limits=limits),
+        http_client=http_client,
     )
 
 
