@@ -85,6 +85,21 @@ def _mentions(text: str, serve, field: str) -> list[str]:
     ]
 
 
+def _kill_on_second_request(serve) -> threading.Thread:
+    """Kill the server once a second request arrives: the first was answered in full."""
+    before = serve.received()
+
+    def watch() -> None:
+        deadline = time.monotonic() + 60
+        while serve.received() < before + 2 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        serve.kill()
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
 # --- generate -----------------------------------------------------------------------------
 
 
@@ -141,6 +156,29 @@ def test_top_k_is_refused_without_suggesting_a_retry(cli, serve, data_dir, tmp_p
     assert "again to retry" not in outcome.text, outcome.text
 
 
+def test_a_generate_killed_mid_stage_keeps_every_answered_call(cli, serve, data_dir, tmp_path):
+    # Complete answers only (no log-probs asked), one call at a time, no retries:
+    # the kill lands on the second call, and the first call's answer must be kept.
+    plan = f"default[n_samples={N_SAMPLES},max_tokens=4,logprobs=false]"
+    args = ["generate", *_common(data_dir, tmp_path / "run", tmp_path / "cache"), "--limit", "2"]
+    args += ["-b", serve.backend(concurrency=1, max_retries=0), "--plan", plan]
+    watcher = _kill_on_second_request(serve)
+    killed = cli(args)
+    watcher.join(timeout=60)
+    assert not serve.alive()
+    assert killed.exit_code == EXIT_FAILED, killed.text
+    assert killed.calls == [200], killed.text
+
+    serve.start()
+    rerun = cli(args)
+    assert rerun.exit_code == 0, rerun.text
+    # Two questions of a best answer and N_SAMPLES samples, one call each (n is
+    # ignored): all but the answered call are asked for again.
+    assert rerun.calls == [200] * (2 * (1 + N_SAMPLES) - 1), rerun.text
+    responses = RunStore(tmp_path / "run").read(Response)
+    assert len(responses) == 2 and all(len(r.samples) == N_SAMPLES for r in responses)
+
+
 # --- label ----------------------------------------------------------------------------------
 
 
@@ -167,6 +205,10 @@ def test_qa_judge_reads_no_verdict_into_random_replies(cli, serve, run, data_dir
     # Noise rarely ends in a conclusion: these replies give none, and the summary says so.
     assert n_unreadable >= 1, labels
     assert re.search(rf"\b{n_unreadable} (with )?unreadable", outcome.text), outcome.text
+    # The judge asked for a JSON Schema reply, which this server ignores: one warning says so.
+    named = _mentions(outcome.text, serve, "json_schema")
+    named += _mentions(outcome.text, serve, "response_format")
+    assert len(named) == 1, outcome.text
 
 
 def _replies(raw: str) -> list[str]:
@@ -233,21 +275,6 @@ def test_a_wrong_model_name_exits_3_with_the_commonest_error(cli, serve, data_di
 
     allowed = cli([*args, "--allow-failures"])
     assert allowed.exit_code == 0, allowed.text
-
-
-def _kill_on_second_request(serve) -> threading.Thread:
-    """Kill the server once a second request arrives: the first was answered in full."""
-    before = serve.received()
-
-    def watch() -> None:
-        deadline = time.monotonic() + 60
-        while serve.received() < before + 2 and time.monotonic() < deadline:
-            time.sleep(0.005)
-        serve.kill()
-
-    thread = threading.Thread(target=watch, daemon=True)
-    thread.start()
-    return thread
 
 
 def test_a_server_killed_mid_stage_exits_3_and_a_rerun_completes(
