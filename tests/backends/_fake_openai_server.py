@@ -493,8 +493,12 @@ class _Connection:
         if fake.refuse_top_k and "top_k" in body:
             return 422, "Unexpected fields {'top_k'}"
         kind = (body.get("response_format") or {}).get("type")
-        if kind in fake.refused_formats:
-            return 500, f"Internal error: cannot build a grammar for response_format {kind}"
+        if kind in fake.refused_formats:  # llama-cpp-python 0.3.36's words, as recorded
+            return 500, (
+                "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', "
+                "'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", "
+                f"'input': '{kind}'}}"
+            )
         if kind == "json_schema" and fake.format_mismatch:
             return 500, "The output does not match the expected format"
         return None

@@ -187,3 +187,64 @@ def test_a_server_that_ignores_echo_says_so(make_backend, server):
     backend = make_backend(mode="completions", max_retries=0)
     with pytest.raises(FatalBackendError, match="did not echo the prompt"):
         backend.loglik_tokens([("the answer is", " Paris")])
+
+
+# llama-cpp-python 0.3.36's echo of "Question: What is the capital of France?\nAnswer: Paris"
+# (max_tokens 1, a SentencePiece vocabulary), as recorded: a prefix-space token first and
+# every offset one character on, then the generated token "op".
+_RECORDED_ECHO = [
+    (" ", 0, None),
+    ("Q", 1, -6.8216),
+    ("ue", 2, -6.7551),
+    ("st", 4, -6.9908),
+    ("ion", 6, -7.0624),
+    (":", 9, -6.8445),
+    (" ", 10, -6.7308),
+    ("W", 11, -6.9153),
+    ("h", 12, -6.7264),
+    ("at", 13, -6.6697),
+    (" is", 15, -6.9138),
+    (" the", 18, -6.7460),
+    (" c", 22, -6.8942),
+    ("ap", 24, -6.9148),
+    ("it", 26, -6.7117),
+    ("al", 28, -6.8559),
+    (" of", 30, -7.0338),
+    (" F", 33, -7.0403),
+    ("ra", 35, -6.9159),
+    ("n", 37, -6.8737),
+    ("ce", 38, -6.9977),
+    ("?", 40, -7.0340),
+    ("\n", 41, -6.6536),
+    ("A", 42, -6.8302),
+    ("n", 43, -7.0184),
+    ("sw", 44, -6.5480),
+    ("er", 46, -6.9435),
+    (":", 48, -7.0113),
+    (" P", 49, -7.0335),
+    ("ar", 51, -7.0182),
+    ("is", 53, -6.9946),
+    ("op", 55, -6.2900),
+]
+
+
+def test_the_recorded_llama_cpp_python_echo_counts_only_the_option_tokens():
+    prompt, option = "Question: What is the capital of France?\nAnswer:", " Paris"
+    data = {
+        "choices": [
+            {
+                "text": prompt + option + "op",
+                "logprobs": {
+                    "tokens": [t for t, _, _ in _RECORDED_ECHO],
+                    "token_logprobs": [v for _, _, v in _RECORDED_ECHO],
+                    "text_offset": [o for _, o, _ in _RECORDED_ECHO],
+                },
+            }
+        ]
+    }
+    # Read by the server's offsets, the prompt's ":" (offset 48) would count to the option.
+    assert echoed_continuation(data, prompt=prompt, continuation=option) == (
+        -7.0335,
+        -7.0182,
+        -6.9946,
+    )
