@@ -124,8 +124,8 @@ def test_an_echoing_server_leaks_nothing(tmp_path, monkeypatch, capsys, echo_ser
     code = main([*args, "--out", str(run), "--no-cache"])
     captured = capsys.readouterr()
     assert echo_server.seen and KEY in echo_server.seen[0]  # the key was sent and echoed
-    assert code == 0, captured.err
-    assert "failed" in captured.err
+    assert code == 3, captured.err  # the generation failed (HTTP 401): exit 3
+    assert "failed" in captured.err and "commonest error (1 times" in captured.err
     assert KEY not in captured.out + captured.err
     for piece in (KEY[:8], KEY[-8:]):
         assert piece not in captured.err
