@@ -11,8 +11,8 @@ console script's function) with ``argv`` (e.g. ``["serve", FOLDER, "--port",
 prints ``{"pid": PID}``. The child is a whole server process: it loads the
 model with ``from_pretrained`` and serves until it is stopped (SIGTERM) or
 killed (SIGKILL), so killing one and starting the next costs a model load,
-not the imports. Closing stdin ends the zygote at once; the servers it started are
-stopped by whoever holds their pids.
+not the imports. Closing stdin (the test run ends, or dies) ends the zygote
+at once, and the kernel then kills any server it started that still runs.
 
 The zygote itself runs no torch operation and no tokenizer, so its threads
 (none) are safe to fork.
@@ -27,22 +27,36 @@ import sys
 from pathlib import Path
 
 
+def _die_with_parent() -> None:
+    """Have Linux kill this process when its parent ends (no server outlives a dead test run)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGKILL))
+
+
 def _fork(target, log: str | None = None) -> int:
     pid = os.fork()
     if pid:
         return pid
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    os.setsid()
-    if log is not None:
-        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-        os.dup2(fd, 1)
-        os.dup2(fd, 2)
     code = 1
-    try:
+    try:  # the child never returns into the zygote's loop
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.setsid()
+        _die_with_parent()
+        if log is not None:
+            fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+            os.dup2(fd, 1)
+            os.dup2(fd, 2)
         target()
         code = 0
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
