@@ -25,8 +25,8 @@ from realitycheck.backends._cache import (
     cached_generate,
     call_identity,
     default_cache_path,
-    usage_of,
 )
+from realitycheck.backends._usage import usage_of
 from realitycheck.backends.mock import MockBackend
 from realitycheck.errors import InvalidInputError
 

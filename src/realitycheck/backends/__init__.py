@@ -13,11 +13,9 @@ from realitycheck.backends._base import (
 )
 from realitycheck.backends._cache import (
     CallCache,
-    Usage,
     cached_generate,
     call_identity,
     default_cache_path,
-    usage_of,
 )
 from realitycheck.backends._cached_loglik import cached_loglik_tokens, loglik_key
 from realitycheck.backends._pairs import (
@@ -29,6 +27,7 @@ from realitycheck.backends._pairs import (
     pair_classes,
     pair_score,
 )
+from realitycheck.backends._usage import Usage, usage_of
 
 __all__ = [
     "Backend",

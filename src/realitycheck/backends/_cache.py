@@ -26,8 +26,7 @@ A backend that can report each answer as it finishes implements
 chunks of :data:`CHUNK` requests, so a kill loses at most one chunk in flight.
 
 Token accounting is a pure function of the returned generations
-(:func:`usage_of`): only calls actually paid for in this run (``cached=False``)
-count, and the cost follows from per-1,000-token prices.
+(:func:`~realitycheck.backends.usage_of`, in :mod:`._usage`).
 """
 
 from __future__ import annotations
@@ -37,8 +36,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -46,18 +44,16 @@ from realitycheck import sqlite_files
 from realitycheck.backends._base import REQUESTS, Backend, Generation, GenerationRequest
 from realitycheck.backends._partial import PARTIAL, merged, rest_of, without_sequences
 from realitycheck.errors import InvalidInputError
-from realitycheck.params import InstanceOf, Interval, check_arg, param_error, shown
+from realitycheck.params import InstanceOf, Interval, check_arg
 from realitycheck.progress import NullProgress, Progress
 
 __all__ = [
     "CHUNK",
     "CallCache",
     "ReportsEachResult",
-    "Usage",
     "cached_generate",
     "call_identity",
     "default_cache_path",
-    "usage_of",
 ]
 
 CHUNK = 32
@@ -334,93 +330,6 @@ def _check_count(backend: Backend, requests: Sequence[Any], results: Sequence[An
             f"The backend {backend.key!r} returned {len(results)} generations for "
             f"{len(requests)} requests; a backend must answer every request in order."
         )
-
-
-@dataclass(frozen=True, kw_only=True)
-class Usage:
-    """Token usage and cost of the calls a run actually paid for.
-
-    Attributes:
-        calls: Calls answered by the backend in this run: one per generation, or
-            what the generation's ``usage["calls"]`` says (a request for ``n``
-            sequences from a server that ignores ``n`` takes ``n`` calls; those of a
-            failed request that answered count too).
-        cached: Generations served from the cache or from a duplicate in the batch.
-        errors: Generations that failed.
-        attempts: HTTP attempts made, retries included (backends that report them).
-        prompt_tokens: Prompt tokens of the paid calls.
-        completion_tokens: Completion tokens of the paid calls.
-        cost: ``prompt_tokens / 1000 * price[0] + completion_tokens / 1000 * price[1]``.
-    """
-
-    calls: int = 0
-    cached: int = 0
-    errors: int = 0
-    attempts: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float = 0.0
-
-    @property
-    def total_tokens(self) -> int:
-        """Prompt plus completion tokens."""
-        return self.prompt_tokens + self.completion_tokens
-
-    def as_dict(self) -> dict[str, int | float]:
-        """Return the usage as plain data (for the run manifest)."""
-        return {**dataclasses.asdict(self), "total_tokens": self.total_tokens}
-
-
-def usage_of(
-    generations: Iterable[Generation], *, price_per_1k: tuple[float, float] = (0.0, 0.0)
-) -> Usage:
-    """Add up the usage of the generations this run paid for.
-
-    Cached generations cost nothing now and only count in ``cached``; failed
-    ones count in ``errors`` (their attempts, and the calls and tokens of a
-    failed request's answered calls, still count).
-
-    Args:
-        generations: What :func:`cached_generate` returned.
-        price_per_1k: Price per 1,000 prompt tokens and per 1,000 completion tokens.
-    """
-    totals = {"calls": 0, "cached": 0, "errors": 0, "attempts": 0, "prompt": 0, "completion": 0}
-    for generation in _iter_generations(generations):
-        if generation.cached:
-            totals["cached"] += 1
-            continue
-        usage = generation.usage
-        totals["attempts"] += int(usage.get("attempts", 0))
-        if generation.error:
-            totals["errors"] += 1
-            totals["calls"] += int(usage.get("calls", 0))
-        else:
-            totals["calls"] += int(usage.get("calls", 1))
-        totals["prompt"] += int(usage.get("prompt_tokens", 0))
-        totals["completion"] += int(usage.get("completion_tokens", 0))
-    prompt_price, completion_price = price_per_1k
-    return Usage(
-        calls=totals["calls"],
-        cached=totals["cached"],
-        errors=totals["errors"],
-        attempts=totals["attempts"],
-        prompt_tokens=totals["prompt"],
-        completion_tokens=totals["completion"],
-        cost=totals["prompt"] / 1000 * prompt_price
-        + totals["completion"] / 1000 * completion_price,
-    )
-
-
-def _iter_generations(generations: Iterable[Generation]) -> Iterator[Generation]:
-    for i, generation in enumerate(generations):
-        if not isinstance(generation, Generation):
-            raise param_error(
-                "generations",
-                "usage_of",
-                "an iterable of Generation values",
-                got=f"{shown(generation)} at position {i}",
-            )
-        yield generation
 
 
 def _reopen(path: str, timeout: float) -> CallCache:

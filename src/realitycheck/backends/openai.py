@@ -48,7 +48,7 @@ from realitycheck.backends._base import (
     backend,
     require,
 )
-from realitycheck.backends._cache import Usage, usage_of
+from realitycheck.backends._usage import Usage, usage_of
 from realitycheck.errors import InvalidInputError
 from realitycheck.params import (
     Constraint,
