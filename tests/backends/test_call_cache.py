@@ -283,6 +283,7 @@ def test_stored_generations_round_trip_with_every_field(tmp_path):
         hidden=({"mean@L2": (1.0, 2.0)}, {"mean@L2": (3.0, 4.0)}),
         finish_reasons=("stop", "length"),
         usage={"prompt_tokens": 3, "completion_tokens": 3},
+        unsupported=("top_logprobs",),
     )
     cache.put("k", generation)
     cache.close()
@@ -290,6 +291,60 @@ def test_stored_generations_round_trip_with_every_field(tmp_path):
         generation, cached=True
     )
     assert "k" in cache and "absent" not in cache
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ScriptedBackend(MockBackend):
+    """Answers each request with the next scripted generation, recording what it was asked."""
+
+    script: ClassVar[list[Generation]] = []
+    asked: ClassVar[list[GenerationRequest]] = []
+
+    def generate(self, requests):
+        ScriptedBackend.asked.extend(requests)
+        return [ScriptedBackend.script.pop(0) for _ in requests]
+
+
+def test_an_answer_lacking_an_asked_feature_is_returned_but_not_stored(tmp_path):
+    ScriptedBackend.asked.clear()
+    lacking = Generation(texts=("a",), unsupported=("logprobs",), usage={"calls": 1})
+    ScriptedBackend.script[:] = [lacking, dataclasses.replace(lacking, unsupported=())]
+    request = GenerationRequest(prompt="q", logprobs=True)
+    with CallCache(tmp_path / "calls.sqlite") as cache:
+        (first,) = cached_generate(ScriptedBackend(), [request], cache=cache)
+        assert first.unsupported == ("logprobs",) and len(cache) == 0
+        (second,) = cached_generate(ScriptedBackend(), [request], cache=cache)
+        assert second.unsupported == () and not second.cached and len(cache) == 1
+    assert len(ScriptedBackend.asked) == 2
+
+
+def test_a_partial_answer_is_kept_and_only_the_rest_is_asked_for(tmp_path):
+    ScriptedBackend.asked.clear()
+    partial = Generation(
+        texts=("s1", "s2"),
+        finish_reasons=("stop", "stop"),
+        error="RetryableBackendError: HTTP 503",
+        retryable=True,
+        usage={"calls": 2, "completion_tokens": 4, "attempts": 5},
+    )
+    rest = Generation(
+        texts=("s3",), finish_reasons=("length",), usage={"calls": 1, "completion_tokens": 2}
+    )
+    ScriptedBackend.script[:] = [partial, rest]
+    request = GenerationRequest(prompt="q", n=3, decoding="sampling", temperature=1.0, seed=7)
+    with CallCache(tmp_path / "calls.sqlite") as cache:
+        (failed,) = cached_generate(ScriptedBackend(), [request], cache=cache)
+        assert failed.error and failed.retryable and failed.texts == ()
+        assert usage_of([failed]).calls == 2 and usage_of([failed]).completion_tokens == 4
+        (done,) = cached_generate(ScriptedBackend(), [request], cache=cache)
+        assert [(r.n, r.seed) for r in ScriptedBackend.asked] == [(3, 7), (1, 9)]
+        assert done.texts == ("s1", "s2", "s3") and done.finish_reasons == ("stop",) * 2 + (
+            "length",
+        )
+        assert usage_of([done]).calls == 1  # what this run paid for
+        stored = cache.get(request.cache_key(call_identity(ScriptedBackend())))
+        assert stored is not None and stored.texts == done.texts
+        assert stored.usage["calls"] == 3 and len(cache) == 1  # the partial entry is gone
 
 
 def test_usage_counts_only_what_this_run_paid_for():
