@@ -182,11 +182,16 @@ def test_a_sentencepiece_echo_with_a_prefix_space_is_read_by_token_text():
     assert echoed_continuation(data, prompt="Q:", continuation=" A") == (-2.0,)
 
 
-def test_a_server_that_ignores_echo_says_so(make_backend, server):
-    server.ignores = {"echo"}
-    backend = make_backend(mode="completions", max_retries=0)
-    with pytest.raises(FatalBackendError, match="did not echo the prompt"):
+@pytest.mark.parametrize(
+    ("ignored", "message"),
+    [({"echo"}, "did not echo the prompt"), ({"echo", "logprobs"}, "does not echo prompt log")],
+)
+def test_a_server_that_ignores_echo_says_so_at_once(make_backend, server, ignored, message):
+    server.ignores = ignored
+    backend = make_backend(mode="completions", max_retries=6)
+    with pytest.raises(FatalBackendError, match=message):
         backend.loglik_tokens([("the answer is", " Paris")])
+    assert server.calls == 1  # the same reply would come again: no retries
 
 
 # llama-cpp-python 0.3.36's echo of "Question: What is the capital of France?\nAnswer: Paris"

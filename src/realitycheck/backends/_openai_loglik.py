@@ -82,7 +82,9 @@ def echoed_continuation(
         continuation: The continuation sent after it (tokens starting later were generated).
 
     Raises:
-        RetryableBackendError: The body lacks the echoed tokens, offsets or log-probs.
+        FatalBackendError: The body lacks the echoed tokens, offsets or log-probs, or
+            the server did not echo the prompt (it would answer the same again).
+        RetryableBackendError: A token of the continuation has no log-probability.
     """
     try:
         logprobs = data["choices"][0]["logprobs"]
@@ -90,12 +92,13 @@ def echoed_continuation(
         values = list(logprobs["token_logprobs"])
         offsets = [int(o) for o in logprobs["text_offset"]]
     except (KeyError, IndexError, TypeError, ValueError):
-        raise RetryableBackendError(
+        raise FatalBackendError(
             "The echo response lacks choices[0].logprobs with tokens, token_logprobs and "
-            "text_offset."
+            "text_offset: the server does not echo prompt log-probabilities ('echo' with "
+            "'logprobs' on /completions), so it cannot score fixed continuations."
         ) from None
     if not len(tokens) == len(values) == len(offsets):
-        raise RetryableBackendError("The echo response's token lists differ in length.")
+        raise FatalBackendError("The echo response's token lists differ in length.")
     text = prompt + continuation
     prompt_chars, text_chars = len(prompt), len(text)
     offsets = token_offsets([str(t) for t in tokens], offsets, text)
