@@ -175,6 +175,25 @@ def test_a_classifier_failure_is_an_error_per_response():
     good, bad = det.score(RESPONSES[2:4], Needs(examples=EXAMPLES))  # the source names Rome
     assert good.value is None and "the classifier failed: FatalBackendError" in good.error
     assert bad.value is None
+    assert good.failed and bad.failed  # a call that never succeeded fails the stage (exit 3)
+    (label,) = labelers.create("nli", judge="mock[fail_on=.]").label(RESPONSES[2:3], EXAMPLES)
+    assert label.hallucinated is None and label.failed
+    assert "the classifier failed" in label.error
+    sentences = Response(
+        response_id="s", example_id="e1", model="m", text="Rome.", samples=("Rome is big.",)
+    )
+    (score,) = detectors.create("selfcheck_nli", judge="mock[fail_on=.]").score(
+        [sentences], Needs(examples=EXAMPLES)
+    )
+    assert score.value is None and score.failed and "the classifier failed" in score.error
+
+
+def test_a_missing_input_is_not_a_failure():
+    empty = Response(response_id="x", example_id="e1", model="m", text="  ")
+    (score,) = detectors.create("nli_grounding", judge="mock").score(
+        [empty], Needs(examples=EXAMPLES)
+    )
+    assert score.value is None and not score.failed
 
 
 @pytest.mark.parametrize(

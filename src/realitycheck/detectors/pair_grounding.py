@@ -141,7 +141,11 @@ class PairGrounding(Detector):
             failed = [answers[p, h].error for h in hypotheses for p in premises]
             failed = [e for e in failed if e]
             if failed:
-                out.append(self._score(response, None, error=f"the classifier failed: {failed[0]}"))
+                out.append(
+                    self._score(
+                        response, None, error=f"the classifier failed: {failed[0]}", failed=True
+                    )
+                )
                 continue
             support = [
                 max(_entailment(answers[p, h].entailment) for p in premises) for h in hypotheses

@@ -156,6 +156,8 @@ class SelfCheckNLI(Detector):
         sentences, samples = plan
         failed = [answers[s, r].error for r in sentences for s in samples if answers[s, r].error]
         if failed:
-            return self._score(response, None, error=f"the classifier failed: {failed[0]}")
+            return self._score(
+                response, None, error=f"the classifier failed: {failed[0]}", failed=True
+            )
         grid = np.array([[contradiction_share(answers[s, r]) for s in samples] for r in sentences])
         return self._score(response, float(grid.mean(axis=1).mean()))

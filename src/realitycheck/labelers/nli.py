@@ -117,7 +117,11 @@ class NLILabeler(Labeler):
             per_ref = [[answers[p] for p in self._pairs(response.text, r)] for r in refs[k]]
             failed = [a.error for group in per_ref for a in group if a.error]
             if failed:
-                out.append(self._label(response, None, error=f"the classifier failed: {failed[0]}"))
+                out.append(
+                    self._label(
+                        response, None, error=f"the classifier failed: {failed[0]}", failed=True
+                    )
+                )
                 continue
             best = max((min(group, key=_entailment) for group in per_ref), key=_entailment)
             out.append(self._verdict(response, best))
