@@ -3,9 +3,10 @@
 Nothing is downloaded: the byte-level BPE tokenizer is trained here on a few
 lines that mix the words judges reply with (verdict words, "final
 classification", JSON punctuation), so the model's random replies are made of
-those pieces and sometimes contain a verdict word inside noise, the case the
-verdict parser must not read as a verdict. The weights are random, drawn with a
-fixed seed and a wide initialisation so that greedy replies differ by prompt.
+those pieces. The weights are random, drawn with a fixed seed and a wide
+initialisation so that greedy replies differ by prompt, and the verdict words'
+embeddings are doubled so that most replies hold one or two of them inside the
+noise: the case a verdict parser must not read as a verdict.
 
 The folder is written with ``save_pretrained`` and the server reloads it with
 ``from_pretrained``; :func:`build` checks that reload once itself.
@@ -38,6 +39,14 @@ def _corpus() -> list[str]:
     """Lines of the judge words in a fixed shuffled order (deterministic)."""
     n = len(_WORDS)
     return [" ".join(_WORDS[(7 * i + 3 * j) % n] for j in range(16)) for i in range(300)]
+
+
+def _judge_word_ids(tokenizer) -> list[int]:
+    """Token ids of the verdict words, alone or after a space (byte-level BPE's "\u0120")."""
+    words = ("correct", "incorrect", "refuse", "yes", "no", "consistent", "inconsistent")
+    words += ("verdict", "true", "false", "not")
+    vocab = tokenizer.get_vocab()
+    return sorted({vocab[t] for w in words for t in (w, "\u0120" + w) if t in vocab})
 
 
 def build(folder: Path) -> Path:
@@ -84,6 +93,10 @@ def build(folder: Path) -> Path:
     )
     torch.manual_seed(0)
     model = LlamaForCausalLM(config)
+    # A model that likes judge words: doubling their (tied) embeddings makes
+    # most greedy replies hold a verdict word or two inside the noise.
+    with torch.no_grad():
+        model.model.embed_tokens.weight[_judge_word_ids(tokenizer)] *= 2.0
     # The server samples only when the model's generation config says so
     # (a request's temperature 0 turns it off; a temperature > 0 does not turn it on).
     model.generation_config = GenerationConfig(

@@ -1,12 +1,16 @@
 """`transformers serve` on 127.0.0.1 with a tiny random-weight Llama (see _tiny_llama.py).
 
 The server is Hugging Face transformers' own OpenAI-compatible server
-(``pip install 'realitycheck[serve]'``, i.e. ``transformers[serving]``),
-started as ``python -m transformers.cli.transformers serve FOLDER`` with the
-model folder as its pinned model (``FORCE_MODEL``): it loads the folder with
-``from_pretrained`` before it listens, and answers only requests whose
-``model`` is that folder's path (or none). Everything runs offline
-(``HF_HUB_OFFLINE=1``, ``TRANSFORMERS_OFFLINE=1``, its own ``HF_HOME``).
+(``pip install 'realitycheck[serve]'``, i.e. ``transformers[serving]``): the
+``transformers serve FOLDER --host 127.0.0.1 --port N --device cpu`` command,
+run by the console script's function in a process forked from a warm parent
+(_serve_zygote.py: a restart after a kill then takes about a second instead of
+a cold start's 10-15 s). ``FOLDER`` is its pinned model (``FORCE_MODEL``): it
+loads the folder with ``from_pretrained`` before it listens, and answers only
+requests whose ``model`` is that folder's path (or none). Everything runs
+offline (``HF_HUB_OFFLINE=1``, ``TRANSFORMERS_OFFLINE=1``, its own ``HF_HOME``).
+The model's greedy replies are noise full of verdict words ("no yes true
+consistent ... incorrect inconsistent false"), cut off by ``max_tokens``.
 
 What the server really does (transformers 5.24, probed with the ``openai``
 SDK and plain HTTP on /v1/chat/completions and /v1/completions):
@@ -48,8 +52,8 @@ model costs about 0.1 s plus 10-15 ms per generated token on a loaded core.
 ``/health`` answers 200 once the pinned model is loaded; ``/v1/models``
 lists that model alone (its id is the folder path).
 
-Fixtures: ``serve`` (one server for the session; a test that kills it gets
-it restarted on the same port when it ends) and ``cli`` (runs a
+Fixtures: ``serve`` (one server per test module, on one port; a test may
+kill it, and the next test gets it started again) and ``cli`` (runs a
 ``realitycheck`` command in this process and keeps its output, its logged
 warnings and its exit code).
 """
@@ -62,8 +66,9 @@ import pytest
 from _live_server import TransformersServer, run_cli
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def _server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TransformersServer]:
+    """One server for a test module (stopped when it ends, not kept for the rest of the suite)."""
     pytest.importorskip("fastapi", reason="needs pip install 'realitycheck[serve]'")
     pytest.importorskip("uvicorn", reason="needs pip install 'realitycheck[serve]'")
     pytest.importorskip("transformers", reason="needs pip install 'realitycheck[serve]'")

@@ -31,6 +31,7 @@ LIMIT = 3  # questions answered
 N_SAMPLES = 2
 PLAN = f"default[n_samples={N_SAMPLES},max_tokens=8,logprobs=true,top_logprobs=2]"
 QA_CHOICES = ("correct", "incorrect", "refuse")
+VERDICT_WORD = re.compile(r"\b(correct|incorrect|refuse)\b", re.IGNORECASE)
 EXIT_FAILED = 3  # a stage where calls failed (2 is bad input)
 
 
@@ -59,9 +60,9 @@ class Generated:
     outcome: Outcome
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def _generated(_server, data_dir, tmp_path_factory) -> Generated:
-    """The first ``generate`` of the session (tests copy its run before writing to it)."""
+    """The first ``generate`` of the module (tests copy its run before writing to it)."""
     root = tmp_path_factory.mktemp("generated")
     run, cache = root / "run", root / "cache"
     args = ["generate", *_common(data_dir, run, cache), "--limit", str(LIMIT)]
@@ -194,19 +195,21 @@ def test_qa_judge_reads_no_verdict_into_random_replies(cli, serve, run, data_dir
     assert len(outcome.calls) >= LIMIT and set(outcome.calls) == {200}, outcome.text
     labels = RunStore(run).read(Label)
     assert len(labels) == LIMIT
-    n_unreadable = 0
+    n_unreadable, traps = 0, 0
     for label in labels:
         assert not label.failed and label.raw, label
         if label.category == "invalid":
             assert label.unreadable >= 1, label
             n_unreadable += 1
+            traps += any(VERDICT_WORD.search(reply) for reply in _replies(label.raw))
         else:
             # A verdict only where the public parser reads it from every reply's conclusion.
             for reply in _replies(label.raw):
                 reading = read_verdict(reply, choices=QA_CHOICES)
                 assert reading.verdict == label.category, (reading, label)
     # Noise rarely ends in a conclusion: these replies give none, and the summary says so.
-    assert n_unreadable >= 1, labels
+    # Some hold a verdict word in their noise, which a verdict-word search would have read.
+    assert n_unreadable >= 1 and traps >= 1, labels
     assert re.search(rf"\b{n_unreadable} (with )?unreadable", outcome.text), outcome.text
     # The judge asked for a JSON Schema reply, which this server ignores: one warning says so.
     named = _mentions(outcome.text, serve, "json_schema")
