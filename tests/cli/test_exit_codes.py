@@ -330,3 +330,24 @@ def test_terminal_text_escapes_controls_scrubs_secrets_and_cuts():
     shown = terminal_text("a\x1b[31mred\x00\u2066 sk-" + "A1b2C3d4" * 6)
     assert shown == "a[U+001B][31mred[U+0000][U+2066] <redacted>"
     assert terminal_text("x" * 500, limit=10) == "x" * 9 + "…"
+
+
+# -- warnings ----------------------------------------------------------------------------------
+
+
+def test_warnings_print_as_one_escaped_line_without_a_source_location(tmp_path, capsys, fruit):
+    import logging
+
+    # An old parameter name: a FutureWarning from the registry, shown as one line.
+    args = ["-q", "label", "-d", fruit, "-l", "nli[classifier=mock]", "--out", str(tmp_path / "r")]
+    assert main([*args, "--no-cache"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: 'classifier' is now 'judge'" in err
+    assert ".py:" not in err and "FutureWarning" not in err
+    # A logged warning (a server that ignored a field) reaches the terminal escaped.
+    from realitycheck.cli._app import _warnings_as_lines
+
+    with _warnings_as_lines():
+        logging.getLogger("realitycheck.backends.openai").warning("server \x1b]0;PWNED\x07 said")
+    err = capsys.readouterr().err
+    assert err == "warning: server [U+001B]]0;PWNED[U+0007] said\n"

@@ -7,9 +7,12 @@ running the same command again resumes.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 
 import click
 
@@ -21,14 +24,46 @@ from realitycheck.cli._common import (
     cli,
     scrub_text,
     split_keys,
+    terminal_text,
 )
 from realitycheck.errors import RealityCheckError
 
 __all__ = ["cli", "main", "split_keys"]
 
 
+class _WarningLines(logging.Handler):
+    """Print each warning realitycheck logs as one ``warning: ...`` line, fit for the terminal."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        click.echo(f"warning: {terminal_text(record.getMessage(), limit=600)}", err=True)
+
+
+def _show_warning(message: Warning | str, *_: object, **__: object) -> None:
+    """Print a Python warning as ``warning: ...`` (without the file and line of click's code)."""
+    click.echo(f"warning: {terminal_text(str(message), limit=600)}", err=True)
+
+
+@contextlib.contextmanager
+def _warnings_as_lines() -> Iterator[None]:
+    """Show warnings (a renamed parameter, a server that ignored a field) as plain lines."""
+    logger = logging.getLogger("realitycheck")
+    handler = _WarningLines(logging.WARNING)
+    logger.addHandler(handler)
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            yield
+    finally:
+        logger.removeHandler(handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; turn expected errors into a message and an exit code."""
+    with _warnings_as_lines():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         args = list(argv) if argv is not None else sys.argv[1:]
         code = cli.main(args=args, standalone_mode=False, obj={"argv": args})
