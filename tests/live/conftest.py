@@ -35,11 +35,16 @@ temperature                0 means greedy (same reply twice); > 0 samples only
 max_tokens                 honoured (also ``max_completion_tokens``); 0 gives
                            HTTP 500 (``max_new_tokens must be greater than
                            0``); absent means up to 1024 new tokens
-stop                       honoured; the reply then ends with ``stop``
+stop                       honoured, but the stop string is kept at the end
+                           of the reply (OpenAI's API leaves it out)
 finish_reason              ``length`` when the reply reached ``max_tokens``,
                            else ``stop`` (EOS or a stop string)
 model                      another name than the pinned one: HTTP 400
-                           ``Server is pinned to '<folder>'; requested '<m>'``
+                           ``Server is pinned to '<folder>'; requested '<m>'``;
+                           absent: the pinned model. (Unpinned, a folder
+                           path in ``model`` is loaded on demand, and an
+                           unknown or absent name is an HTTP 500: the Hub
+                           lookup fails offline.)
 =========================  ==================================================
 
 Ignored fields are logged once per set of names in the *server's* log
