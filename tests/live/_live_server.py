@@ -147,6 +147,8 @@ class TransformersServer:
         except subprocess.TimeoutExpired:
             self.zygote.kill()
             self.zygote.wait()
+        if self.zygote.stdout is not None:
+            self.zygote.stdout.close()
 
     def posts(self) -> list[int]:
         """HTTP status of every generation request the server answered so far (its access log)."""
