@@ -18,8 +18,9 @@ do, and the backend adapts instead of failing:
 - :class:`NCapped`: the server caps ``n`` (llama.cpp's ``llama-server``:
   "Field 'n': Value must be between 1 <= value <= 4");
 - :class:`StructuredOutputRefused`: the server refuses ``response_format``
-  (a 400, 422 or 500 naming the format, "output does not match the expected
-  format", or the same 500 twice at temperature 0 for a call that carries one);
+  (a 400, 422 or 500 naming the format, as ``llama-cpp-python``'s "Input
+  should be 'text' or 'json_object'" for ``response_format.type``, or "output
+  does not match the expected format");
 - :class:`LogprobsRefused`: the server refuses token log-probabilities;
 - :class:`TopKRefused`: the server refuses the ``top_k`` field (fatal, named).
 
@@ -222,10 +223,7 @@ class Classifier:
         if refusal is not None:
             return refusal, None
         if status in _RETRYABLE_STATUS or status >= 500:
-            repeated = status == 500 and self._deterministic and message == self._last_500
-            if repeated and "response_format" in self._args:
-                return StructuredOutputRefused(f"{text} (twice at temperature 0)"), None
-            if repeated:
+            if status == 500 and self._deterministic and message == self._last_500:
                 return FatalBackendError(
                     f"{text} (the same error twice at temperature 0: retrying cannot help)"
                 ), None
