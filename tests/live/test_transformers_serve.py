@@ -118,8 +118,8 @@ def _kill_on_second_request(serve) -> threading.Thread:
 # --- generate -----------------------------------------------------------------------------
 
 
-def test_generate_warns_once_per_missing_feature_and_caches_nothing_degraded(
-    _generated, cli, serve, data_dir, tmp_path
+def test_generate_warns_once_per_missing_feature_and_keeps_nothing_degraded_as_done(
+    _generated, cli, serve, run, data_dir, tmp_path
 ):
     first = _generated.outcome
     assert first.exit_code == 0, first.text
@@ -146,6 +146,12 @@ def test_generate_warns_once_per_missing_feature_and_caches_nothing_degraded(
     second = _generate(cli, serve, data_dir, tmp_path / "second", _generated.cache)
     assert second.exit_code == 0, second.text
     assert len(second.calls) == len(first.calls), second.text
+    # Nor as a done response: the next run of the same generation asks again,
+    # and the run still holds one response per question.
+    again = _generate(cli, serve, data_dir, run, _generated.cache)
+    assert again.exit_code == 0, again.text
+    assert len(again.calls) == len(first.calls), again.text
+    assert len(RunStore(run).read(Response)) == LIMIT
 
 
 def test_a_detector_lacking_log_probs_names_the_server_that_did_not_return_them(
