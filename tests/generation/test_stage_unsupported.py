@@ -67,3 +67,13 @@ def test_missing_logprobs_are_named_in_meta_and_asked_again_once_the_server_is_f
         assert all(r.features["best"]["token_logprobs"] for r in fixed)
         third = generate(store, examples, backend, plan, cache=cache)
         assert (third.computed, third.reused) == (0, 2) and server.calls == 12
+
+
+def test_a_refused_request_counts_as_a_permanent_failure(server, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    server.refuse_top_k = True
+    backend = OpenAIBackend(model="tiny", base_url=server.url, backoff=0.01, max_retries=3)
+    plan = SamplingPlan(n_samples=0, decoding="top_k", top_k=5)
+    report = generate(RunStore(tmp_path / "run"), make_examples(1), backend, plan)
+    assert (report.failed, report.permanent) == (1, 1) and server.calls == 1
+    assert "refuses the 'top_k' parameter" in report.errors[0]

@@ -73,6 +73,8 @@ class GenerationTally:
         succeeded: Response ids written.
         errors: ``"<response id>: <error>"`` of each failed job.
         lacking: Responses written without a feature the plan asked for.
+        permanent: Failed jobs with a call that failed for good (a refusal, a
+            deterministic failure), which a plain rerun would repeat.
         usage: Calls, cache hits, tokens and cost of the batch.
     """
 
@@ -83,6 +85,7 @@ class GenerationTally:
     succeeded: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     lacking: int = 0
+    permanent: int = 0
     usage: Usage = field(default_factory=Usage)
 
 
@@ -100,10 +103,12 @@ def generate_part(context: GenerationContext, batch: Sequence[Any]) -> Generatio
         outcome = assemble_response(
             job, results[offset : offset + width], backend=backend, plan=plan, key=key
         )
+        answers = results[offset : offset + width]
         offset += width
         if isinstance(outcome, Response):
             responses.append(outcome)
             continue
+        tally.permanent += any(g.error and not g.retryable for g in answers)
         tally.failed.append(error_row(job, backend, plan, key, outcome))
         tally.errors.append(f"{job.response_id}: {outcome}")
     context.store.append(responses)

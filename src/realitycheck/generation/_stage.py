@@ -68,6 +68,10 @@ class GenerationReport:
         computed: Responses written now.
         reused: Responses already stored (skipped).
         failed: (example, variant) pairs whose calls failed; listed in ``generation_errors``.
+        permanent: Of ``failed``, those with a call that failed for good (a refusal such
+            as HTTP 400/422, or the same server error twice at temperature 0): a rerun
+            repeats the failure unless its cause is fixed, so "run again to retry" does
+            not apply to them.
         lacking: Responses written without a feature the plan asked for (their
             ``meta["unsupported"]`` names it); the next run asks for them again.
         usage: Calls, cache hits, tokens and cost of this call (see ``usage_of``).
@@ -78,6 +82,7 @@ class GenerationReport:
     computed: int = 0
     reused: int = 0
     failed: int = 0
+    permanent: int = 0
     lacking: int = 0
     usage: Usage = field(default_factory=Usage)
     errors: list[str] = field(default_factory=list)
@@ -258,6 +263,7 @@ def generate(
             report.computed += tally.computed
             report.failed += len(tally.failed)
             report.lacking += tally.lacking
+            report.permanent += tally.permanent
             report.errors.extend(tally.errors[: _MAX_ERRORS_SHOWN - len(report.errors)])
             report.usage = _add(report.usage, tally.usage)
             if not tally.advanced:
@@ -286,6 +292,7 @@ def _record(
         entry["responses"] = int(entry.get("responses", 0)) + report.computed
         entry["failed"] = report.failed
         entry["lacking"] = report.lacking
+        entry["permanent"] = report.permanent
         entry["usage"] = _add_usage(entry.get("usage", {}), report.usage.as_dict())
         entry["first_errors"] = report.errors
     generations[key] = entry
