@@ -114,10 +114,14 @@ def test_a_refused_json_schema_falls_back_for_the_rest_of_the_run(
     assert "refused response_format 'json_schema'" in caplog.text
 
 
-def test_a_server_that_ignores_response_format_is_named(make_backend, server):
+@pytest.mark.parametrize("max_tokens", [64, 2])  # 2: cut off by the length limit
+def test_a_server_that_ignores_response_format_is_named(make_backend, server, max_tokens, caplog):
     server.ignores = {"response_format"}
-    (gen,) = make_backend().generate([GenerationRequest(prompt="a", json_schema=SCHEMA)])
+    request = GenerationRequest(prompt="a", json_schema=SCHEMA, max_tokens=max_tokens)
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        (gen,) = make_backend().generate([request])
     assert gen.unsupported == ("json_schema",)
+    assert "'response_format'" in caplog.text and "'json_schema'" in caplog.text
     server.ignores = set()
     (honoured,) = make_backend().generate([GenerationRequest(prompt="b", json_schema=SCHEMA)])
     assert honoured.unsupported == () and json.loads(honoured.texts[0])["answer"]

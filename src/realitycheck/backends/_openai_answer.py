@@ -52,7 +52,7 @@ __all__ = ["answer", "arguments"]
 _WHAT = {
     "logprobs": "returned no token log-probabilities ('logprobs')",
     "top_logprobs": "returned no next-token alternatives ('top_logprobs')",
-    "json_schema": "did not follow the JSON Schema sent as 'response_format'",
+    "json_schema": "did not follow the JSON Schema sent as 'response_format' ('json_schema')",
 }
 
 

@@ -125,12 +125,16 @@ def missing_features(
 
 
 def _ignored_schema(choice: Choice) -> bool:
-    """Whether a complete reply is not a JSON object (the server ignored the schema)."""
-    if choice.finish_reason == "length":
-        return False  # cut off: it may have followed the schema
+    """Whether a reply is not a JSON object (the server ignored the schema).
+
+    A reply cut off by the length limit cannot be parsed; it followed the
+    schema as far as it went when it opens an object.
+    """
     text = choice.text.strip()
     if text.startswith("```"):
         text = text.strip("`").removeprefix("json").strip()
+    if choice.finish_reason == "length":
+        return not text.startswith("{")
     try:
         return not isinstance(json.loads(text), dict)
     except ValueError:
