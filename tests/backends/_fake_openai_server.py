@@ -14,7 +14,7 @@ that prompt's first attempts in order::
     "What is 2+2? [fault=429*2,drop]"   # attempts 1-2: 429, attempt 3: dropped, 4: answered
 
 Kinds: ``429`` (with ``Retry-After: <server.retry_after>``), ``500``, ``503``,
-``400``, ``401``, ``404``, ``slow`` (answers after ``server.slow_seconds``),
+``400``, ``401``, ``404``, ``501``, ``slow`` (answers after ``server.slow_seconds``),
 ``malformed`` (200 with a truncated JSON body), ``drop`` (closes the socket
 without a response), ``nologprobs`` (400 "logprobs are not supported" when
 log-probs were asked for), ``onechoice`` (returns one choice whatever ``n``).
@@ -458,7 +458,7 @@ class _Connection:
             status, message = refusal
             self._error(status, message)
             return True
-        if fault in ("400", "401", "404", "500", "503"):
+        if fault in ("400", "401", "404", "500", "501", "503"):
             self._error(int(fault), f"injected {fault}")
         elif fault == "429":
             self._error(429, "rate limited", {"Retry-After": fake.retry_after})

@@ -141,6 +141,7 @@ def test_a_retry_after_beyond_the_limit_ends_the_request(make_backend, server):
         ("400", 1, "FatalBackendError: HTTP 400"),
         ("401", 1, "FatalBackendError: HTTP 401"),
         ("404", 1, "FatalBackendError: HTTP 404"),
+        ("501", 1, "FatalBackendError: HTTP 501"),
     ],
 )
 def test_failures_that_outlast_the_retries_become_error_records(

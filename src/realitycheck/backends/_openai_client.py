@@ -11,9 +11,9 @@ optional fields read alike. The SDK is imported on the first call, never by
 ``import realitycheck``.
 
 :class:`Classifier` sorts what one attempt raised. Rate limits (429), server
-errors (5xx), 408, 409, timeouts and dropped connections are retryable; 400,
-401, 403, 404 and 422 are fatal. Some fatal replies say what the server cannot
-do, and the backend adapts instead of failing:
+errors (5xx but 501 and 505), 408, 409, timeouts and dropped connections are
+retryable; 400, 401, 403, 404, 422, 501 and 505 are fatal. Some fatal replies
+say what the server cannot do, and the backend adapts instead of failing:
 
 - :class:`NCapped`: the server caps ``n`` (llama.cpp's ``llama-server``:
   "Field 'n': Value must be between 1 <= value <= 4");
@@ -65,7 +65,8 @@ _COMPLETION_FIELDS = frozenset(
     {"model", "prompt", "n", "max_tokens", "temperature", "top_p", "stop", "seed"}
     | {"logprobs", "echo"}
 )
-_RETRYABLE_STATUS = frozenset({408, 409, 429})  # and every 5xx
+_RETRYABLE_STATUS = frozenset({408, 409, 429})  # and every 5xx but these:
+_FINAL_5XX = frozenset({501, 505})  # not implemented, HTTP version: the same every time
 _N_FIELD = re.compile(r"""['"`]n['"`]|\b(?:field|parameter)\s+n\b""", re.I)
 _N_CAP = re.compile(r"(?:<=|at most|between 1 and|maximum(?: is| of)?)\s*(\d+)", re.I)
 _TOP_K = re.compile(r"\btop_k\b", re.I)
@@ -222,7 +223,7 @@ class Classifier:
         refusal = self._refusal(status, message, text)
         if refusal is not None:
             return refusal, None
-        if status in _RETRYABLE_STATUS or status >= 500:
+        if status in _RETRYABLE_STATUS or (status >= 500 and status not in _FINAL_5XX):
             if status == 500 and self._deterministic and message == self._last_500:
                 return FatalBackendError(
                     f"{text} (the same error twice at temperature 0: retrying cannot help)"
