@@ -128,7 +128,7 @@ def test_factuality_judge_over_http(backend):
 
 def test_a_rerun_through_the_cache_sends_nothing(backend, server, tmp_path):
     judge = QAJudge(judge=backend, repeats=3, temperature=0.7)
-    responses = _responses("Paris.", "Lyon.")
+    responses = _responses("Paris.", "I cannot say.")  # both replies follow the JSON schema
     with CallCache(tmp_path / "calls.sqlite") as cache:
         first = judge.label(responses, EXAMPLES, cache=cache)
         calls = server.calls
@@ -138,21 +138,35 @@ def test_a_rerun_through_the_cache_sends_nothing(backend, server, tmp_path):
     assert [x.hallucinated for x in again] == [x.hallucinated for x in first] == [False, True]
 
 
+def test_a_reply_that_ignored_the_schema_is_read_but_not_cached_as_complete(
+    backend, server, tmp_path
+):
+    # "Lyon" is answered with prose before the JSON: the server did not follow the schema.
+    with CallCache(tmp_path / "calls.sqlite") as cache:
+        (first,) = QAJudge(judge=backend).label(_responses("Lyon."), EXAMPLES, cache=cache)
+        assert first.category == "incorrect"
+        assert json.loads(first.raw)["schema_followed"] == [False]
+        calls = server.calls
+        QAJudge(judge=backend).label(_responses("Lyon."), EXAMPLES, cache=cache)
+    assert server.calls == calls + 1  # asked again: a fixed server can still be reached
+
+
 def test_rate_limits_are_retried_and_server_errors_become_retryable_error_labels(
     backend, server, tmp_path
 ):
-    texts = ("Paris [fault=429]", "Lyon [fault=500*9]", "Paris, France [fault=503,429]")
+    # 503 throughout: overloaded, so retryable (the same 500 twice at temperature 0 is final).
+    texts = ("Paris [fault=429]", "Lyon [fault=503*9]", "Paris, France [fault=503,429]")
     with CallCache(tmp_path / "calls.sqlite") as cache:
         labels = QAJudge(judge=backend).label(_responses(*texts), EXAMPLES, cache=cache)
         ok, failed, recovered = labels
         assert (ok.category, ok.error) == ("correct", "")
         assert (recovered.category, recovered.error) == ("correct", "")
         assert failed.hallucinated is None and failed.retryable is True
-        assert "500" in failed.error and "failed on 1 of 1 calls" in failed.error
+        assert "503" in failed.error and "failed on 1 of 1 calls" in failed.error
         # The resumed run asks again only what failed.
         before = server.calls
         QAJudge(judge=backend).label(_responses(*texts), EXAMPLES, cache=cache)
-        assert server.calls - before == 3  # the 500s, after the backend's own retries
+        assert server.calls - before == 3  # the 503s, after the backend's own retries
 
 
 def test_a_refused_request_is_a_permanent_error(backend):

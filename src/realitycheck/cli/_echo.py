@@ -20,13 +20,32 @@ def echo_generation(name: str, report: Any, run_dir: Any) -> None:
         f"{report.failed} failed ({usage.calls} calls, {usage.cached} answered from the cache, "
         f"{usage.total_tokens} tokens)"
     )
+    if report.lacking:
+        click.echo(
+            f"  {report.lacking} responses lack a feature the plan asked for (the server did "
+            "not return it; see the warning above); a rerun asks for them again.",
+            err=True,
+        )
     if report.failed:
         for line in report.errors:
             click.echo(f"  failed: {terminal_text(line)}", err=True)
+        permanent = report.permanent
+        passing = report.failed - permanent
+        where = f"{run_dir}/generation_errors.parquet"
+        if not permanent:
+            advice = "run the same command again to retry them."
+        elif not passing:
+            advice = (
+                "they failed for good (the same request fails again): fix the cause above; "
+                "rerunning the same command repeats them."
+            )
+        else:
+            advice = (
+                f"{passing} may pass on a rerun of the same command; the other {permanent} "
+                "failed for good: fix the cause above."
+            )
         click.echo(
-            f"  {report.failed} generations failed and are listed in "
-            f"{run_dir}/generation_errors.parquet; run the same command again to retry them.",
-            err=True,
+            f"  {report.failed} generations failed and are listed in {where}; {advice}", err=True
         )
 
 
