@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from realitycheck.backends._openai_server import forget_servers
 
 REPO = Path(__file__).resolve().parents[1]
 DATA_DIR = Path(os.environ.get("REALITYCHECK_DATA_DIR", REPO.parent / "shared" / "data"))
@@ -14,6 +17,18 @@ DATA_DIR = Path(os.environ.get("REALITYCHECK_DATA_DIR", REPO.parent / "shared" /
 os.environ["REALITYCHECK_EMBED_CACHE"] = "off"
 # Nor exports the ONNX model into it: tests embed on torch unless they choose onnx.
 os.environ["REALITYCHECK_EMBED_ENGINE"] = "torch"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_server_facts() -> Iterator[None]:
+    """Each test starts without what earlier tests taught the openai backend about servers.
+
+    The backend remembers, per process, what a server at a base URL ignores or
+    refuses; a fake server of a later test may reuse a port.
+    """
+    forget_servers()
+    yield
+    forget_servers()
 
 
 @pytest.fixture(scope="session")

@@ -8,16 +8,7 @@ from typing import Any
 import pytest
 from _fake_openai_server import FakeOpenAIServer
 
-from realitycheck.backends._openai_server import forget_servers
 from realitycheck.backends.openai import OpenAIBackend
-
-
-@pytest.fixture(autouse=True)
-def _fresh_server_facts() -> Iterator[None]:
-    """Each test starts without what earlier tests taught the backend about servers."""
-    forget_servers()
-    yield
-    forget_servers()
 
 
 @pytest.fixture

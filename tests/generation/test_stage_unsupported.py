@@ -11,7 +11,6 @@ import pytest
 from _generation_fakes import make_examples
 
 from realitycheck.backends import CallCache
-from realitycheck.backends._openai_server import forget_servers
 from realitycheck.backends.openai import OpenAIBackend
 from realitycheck.generation import SamplingPlan, generate
 from realitycheck.records import Response
@@ -32,10 +31,8 @@ def _fake_server_module() -> Any:
 
 @pytest.fixture
 def server():
-    forget_servers()
     with _fake_server_module().FakeOpenAIServer() as fake:
         yield fake
-    forget_servers()
 
 
 def test_missing_logprobs_are_named_in_meta_and_asked_again_once_the_server_is_fixed(
