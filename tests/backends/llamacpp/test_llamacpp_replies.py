@@ -301,6 +301,23 @@ def test_after_a_refusal_the_form_that_works_is_sent_for_the_rest_of_the_run():
     assert len(forms) <= 5 + 2, forms
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="the backend's json_object fallback sends {'type': 'json_object'} without the schema "
+    "(backends/_openai_server.response_format); A would constrain the reply to a schema sent "
+    "with it. Remove this mark when it does.",
+)
+def test_a_is_sent_the_schema_with_json_object_after_refusing_json_schema():
+    # A refuses json_schema but constrains json_object to a schema sent with it, so
+    # the first fallback keeps the schema and the judge's reply follows it.
+    with replaying(A) as replay:
+        (gen,) = _backend(replay).generate([_judge_request()])
+    objects = [b["response_format"] for b in replay.bodies if _form(b) == "json_object"]
+    assert objects, [_form(b) for b in replay.bodies]
+    assert all(form.get("schema") == json.loads(SCHEMA) for form in objects), objects
+    assert _follows_schema(gen.texts[0]), gen.texts
+
+
 def test_json_object_with_the_schema_is_what_a_follows():
     # The recording behind the fallback: A constrains json_object to a schema sent with it.
     text = _reply(A, "chat_json_object_schema")["choices"][0]["message"]["content"]
