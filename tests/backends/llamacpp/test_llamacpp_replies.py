@@ -74,7 +74,9 @@ installed.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import logging
 from typing import Any
 
 import pytest
@@ -243,14 +245,20 @@ def test_logprobs_are_asked_for_with_top_logprobs(server):
     assert not gen.unsupported
 
 
-def test_a_reply_without_logprobs_is_named_unsupported():
-    # A's reply to "logprobs": true alone, whatever was asked: the answer says what is missing.
+def test_a_reply_without_logprobs_is_named_unsupported_with_one_warning(caplog):
+    # A's reply to "logprobs": true alone, whatever was asked: the answer says what is
+    # missing, and one warning (for two requests) names the server, the model and the field.
+    caplog.set_level(logging.WARNING)
     with replaying(A, pin="chat_logprobs") as replay:
         request = GenerationRequest(messages=ASK, max_tokens=4, logprobs=True, top_logprobs=2)
-        (gen,) = _backend(replay).generate([request])
-    assert gen.texts == (_reply(A, "chat_logprobs")["choices"][0]["message"]["content"],)
-    assert gen.token_logprobs == ()
-    assert {"logprobs", "top_logprobs"} <= set(gen.unsupported)
+        gens = _backend(replay).generate([request, dataclasses.replace(request, seed=1)])
+    text = _reply(A, "chat_logprobs")["choices"][0]["message"]["content"]
+    for gen in gens:
+        assert gen.texts == (text,) and gen.token_logprobs == ()
+        assert {"logprobs", "top_logprobs"} <= set(gen.unsupported)
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    about = [w for w in warned if replay.url in w and MODEL in w and "'logprobs'" in w]
+    assert len(about) == 1, warned
 
 
 # --- structured output: A refuses json_schema with a 500 --------------------------------
