@@ -154,6 +154,12 @@ def test_the_recordings_show_the_differences_the_issue_names():
     assert _reply(A, "chat_logprobs")["choices"][0]["logprobs"] is None
     assert _reply(A, "chat_top_logprobs1")["choices"][0]["logprobs"]["content"]
     assert _reply(B, "chat_logprobs")["choices"][0]["logprobs"]["content"]
+    # B gives a run of byte tokens that ends inside a UTF-8 character as one entry with the
+    # last token's log-prob (4 tokens, 2 entries); A gives one entry per token.
+    for server, entries in ((A, 4), (B, 2)):
+        body = _reply(server, "chat_top_logprobs1")
+        assert body["usage"]["completion_tokens"] == 4
+        assert len(body["choices"][0]["logprobs"]["content"]) == entries
     # A refuses json_schema with a 500 and accepts json_object with a schema.
     assert _status(A, "chat_json_schema") == 500
     assert _status(A, "chat_json_object_schema") == 200
