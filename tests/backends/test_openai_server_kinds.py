@@ -93,9 +93,13 @@ def test_a_server_refusing_top_k_gives_a_fatal_named_error_then_refuses_early(ma
 @pytest.mark.parametrize(
     ("refused", "mismatch", "forms"),
     [
-        ({"json_schema"}, False, ["json_schema", "json_object", "json_object"]),
-        ({"json_schema", "json_object"}, False, ["json_schema", "json_object", None, None]),
-        (set(), True, ["json_schema", "json_object", "json_object"]),
+        ({"json_schema"}, False, ["json_schema", "json_object+schema", "json_object+schema"]),
+        (
+            {"json_schema", "json_object"},
+            False,
+            ["json_schema", "json_object+schema", "json_object", None, None],
+        ),
+        (set(), True, ["json_schema", "json_object+schema", "json_object+schema"]),
     ],
 )
 def test_a_refused_json_schema_falls_back_for_the_rest_of_the_run(
@@ -107,8 +111,10 @@ def test_a_refused_json_schema_falls_back_for_the_rest_of_the_run(
     with caplog.at_level(logging.WARNING, logger=LOGGER):
         (first,) = backend.generate([GenerationRequest(prompt="a", json_schema=SCHEMA)])
         (second,) = backend.generate([GenerationRequest(prompt="b", json_schema=SCHEMA)])
-    sent = [(b.get("response_format") or {}).get("type") for b in server.bodies]
+    formats = [b.get("response_format") or {} for b in server.bodies]
+    sent = [f.get("type", "") + ("+schema" if "schema" in f else "") or None for f in formats]
     assert sent == forms  # one refusal per form, never seven retries
+    assert all(f["schema"] == json.loads(SCHEMA) for f in formats if "schema" in f)
     assert first.error == second.error == ""
     assert first.unsupported == second.unsupported == ("json_schema",)
     assert "refused response_format 'json_schema'" in caplog.text

@@ -34,8 +34,10 @@ __all__ = [
     "warn_once",
 ]
 
-STRUCTURED_FORMS = ("json_schema", "json_object", "text")
-"""The structured-output forms tried in turn: a JSON Schema, any JSON object, plain text."""
+STRUCTURED_FORMS = ("json_schema", "json_object_schema", "json_object", "text")
+"""The structured-output forms tried in turn: a JSON Schema; a JSON object with the schema
+beside it (``llama-cpp-python``'s server refuses ``json_schema`` but constrains
+``json_object`` to a ``schema`` sent with it); any JSON object; plain text."""
 logger = logging.getLogger("realitycheck.backends.openai")
 
 
@@ -92,6 +94,8 @@ def response_format(schema_text: str, form: str) -> dict[str, Any] | None:
             "type": "json_schema",
             "json_schema": {"name": "reply", "schema": schema, "strict": True},
         }
+    if form == "json_object_schema":
+        return {"type": "json_object", "schema": json.loads(schema_text)}
     if form == "json_object":
         return {"type": "json_object"}
     return None

@@ -19,8 +19,9 @@ log-probs, next-token alternatives, a JSON Schema reply) is named in
 ``Generation.unsupported`` with one warning per server, model and feature,
 and such answers are not cached as complete. A server that ignores or caps
 ``n`` gets the rest asked for in further calls; one that refuses
-``response_format`` of type ``json_schema`` is sent ``json_object``, then
-plain text, for the rest of the run (:mod:`._openai_answer`).
+``response_format`` of type ``json_schema`` is sent ``json_object`` with the
+schema beside it (``llama-cpp-python``'s server follows that), then plain
+``json_object``, then plain text, for the rest of the run (:mod:`._openai_answer`).
 
 The API key is read from the environment variable *named* by ``api_key_env``
 at call time; it is never a parameter, so it never reaches a spec, a cache
@@ -149,7 +150,8 @@ class OpenAIBackend(Backend):
     further calls (with ``seed + k`` for the k-th call when a seed is set);
     ``usage["calls"]`` counts them all. A request's ``json_schema`` is sent as
     a ``response_format`` of type ``json_schema`` (chat mode); a server that
-    refuses it is sent ``json_object``, then plain text. Token log-probs are
+    refuses it is sent ``json_object`` with the schema beside it, then plain
+    ``json_object``, then plain text. Token log-probs are
     asked for in chat mode with ``logprobs`` and ``top_logprobs`` (at least 1:
     ``llama-cpp-python``'s server returns none without it). When a server
     refuses or ignores log-probs, the request is answered without them, a

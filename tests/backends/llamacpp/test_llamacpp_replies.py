@@ -315,12 +315,6 @@ def test_after_a_refusal_the_form_that_works_is_sent_for_the_rest_of_the_run():
     assert len(forms) <= 5 + 2, forms
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the backend's json_object fallback sends {'type': 'json_object'} without the schema "
-    "(backends/_openai_server.response_format); A would constrain the reply to a schema sent "
-    "with it. Remove this mark when it does.",
-)
 def test_a_is_sent_the_schema_with_json_object_after_refusing_json_schema():
     # A refuses json_schema but constrains json_object to a schema sent with it, so
     # the first fallback keeps the schema and the judge's reply follows it.
