@@ -181,7 +181,8 @@ def test_hostile_judge_keys_reach_the_figure_as_plain_text(tmp_path, data_dir):
     store.append([e for e in bundle.examples if e.example_id in keep])
     store.append(responses)
     store.append([lab for lab in bundle.labels if lab.response_id in ids])
-    hostile = MockBackend(reply="$\\nocommand{x}^$ unwanted")  # broken maths if parsed
+    # broken maths if parsed; the verdict is read from the line's 'verdict:' conclusion
+    hostile = MockBackend(reply="$\\nocommand{x}^$ verdict: unwanted")
     label(store, [FaithJudge(judge=hostile, k=k) for k in (0, 1)])
     result = studies.create("judge_examples").run(
         RunData(store), bootstrap=Bootstrap(n_resamples=20)

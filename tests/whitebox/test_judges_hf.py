@@ -44,7 +44,9 @@ def test_judges_run_on_a_local_model_and_a_rerun_reuses_the_cache(hf, tmp_path, 
     qa, factuality = first
     for label in qa:
         raw = json.loads(label.raw)
-        assert label.error == "" and label.category == "invalid" and label.hallucinated is True
+        assert label.category == "invalid" and label.hallucinated is None
+        assert label.error.startswith("no verdict in the judge's 2 replies")
+        assert label.unreadable == 2
         assert len(raw["replies"]) == 2 and all(raw["replies"])
         assert raw["usage"]["prompt_tokens"] > 0
     assert all(x.category == "invalid" and x.hallucinated is None for x in factuality)

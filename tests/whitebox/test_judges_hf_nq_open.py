@@ -1,7 +1,8 @@
 """NQ-Open end to end on the tiny local model: it answers, both judges grade, a rerun pays nothing.
 
-The model has random weights, so its answers are noise and its verdicts
-unparseable (``invalid``, counted as hallucinated): what is checked is the
+The model has random weights, so its answers are noise and its replies
+give no verdict (``invalid``, counted as unreadable; ``invalid_as=hallucinated``
+here, so the labeler shift has values to compare): what is checked is the
 whole path on a real model folder (generate, judge through the chat template
 and the call cache, labeler shift beside ROUGE-L), not the verdicts.
 """
@@ -19,8 +20,8 @@ def keys(tiny_lm_dir):
     backend = f'hf[model="{tiny_lm_dir}",device=cpu]'
     return (
         backend,
-        f"qa_judge[judge={backend},max_tokens=6]",
-        f"factuality_judge[judge={backend},max_tokens=6]",
+        f"qa_judge[judge={backend},max_tokens=6,invalid_as=hallucinated]",
+        f"factuality_judge[judge={backend},max_tokens=6,invalid_as=hallucinated]",
     )
 
 
@@ -37,6 +38,7 @@ def test_nq_open_on_the_tiny_model_through_the_cache(keys, tmp_path, request, ca
         mine = labels[labels["labeler"].str.startswith(name)]
         assert len(mine) == 3 and (mine["error"] == "").all()
         assert set(mine["category"]) == {"invalid"} and mine["hallucinated"].all()
+        assert (mine["unreadable"] == 1).all() and not mine["failed"].any()  # still counted
 
     sent = request.getfixturevalue("hf_sent")  # counts from here on
     again = tmp_path / "again"
