@@ -110,3 +110,35 @@ def test_a_run_without_models_says_nothing_about_unreadable_replies(run, tmp_pat
     page = out.html.read_text("utf-8")
     assert "Replies that could not be read" not in page
     assert "unreadable replies" not in page
+
+
+def test_failed_calls_get_their_own_finding_with_the_commonest_failure(make_run, tmp_path):
+    store = make_run(tmp_path / "run")
+    ids = sorted(r for r in store.frame("responses")["response_id"] if r.startswith("alpha/"))
+    wrong = 'qa_judge[judge=openai[model="gtp-4o\x1b[31m"]]'
+    labels = [
+        Label(
+            response_id=rid,
+            labeler=wrong,
+            hallucinated=None,
+            error=f"HTTP 400: model 'gtp-4o' does not exist <script>{i % 2}</script>"
+            if i < 10
+            else "the example has no reference",  # missing, not failed
+            failed=i < 10,
+            retryable=False,
+        )
+        for i, rid in enumerate(ids)
+    ]
+    labels[0] = Label(  # a part written before 'failed' existed: retryable alone counts
+        response_id=ids[0], labeler=wrong, hallucinated=None, error="HTTP 503", retryable=True
+    )
+    store.append(labels)
+    cov = coverage(load(store)).set_index(["dataset", "key"])
+    assert cov.loc[("alpha", wrong), "failed"] == 10
+    assert cov.loc[("alpha", wrong), "most_common_failure"].startswith("HTTP 400: model")
+    assert cov.loc[("alpha", "rouge_l"), "failed"] == 0
+    page = write_report(store, tmp_path / "out").html.read_text("utf-8")
+    panel = _panel(page)
+    assert 'id="key-failed"' in panel and "10 of 32 records have no value because a call" in panel
+    assert "<script>" not in panel and "\x1b" not in panel  # escaped, as every key and error
+    assert "no reference" not in panel  # the commonest *failure*, not the commonest error

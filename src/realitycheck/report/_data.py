@@ -38,8 +38,10 @@ _COLUMNS = {
         "error",
         "category",
         "unreadable",
+        "failed",
+        "retryable",
     ),
-    "scores": ("response_id", "detector", "value", "error", "unreadable"),
+    "scores": ("response_id", "detector", "value", "error", "unreadable", "failed", "retryable"),
 }
 _INVALID = "invalid"
 """The category of a label whose every reply was unreadable."""
@@ -271,12 +273,24 @@ def _unreadable(group: pd.DataFrame) -> int:
     return int(count.sum())
 
 
+def _failed(group: pd.DataFrame) -> npt.NDArray[np.bool_]:
+    """Which records have no value because a call failed (``failed``, or ``retryable``)."""
+    flags = [
+        group[name].fillna(False).astype(bool).to_numpy()
+        for name in ("failed", "retryable")
+        if name in group.columns
+    ]
+    return np.logical_or.reduce(flags) if flags else np.zeros(len(group), dtype=bool)
+
+
 def coverage(data: ReportData) -> pd.DataFrame:
     """Return per dataset and component: records stored, values missing, most common error.
 
     For labelers ``positive_rate`` is the share of verdicts that say hallucinated.
     ``unreadable`` counts records with at least one reply that could not be
-    read (a label of category ``invalid`` among them); ``llm_backed`` says
+    read (a label of category ``invalid`` among them); ``failed`` counts
+    records without a value because a call failed (``most_common_failure`` is
+    their commonest error); ``llm_backed`` says
     whether the component asks a model. Single annotators
     (``human:<name>``) are pooled into one row, key ``human:*``, with
     ``components`` counting them.
@@ -299,6 +313,7 @@ def coverage(data: ReportData) -> pd.DataFrame:
         df = df.assign(pooled=pooled)
         for (ds, key), group in df.groupby(["dataset", "pooled"], sort=True):
             missing = group[value].isna()
+            failed = _failed(group)
             row: dict[str, Any] = {
                 "dataset": ds,
                 "kind": kind,
@@ -308,14 +323,16 @@ def coverage(data: ReportData) -> pd.DataFrame:
                 "missing": int(missing.sum()),
                 "positive_rate": float("nan"),
                 "unreadable": _unreadable(group),
+                "failed": int(failed.sum()),
                 "llm_backed": llm_backed(data, str(key)),
                 "most_common_error": _most_common(group["error"]),
+                "most_common_failure": _most_common(group.loc[failed, "error"]),
             }
             if kind == "labeler" and not missing.all():
                 row["positive_rate"] = float(group.loc[~missing, value].astype(bool).mean())
             rows.append(row)
     columns = ["dataset", "kind", "key", "components", "records", "missing", "positive_rate"]
-    columns += ["unreadable", "llm_backed", "most_common_error"]
+    columns += ["unreadable", "failed", "llm_backed", "most_common_error", "most_common_failure"]
     return pd.DataFrame(rows, columns=columns)
 
 

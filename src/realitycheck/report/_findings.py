@@ -164,7 +164,8 @@ def _unreadable_items(cov: pd.DataFrame) -> list[Inline]:
     """
     if cov.empty:
         return []
-    rows = cov[cov["llm_backed"] | (cov["unreadable"] > 0)]
+    asked = cov["llm_backed"] & (cov["failed"] < cov["records"])  # some call was answered
+    rows = cov[asked | (cov["unreadable"] > 0)]
     flagged: list[Inline] = []
     plain: list[Inline] = []
     for _, r in rows.iterrows():
@@ -173,13 +174,32 @@ def _unreadable_items(cov: pd.DataFrame) -> list[Inline]:
         counted = f"{fmt_count(unreadable)} of {fmt_count(n)} records had replies it could not read"
         if n and unreadable * 2 > n:
             flagged.append(
-                f"Mostly unreadable: {where}: {counted}. Its values rest on the few replies it "
-                "could read (or on the value it gives an unreadable one): check the model and "
-                "the prompt before trusting them."
+                f"Mostly unreadable: {where}: {counted}. What it reports rests on the few "
+                "replies it could read (or on the value an option gives an unreadable one): "
+                "check the model, the prompt and max_tokens before trusting it."
             )
         else:
             plain.append(f"{where}: {counted}.")
     return flagged + plain
+
+
+def _cut(text: str, limit: int = 240) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _failed_items(cov: pd.DataFrame) -> list[Inline]:
+    """One line per component and dataset whose calls failed, with their commonest error."""
+    if cov.empty:
+        return []
+    out: list[Inline] = []
+    for _, r in cov[cov["failed"] > 0].iterrows():
+        out.append(
+            f"{r['kind']} {r['key']} on {r['dataset']}: {fmt_count(int(r['failed']))} of "
+            f"{fmt_count(int(r['records']))} records have no value because a call failed "
+            f"(commonest error: {_cut(str(r['most_common_failure']))}). Fix the cause and "
+            "rerun the stage."
+        )
+    return out
 
 
 def findings_section(
@@ -202,7 +222,12 @@ def findings_section(
             )
         )
     out += tables
-    unreadable = _unreadable_items(coverage(data) if cov is None else cov)
+    cov = coverage(data) if cov is None else cov
+    failed = _failed_items(cov)
+    if failed:
+        out.append(Heading("Calls that failed", 3, anchor="key-failed"))
+        out.append(Bullets(tuple(failed)))
+    unreadable = _unreadable_items(cov)
     if unreadable:
         out.append(Heading("Replies that could not be read", 3, anchor="key-unreadable"))
         out.append(Bullets(tuple(unreadable)))
