@@ -54,6 +54,8 @@ class Voter(Labeler):
             vote = r.meta["votes"][self.seat]
             if vote == "retry":
                 out.append(self._label(r, None, error="backend timed out", retryable=True))
+            elif vote == "refused":
+                out.append(self._label(r, None, error="HTTP 400: no such model", failed=True))
             elif vote is None:
                 out.append(self._label(r, None, error="no reference"))
             else:
@@ -163,6 +165,17 @@ def test_a_member_failure_that_may_pass_makes_the_panel_label_retryable(voters):
     (lab,) = Panel(members=voters(3)).label(_responses([[1, "retry", 1]]), EXAMPLES)
     assert lab.hallucinated is None and lab.retryable
     assert "test_voter[seat=1]: backend timed out" in lab.error
+
+
+def test_a_member_whose_call_failed_for_good_fails_the_panel_label(voters):
+    # Two votes left would make a majority of 2 of 3: another panel, so no verdict.
+    got = Panel(members=voters(3)).label(
+        _responses([[1, "refused", 1], [0, "refused", "retry"], [1, None, 0]]), EXAMPLES
+    )
+    assert got[0].hallucinated is None and got[0].failed and not got[0].retryable
+    assert "failed for good: test_voter[seat=1]: HTTP 400: no such model" in got[0].error
+    assert got[1].failed and not got[1].retryable  # one fatal member: no retry helps alone
+    assert (got[2].hallucinated, got[2].category, got[2].failed) == (True, "1/2", False)
 
 
 def test_members_get_the_same_batch_and_the_run_cache(voters, monkeypatch):

@@ -24,12 +24,14 @@ each response:
 A member's verdict of ``None`` (it could not judge: no reference, an excluded
 refusal, replies it could not read) is left out of the vote; the panel's
 label counts its members' unreadable replies (``unreadable``, and each
-member's count in ``raw``), and a label without any vote is ``failed`` when
-a member's call failed. A response without any member verdict gets
-``hallucinated=None`` and an error. A member whose error may pass on a retry
-(a judge's backend failed) makes the panel's label of that response ``None``
-and retryable too, so that a resumed run asks again (a judge's answered calls
-come back from the cache) rather than keep a verdict one vote short for good.
+member's count in ``raw``). A response without any member verdict gets
+``hallucinated=None`` and an error. A member whose call failed (its label is
+``failed``: a judge's backend never answered) makes the panel's label of that
+response ``None`` and ``failed`` too, rather than a vote of the members left,
+which would be another panel (a majority of two of three), so the stage
+exits non-zero; it is ``retryable`` when every failed member's error may pass,
+and a resumed run then asks again (a judge's answered calls come back from
+the cache) rather than keep a verdict one vote short for good.
 
 Batches and Dawid-Skene. The label stage calls :meth:`Panel.label` on batches
 of the responses not labelled yet (up to 2,048 by default), and the fit is
@@ -265,15 +267,25 @@ class Panel(Labeler):
             record["fit"] = fit
         raw = json.dumps(record, sort_keys=True)
         unreadable = sum(lab.unreadable for lab in mine)
-        retry = [
-            f"{m.key}: {lab.error}"
-            for m, lab in zip(self.members, mine, strict=True)
-            if lab.retryable
-        ]
-        if retry:
-            error = f"a member may pass on retry: {'; '.join(retry)}"
+        failed = [(m, lab) for m, lab in zip(self.members, mine, strict=True) if lab.failed]
+        if failed:
+            # A vote of the members left would be another panel (a majority of 2 of 3):
+            # no verdict, and the panel's label fails as its member's call did.
+            retryable = all(lab.retryable for _, lab in failed)
+            said = "; ".join(f"{m.key}: {lab.error}" for m, lab in failed)
+            error = (
+                f"a member may pass on retry: {said}"
+                if retryable
+                else f"a member's call failed for good: {said}"
+            )
             return self._label(
-                response, None, raw=raw, error=error, retryable=True, unreadable=unreadable
+                response,
+                None,
+                raw=raw,
+                error=error,
+                retryable=retryable,
+                failed=True,
+                unreadable=unreadable,
             )
         n_votes = int((~np.isnan(votes)).sum())
         if n_votes == 0:
