@@ -351,3 +351,15 @@ def test_warnings_print_as_one_escaped_line_without_a_source_location(tmp_path, 
         logging.getLogger("realitycheck.backends.openai").warning("server \x1b]0;PWNED\x07 said")
     err = capsys.readouterr().err
     assert err == "warning: server [U+001B]]0;PWNED[U+0007] said\n"
+
+
+def test_the_stage_summary_escapes_component_keys(capsys):
+    from realitycheck.cli._echo import echo_stage
+
+    key = 'qa_judge[judge=openai[model="gpt\x1b]0;PWNED\x07\u202e"]]'
+    report = StageReport(computed={key: 2}, missing={key: 1}, missing_why={key: "no reference"})
+    echo_stage(report)
+    printed = capsys.readouterr()
+    both = printed.out + printed.err
+    assert "\x1b" not in both and "\x07" not in both and "\u202e" not in both
+    assert 'model="gpt[U+001B]]0;PWNED[U+0007][U+202E]"' in printed.out

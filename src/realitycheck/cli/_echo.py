@@ -73,6 +73,7 @@ def echo_stage(report: Any) -> None:
     and the commonest error of the failed ones.
     """
     for key, n in report.computed.items():
+        shown = terminal_text(key, limit=1000)  # a key holds model names: untrusted
         missing, failed = report.missing.get(key, 0), report.failed.get(key, 0)
         unreadable = report.unreadable.get(key, 0)
         retried = report.retried.get(key, 0)
@@ -85,14 +86,16 @@ def echo_stage(report: Any) -> None:
         before = report.failed_before.get(key, 0)
         if before:
             stored += f" ({before} of them failed before; --retry-errors computes them again)"
-        click.echo(f"{key}: {', '.join(parts)}, {stored}")
+        click.echo(f"{shown}: {', '.join(parts)}, {stored}")
         if key in report.missing_why:
-            click.echo(f"{key}: missing because {terminal_text(report.missing_why[key])}", err=True)
+            why = terminal_text(report.missing_why[key])
+            click.echo(f"{shown}: missing because {why}", err=True)
         commonest = report.commonest_failure(key)
         if commonest is not None:
             text, count = commonest
             click.echo(
-                f"{key}: {count} of {failed + before} failed with: {terminal_text(text)}", err=True
+                f"{shown}: {count} of {failed + before} failed with: {terminal_text(text)}",
+                err=True,
             )
     for key, why in report.skipped.items():
         click.echo(terminal_text(f"{key}: skipped {why}", limit=1000), err=True)
