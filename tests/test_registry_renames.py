@@ -18,6 +18,10 @@ RENAMED = [
     (detectors, "nli_grounding", "classifier"),
     (detectors, "cross_encoder", "classifier"),
     (detectors, "claim_check", "classifier"),
+    # 'backend' was never these components' name, but the README once said qa_judge[backend=…]
+    (labelers, "qa_judge", "backend"),
+    (labelers, "faithjudge", "backend"),
+    (detectors, "selfcheck_prompt", "backend"),
 ]
 
 
@@ -103,3 +107,10 @@ def test_every_nested_model_of_a_judging_component_is_called_judge(registry):
                 holders[name] = f.name
     assert holders, "no component holds a backend"
     assert {name: "judge" for name in holders} == holders
+
+
+def test_semantic_entropy_takes_backend_for_its_llm_judge_with_the_message():
+    new = _built_silently(detectors, "semantic_entropy[equivalence=llm,judge=mock]")
+    with pytest.warns(FutureWarning, match="'backend' is now 'judge'"):
+        old = detectors.create_from_key("semantic_entropy[equivalence=llm,backend=mock]")
+    assert old.key == new.key

@@ -295,7 +295,9 @@ class SelfCheckPrompt(Detector):
             ``0.5`` = the paper's).
     """
 
-    judge: Backend = nested("backends", default=dataclasses.MISSING, doc="the backend asked")
+    judge: Backend = nested(
+        "backends", default=dataclasses.MISSING, doc="the backend asked", aliases=("backend",)
+    )
     max_tokens: int = param(5, Interval(int, 1))
     unclear_as: float | None = param(None, OrNone(Interval(float, 0, 1)))
     needs: ClassVar[frozenset[str]] = frozenset({"samples"})

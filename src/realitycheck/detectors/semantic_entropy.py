@@ -306,7 +306,7 @@ class SemanticEntropy(Detector):
     variant: Literal["discrete", "weighted"] = param("discrete", OneOf(_VARIANTS))
     equivalence: Literal["embedding", "nli", "llm"] = param("embedding", OneOf(_EQUIVALENCES))
     threshold: float = param(0.85, Interval(float, -1, 1))
-    judge: Backend | None = nested("backends")
+    judge: Backend | None = nested("backends", aliases=("backend",))
     labels: tuple[str, ...] = param((), SequenceOf(InstanceOf(str)), convert=as_tuple)
     length_normalized: bool = param(True, InstanceOf(bool))
     max_tokens: int = param(4, Interval(int, 1))

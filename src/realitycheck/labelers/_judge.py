@@ -257,7 +257,10 @@ class Judge(Labeler):
     answered calls are cached, so the rerun pays only for those).
     """
 
-    judge: Backend = nested("backends", default=dataclasses.MISSING, doc="the backend asked")
+    # 'backend' is what the README once told users to write: it still builds, with a warning.
+    judge: Backend = nested(
+        "backends", default=dataclasses.MISSING, doc="the backend asked", aliases=("backend",)
+    )
     invalid_as: Literal["excluded", "hallucinated"] = param("excluded", OneOf(POLICIES))
     repeats: int = param(1, Interval(int, 1, 100))
     temperature: float = param(0.0, Interval(float, 0, 2))
