@@ -14,7 +14,8 @@ that prompt's first attempts in order::
     "What is 2+2? [fault=429*2,drop]"   # attempts 1-2: 429, attempt 3: dropped, 4: answered
 
 Kinds: ``429`` (with ``Retry-After: <server.retry_after>``), ``500``, ``503``,
-``400``, ``401``, ``404``, ``501``, ``slow`` (answers after ``server.slow_seconds``),
+``400``, ``401``, ``404``, ``501``, ``500format`` (a transient 500 whose message
+happens to say "format"), ``slow`` (answers after ``server.slow_seconds``),
 ``malformed`` (200 with a truncated JSON body), ``drop`` (closes the socket
 without a response), ``nologprobs`` (400 "logprobs are not supported" when
 log-probs were asked for), ``onechoice`` (returns one choice whatever ``n``).
@@ -210,8 +211,8 @@ class FakeOpenAIServer:
         return self
 
     def stop(self) -> None:
-        """Stop serving; handlers still waiting are cancelled."""
-        if self._loop is not None and self._stop is not None:
+        """Stop serving; handlers still waiting are cancelled. Stopping twice is harmless."""
+        if self._loop is not None and self._stop is not None and not self._loop.is_closed():
             self._loop.call_soon_threadsafe(self._stop.set)
         if self._thread is not None:
             self._thread.join(timeout=5)
@@ -460,6 +461,8 @@ class _Connection:
             return True
         if fault in ("400", "401", "404", "500", "501", "503"):
             self._error(int(fault), f"injected {fault}")
+        elif fault == "500format":
+            self._error(500, "Internal error in the response format layer; please try again")
         elif fault == "429":
             self._error(429, "rate limited", {"Retry-After": fake.retry_after})
         elif fault == "drop":

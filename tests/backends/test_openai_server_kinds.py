@@ -78,32 +78,46 @@ def test_top_k_on_openai_is_refused_before_any_call(monkeypatch):
     assert "again" not in str(info.value)
 
 
-def test_a_server_refusing_top_k_gives_a_fatal_named_error_then_refuses_early(make_backend, server):
+def test_a_server_refusing_top_k_fails_each_such_request_and_answers_the_rest(make_backend, server):
     server.refuse_top_k = True
     backend = make_backend()
     request = GenerationRequest(prompt="q", decoding="top_k", temperature=1.0, top_k=40)
     (gen,) = backend.generate([request])
     assert not gen.retryable and server.calls == 1
     assert "refuses the 'top_k' parameter" in gen.error and "422" in gen.error
-    with pytest.raises(InvalidInputError, match="refuses the 'top_k'"):
-        backend.generate([request])
-    assert server.calls == 1
+    assert server.url in gen.error and "fake-model" in gen.error
+    # Learned mid-run: a later batch is not refused as bad input (the stage would stop
+    # with exit 2 after a batch ran); each top_k request fails, named, without a call.
+    later = [
+        GenerationRequest(prompt="r", decoding="top_k", temperature=1.0, top_k=40),
+        _sampled("s"),
+        GenerationRequest(prompt="t", decoding="top_k", temperature=0.7, top_k=5),
+    ]
+    failed, answered, failed_too = backend.generate(later)
+    assert answered.error == "" and answered.texts
+    for g in (failed, failed_too):
+        assert g.error.startswith("TopKRefused:") and not g.retryable and g.texts == ()
+        assert "refuses the 'top_k' parameter" in g.error and "422" in g.error
+        assert "was not sent" in g.error and "again to retry" not in g.error
+    assert [b["messages"][0]["content"] for b in server.bodies] == ["q", "s"]
 
 
 @pytest.mark.parametrize(
-    ("refused", "mismatch", "forms"),
+    ("refused", "mismatch", "forms", "unsupported"),
     [
-        ({"json_schema"}, False, ["json_schema", "json_object+schema", "json_object+schema"]),
+        # json_object with the schema beside it is followed: nothing is missing.
+        ({"json_schema"}, False, ["json_schema", "json_object+schema", "json_object+schema"], ()),
         (
             {"json_schema", "json_object"},
             False,
             ["json_schema", "json_object+schema", "json_object", None, None],
+            ("json_schema",),  # plain text at last: the reply does not follow the schema
         ),
-        (set(), True, ["json_schema", "json_object+schema", "json_object+schema"]),
+        (set(), True, ["json_schema", "json_object+schema", "json_object+schema"], ()),
     ],
 )
 def test_a_refused_json_schema_falls_back_for_the_rest_of_the_run(
-    make_backend, server, refused, mismatch, forms, caplog
+    make_backend, server, refused, mismatch, forms, unsupported, caplog
 ):
     server.refused_formats = refused
     server.format_mismatch = mismatch
@@ -116,8 +130,10 @@ def test_a_refused_json_schema_falls_back_for_the_rest_of_the_run(
     assert sent == forms  # one refusal per form, never seven retries
     assert all(f["schema"] == json.loads(SCHEMA) for f in formats if "schema" in f)
     assert first.error == second.error == ""
-    assert first.unsupported == second.unsupported == ("json_schema",)
+    assert first.unsupported == second.unsupported == unsupported
     assert "refused response_format 'json_schema'" in caplog.text
+    ignored = [r for r in caplog.records if "did not follow" in r.getMessage()]
+    assert len(ignored) == len(unsupported), caplog.text  # warned only when it did not follow
 
 
 @pytest.mark.parametrize("max_tokens", [64, 2])  # 2: cut off by the length limit
@@ -263,3 +279,82 @@ def test_the_recorded_llama_cpp_python_echo_counts_only_the_option_tokens():
         -7.0182,
         -6.9946,
     )
+
+
+def test_a_transient_500_that_says_format_is_retried_and_keeps_the_form(make_backend, server):
+    prompt = "a [fault=500format*2]"
+    backend = make_backend(max_retries=6)
+    (gen,) = backend.generate([GenerationRequest(prompt=prompt, json_schema=SCHEMA)])
+    assert gen.error == "" and gen.unsupported == () and server.attempts[prompt] == 3
+    (later,) = backend.generate([GenerationRequest(prompt="b", json_schema=SCHEMA)])
+    forms = [(b.get("response_format") or {}).get("type") for b in server.bodies]
+    assert forms == ["json_schema"] * 4  # never downgraded for the rest of the run
+    assert later.error == "" and later.unsupported == ()
+
+
+JUDGE_SCHEMA = json.dumps(
+    {
+        "type": "object",
+        "properties": {
+            "reason": {"type": "string"},
+            "verdict": {"type": "string", "enum": ["correct", "incorrect"]},
+        },
+        "required": ["reason", "verdict"],
+        "additionalProperties": False,
+    },
+    sort_keys=True,
+)
+
+
+def _recorded_choices(server: str, name: str):
+    from pathlib import Path
+
+    from realitycheck.backends._openai_parse import parse_choices
+
+    path = Path(__file__).parent / "llamacpp" / "replies" / server / f"{name}.json"
+    reply = json.loads(path.read_text(encoding="utf-8"))["reply"]
+    return parse_choices(json.loads(reply["body"]), chat=True)[0]
+
+
+def test_llama_cpp_pythons_recorded_json_object_with_schema_reply_is_not_unsupported():
+    from realitycheck.backends._openai_server import missing_features
+
+    request = GenerationRequest(prompt="q", json_schema=JUDGE_SCHEMA, max_tokens=256)
+    followed = _recorded_choices("llama-cpp-python", "chat_json_object_schema")
+    assert followed[0].text.startswith("{") and followed[0].finish_reason == "stop"
+    assert missing_features(request, followed, chat=True) == ()
+    # Its bare json_object reply ('{"" :null}') did not follow the schema, and is named.
+    bare = _recorded_choices("llama-cpp-python", "chat_json_object")
+    assert missing_features(request, bare, chat=True) == ("json_schema",)
+
+
+def test_judge_answers_from_a_server_that_ignores_the_schema_are_cached(
+    make_backend, server, tmp_path, caplog
+):
+    from realitycheck import Example, Response
+    from realitycheck.labelers.qa_judge import QAJudge
+
+    server.ignores = {"response_format"}
+    examples = {
+        "q": Example(
+            example_id="q", dataset="t", task="qa", question="Capital?", references=("Paris",)
+        )
+    }
+    responses = [
+        Response(response_id=f"r{i}", example_id="q", model="m", text=text)
+        for i, text in enumerate(["Paris.", "Lyon.", "Rome."])
+    ]
+    judge = QAJudge(judge=make_backend())
+    with caplog.at_level(logging.WARNING, logger=LOGGER), CallCache(tmp_path / "c") as cache:
+        first = judge.label(responses, examples, cache=cache)
+        calls = server.calls
+        assert calls == 3 and all(b["response_format"] for b in server.bodies)
+        assert all(json.loads(x.raw)["schema_followed"] == [False] for x in first), first
+        second = judge.label(responses, examples, cache=cache)
+    assert server.calls == calls  # the second run makes no call
+    replies = [json.loads(x.raw)["replies"] for x in first]
+    assert [json.loads(x.raw)["replies"] for x in second] == replies
+    assert [x.category for x in second] == [x.category for x in first]
+    assert all(json.loads(x.raw)["usage"]["cached"] == 1 for x in second), second
+    warnings = [r.getMessage() for r in caplog.records if "did not follow" in r.getMessage()]
+    assert len(warnings) == 1 and "cached" in warnings[0], warnings

@@ -18,6 +18,7 @@ from realitycheck.backends._cache import (
     default_cache_path,
 )
 from realitycheck.backends._cached_loglik import cached_loglik_tokens, loglik_key
+from realitycheck.backends._names import server_name
 from realitycheck.backends._pairs import (
     CONSISTENCY,
     PAIR_CLASSES,
@@ -27,6 +28,7 @@ from realitycheck.backends._pairs import (
     pair_classes,
     pair_score,
 )
+from realitycheck.backends._schema import follows_schema, reply_follows
 from realitycheck.backends._usage import Usage, usage_of
 
 __all__ = [
@@ -47,11 +49,14 @@ __all__ = [
     "cached_pairs",
     "call_identity",
     "default_cache_path",
+    "follows_schema",
     "loglik_key",
     "pair_cache_key",
     "pair_classes",
     "pair_score",
+    "reply_follows",
     "require",
     "require_pairs",
+    "server_name",
     "usage_of",
 ]

@@ -154,7 +154,12 @@ class Generation:
     answer and asks only for the rest next time. ``unsupported`` names the
     features the request asked for and the server did not give back
     (``"logprobs"``, ``"top_logprobs"``, ``"n"``, ``"json_schema"``,
-    ``"echo"``); such an answer is never cached as complete. ``usage`` may
+    ``"echo"``). A missing feature the answer cannot do without (log-probs,
+    next-token alternatives, sequences, an echo) keeps it out of the call cache
+    as a complete answer; ``"json_schema"`` alone does not: a reply that did
+    not follow the schema is still a usable answer (a judge reads its
+    conclusion and records ``schema_followed=false``), so it is cached like
+    any other. ``usage`` may
     count the calls that answered (``"calls"``) and the attempts made
     (``"attempts"``). ``cached`` says it came from the cache.
     """

@@ -14,8 +14,13 @@ identical requests in one batch are sent once and the answer is fanned out;
 answers already in the cache are served with ``cached=True``; every success is
 committed the moment it arrives, so a run killed at any point (even with
 ``kill -9``) and rerun repeats no completed call. Errors are never cached,
-and neither is an answer that lacks a feature the request asked for
-(``Generation.unsupported``). A request for several sequences that failed
+and neither is an answer that lacks a feature the request asked for and
+cannot do without (``Generation.unsupported``: token log-probs, next-token
+alternatives, sequences, an echoed prompt), so a fixed server can still be
+reached. A reply that did not follow the JSON Schema sent (``"json_schema"``
+alone in ``unsupported``) is cached: it is still a usable answer (a judge
+reads its conclusion and records ``schema_followed=false``), and asking
+again would pay for the same kind of reply on every run. A request for several sequences that failed
 after some of its calls answered keeps them as a *partial* answer (under
 ``partial:<key>``); the next run asks only for the missing sequences (with
 the seed moved on by the calls already made) and stores the merged answer
@@ -59,6 +64,7 @@ __all__ = [
 CHUNK = 32
 """Requests per ``generate`` call for backends that cannot report each answer."""
 _SQL_VARIABLES = 500  # keys per SELECT ... IN (...), under every SQLite build's limit
+_USABLE_WITHOUT = frozenset({"json_schema"})  # missing, the answer is still complete
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls (
@@ -240,7 +246,8 @@ def cached_generate(
     not count) are sent once; the first position gets the answer with
     ``cached=False`` and the others a copy with ``cached=True``. Hits are
     served with ``cached=True``. Each success is committed as it arrives; an
-    answer with ``unsupported`` features is returned but not stored. A failed
+    answer that lacks an asked-for feature it cannot do without (any of
+    ``unsupported`` but ``"json_schema"``) is returned but not stored. A failed
     request that kept some answered sequences is stored as a partial answer
     and resumed here next time; the failure is returned without them.
 
@@ -282,7 +289,7 @@ def cached_generate(
             whole = generation if before is None else merged(before, generation)
             now = dataclasses.replace(whole, usage=generation.usage)  # what this run paid
             answers[key] = without_sequences(now) if now.error else now
-            if cache is not None and not whole.unsupported:
+            if cache is not None and not incomplete(whole):
                 if not whole.error:
                     cache.put(key, whole, backend=label)
                     if before is not None:
@@ -301,6 +308,15 @@ def cached_generate(
         first = positions[key][0] == i
         out.append(generation if first or generation.cached else _as_cached(generation))
     return out
+
+
+def incomplete(generation: Generation) -> tuple[str, ...]:
+    """Return the features ``generation`` lacks that keep it out of the cache as complete.
+
+    Every name in ``unsupported`` but ``"json_schema"``: a reply that did not
+    follow the schema sent is still an answer the caller can read.
+    """
+    return tuple(f for f in generation.unsupported if f not in _USABLE_WITHOUT)
 
 
 def _as_cached(generation: Generation) -> Generation:

@@ -15,6 +15,14 @@ The answer records what was asked for and not given back in
 later call fails after earlier ones answered, the answered sequences are kept
 in the error generation (``texts`` and their features, ``usage["calls"]``),
 so the call cache can keep them as a partial answer.
+
+A request with ``top_k`` to a server that refused ``top_k`` earlier in the
+run is answered, without a call, with the same fatal error naming the cause
+(the refusal is learned from a reply; OpenAI's own endpoint is refused before
+any call by the backend).
+
+The functions take the backend's settings as a
+:class:`~realitycheck.backends._openai_client.CallSettings`, not the backend.
 """
 
 from __future__ import annotations
@@ -22,10 +30,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import random
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from realitycheck.backends._base import Generation, GenerationRequest
+from realitycheck.backends._names import server_name
 from realitycheck.backends._openai_client import (
+    CallSettings,
     Classifier,
     LogprobsRefused,
     NCapped,
@@ -44,20 +54,27 @@ from realitycheck.backends._openai_server import (
 from realitycheck.backends._retry import retrying
 from realitycheck.errors import BackendError, FatalBackendError, RetryableBackendError
 
-if TYPE_CHECKING:
-    from realitycheck.backends.openai import OpenAIBackend
-
 __all__ = ["answer", "arguments"]
 
 _WHAT = {
-    "logprobs": "returned no token log-probabilities ('logprobs')",
-    "top_logprobs": "returned no next-token alternatives ('top_logprobs')",
-    "json_schema": "did not follow the JSON Schema sent as 'response_format' ('json_schema')",
+    "logprobs": "returned no token log-probabilities ('logprobs'); the answers are not "
+    "cached as complete.",
+    "top_logprobs": "returned no next-token alternatives ('top_logprobs'); the answers are "
+    "not cached as complete.",
+    "json_schema": "gave a reply that did not follow the request's JSON Schema ('json_schema'; "
+    "{how}); such replies are read as they are, and cached.",
+}
+_HOW = {
+    "json_schema": "sent as 'response_format' of type 'json_schema'",
+    "json_object_schema": "sent beside 'response_format' of type 'json_object'",
+    "json_object": "'response_format' of type 'json_object' was sent without it, after the "
+    "server refused it",
+    "text": "no 'response_format' was sent, after the server refused every structured form",
 }
 
 
 def arguments(
-    backend: OpenAIBackend,
+    backend: CallSettings,
     request: GenerationRequest,
     *,
     n: int,
@@ -100,14 +117,20 @@ def arguments(
 
 
 async def answer(
-    backend: OpenAIBackend, client: Any, request: GenerationRequest, rng: random.Random
+    backend: CallSettings, client: Any, request: GenerationRequest, rng: random.Random
 ) -> Generation:
     """Answer ``request`` with ``request.n`` sequences (see the module docstring)."""
     facts = facts_for(backend.base_url, backend.model)
+    if request.decoding == "top_k" and facts.top_k_refusal:
+        return Generation(
+            usage={"attempts": 0, "calls": 0},
+            error=f"TopKRefused: {facts.top_k_refusal} (refused earlier in this run; this "
+            "request was not sent)",
+            retryable=False,
+        )
     chat = backend.mode == "chat"
     asked_logprobs = request.logprobs or request.top_logprobs > 0
     with_logprobs = asked_logprobs and not facts.logprobs_refused
-    deterministic = request.decoding == "greedy" or request.temperature == 0
     choices: list[Choice] = []
     usage: dict[str, int] = {"attempts": 0, "calls": 0}
 
@@ -130,7 +153,7 @@ async def answer(
             try:
                 data = await retrying(
                     functools.partial(post, client, args, chat=chat, timeout=backend.timeout),
-                    classify=Classifier(args, deterministic=deterministic),
+                    classify=Classifier(args),
                     max_retries=backend.max_retries,
                     base=backend.backoff,
                     rng=rng,
@@ -157,9 +180,9 @@ async def answer(
                 with_logprobs = False
                 _warn(backend, "logprobs-refused", f"refused token log-probs ({exc}).")
                 continue
-            except TopKRefused:
-                facts.top_k_refused = True
-                raise
+            except TopKRefused as exc:
+                facts.top_k_refusal = f"{server_name(backend.base_url, backend.model)}: {exc}"
+                raise TopKRefused(facts.top_k_refusal) from None
             got, got_usage = parse_choices(data, chat=chat)
             if not got:
                 raise FatalBackendError("The server answered with no choices.")
@@ -177,7 +200,7 @@ async def answer(
     except BackendError as exc:
         kept = Generation()
         if choices:  # kept as a partial answer: say what it lacks, so it is not stored then
-            missing = missing_features(request, choices, chat=chat, form=form)
+            missing = missing_features(request, choices, chat=chat)
             kept = dataclasses.replace(
                 _assembled(choices, usage, request, with_logprobs), unsupported=missing
             )
@@ -187,9 +210,11 @@ async def answer(
             error=f"{type(exc).__name__}: {exc}",
             retryable=isinstance(exc, RetryableBackendError),
         )
-    missing = missing_features(request, choices, chat=chat, form=form)
+    missing = missing_features(request, choices, chat=chat)
+    if "json_schema" in missing:
+        facts.schema_ignored = True
     for feature in missing:
-        _warn(backend, feature, _WHAT[feature] + "; the answers are not cached as complete.")
+        _warn(backend, feature, _WHAT[feature].format(how=_HOW[form]))
     generation = _assembled(choices, usage, request, with_logprobs)
     return dataclasses.replace(generation, unsupported=missing)
 
@@ -200,5 +225,5 @@ def _assembled(
     return assemble(choices, usage=usage, logprobs=logprobs, top_logprobs=request.top_logprobs > 0)
 
 
-def _warn(backend: OpenAIBackend, feature: str, message: str) -> None:
+def _warn(backend: CallSettings, feature: str, message: str) -> None:
     warn_once(backend.base_url, backend.model, feature, message)

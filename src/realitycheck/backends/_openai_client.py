@@ -12,20 +12,24 @@ optional fields read alike. The SDK is imported on the first call, never by
 
 :class:`Classifier` sorts what one attempt raised. Rate limits (429), server
 errors (5xx but 501 and 505), 408, 409, timeouts and dropped connections are
-retryable; 400, 401, 403, 404, 422, 501 and 505 are fatal. Some fatal replies
-say what the server cannot do, and the backend adapts instead of failing:
+retryable; 400, 401, 403, 404, 422, 501 and 505 are fatal. A server error is
+retryable however often it repeats: OpenAI's 500 says the same words every
+time, so two in a row are a blip as often as a fault, and only a message
+recognised as deterministic is final. Some replies say what the server
+cannot do, and the backend adapts instead of failing:
 
 - :class:`NCapped`: the server caps ``n`` (llama.cpp's ``llama-server``:
   "Field 'n': Value must be between 1 <= value <= 4");
-- :class:`StructuredOutputRefused`: the server refuses ``response_format``
-  (a 400, 422 or 500 naming the format, as ``llama-cpp-python``'s "Input
-  should be 'text' or 'json_object'" for ``response_format.type``, or "output
-  does not match the expected format");
+- :class:`StructuredOutputRefused`: the server refuses, or cannot honour, the
+  ``response_format`` sent. Only named refusals count: a 400 or 422 whose
+  message names ``response_format``, ``json_schema``, ``json_object`` or a
+  grammar, and the two recognised 500s of llama.cpp's servers
+  (``llama-cpp-python``'s "Input should be 'text' or 'json_object'" for
+  ``response_format.type``; ``llama-server``'s "output that does not match the
+  expected [peg-native] format", which a deterministic reply repeats on every
+  retry). Any other error that merely mentions a "format" keeps its class;
 - :class:`LogprobsRefused`: the server refuses token log-probabilities;
 - :class:`TopKRefused`: the server refuses the ``top_k`` field (fatal, named).
-
-A deterministic failure is fatal: an HTTP 500 with the same message twice in a
-row for a request at temperature 0 would fail the same way on every retry.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ import importlib
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from realitycheck.backends._retry import Classified, parse_retry_after
 from realitycheck.errors import (
@@ -47,6 +51,7 @@ from realitycheck.errors import (
 )
 
 __all__ = [
+    "CallSettings",
     "Classifier",
     "LogprobsRefused",
     "NCapped",
@@ -70,11 +75,58 @@ _FINAL_5XX = frozenset({501, 505})  # not implemented, HTTP version: the same ev
 _N_FIELD = re.compile(r"""['"`]n['"`]|\b(?:field|parameter)\s+n\b""", re.I)
 _N_CAP = re.compile(r"(?:<=|at most|between 1 and|maximum(?: is| of)?)\s*(\d+)", re.I)
 _TOP_K = re.compile(r"\btop_k\b", re.I)
-_FORMAT = re.compile(r"response_format|json_schema|json schema|grammar|\bformat\b", re.I)
-_FORMAT_MISMATCH = re.compile(r"does not match the expected format", re.I)
+_FORMAT_NAMED = re.compile(r"response_format|json_schema|json_object|\bgrammar\b", re.I)
+_FORMAT_500 = re.compile(  # the 500s llama.cpp's servers answer a structured form with
+    r"Input should be 'text' or 'json_object'"  # llama-cpp-python: json_schema refused
+    r"|does not match the expected (?:[\w-]+ )?format",  # llama-server: reply off the grammar
+    re.I,
+)
 _LOGPROBS_REFUSAL = re.compile(
     r"logprob.*(not support|unsupported|not allowed|disabled|unavailable)", re.I
 )
+
+
+class CallSettings(Protocol):
+    """What the calls to one server need to know: the backend's settings, read only.
+
+    :class:`~realitycheck.backends.openai.OpenAIBackend` is one; the modules
+    that make calls take this instead of the backend, so they need not import it.
+    """
+
+    @property
+    def model(self) -> str:
+        """The model name the server knows."""
+        ...
+
+    @property
+    def base_url(self) -> str:
+        """The API root."""
+        ...
+
+    @property
+    def mode(self) -> str:
+        """``"chat"`` or ``"completions"``."""
+        ...
+
+    @property
+    def concurrency(self) -> int:
+        """Most calls in flight at once."""
+        ...
+
+    @property
+    def timeout(self) -> float:
+        """Seconds one attempt may take."""
+        ...
+
+    @property
+    def max_retries(self) -> int:
+        """Retries per call after the first attempt."""
+        ...
+
+    @property
+    def backoff(self) -> float:
+        """Backoff base delay in seconds."""
+        ...
 
 
 def sdk() -> Any:
@@ -192,13 +244,10 @@ class Classifier:
 
     Args:
         args: The call's body (what was asked decides what a refusal means).
-        deterministic: The call is at temperature 0, so a repeated server error is final.
     """
 
-    def __init__(self, args: Mapping[str, Any], *, deterministic: bool) -> None:
+    def __init__(self, args: Mapping[str, Any]) -> None:
         self._args = args
-        self._deterministic = deterministic
-        self._last_500 = ""
 
     def __call__(self, exc: Exception) -> Classified | None:
         """Return ``(error, retry_after)`` for ``exc``; ``None`` when it is not a call failure."""
@@ -224,11 +273,6 @@ class Classifier:
         if refusal is not None:
             return refusal, None
         if status in _RETRYABLE_STATUS or (status >= 500 and status not in _FINAL_5XX):
-            if status == 500 and self._deterministic and message == self._last_500:
-                return FatalBackendError(
-                    f"{text} (the same error twice at temperature 0: retrying cannot help)"
-                ), None
-            self._last_500 = message if status == 500 else ""
             return RetryableBackendError(text), parse_retry_after(dict(headers.items()))
         return FatalBackendError(text), None
 
@@ -244,8 +288,8 @@ class Classifier:
                 "'sampling' with this server; the same request will fail again."
             )
         if "response_format" in args and (
-            _FORMAT_MISMATCH.search(message)
-            or (status in (400, 422, 500) and _FORMAT.search(message))
+            (refusing and (_FORMAT_NAMED.search(message) or _FORMAT_500.search(message)))
+            or (status == 500 and _FORMAT_500.search(message))
         ):
             return StructuredOutputRefused(text)
         if refusing and args.get("logprobs") and _LOGPROBS_REFUSAL.search(message):

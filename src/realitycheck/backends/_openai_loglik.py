@@ -23,12 +23,11 @@ import asyncio
 import functools
 import random
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from realitycheck.backends._openai_client import CallSettings, Classifier, make_client, post
+from realitycheck.backends._retry import retrying
 from realitycheck.errors import BackendError, FatalBackendError, RetryableBackendError
-
-if TYPE_CHECKING:
-    from realitycheck.backends.openai import OpenAIBackend
 
 __all__ = ["echo_arguments", "echoed_continuation", "score_pairs", "token_offsets"]
 
@@ -126,16 +125,13 @@ def echoed_continuation(
 
 
 async def _score(
-    backend: OpenAIBackend, client: Any, pair: tuple[str, str], rng: random.Random
+    backend: CallSettings, client: Any, pair: tuple[str, str], rng: random.Random
 ) -> tuple[float, ...]:
-    from realitycheck.backends._openai_client import Classifier, post
-    from realitycheck.backends._retry import retrying
-
     prompt, continuation = pair
     args = echo_arguments(backend.model, prompt + continuation)
     data = await retrying(
         functools.partial(post, client, args, chat=False, timeout=backend.timeout),
-        classify=Classifier(args, deterministic=True),
+        classify=Classifier(args),
         max_retries=backend.max_retries,
         base=backend.backoff,
         rng=rng,
@@ -144,10 +140,10 @@ async def _score(
 
 
 async def _score_all(
-    backend: OpenAIBackend, pairs: Sequence[tuple[str, str]], api_key: str
+    backend: CallSettings, pairs: Sequence[tuple[str, str]], api_key: str
 ) -> list[tuple[float, ...]]:
     workers = min(backend.concurrency, len(pairs))
-    client = backend.client(api_key, workers)
+    client = make_client(backend.base_url, api_key, concurrency=workers, timeout=backend.timeout)
     results: list[tuple[float, ...]] = [()] * len(pairs)
     pending = iter(range(len(pairs)))
     rng = random.Random()
@@ -167,7 +163,7 @@ async def _score_all(
 
 
 def score_pairs(
-    backend: OpenAIBackend, pairs: Sequence[tuple[str, str]], api_key: str
+    backend: CallSettings, pairs: Sequence[tuple[str, str]], api_key: str
 ) -> list[tuple[float, ...]]:
     """Return each pair's continuation token log-probs, ``concurrency`` calls at a time.
 

@@ -6,10 +6,19 @@ serve`` ignores ``logprobs``, ``n`` and ``response_format``; llama.cpp's
 ``llama-cpp-python`` drops log-probs unless ``top_logprobs`` is sent and
 refuses ``json_schema``; OpenAI refuses ``top_k``. :class:`ServerFacts` holds
 what this process has learned about one server and model (the ``n`` cap, the
-structured-output form that works, a refused ``top_k``), so every later call
-of the run is sent in the form that works. :func:`missing_features` says which
-asked-for features a reply lacks; :func:`warn_once` logs one warning per
-server, model and feature.
+structured-output form that works, a refused ``top_k``, a schema ignored), so
+every later call of the run is sent in the form that works.
+:func:`missing_features` says which asked-for features a reply lacks;
+:func:`warn_once` logs one warning per server, model and feature, with the
+server's text shown with its control characters escaped.
+
+A reply to a request with a JSON Schema is checked against the schema
+whatever form was sent (:func:`~realitycheck.backends.reply_follows`): a
+server that follows the schema sent beside ``json_object`` is not said to
+ignore it, and only a reply that did not follow it is named ``json_schema``
+in ``Generation.unsupported``. Unlike a missing log-prob, that does not keep
+the answer out of the call cache: the reply is still read (a judge reads its
+conclusion and records ``schema_followed=false``).
 """
 
 from __future__ import annotations
@@ -22,7 +31,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from realitycheck.backends._base import GenerationRequest
+from realitycheck.backends._names import escape_controls, server_name
 from realitycheck.backends._openai_parse import Choice
+from realitycheck.backends._schema import reply_follows
 
 __all__ = [
     "STRUCTURED_FORMS",
@@ -48,15 +59,18 @@ class ServerFacts:
     Attributes:
         n_cap: The most sequences one call may ask for (``None``: no cap seen).
         structured: Index in :data:`STRUCTURED_FORMS` of the form to send.
-        top_k_refused: The server refused the ``top_k`` field.
+        top_k_refusal: What the server said when it refused the ``top_k`` field
+            (``""``: not refused).
         logprobs_refused: The server refused token log-probabilities outright.
+        schema_ignored: A reply did not follow the JSON Schema sent.
         warned: The features a warning was already logged for.
     """
 
     n_cap: int | None = None
     structured: int = 0
-    top_k_refused: bool = False
+    top_k_refusal: str = ""
     logprobs_refused: bool = False
+    schema_ignored: bool = False
     warned: set[str] = field(default_factory=set)
 
 
@@ -77,13 +91,18 @@ def forget_servers() -> None:
 
 
 def warn_once(base_url: str, model: str, feature: str, message: str) -> None:
-    """Log ``message`` as a warning, once per server, model and feature in this process."""
+    """Log ``message`` as a warning, once per server, model and feature in this process.
+
+    The warning names the server (:func:`~realitycheck.backends.server_name`);
+    the server's URL, the model and ``message`` (which may quote the server's
+    error) are shown with control, escape and bidi characters as ``[U+XXXX]``.
+    """
     facts = facts_for(base_url, model)
     with _LOCK:
         if feature in facts.warned:
             return
         facts.warned.add(feature)
-    logger.warning("%s (model %s): %s", base_url, model, message)
+    logger.warning("%s: %s", server_name(base_url, model), escape_controls(message))
 
 
 def response_format(schema_text: str, form: str) -> dict[str, Any] | None:
@@ -102,15 +121,18 @@ def response_format(schema_text: str, form: str) -> dict[str, Any] | None:
 
 
 def missing_features(
-    request: GenerationRequest, choices: Sequence[Choice], *, chat: bool, form: str
+    request: GenerationRequest, choices: Sequence[Choice], *, chat: bool
 ) -> tuple[str, ...]:
     """Return the features ``request`` asked for that the reply's ``choices`` lack.
+
+    ``"json_schema"`` is named when a reply did not follow the request's JSON
+    Schema, whichever structured-output form was sent (chat mode only: the
+    schema is not sent to ``/completions``).
 
     Args:
         request: What was asked.
         choices: Every sequence returned for it (all calls).
         chat: Chat mode (``json_schema`` is only sent there).
-        form: The structured-output form that was sent.
     """
     out: list[str] = []
     if request.logprobs or request.top_logprobs:
@@ -123,23 +145,20 @@ def missing_features(
         ):
             out.append("top_logprobs")
     if request.json_schema and chat:
-        if form != "json_schema" or any(_ignored_schema(c) for c in choices):
+        if any(not _followed(c, request.json_schema) for c in choices):
             out.append("json_schema")
     return tuple(out)
 
 
-def _ignored_schema(choice: Choice) -> bool:
-    """Whether a reply is not a JSON object (the server ignored the schema).
+def _followed(choice: Choice, json_schema: str) -> bool:
+    """Whether a reply followed the JSON Schema.
 
     A reply cut off by the length limit cannot be parsed; it followed the
     schema as far as it went when it opens an object.
     """
-    text = choice.text.strip()
-    if text.startswith("```"):
-        text = text.strip("`").removeprefix("json").strip()
     if choice.finish_reason == "length":
-        return not text.startswith("{")
-    try:
-        return not isinstance(json.loads(text), dict)
-    except ValueError:
-        return True
+        text = choice.text.strip()
+        if text.startswith("```"):
+            text = text.strip("`").removeprefix("json").strip()
+        return text.startswith("{")
+    return reply_follows(choice.text, json_schema)

@@ -9,15 +9,20 @@ attempt with its own deadline (``timeout``). Rate limits (429), server errors
 are retried with exponential backoff and full jitter, waiting at least what a
 ``Retry-After`` header asks (:mod:`realitycheck.backends._retry`); the SDK's
 own retries are switched off so these are the only ones. A request that still
-fails, or fails for good (400, 401, 403, 404, 422, or the same server error
-twice at temperature 0), becomes a :class:`Generation` with ``error`` set: one
-bad request never loses the other answers (:mod:`._openai_client`).
+fails, or fails for good (400, 401, 403, 404, 422, 501, 505, or a server
+error recognised as deterministic), becomes a :class:`Generation` with
+``error`` set: one bad request never loses the other answers
+(:mod:`._openai_client`). A generic server error is retried however often it
+repeats, at any temperature.
 
 What the server really does is checked on every reply
 (:mod:`._openai_server`): a feature asked for and not given back (token
-log-probs, next-token alternatives, a JSON Schema reply) is named in
-``Generation.unsupported`` with one warning per server, model and feature,
-and such answers are not cached as complete. A server that ignores or caps
+log-probs, next-token alternatives, a reply that follows the JSON Schema) is
+named in ``Generation.unsupported`` with one warning per server, model and
+feature. Answers without the log-probs or alternatives asked for are not
+cached as complete; a reply that did not follow the schema is (it is still
+read: a judge reads its conclusion and records ``schema_followed=false``). A
+server that ignores or caps
 ``n`` gets the rest asked for in further calls; one that refuses
 ``response_format`` of type ``json_schema`` is sent ``json_object`` with the
 schema beside it (``llama-cpp-python``'s server follows that), then plain
@@ -49,6 +54,7 @@ from realitycheck.backends._base import (
     backend,
     require,
 )
+from realitycheck.backends._names import server_name
 from realitycheck.backends._usage import Usage, usage_of
 from realitycheck.errors import InvalidInputError
 from realitycheck.params import (
@@ -139,9 +145,10 @@ class OpenAIBackend(Backend):
     when not 1, its ``top_p``; ``top_k`` also sends ``top_k`` in the SDK's
     ``extra_body`` (vLLM and llama.cpp read it). OpenAI's own endpoint refuses
     ``top_k``, so such requests fail before any call; a server that answers a
-    ``top_k`` with a 400 or 422 naming it gives a fatal error naming the cause,
-    and later requests with ``top_k`` fail before any call. Beam search and
-    hidden states are not offered.
+    ``top_k`` with a 400 or 422 naming it gives a fatal, non-retryable error
+    naming the cause, and later requests with ``top_k`` to it in this process
+    get the same error without a call (each is a failed request: the other
+    answers stand). Beam search and hidden states are not offered.
 
     In ``chat`` mode a request's ``prompt`` is sent as one user message; in
     ``completions`` mode requests must carry a ``prompt``. When a server
@@ -151,7 +158,10 @@ class OpenAIBackend(Backend):
     ``usage["calls"]`` counts them all. A request's ``json_schema`` is sent as
     a ``response_format`` of type ``json_schema`` (chat mode); a server that
     refuses it is sent ``json_object`` with the schema beside it, then plain
-    ``json_object``, then plain text. Token log-probs are
+    ``json_object``, then plain text. Every reply is checked against the
+    schema, whatever form was sent; one that did not follow it is named
+    ``json_schema`` in ``unsupported`` (one warning per server and model) and
+    is still cached, since it is read as it is. Token log-probs are
     asked for in chat mode with ``logprobs`` and ``top_logprobs`` (at least 1:
     ``llama-cpp-python``'s server returns none without it). When a server
     refuses or ignores log-probs, the request is answered without them, a
@@ -258,14 +268,10 @@ class OpenAIBackend(Backend):
 
     def _check(self, requests: list[GenerationRequest]) -> None:
         from realitycheck.backends._openai_client import sdk
-        from realitycheck.backends._openai_server import facts_for
 
         sdk()
         check_arg(requests, REQUESTS, name="requests", owner="openai.generate")
-        refuses_top_k = (
-            urlsplit(self.base_url).hostname == "api.openai.com"
-            or facts_for(self.base_url, self.model).top_k_refused
-        )
+        refuses_top_k = urlsplit(self.base_url).hostname == "api.openai.com"
         for i, request in enumerate(requests):
             if request.decoding == "beam" or request.num_beams > 1:
                 require({"beam"}, self, who=f"Request {i} (beam search)")
@@ -278,9 +284,9 @@ class OpenAIBackend(Backend):
                 )
             if request.decoding == "top_k" and refuses_top_k:
                 raise InvalidInputError(
-                    f"Request {i} uses decoding 'top_k', but the server {self.base_url} "
-                    f"(model {self.model}) refuses the 'top_k' parameter. Use decoding "
-                    "'top_p' or 'sampling' with this server."
+                    f"Request {i} uses decoding 'top_k', but the server "
+                    f"{server_name(self.base_url, self.model)} refuses the 'top_k' parameter. "
+                    "Use decoding 'top_p' or 'sampling' with this server."
                 )
 
     def _api_key(self) -> str:
