@@ -22,6 +22,14 @@ What a response stores (the shared conventions of the backends):
   give back a feature the plan asked for (feature → cause, see
   :mod:`realitycheck.generation._unsupported`). Such responses are asked for
   again by the next run of the same generation.
+
+A response asked for again is replaced by its new version (same id, new text,
+samples and features), so the labels and scores stored for the old version no
+longer describe it: they are dropped before the first call, and the next label
+and detect stages compute them for the new version. Dropping them first keeps
+a killed run safe (an old response without its records is recomputed, never a
+new one with the old records); a response whose new call fails keeps its old
+version and has its records recomputed, LLM judges' calls from the call cache.
 """
 
 from __future__ import annotations
@@ -51,7 +59,7 @@ from realitycheck.params import InstanceOf, Interval, check_arg
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import Example
 from realitycheck.retrievers import Passage
-from realitycheck.store import RunStore
+from realitycheck.store import RunStore, from_texts
 
 __all__ = ["DEFAULT_BATCH_SIZE", "GenerationReport", "generate", "generation_key", "load_inputs"]
 
@@ -74,6 +82,10 @@ class GenerationReport:
             not apply to them.
         lacking: Responses written without a feature the plan asked for (their
             ``meta["unsupported"]`` names it); the next run asks for them again.
+        regenerated: Stored responses asked for again (they lacked a feature).
+        dropped_labels: Stored labels dropped because their response is regenerated
+            (computed from the old version; the next label stage recomputes them).
+        dropped_scores: Stored scores dropped likewise (recomputed by the next detect stage).
         usage: Calls, cache hits, tokens and cost of this call (see ``usage_of``).
         errors: The first few error messages.
     """
@@ -84,6 +96,9 @@ class GenerationReport:
     failed: int = 0
     permanent: int = 0
     lacking: int = 0
+    regenerated: int = 0
+    dropped_labels: int = 0
+    dropped_scores: int = 0
     usage: Usage = field(default_factory=Usage)
     errors: list[str] = field(default_factory=list)
 
@@ -240,10 +255,13 @@ def generate(
     plan.check(backend)
     key = generation_key(backend, plan)
     # A response that lacks an asked feature is asked for again, like a failed one.
-    done = {rid for (rid,) in store.keys("responses", ["response_id"])}
-    done -= lacking_responses(store, key)
-    jobs, reused = _jobs(examples, examples if demos is None else demos, plan, backend, key, done)
+    stored_ids = {rid for (rid,) in store.keys("responses", ["response_id"])}
+    lacking = lacking_responses(store, key)
+    jobs, reused = _jobs(
+        examples, examples if demos is None else demos, plan, backend, key, stored_ids - lacking
+    )
     report = GenerationReport(generation=key, reused=reused)
+    _drop_records_of(store, [job.response_id for job in jobs if job.response_id in lacking], report)
     _record(store, backend, plan, key, examples, report, start=True)
     stored = {eid for (eid,) in store.keys("examples", ["example_id"])}
     store.append([e for e in examples if e.example_id not in stored])
@@ -274,6 +292,15 @@ def generate(
     return report
 
 
+def _drop_records_of(store: RunStore, replaced: Sequence[str], report: GenerationReport) -> None:
+    """Drop the stored labels and scores of responses about to be replaced by a new version."""
+    report.regenerated = len(replaced)
+    if replaced:
+        ids = from_texts(replaced)
+        report.dropped_labels = store.drop_matching("labels", "response_id", ids)
+        report.dropped_scores = store.drop_matching("scores", "response_id", ids)
+
+
 def _record(
     store: RunStore,
     backend: Backend,
@@ -293,6 +320,8 @@ def _record(
         entry["failed"] = report.failed
         entry["lacking"] = report.lacking
         entry["permanent"] = report.permanent
+        entry["regenerated"] = report.regenerated
+        entry["dropped"] = {"labels": report.dropped_labels, "scores": report.dropped_scores}
         entry["usage"] = _add_usage(entry.get("usage", {}), report.usage.as_dict())
         entry["first_errors"] = report.errors
     generations[key] = entry

@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+import pyarrow.compute as pc
+
 from realitycheck.backends import Backend, Generation
 from realitycheck.store import RunStore
 
@@ -37,15 +39,25 @@ def unsupported_meta(backend: Backend, generations: Sequence[Generation]) -> dic
 
 
 def lacking_responses(store: RunStore, generation: str) -> set[str]:
-    """Return the ids of the stored responses of ``generation`` that lack an asked feature."""
+    """Return the ids of the stored responses of ``generation`` that lack an asked feature.
+
+    The rows are chosen with Arrow (the generation's id suffix, a meta that
+    mentions the key); only those few have their meta parsed.
+    """
     table = store.arrow("responses", columns=["response_id", "meta"])
+    if not table.num_rows:
+        return set()
+    mine = pc.and_(
+        pc.ends_with(table.column("response_id"), f"/{generation}"),
+        pc.match_substring(table.column("meta").fill_null(""), f'"{UNSUPPORTED}"'),
+    )
+    candidates = table.filter(mine.fill_null(False))
     out = set()
-    suffix = f"/{generation}"
     for rid, meta in zip(
-        table.column("response_id").to_pylist(), table.column("meta").to_pylist(), strict=True
+        candidates.column("response_id").to_pylist(),
+        candidates.column("meta").to_pylist(),
+        strict=True,
     ):
-        if not rid.endswith(suffix) or not meta or UNSUPPORTED not in meta:
-            continue
         value = json.loads(meta) if isinstance(meta, str) else meta
         if isinstance(value, dict) and value.get(UNSUPPORTED):
             out.add(rid)

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from realitycheck.errors import InvalidInputError, RunFolderError
 from realitycheck.records import (
@@ -43,7 +44,7 @@ from realitycheck.records import (
     Record,
     records_from_rows,
 )
-from realitycheck.store._arrays import from_numpy, to_numpy
+from realitycheck.store._arrays import from_numpy, from_texts, to_numpy
 from realitycheck.store._columns import (
     _RECORD_TYPES,
     record_schema,
@@ -382,6 +383,27 @@ class RunStore:
         )
         self._files.delete(parts)
         return int(gone.sum())
+
+    def drop_matching(self, table: str, column: str, values: pa.Array | Sequence[str]) -> int:
+        """Remove the rows of a record table whose ``column`` is one of ``values``; return how many.
+
+        Arrow throughout (no pandas, no Python loop over rows): the key columns
+        are read first, and only when a row matches is the table rewritten
+        without them, compacted and atomically, on a folder or on object
+        storage alike (as :meth:`compact` writes it).
+        """
+        wanted = values if isinstance(values, pa.Array) else from_texts(list(values))
+        if not len(wanted):
+            return 0
+        parts = self._files.parts(table)
+        keys = self.arrow(table, columns=[column])
+        if not pc.any(pc.is_in(keys.column(column), value_set=wanted)).as_py():
+            return 0
+        rows = self.arrow(table)
+        kept = rows.filter(pc.invert(pc.is_in(rows.column(column), value_set=wanted)))
+        self._files.write_table(table, kept)
+        self._files.delete(parts)
+        return rows.num_rows - kept.num_rows
 
     def read_file(self, name: str) -> pa.Table | None:
         """Read ``NAME.parquet``, a whole-file table of the run without parts, or ``None``.
