@@ -26,6 +26,16 @@ def echo_generation(name: str, report: Any, run_dir: Any) -> None:
             "not return it; see the warning above); a rerun asks for them again.",
             err=True,
         )
+    dropped_labels = report.dropped_labels
+    dropped_scores = report.dropped_scores
+    if dropped_labels or dropped_scores:
+        click.echo(
+            f"  {report.regenerated} stored responses were asked for again: "
+            f"{dropped_labels} labels and {dropped_scores} scores computed from their old "
+            "version were dropped; the next label and detect stages compute them again "
+            "(and evaluate after them).",
+            err=True,
+        )
     if report.failed:
         for line in report.errors:
             click.echo(f"  failed: {terminal_text(line)}", err=True)
