@@ -318,6 +318,32 @@ def test_an_answer_lacking_an_asked_feature_is_returned_but_not_stored(tmp_path)
     assert len(ScriptedBackend.asked) == 2
 
 
+@pytest.mark.parametrize(
+    ("unsupported", "stored"),
+    [
+        (("json_schema",), True),  # a reply off the schema is still read: an answer
+        (("logprobs",), False),
+        (("top_logprobs",), False),
+        (("n",), False),
+        (("echo",), False),
+        (("logprobs", "json_schema"), False),
+    ],
+)
+def test_only_a_missing_feature_the_answer_needs_keeps_it_out_of_the_cache(
+    tmp_path, unsupported, stored
+):
+    ScriptedBackend.asked.clear()
+    answer = Generation(texts=("a",), unsupported=unsupported, usage={"calls": 1})
+    ScriptedBackend.script[:] = [answer, answer]
+    request = GenerationRequest(prompt="q", logprobs=True, json_schema='{"type": "object"}')
+    with CallCache(tmp_path / "calls.sqlite") as cache:
+        (first,) = cached_generate(ScriptedBackend(), [request], cache=cache)
+        assert first.unsupported == unsupported and len(cache) == int(stored)
+        (second,) = cached_generate(ScriptedBackend(), [request], cache=cache)
+        assert second.cached is stored and second.unsupported == unsupported
+    assert len(ScriptedBackend.asked) == (1 if stored else 2)
+
+
 def test_a_partial_answer_is_kept_and_only_the_rest_is_asked_for(tmp_path):
     ScriptedBackend.asked.clear()
     partial = Generation(

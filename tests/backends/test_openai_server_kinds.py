@@ -16,6 +16,7 @@ from _fake_openai_server import echo_tokens, expected_choice
 
 from realitycheck.backends import CallCache, GenerationRequest, cached_generate, usage_of
 from realitycheck.backends._openai_loglik import echoed_continuation, token_offsets
+from realitycheck.backends._openai_server import facts_for
 from realitycheck.backends.openai import OpenAIBackend
 from realitycheck.errors import FatalBackendError, InvalidInputError
 
@@ -144,6 +145,7 @@ def test_a_server_that_ignores_response_format_is_named(make_backend, server, ma
         (gen,) = make_backend().generate([request])
     assert gen.unsupported == ("json_schema",)
     assert "'response_format'" in caplog.text and "'json_schema'" in caplog.text
+    assert facts_for(server.url, "fake-model").schema_ignored
     server.ignores = set()
     (honoured,) = make_backend().generate([GenerationRequest(prompt="b", json_schema=SCHEMA)])
     assert honoured.unsupported == () and json.loads(honoured.texts[0])["answer"]
