@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from realitycheck.errors import BackendError, FatalBackendError, RetryableBackendError
-from realitycheck.verdicts import read_verdict
+from realitycheck.verdicts import quote_reply, read_verdict
 
 if TYPE_CHECKING:
     from realitycheck.backends import Backend, CallCache, Generation, GenerationRequest
@@ -82,15 +82,8 @@ def yes_no(token: str) -> str:
 
 
 def quote(text: str, limit: int = QUOTE_CHARS) -> str:
-    """Return a short, escaped quote of ``text``: spaces collapsed, cut at ``limit`` characters.
-
-    ``repr`` escapes control, escape and bidi characters, so the quote is safe
-    in an error message that reaches a terminal or a CSV file.
-    """
-    short = " ".join(text.split())
-    if len(short) > limit:
-        short = short[: limit - 1] + "…"
-    return repr(short)
+    """Return a short, escaped quote of ``text``: :func:`realitycheck.verdicts.quote_reply`."""
+    return quote_reply(text, limit)
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,7 @@ from realitycheck.labelers._base import Labeler
 from realitycheck.params import InstanceOf, Interval, OneOf, Satisfies, param
 from realitycheck.records import Example, Label, Response
 from realitycheck.registry import nested
-from realitycheck.verdicts import Reading, parse_verdict, read_verdict
+from realitycheck.verdicts import Reading, parse_verdict, quote_reply, read_verdict
 
 if TYPE_CHECKING:
     from realitycheck.backends import Backend, CallCache, Generation, GenerationRequest
@@ -190,11 +190,10 @@ def unreadable_error(replies: Sequence[str], readings: Sequence[Reading]) -> str
     """Return the error of a label none of whose replies could be read: the reason and a quote."""
     reason = Counter(r.reason for r in readings).most_common(1)[0][0]
     text = next((t for t, r in zip(replies, readings, strict=True) if r.reason == reason), "")
-    quoted = " ".join(text.split())
-    quoted = quoted if len(quoted) <= 80 else quoted[:40] + " … " + quoted[-37:]
     n = len(replies)
     return (
-        f"no verdict in the judge's {'reply' if n == 1 else f'{n} replies'} ({reason}): {quoted!r}"
+        f"no verdict in the judge's {'reply' if n == 1 else f'{n} replies'} ({reason}): "
+        f"{quote_reply(text)}"
     )
 
 

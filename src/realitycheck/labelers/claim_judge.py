@@ -53,6 +53,7 @@ from realitycheck.labelers._judge import (
 from realitycheck.labelers.faithfulness_judge import source_fields
 from realitycheck.params import Interval, OneOf, param, with_default
 from realitycheck.records import Example, Label, Response
+from realitycheck.verdicts import quote_reply
 
 if TYPE_CHECKING:
     from realitycheck.backends import CallCache, Generation, GenerationRequest
@@ -329,15 +330,14 @@ class ClaimJudge(Judge):
             )
             raw["reasons"] = [reason]
             invalid_as = self.outcome(INVALID)
-            quoted = " ".join(_text(unread).split())
-            quoted = quoted if len(quoted) <= 80 else quoted[:40] + " … " + quoted[-37:]
+            quoted = quote_reply(_text(unread))
             return self._label(
                 response,
                 invalid_as,
                 category=category,
                 raw=json.dumps(raw, ensure_ascii=False),
                 error=(
-                    f"no {raw['round']} in the judge's reply ({reason}): {quoted!r}"
+                    f"no {raw['round']} in the judge's reply ({reason}): {quoted}"
                     if invalid_as is None
                     else ""
                 ),
