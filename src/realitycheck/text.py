@@ -18,6 +18,8 @@ same thing everywhere.
 - :func:`csv_cell` and :func:`csv_safe_frame` keep a text cell of a CSV file
   from being read as a formula by a spreadsheet (OWASP's advice on CSV
   injection); every CSV the toolkit writes goes through them.
+- :func:`escape_controls` shows control, escape and bidi characters as
+  ``[U+XXXX]``, for untrusted text on one terminal or log line.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ __all__ = [
     "content_words",
     "csv_cell",
     "csv_safe_frame",
+    "escape_controls",
     "extract_numbers",
     "normalize_answer",
     "normalize_number",
@@ -227,3 +230,20 @@ def csv_safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
     if names != list(frame.columns):
         out = out.set_axis(names, axis=1) if out is not frame else frame.set_axis(names, axis=1)
     return out
+
+
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def escape_controls(text: str) -> str:
+    r"""Return ``text`` with control, escape and bidi characters shown as ``[U+XXXX]``.
+
+    Covers C0 (NUL, ESC, newlines included) and DEL, C1, and the bidi
+    marks, embeddings, overrides and isolates: what could rewrite a terminal
+    line or reorder what a reader sees.
+
+    Examples:
+        >>> escape_controls("a\x1b]0;x\x07b")
+        'a[U+001B]]0;x[U+0007]b'
+    """
+    return _CONTROLS.sub(lambda m: f"[U+{ord(m.group()):04X}]", text)

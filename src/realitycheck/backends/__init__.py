@@ -18,7 +18,7 @@ from realitycheck.backends._cache import (
     default_cache_path,
 )
 from realitycheck.backends._cached_loglik import cached_loglik_tokens, loglik_key
-from realitycheck.backends._names import server_name
+from realitycheck.backends._names import server_name, server_of
 from realitycheck.backends._pairs import (
     CONSISTENCY,
     PAIR_CLASSES,
@@ -58,5 +58,6 @@ __all__ = [
     "require",
     "require_pairs",
     "server_name",
+    "server_of",
     "usage_of",
 ]

@@ -3,26 +3,18 @@
 A server's URL, a model name and a server's error text are untrusted: they
 may carry control and escape sequences (C0/C1, ESC, NUL) or bidi controls
 that would rewrite a terminal line or reorder what a reader sees.
-:func:`escape_controls` shows each as ``[U+XXXX]``; :func:`server_name` is
-the one way a server and model are named ("<base_url> (model <model>)").
+:func:`escape_controls` (from :mod:`realitycheck.text`) shows each as
+``[U+XXXX]``; :func:`server_name` is the one way a server and model are named
+("<base_url> (model <model>)"), and :func:`server_of` names a backend so.
 """
 
 from __future__ import annotations
 
-import re
+from typing import Any
 
-__all__ = ["escape_controls", "server_name"]
+from realitycheck.text import escape_controls
 
-_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def escape_controls(text: str) -> str:
-    """Return ``text`` with control, escape and bidi characters shown as ``[U+XXXX]``.
-
-    Covers C0 (NUL, ESC, newlines included) and DEL, C1, and the bidi
-    marks, embeddings, overrides and isolates.
-    """
-    return _CONTROLS.sub(lambda m: f"[U+{ord(m.group()):04X}]", text)
+__all__ = ["escape_controls", "server_name", "server_of"]
 
 
 def server_name(base_url: str, model: str) -> str:
@@ -35,3 +27,11 @@ def server_name(base_url: str, model: str) -> str:
         'http://127.0.0.1:8000/v1 (model llama)'
     """
     return f"{escape_controls(str(base_url))} (model {escape_controls(str(model))})"
+
+
+def server_of(backend: Any) -> str:
+    """Return :func:`server_name` of a backend: its ``base_url`` and ``model``, else its key."""
+    return server_name(
+        getattr(backend, "base_url", "") or backend.key,
+        getattr(backend, "model", "") or backend.key,
+    )

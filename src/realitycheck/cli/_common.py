@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import click
+
+from realitycheck.text import escape_controls
 
 __all__ = [
     "EXIT_ERROR",
@@ -51,8 +52,6 @@ EXIT_FAILURES = 3
 """The command ran to its end, but items failed: calls never succeeded (``--allow-failures``)."""
 EXIT_INTERRUPTED = 130
 
-_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
 
 def scrub_text(text: str) -> str:
     """Return ``text`` without secrets, fit for the terminal (see ``realitycheck.store``)."""
@@ -68,7 +67,7 @@ def terminal_text(text: str, *, limit: int = 300) -> str:
     (C0/C1, ESC, newlines, NUL) and bidi controls are shown as ``[U+001B]``,
     never sent raw; a text longer than ``limit`` characters is cut with "…".
     """
-    shown = _CONTROLS.sub(lambda m: f"[U+{ord(m.group()):04X}]", scrub_text(str(text)))
+    shown = escape_controls(scrub_text(str(text)))
     return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 

@@ -141,10 +141,10 @@ class PTrue(Detector):
         """Say why a generation has no next-token alternatives: the server, or the reply."""
         ignored = [f for f in ("top_logprobs", "logprobs") if f in generation.unsupported]
         if ignored:
-            server = getattr(self.judge, "base_url", "") or f"of {self.judge.key}"
-            model = getattr(self.judge, "model", "") or "unknown"
+            from realitycheck.backends import server_of
+
             return (
-                f"the server {server} (model {model}) returned no next-token alternatives: it "
+                f"the server {server_of(self.judge)} returned no next-token alternatives: it "
                 f"ignored the request field {ignored[0]!r}, so P(True) cannot be read from it"
             )
         reply = generation.texts[0] if generation.texts else ""

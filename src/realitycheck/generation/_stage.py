@@ -77,7 +77,7 @@ class GenerationReport:
         reused: Responses already stored (skipped).
         failed: (example, variant) pairs whose calls failed; listed in ``generation_errors``.
         permanent: Of ``failed``, those with a call that failed for good (a refusal such
-            as HTTP 400/422, or the same server error twice at temperature 0): a rerun
+            as HTTP 400/422, or a parameter the server refused before): a rerun
             repeats the failure unless its cause is fixed, so "run again to retry" does
             not apply to them.
         lacking: Responses written without a feature the plan asked for (their

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import pyarrow.compute as pc
 
-from realitycheck.backends import Backend, Generation
+from realitycheck.backends import Backend, Generation, server_of
 from realitycheck.store import RunStore
 
 __all__ = ["UNSUPPORTED", "lacking_responses", "unsupported_meta"]
@@ -33,9 +33,8 @@ def unsupported_meta(backend: Backend, generations: Sequence[Generation]) -> dic
     features = dict.fromkeys(f for g in generations for f in g.unsupported)
     if not features:
         return {}
-    server = str(getattr(backend, "base_url", "") or backend.key)
-    model = str(getattr(backend, "model", "") or backend.key)
-    return {f: f"{server} (model {model}) returned no {f!r}" for f in features}
+    server = server_of(backend)
+    return {f: f"{server} returned no {f!r}" for f in features}
 
 
 def lacking_responses(store: RunStore, generation: str) -> set[str]:
