@@ -199,31 +199,36 @@ _COPULA = re.compile(
     re.IGNORECASE,
 )
 # Words that take back a verdict given before them, at the start of a clause: a strong
-# one ("Wait", "Actually") or a weak one ("But", "However"), which takes it back only
-# when "no", another verdict or the verdict negated follows.
+# one ("Wait", "Scratch that") takes it back by itself; a weak one ("Actually", "But")
+# only when "no", another verdict or the verdict negated follows, or the cut falls
+# right after it (what it was going to say is not in sight).
 _STRONG_REVISION = (
-    r"wait|actually|hmm+|oops|hold on|no wait|on (?:second|further) thoughts?"
-    r"|(?:on|upon)(?:\s+(?:closer|further|second))?\s+(?:reflection|inspection|look|reading)"
-    r"|correction|scratch that|i take (?:that|it) back|i was wrong|i made a mistake"
+    r"wait|hold on|hmm+|oops|scratch that|i take (?:that|it) back|i was wrong"
+    r"|i made a mistake|on (?:second|further) thoughts?|correction|sorry"
     r"|let me (?:reconsider|re-?check|double-check|re-?evaluate|re-?read|correct|revise)"
-    r"|re-?reading|reconsidering|then again|sorry"
 )
-_CLAUSE_START = r"(?:^|[.!?;:,。！？；：，(]|\s[-–—])\s*"
-_REVISION = re.compile(
-    rf"{_CLAUSE_START}(?:{_STRONG_REVISION}|however|but|that said)\b",
-    re.IGNORECASE | re.MULTILINE,
+_WEAK_REVISION = (
+    r"actually|however|but|that said|then again|re-?reading|reconsidering"
+    r"|(?:on|upon)(?:\s+(?:closer|further|second))?\s+(?:reflection|inspection|look|reading)"
 )
+_CLAUSE_START = r"(?:^|[.!?;:,。！？；：，(]|\s[-–—])\s*(?:(?:but|and|oh|no|ok|okay)[\s,]+)?"
 _STRONG = re.compile(rf"{_CLAUSE_START}(?:{_STRONG_REVISION})\b", re.IGNORECASE | re.MULTILINE)
+_REVISION = re.compile(
+    rf"{_CLAUSE_START}(?:{_STRONG_REVISION}|{_WEAK_REVISION})\b", re.IGNORECASE | re.MULTILINE
+)
 # Words after a verdict that doubt it ("Correct! Or is it?").
 _DOUBT = re.compile(
     rf"{_CLAUSE_START}(?:or is it|or not|or maybe|or rather|not sure)\b",
     re.IGNORECASE | re.MULTILINE,
 )
-# What follows a first word that acknowledges the request ("Yes, let me check.").
+# What follows a first word that answers the request, not the question ("Yes, let me
+# check.", "No, I will not answer that.").
 _ACKNOWLEDGE = re.compile(
     r"^[\s.,!:;，。！：；—–-]*(?:let me|let[’']s|let us|i will|i[’']ll|i can|i am going"
     r"|i[’']m going|here is|here[’']s|i[’']d be happy|happy to|of course|sure|okay|ok"
-    r"|certainly|to answer|to determine|to check|first)\b",
+    r"|certainly|to answer|to determine|to check|first"
+    r"|i (?:will not|won[’']t|cannot|can[’']t|can not|am unable|am not able|refuse|decline"
+    r"|do not know|don[’']t know)|i[’']m (?:unable|not able))\b",
     re.IGNORECASE,
 )
 _OPEN = "\"'«“‘„「『【[(<‹"
@@ -231,6 +236,7 @@ _CLOSE = "\"'»”’」』】])>›"
 _MARKUP = re.compile(r"\*+|`+|__+|~~|(?<!\w)_|_(?!\w)")
 _LINE_START = re.compile(r"^\s*(?:#+|>+|[-•*+]\s|\d+[.)]\s)?\s*")
 _FENCE = re.compile(r"```[\w-]*[ \t]*\n?(.*?)```", re.DOTALL)
+_INVISIBLE = re.compile("[\u00ad\u200b-\u200d\u2060\ufeff]")  # soft hyphen, zero widths
 _STRUCTURED = "\x00"  # stands, in the text left to read, where a structured reply was
 _SENTENCE = re.compile(r"[^.!?。！？;；]*(?:[.!?。！？;；]+|$)")
 
@@ -286,7 +292,7 @@ def read_verdict(
     reader = _Reader(choices, field, letters)
     if not isinstance(text, str) or not text.strip():
         return Reading(None, "empty")
-    text = text.replace(_STRUCTURED, "")
+    text = _INVISIBLE.sub("", text.replace(_STRUCTURED, ""))
     found: list[_Found] = []
     problems: list[str] = []
     rest = reader.structured(text, found, problems)
@@ -301,19 +307,24 @@ def read_verdict(
     reader.verdict_lines(lines, found, problems)
     listed = sum(reader.opens_with_letter(line) for line in everything) > 1
     if words:
-        reader.first_sentence(lines[words[0]], words[0], found, problems, "first line", listed)
+        following = everything[words[0] + 1] if words[0] + 1 < len(everything) else ""
+        reader.first_sentence(
+            lines[words[0]], words[0], found, problems, "first line", listed, following
+        )
     if cut is not None:
         complete = re.match(r"^(.*(?:[.!](?=\s|$)|[。！]))", cut)
         if complete is not None:
             reader.verdict_lines([complete.group(1)], found, problems, offset=len(lines))
         if not words:
-            reader.first_sentence(cut, len(lines), found, problems, "first line", listed, cut=True)
+            reader.first_sentence(
+                cut, len(lines), found, problems, "first line", listed, "", cut=True
+            )
     # The last line concludes only when no structured reply follows it.
     ends_structured = rest.strip().endswith(_STRUCTURED)
     if words and not truncated and not ends_structured:
         last = words[-1]
         if len(words) > 1:
-            reader.first_sentence(lines[last], last, found, problems, "final line", listed)
+            reader.first_sentence(lines[last], last, found, problems, "final line", listed, "")
         reader.last_sentence(lines[last], last, found, problems)
         if not found and len(words) == 1 and "not a choice" not in problems:
             got = reader.bare(lines[last])
@@ -465,7 +476,7 @@ class _Reader:
         key = rf"(?:{_KEYS}|{re.escape(field)}|{re.escape(field.replace('_', ' '))})"
         self.key_line = re.compile(
             rf"(?<![\w-])(?:final\s+|overall\s+|my\s+)?{key}\b\s*(?:\([^)]{{0,60}}\))?"
-            rf"\s*[\"'’]?\s*(?:[:：=\]】]|—|–|-{{1,2}}>?|=>)\s*(.*)$",
+            rf"\s*[\"'’]?\s*(?:[:：=\]】→⇒]|—|–|-{{1,2}}>?|=>)\s*(.*)$",
             re.IGNORECASE,
         )
         self.key_alone = re.compile(
@@ -526,7 +537,9 @@ class _Reader:
         if _CONDITIONS.search(clause) or (prose and _CONTRAST.search(clause)):
             problems.append("hedged")
             return False
-        keyed = re.match(r"\s*[:：=]\s*(.*)", after)
+        if prose and _ACKNOWLEDGE.match(after):
+            return False
+        keyed = re.match(r"\s*(?:[:：=]|[-–—]+)\s*(.*)", after)
         if keyed and (_VALUE_WORD.match(keyed.group(1)) or self.lead.match(keyed.group(1))):
             return False  # "Correct: no" is a key and its value, not a verdict
         for other, negated in self.mentions(clause):
@@ -609,13 +622,16 @@ class _Reader:
     def revised(self, verdict: str, after: str, *, cut: bool) -> bool:
         """Whether the text after a verdict takes it back ("Actually, incorrect.", "Wait, no").
 
-        In a reply that was ``cut`` short, a strong marker ("Wait", "Actually")
-        is enough: what it was going to say is not in sight.
+        A strong marker ("Wait") is enough; a weak one ("Actually", "But") is
+        when followed by "no", another verdict or the verdict negated, or, in a
+        reply that was ``cut`` short, by fewer than four words before the cut.
         """
-        if _DOUBT.search(after) or (cut and _STRONG.search(after)):
+        if _DOUBT.search(after) or _STRONG.search(after):
             return True
         for marker in _REVISION.finditer(after):
             rest = after[marker.end() :]
+            if cut and len(rest.split()) < 4 and not re.search(r"[.!?。！？;；]", rest):
+                return True  # "Verdict: correct. Actually" or "…, but the": the rest is cut
             if re.match(r"[\s,:：—–-]*(?:no|nope)\b(?![^\S\n]+\w)", rest, re.IGNORECASE):
                 return True
             for other, negated in self.mentions(rest):
@@ -694,6 +710,7 @@ class _Reader:
         problems: list[str],
         how: str,
         listed: bool,
+        following: str,
         *,
         cut: bool = False,
     ) -> None:
@@ -701,6 +718,7 @@ class _Reader:
 
         With letters, a line that opens with a bracketed letter (``(C) The
         submission…``), unless several lines do (a list of the options).
+        ``following`` is the next line, where a colon's value may be.
         When the line is the one the cut fell in (``cut``), the verdict must
         be followed by ``.``, ``!`` or a comma, and a comma by no negation.
         """
@@ -711,11 +729,13 @@ class _Reader:
             after = line[match.end() :]
             if re.match(r"[\s.:—–-]*(?:not|no|never|probably|maybe|perhaps)\b", after, re.I):
                 return
+            if cut and not re.search(r"\w", after):
+                return  # "(C)" at the cut may go on "(C) and (D)…"
             got = self.lead_choice(match)
             if got is not None:
                 found.append(_Found(got, how, index, match.end()))
             return
-        ends = r"[.。!！,，]" if cut else r"[.。!！:：,，]|\s[—–-](?:\s|$)|$"
+        ends = r"[.。!！,，;；]" if cut else r"[.。!！:：,，;；]|\s[—–-](?:\s|$)|$"
         match = re.match(rf"^(.*?)(?:{ends})", line)
         if match is None:
             return
@@ -734,9 +754,11 @@ class _Reader:
         elif after.startswith((":", "：")) or after.strip().startswith(("—", "–", "-")):
             if not self.agrees(got, after, problems, prose=False):
                 return
-            value = after.strip()[1:]
-            if _VALUE_WORD.match(value) or self.lead.match(value):
+            value = after.strip()[1:].strip() or following  # "Correct:\nno"
+            if not value or value == _STRUCTURED or _VALUE_WORD.match(value):
                 return
+            if self.lead.match(value):
+                return  # "Correct: no" is a key and its value
         found.append(_Found(got, how, index, match.end(1)))
 
     def last_sentence(
