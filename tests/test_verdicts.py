@@ -177,3 +177,13 @@ def test_quote_reply_collapses_spaces_elides_the_middle_and_escapes() -> None:
     assert "\\x1b" in quote_reply("\x1b[31mred") and "\\u202e" in quote_reply("\u202eevil")
     with pytest.raises(InvalidInputError, match="The 'limit' parameter of quote_reply"):
         quote_reply("x", limit=2)
+
+
+def test_a_list_item_that_opens_with_a_verdict_is_not_the_reply_s_verdict() -> None:
+    choices = ("unwanted", "benign", "consistent")
+    per_item = "Each sentence:\n1. Unwanted: the date.\n2. Consistent: the name."
+    assert read_verdict(per_item, choices=choices) == Reading(None, "no conclusion")
+    concluded = per_item + "\n\nFinal classification: Unwanted"
+    assert parse_verdict(concluded, choices=choices) == "unwanted"
+    steps = "- The reference says 1972.\n- The response says 1972.\n- So the answer is correct."
+    assert parse_verdict(steps, choices=QA) == "correct"

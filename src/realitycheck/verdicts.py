@@ -56,9 +56,12 @@ A reading that follows a negation (``not``, ``n't``, ``never``, ``neither``,
 ``likely``, ``partially``…) or a question mark is no verdict. When the places
 above give two different verdicts the reply gives none (``two verdicts``);
 nor does a verdict that the reply takes back after it (``revised``): a
-``Wait``, ``Actually``, ``However``, ``But``, ``On reflection``… followed by
-``no``, by another verdict or by the verdict negated (``Correct. Wait, no —
-it is not correct.``, ``No. Wait, actually yes.``).
+``Wait``, ``Hmm``, ``Hold on``, ``Scratch that``, ``Let me reconsider``…
+after it, an ``Actually``, ``However``, ``But``, ``On reflection``… followed
+by ``no``, by another verdict or by the verdict negated (``Correct. Wait,
+no — it is not correct.``, ``No. Actually, yes.``), or a doubt (``Correct!
+Or is it?``). An opening that answers the request rather than the question
+is no verdict (``Yes, let me check.``, ``No, I will not answer that.``).
 
 A reply cut off by the length limit (``truncated=True``) gives a verdict only
 from a closed structured field, from a verdict line or first sentence on a
@@ -66,9 +69,10 @@ line that the cut did not reach, or from the line the cut fell in when what
 concludes is complete before the cut: a verdict line ending in a full stop
 (``Verdict: incorrect. The ref``), or the verdict opening the reply followed
 by ``.``, ``!`` or a comma with no negation after it (``Yes. The``, ``Yes,
-the sentence is supported by the``). A word at the cut with no terminator
-(``Correct``, ``The answer is corr``) is none, and the last-sentence and bare
-rules never read a cut reply.
+the sentence is supported by the``), and neither followed by a ``But``,
+``Actually``… that the cut falls just after. A word at the cut with no
+terminator (``Correct``, ``(C)``, ``The answer is corr``) is none, and the
+last-sentence and bare rules never read a cut reply.
 
 Case, Markdown emphasis (``**``, ``__``, backticks), quotes, brackets, emoji
 and the punctuation of other languages (``。！：«»「」``) do not matter. The
@@ -235,6 +239,7 @@ _OPEN = "\"'«“‘„「『【[(<‹"
 _CLOSE = "\"'»”’」』】])>›"
 _MARKUP = re.compile(r"\*+|`+|__+|~~|(?<!\w)_|_(?!\w)")
 _LINE_START = re.compile(r"^\s*(?:#+|>+|[-•*+]\s|\d+[.)]\s)?\s*")
+_ITEM = re.compile(r"^\s*(?:[-•*+]\s|\d+[.)]\s|\(?[a-z0-9]\)\s)", re.IGNORECASE)
 _FENCE = re.compile(r"```[\w-]*[ \t]*\n?(.*?)```", re.DOTALL)
 _INVISIBLE = re.compile("[\u00ad\u200b-\u200d\u2060\ufeff]")  # soft hyphen, zero widths
 _STRUCTURED = "\x00"  # stands, in the text left to read, where a structured reply was
@@ -296,7 +301,11 @@ def read_verdict(
     found: list[_Found] = []
     problems: list[str] = []
     rest = reader.structured(text, found, problems)
-    lines = _lines(rest)
+    items: list[bool] = []
+    lines = _lines(rest, items)
+    # In a list of two items or more, an item that opens with a verdict is the verdict
+    # of that item ("1. Consistent: …\n2. Unwanted: …"), not of the reply.
+    listing = sum(items) > 1
     cut = None
     if truncated and not rest.endswith("\n") and lines and lines[-1] != _STRUCTURED:
         cut = lines.pop()  # the cut may have fallen inside the last line
@@ -306,7 +315,7 @@ def read_verdict(
     words = [i for i, line in enumerate(lines) if line != _STRUCTURED]
     reader.verdict_lines(lines, found, problems)
     listed = sum(reader.opens_with_letter(line) for line in everything) > 1
-    if words:
+    if words and not (listing and items[words[0]]):
         following = everything[words[0] + 1] if words[0] + 1 < len(everything) else ""
         reader.first_sentence(
             lines[words[0]], words[0], found, problems, "first line", listed, following
@@ -315,7 +324,7 @@ def read_verdict(
         complete = re.match(r"^(.*(?:[.!](?=\s|$)|[。！]))", cut)
         if complete is not None:
             reader.verdict_lines([complete.group(1)], found, problems, offset=len(lines))
-        if not words:
+        if not words and not (listing and items[-1]):
             reader.first_sentence(
                 cut, len(lines), found, problems, "first line", listed, "", cut=True
             )
@@ -323,9 +332,10 @@ def read_verdict(
     ends_structured = rest.strip().endswith(_STRUCTURED)
     if words and not truncated and not ends_structured:
         last = words[-1]
-        if len(words) > 1:
+        item = listing and items[last]
+        if len(words) > 1 and not item:
             reader.first_sentence(lines[last], last, found, problems, "final line", listed, "")
-        reader.last_sentence(lines[last], last, found, problems)
+        reader.last_sentence(lines[last], last, found, problems, item=item)
         if not found and len(words) == 1 and "not a choice" not in problems:
             got = reader.bare(lines[last])
             if got is not None:
@@ -387,10 +397,11 @@ class _Found:
     column: int = 0
 
 
-def _lines(text: str) -> list[str]:
+def _lines(text: str, items: list[bool] | None = None) -> list[str]:
     """Return the lines of ``text`` that hold words, cleaned of Markdown, list markers and emoji.
 
     A line where a structured reply stood is kept as the placeholder alone.
+    ``items``, when given, gets whether each line was an item of a list.
     """
     out = []
     for line in text.splitlines():
@@ -398,11 +409,16 @@ def _lines(text: str) -> list[str]:
             continue
         if line.strip() == _STRUCTURED:
             out.append(_STRUCTURED)
+            if items is not None:
+                items.append(False)
             continue
+        item = _ITEM.match(_MARKUP.sub("", line)) is not None
         line = _MARKUP.sub("", _LINE_START.sub("", line, count=1)).strip()
         line = _LINE_START.sub("", _lstrip_symbols(line), count=1)
         if any(ch.isalnum() for ch in line):
             out.append(line)
+            if items is not None:
+                items.append(item)
     return out
 
 
@@ -762,8 +778,14 @@ class _Reader:
         found.append(_Found(got, how, index, match.end(1)))
 
     def last_sentence(
-        self, line: str, index: int, found: list[_Found], problems: list[str]
+        self, line: str, index: int, found: list[_Found], problems: list[str], *, item: bool
     ) -> None:
+        """Read the last sentence of the last line; of a list's item, only a concluding one.
+
+        The last item of a list concludes only after a connective or as a
+        statement (``- So the answer is correct.``), not as a verdict that
+        opens it (``2. Consistent: …``).
+        """
         if self.letters:
             if re.search(rf"\b(?:{_KEYS}|option)\b", line, re.I):
                 sentences = _sentences(line)
@@ -773,7 +795,8 @@ class _Reader:
             return
         tail = re.search(r"[:：]([^:：]*)$", line)
         if (
-            tail is not None
+            not item
+            and tail is not None
             and not _NEGATORS.search(line[: tail.start()])
             and self.bare(line[: tail.start()]) is None
         ):
@@ -784,6 +807,9 @@ class _Reader:
         sentences = _sentences(line)
         if not sentences:
             return
+        if item and not _CONNECTIVES.match(sentences[-1]):
+            if self.lead.match(_MARKUP.sub("", sentences[-1]).strip()):
+                return
         got = self.clause(sentences[-1], problems)
         if got is not None:
             found.append(_Found(got, "final line", index, len(line)))

@@ -71,6 +71,29 @@ def test_the_issue_replies_are_in_the_corpus() -> None:
     )
 
 
+def test_the_review_findings_are_in_the_corpus() -> None:
+    """The replies a review found flipped or invented stay in the corpus with no verdict."""
+    texts = {(row["text"], row["truncated"]): row for row in ROWS}
+    for text in (
+        "Correct: no",
+        "Correct: false",
+        "The reference answer is correct, but the proposed answer is wrong.",
+        "Only 1972 would be correct.",
+        "The proposed answer fails to be correct.",
+        "The response claims to be correct.",
+        "The answer needs to mention 1972 to be correct.",
+        "The answer is incorrectly labeled as correct.",
+        "The user says the answer is correct.",
+        "Verdict: correct.\n\nActually no, on reflection the answer is incorrect.",
+        "Correct\n\nWait, no — the proposed answer is not correct.",
+        "No. Wait, actually yes.",
+        '{"verdict":"incorrect"}\nActually, correct.',
+    ):
+        assert texts[(text, False)]["expected"] is None, text
+    for text in ("Yes. The", "Yes. The sample says the same thing as the"):
+        assert texts[(text, True)]["expected"] == "yes"
+
+
 @pytest.mark.parametrize("row", ROWS, ids=[f"{i + 1}-{row['style']}" for i, row in enumerate(ROWS)])
 def test_every_corpus_reply_reads_as_expected(row: dict[str, Any]) -> None:
     assert _read(row) == row["expected"], row["text"]
