@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 from realitycheck.errors import InvalidInputError
 
 __all__ = [
+    "INVALID",
     "TASKS",
     "Example",
     "Label",
@@ -36,6 +37,8 @@ __all__ = [
 
 Task = Literal["qa", "rag_qa", "summary", "data2text", "dialogue", "mcq", "open"]
 TASKS: tuple[str, ...] = ("qa", "rag_qa", "summary", "data2text", "dialogue", "mcq", "open")
+INVALID = "invalid"
+"""The ``category`` of a label none of whose replies could be read (an LLM judge's)."""
 
 
 def _check_id(value: object, name: str) -> None:

@@ -187,14 +187,17 @@ def test_a_generate_killed_mid_stage_keeps_every_answered_call(cli, serve, data_
     watcher.join(timeout=60)
     assert not serve.alive()
     assert killed.exit_code == EXIT_FAILED, killed.text
-    assert killed.calls == [200], killed.text
+    # The kill lands as the second call arrives; on a loaded machine the watcher may
+    # wake only after the server answered it, so one or two calls were answered.
+    answered = len(killed.calls)
+    assert killed.calls == [200] * answered and 1 <= answered <= 2, killed.text
 
     serve.start()
     rerun = cli(args)
     assert rerun.exit_code == 0, rerun.text
     # Two questions of a best answer and N_SAMPLES samples, one call each (n is
-    # ignored): all but the answered call are asked for again.
-    assert rerun.calls == [200] * (2 * (1 + N_SAMPLES) - 1), rerun.text
+    # ignored): all but the answered calls are asked for again.
+    assert rerun.calls == [200] * (2 * (1 + N_SAMPLES) - answered), rerun.text
     responses = RunStore(tmp_path / "run").read(Response)
     assert len(responses) == 2 and all(len(r.samples) == N_SAMPLES for r in responses)
 
@@ -327,8 +330,10 @@ def test_a_server_killed_mid_stage_exits_3_and_a_rerun_completes(
     assert killed.exit_code == EXIT_FAILED, killed.text
     labels = RunStore(run).read(Label)
     n_failed = sum(label.failed for label in labels)
-    assert n_failed == LIMIT - 1, "\n".join([killed.text] + [label.error for label in labels])
-    assert killed.calls == [200]
+    # One or two calls answered (the watcher may wake after the second was, under load).
+    answered = len(killed.calls)
+    assert killed.calls == [200] * answered and 1 <= answered <= 2, killed.text
+    assert n_failed == LIMIT - answered, "\n".join([killed.text] + [x.error for x in labels])
 
     serve.start()
     rerun = cli(args)

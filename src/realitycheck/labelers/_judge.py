@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from realitycheck.errors import InvalidInputError
 from realitycheck.labelers._base import Labeler
 from realitycheck.params import InstanceOf, Interval, OneOf, Satisfies, param
-from realitycheck.records import Example, Label, Response
+from realitycheck.records import INVALID, Example, Label, Response
 from realitycheck.registry import nested
 from realitycheck.verdicts import Reading, parse_verdict, quote_reply, read_verdict
 
@@ -72,19 +72,15 @@ __all__ = [
     "Unjudgeable",
     "cost_at",
     "cut_off",
-    "follows_schema",
     "load_template",
     "parse_verdict",
     "prompt_sha256_param",
     "quote",
-    "reply_follows",
     "substitute",
     "templates_sha256",
     "unreadable_error",
 ]
 
-INVALID = "invalid"
-"""The category of a label whose judge replies could not be parsed."""
 POLICIES = ("excluded", "hallucinated")
 """What an invalid reply (or a refusal, for ``qa_judge``) becomes."""
 
@@ -135,50 +131,6 @@ def quote(value: str | Sequence[str]) -> str:
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     return json.dumps(list(value), ensure_ascii=False)
-
-
-def follows_schema(value: Any, schema: Mapping[str, Any]) -> bool:
-    """Return whether ``value`` (parsed JSON) follows ``schema``.
-
-    Covers the part of JSON Schema the judges send: ``type`` (object, array,
-    string, integer, number, boolean), ``properties``, ``required``,
-    ``additionalProperties: false``, ``items`` and ``enum``.
-    """
-    kind = schema.get("type")
-    types: dict[str, type | tuple[type, ...]] = {
-        "object": dict,
-        "array": list,
-        "string": str,
-        "integer": int,
-        "number": (int, float),
-        "boolean": bool,
-    }
-    if kind in types and (
-        not isinstance(value, types[kind])
-        or (kind in ("integer", "number") and isinstance(value, bool))
-    ):
-        return False
-    if "enum" in schema and value not in schema["enum"]:
-        return False
-    if isinstance(value, dict):
-        properties = schema.get("properties", {})
-        if any(name not in value for name in schema.get("required", ())):
-            return False
-        if schema.get("additionalProperties") is False and set(value) - set(properties):
-            return False
-        return all(follows_schema(value[k], properties[k]) for k in value if k in properties)
-    if isinstance(value, list) and "items" in schema:
-        return all(follows_schema(item, schema["items"]) for item in value)
-    return True
-
-
-def reply_follows(text: str, json_schema: str) -> bool:
-    """Return whether the reply ``text`` is one JSON value that follows ``json_schema``."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
-        return False
-    return follows_schema(value, json.loads(json_schema))
 
 
 def cut_off(generation: Generation) -> bool:
@@ -425,6 +377,8 @@ class Judge(Labeler):
         cut = [cut_off(g) for g in generations]
         readings = [self.read(t, truncated=c) for t, c in zip(replies, cut, strict=True)]
         if any(r.json_schema for r in requests):
+            from realitycheck.backends import reply_follows
+
             raw["schema_followed"] = [
                 reply_follows(t, r.json_schema) if r.json_schema else None
                 for t, r in zip(replies, requests, strict=True)

@@ -47,7 +47,6 @@ from realitycheck.labelers._judge import (
     parse_verdict,
     prompt_sha256_param,
     quote,
-    reply_follows,
     substitute,
 )
 from realitycheck.labelers.faithfulness_judge import source_fields
@@ -303,6 +302,8 @@ class ClaimJudge(Judge):
                 failed=True,
             )
         if any(r.json_schema for r in requests):
+            from realitycheck.backends import reply_follows
+
             raw["schema_followed"] = [
                 reply_follows(_text(g), r.json_schema) if r.json_schema else None
                 for g, r in zip(generations, requests, strict=True)

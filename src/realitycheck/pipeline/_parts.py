@@ -36,8 +36,8 @@ from realitycheck.backends import CallCache
 from realitycheck.detectors import Detector, Needs
 from realitycheck.errors import InvalidInputError
 from realitycheck.labelers import Labeler
-from realitycheck.pipeline._report import _INVALID, StageReport
-from realitycheck.records import Example
+from realitycheck.pipeline._report import StageReport
+from realitycheck.records import INVALID, Example
 from realitycheck.store import ResponseBatch, RunStore, from_numpy, scalar, to_numpy
 
 __all__ = ["PartContext", "PartTally", "compute_part", "failure_texts"]
@@ -131,7 +131,7 @@ def _tally(rows: pa.Table) -> PartTally:
     if "hallucinated" in rows.column_names:
         empty = to_numpy(rows.column("hallucinated").is_null())
         category = rows.column("category").fill_null(scalar(""))
-        no_decision = pc.or_(pc.equal(category, scalar("")), pc.equal(category, scalar(_INVALID)))
+        no_decision = pc.or_(pc.equal(category, scalar("")), pc.equal(category, scalar(INVALID)))
         empty &= to_numpy(no_decision)
     else:
         empty = to_numpy(rows.column("value").is_null())

@@ -7,12 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from realitycheck.records import INVALID
+
 __all__ = ["StageReport", "commonest_error", "outcome_of"]
 
 _NUMBER = re.compile(r"\d+")
-
-_INVALID = "invalid"
-"""The category of a label whose every reply was unreadable (no verdict)."""
 
 
 def outcome_of(record: object) -> str:
@@ -32,7 +31,7 @@ def outcome_of(record: object) -> str:
         return "failed"
     if hasattr(record, "hallucinated"):
         category = getattr(record, "category", "")
-        empty = record.hallucinated is None and (not category or category == _INVALID)
+        empty = record.hallucinated is None and (not category or category == INVALID)
     else:
         empty = getattr(record, "value", None) is None
     return "missing" if empty else "value"

@@ -12,7 +12,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from realitycheck.keys import LabelKey, annotator_key
-from realitycheck.records import MetricResult
+from realitycheck.records import INVALID, MetricResult
 from realitycheck.store import RunStore
 
 __all__ = [
@@ -43,8 +43,6 @@ _COLUMNS = {
     ),
     "scores": ("response_id", "detector", "value", "error", "unreadable", "failed", "retryable"),
 }
-_INVALID = "invalid"
-"""The category of a label whose every reply was unreadable."""
 # The metrics and agreement tables: every field of MetricResult, its key first.
 _METRIC_COLUMNS = (
     *MetricResult.key,
@@ -269,7 +267,7 @@ def _unreadable(group: pd.DataFrame) -> int:
     """Records with at least one unreadable reply (or labels of category ``invalid``)."""
     count = pd.to_numeric(group["unreadable"], errors="coerce").fillna(0) > 0
     if "category" in group.columns:
-        count |= group["category"].astype(str).eq(_INVALID).to_numpy()
+        count |= group["category"].astype(str).eq(INVALID).to_numpy()
     return int(count.sum())
 
 
