@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from typing import Any
-
 import pytest
 from _generation_fakes import make_examples
 
@@ -20,21 +15,9 @@ from realitycheck.records import Label, Response, Score
 from realitycheck.store import RunStore
 
 
-def _fake_server_module() -> Any:
-    name = "_fake_openai_server"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "backends" / f"{name}.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
 @pytest.fixture
-def server():
-    with _fake_server_module().FakeOpenAIServer() as fake:
+def server(fake_openai):
+    with fake_openai.FakeOpenAIServer() as fake:
         yield fake
 
 
@@ -140,10 +123,10 @@ def test_a_regenerated_response_loses_the_labels_and_scores_of_its_old_version(
 
 
 def test_a_failed_regeneration_keeps_the_old_response_and_its_records_are_recomputed(
-    tmp_path, monkeypatch
+    tmp_path, monkeypatch, fake_openai
 ):
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    server = _fake_server_module().FakeOpenAIServer().start()  # stopped once, below
+    server = fake_openai.FakeOpenAIServer().start()  # stopped once, below
     server.ignores = {"logprobs"}
     backend = OpenAIBackend(model="tiny", base_url=server.url, backoff=0.01, max_retries=1)
     plan = SamplingPlan(n_samples=0)

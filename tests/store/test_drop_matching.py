@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -90,20 +87,8 @@ def test_drop_matching_on_a_table_the_run_lacks_is_zero(run):
     assert "scores" not in run.tables()
 
 
-def _fake_server_module() -> Any:
-    name = "_fake_openai_server"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "backends" / f"{name}.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
 def test_generate_drops_the_records_of_regenerated_responses_on_s3_as_on_a_folder(
-    s3_bucket, tmp_path, monkeypatch
+    s3_bucket, tmp_path, monkeypatch, fake_openai
 ):
     from realitycheck.backends.openai import OpenAIBackend
     from realitycheck.detectors import detectors
@@ -116,7 +101,7 @@ def test_generate_drops_the_records_of_regenerated_responses_on_s3_as_on_a_folde
     ]
     kept = Response(response_id="q/0/recorded", example_id="q/0", model="m", text="a")
     outcomes = []
-    with _fake_server_module().FakeOpenAIServer() as server:
+    with fake_openai.FakeOpenAIServer() as server:
         backend = OpenAIBackend(model="tiny", base_url=server.url, backoff=0.01, max_retries=1)
         plan = SamplingPlan(n_samples=0)
         for store in (RunStore(s3_bucket("gen")), RunStore(tmp_path / "gen")):
