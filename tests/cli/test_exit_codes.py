@@ -363,3 +363,28 @@ def test_the_stage_summary_escapes_component_keys(capsys):
     both = printed.out + printed.err
     assert "\x1b" not in both and "\x07" not in both and "\u202e" not in both
     assert 'model="gpt[U+001B]]0;PWNED[U+0007][U+202E]"' in printed.out
+
+
+def test_a_changed_default_keeps_the_key_and_the_summary_says_the_stored_records_differ(
+    tmp_path, capsys, fruit
+):
+    import json
+
+    from realitycheck.store import RunStore
+
+    run = tmp_path / "run"
+    args = ["label", "-d", fruit, "-l", "qa_judge[judge=mock[reply=correct]]", "--out", str(run)]
+    assert main([*args, "--no-cache"]) == 0
+    # The run was labelled by an older release whose default policy was 'hallucinated'.
+    store = RunStore(run)
+    manifest = store.read_manifest()
+    (key,) = [k for k in manifest["components"] if k.startswith("qa_judge")]
+    manifest["components"][key]["params"]["invalid_as"] = "hallucinated"
+    (run / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    capsys.readouterr()
+    assert main([*args, "--no-cache"]) == 0
+    err = capsys.readouterr().err
+    assert f"note: {key}: the 6 stored records were made with another version of it" in err
+    assert 'invalid_as: "hallucinated" -> "excluded"' in err
+    assert main([*args, "--no-cache"]) == 0  # the manifest now holds this version: no note
+    assert "another version" not in capsys.readouterr().err

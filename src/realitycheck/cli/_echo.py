@@ -109,6 +109,8 @@ def echo_stage(report: Any) -> None:
             )
     for key, why in report.skipped.items():
         click.echo(terminal_text(f"{key}: skipped {why}", limit=1000), err=True)
+    for note in report.notes:
+        click.echo(terminal_text(f"note: {note}", limit=1000), err=True)
 
 
 def listener_for(ctx: click.Context, failures: FailureTally | None = None) -> Any:

@@ -13,7 +13,9 @@ store keeps the newest row of each response and component key).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -30,7 +32,14 @@ from realitycheck.pipeline._parts import PartContext, compute_part, failure_text
 from realitycheck.pipeline._report import StageReport
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import Example, records_from_columns
-from realitycheck.store import RunStore, from_numpy, from_texts, scalar, to_numpy
+from realitycheck.store import (
+    RunStore,
+    from_numpy,
+    from_texts,
+    scalar,
+    scrub_secrets,
+    to_numpy,
+)
 
 __all__ = ["StageReport", "detect", "ingest", "label"]
 
@@ -155,6 +164,29 @@ def _todo(
     return rows, int(pc.sum(retried).as_py() or 0)
 
 
+def _spec_change(store: RunStore, key: str, spec: Mapping[str, Any]) -> str:
+    """Say how ``spec`` differs from the spec the run recorded for ``key`` ("" when it does not).
+
+    The key names only the parameters set away from their defaults, so a
+    changed default (a judge's ``invalid_as``) or a new prompt keeps the key
+    while the records stored under it were made otherwise.
+    """
+    before = store.read_manifest().get("components", {}).get(key)
+    now = scrub_secrets(dict(spec))
+    if not isinstance(before, Mapping) or before == now:
+        return ""
+    old, new = before.get("params", {}), now.get("params", {})
+    names = sorted(n for n in set(old) | set(new) if old.get(n) != new.get(n))
+    shown = [
+        f"{n}: {json.dumps(old.get(n), sort_keys=True)[:60]} -> "
+        f"{json.dumps(new.get(n), sort_keys=True)[:60]}"
+        for n in names[:3]
+    ]
+    if before.get("version") != now.get("version"):
+        shown.insert(0, f"version {before.get('version')} -> {now.get('version')}")
+    return "; ".join(shown) or "its spec changed"
+
+
 def _run_component(
     store: RunStore,
     component: Labeler | Detector,
@@ -191,6 +223,14 @@ def _run_component(
         if standing.num_rows:
             report.failed_before[key] = standing.num_rows
             report.count_failures(key, failure_texts(standing.column("error")))
+    if report.reused[key]:
+        changed = _spec_change(store, key, component.spec)
+        if changed:
+            report.notes.append(
+                f"{key}: the {report.reused[key]} stored records were made with another "
+                f"version of it ({changed}); they are kept as they are. To compute them again "
+                "with this one, run the stage into a new run folder."
+            )
     store.update_manifest(components={key: component.spec})
     if len(todo):
         shared = PartContext(
