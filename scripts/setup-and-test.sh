@@ -11,9 +11,12 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet -c constraints.txt -e '.[all,distributed,serve,dev]'
 # Chromium for the browser checks of the report (tests/report/test_browser.py skip without it):
-# installed where it is missing and we may (root with apt-get); never fails the set-up.
+# installed where it is missing and we may (root with apt-get; the package lists are updated
+# when the first try fails, as on a new machine); never fails the set-up.
 command -v chromium >/dev/null || { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null \
-  && (apt-get install -y -qq chromium >/dev/null 2>&1 || true); } || true
+  && (apt-get install -y -qq chromium >/dev/null 2>&1 \
+       || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1; } \
+       || true); } || true
 
 .venv/bin/ruff check src tests benchmarks scripts
 .venv/bin/ruff format --check src tests benchmarks scripts
