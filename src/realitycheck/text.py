@@ -202,9 +202,16 @@ def csv_cell(value: Any) -> Any:
 
     A text starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return
     gets a leading ``'`` (OWASP: CSV injection), except a number written as text
-    (``-0.5``, ``+3``), which stays as it is. Any other value is returned unchanged.
+    (``-0.5``, ``+3``), which stays as it is. Control, escape and bidi
+    characters in a text (NUL, ESC, U+202E…; line breaks and tabs aside) are
+    shown as ``[U+XXXX]`` (:func:`escape_controls`), so a spreadsheet or a
+    terminal that shows the file is not driven by the data. Any other value is
+    returned unchanged.
     """
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
+    if not isinstance(value, str):
+        return value
+    value = escape_controls(value, keep="\n\r\t")
+    if value.startswith(_FORMULA_START):
         if value[0] in "+-" and _is_number(value):
             return value
         return "'" + value
@@ -235,15 +242,18 @@ def csv_safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
 _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
-def escape_controls(text: str) -> str:
+def escape_controls(text: str, *, keep: str = "") -> str:
     r"""Return ``text`` with control, escape and bidi characters shown as ``[U+XXXX]``.
 
     Covers C0 (NUL, ESC, newlines included) and DEL, C1, and the bidi
     marks, embeddings, overrides and isolates: what could rewrite a terminal
-    line or reorder what a reader sees.
+    line or reorder what a reader sees. The characters in ``keep`` (``"\n"``
+    for a block of lines, ``"\n\t"`` for a CSV cell) are left as they are.
 
     Examples:
         >>> escape_controls("a\x1b]0;x\x07b")
         'a[U+001B]]0;x[U+0007]b'
     """
-    return _CONTROLS.sub(lambda m: f"[U+{ord(m.group()):04X}]", text)
+    return _CONTROLS.sub(
+        lambda m: m.group() if m.group() in keep else f"[U+{ord(m.group()):04X}]", text
+    )

@@ -104,6 +104,22 @@ def test_csv_cells_that_start_like_formulas_are_prefixed(cell, safe):
     assert csv_cell(cell) == safe
 
 
+@pytest.mark.parametrize(
+    ("cell", "safe"),
+    [
+        ("gpt\x00-4o", "gpt[U+0000]-4o"),  # NUL
+        ("org/\u202emodel", "org/[U+202E]model"),  # right-to-left override
+        ("\x1b]0;PWNED\x07name", "[U+001B]]0;PWNED[U+0007]name"),  # OSC: set the title
+        ("\x1b[31mred", "[U+001B][31mred"),  # CSI: colour
+        ("a\x85b\u2066c", "a[U+0085]b[U+2066]c"),  # C1, bidi isolate
+        ("two\nlines\tand a tab", "two\nlines\tand a tab"),  # kept: a CSV cell may hold them
+        ("\x1b=1+1", "[U+001B]=1+1"),  # escaped first, so no formula start is left behind
+    ],
+)
+def test_csv_cells_show_control_escape_and_bidi_characters(cell, safe):
+    assert csv_cell(cell) == safe
+
+
 def test_csv_safe_frame_leaves_numbers_and_the_input_alone():
     frame = pd.DataFrame({"name": ["=1+1", "ok"], "value": [-1.5, 2.0], "=col": ["a", "b"]})
     out = csv_safe_frame(frame)

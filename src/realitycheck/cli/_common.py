@@ -71,6 +71,14 @@ def terminal_text(text: str, *, limit: int = 300) -> str:
     return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
+def terminal_lines(text: str) -> str:
+    """Return untrusted ``text`` of several lines (a study's finding) fit for the terminal.
+
+    As :func:`terminal_text`, but line breaks are kept and nothing is cut.
+    """
+    return escape_controls(scrub_text(str(text)), keep="\n")
+
+
 def split_keys(values: Sequence[str]) -> list[str]:
     """Split repeated/comma-separated component keys, keeping commas inside ``[...]`` and quotes."""
     from realitycheck.registry import split_keys as split_one

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from realitycheck.cli._common import scrub_text, terminal_text
+from realitycheck.cli._common import terminal_lines, terminal_text
 from realitycheck.cli._failures import FailureTally
 
 __all__ = ["echo_choice", "echo_generation", "echo_stage", "listener_for"]
@@ -67,7 +67,7 @@ def echo_choice(name: str, report: Any) -> None:
     )
     for key, skipped in report.skipped.items():
         click.echo(
-            scrub_text(
+            terminal_lines(
                 f"  {key} skipped {skipped['questions']} questions, e.g. {skipped['reason']}"
             ),
             err=True,
@@ -137,19 +137,19 @@ def listener_for(ctx: click.Context, failures: FailureTally | None = None) -> An
 
         def evaluation(self, evaluation: Any, out: Any) -> None:
             for note in evaluation.notes:
-                click.echo(scrub_text(f"note: {note}"), err=True)
+                click.echo(terminal_lines(f"note: {note}"), err=True)
             click.echo(f"metrics: {out / 'metrics.csv'} ({len(evaluation.metrics)} rows)")
 
         def study(self, done: Any) -> None:
-            click.echo(f"== {done.result.study} -> {done.folder}")
-            click.echo(done.result.finding)
+            click.echo(terminal_text(f"== {done.result.study} -> {done.folder}", limit=1000))
+            click.echo(terminal_lines(done.result.finding))  # it names models: untrusted
             for line in done.result.skipped:
-                click.echo(f"  not run on {line}")
+                click.echo(terminal_text(f"  not run on {line}", limit=1000))
 
         def report(self, files: Any) -> None:
             click.echo(f"report: {files.html}")
 
         def note(self, text: str) -> None:
-            click.echo(scrub_text(f"note: {text}"), err=True)
+            click.echo(terminal_lines(f"note: {text}"), err=True)
 
     return Echo()

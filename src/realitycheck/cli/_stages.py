@@ -32,6 +32,7 @@ from realitycheck.cli._common import (
     run_option,
     run_out_folder,
     split_keys,
+    terminal_lines,
     workers_option,
 )
 from realitycheck.cli._echo import echo_stage, listener_for
@@ -72,7 +73,7 @@ def _load_run(
             progress=progress_for(ctx),
         )
         for note in report.notes:
-            click.echo(f"note: {note}", err=True)
+            click.echo(terminal_lines(f"note: {note}"), err=True)
         names.append(ds.run_name)
     return store, names
 
