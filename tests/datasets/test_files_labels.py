@@ -385,3 +385,43 @@ def test_annotators_by_dawid_skene_match_the_analysis_fit(tmp_path):
     majority = _human(_load(_jsonl(tmp_path, rows), annotators=list(accuracy)))
     assert majority != [x.hallucinated for x in human]  # the reliable annotator weighs more
     assert any(n.startswith("human = Dawid-Skene over 3 annotators") for n in bundle.notes)
+
+
+@pytest.mark.parametrize(
+    ("values", "yes", "no"),
+    [((True, False), "true", "false"), (("yes", "no"), "yes", "no"), ((1, 0), "1", "0")],
+)
+def test_default_mapping_of_a_boolean_column_warns_below_half(tmp_path, caplog, values, yes, no):
+    # factool's knowledge_qa: 46% true, where true means factual.
+    rows = [{"text": f"t{i}", "label": values[0] if i < 46 else values[1]} for i in range(100)]
+    path = _jsonl(tmp_path, rows)
+    with caplog.at_level(logging.WARNING):
+        bundle = Files(path=str(path)).load()
+    assert sum(_human(bundle)) == 46
+    warning = next(n for n in bundle.notes if n.startswith("Warning"))
+    assert f"{yes!r} -> hallucinated, {no!r} -> faithful" in warning
+    assert f"positive={no},negative={yes}" in warning and "46%" in warning
+    assert any("default mapping" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"positive": "false", "negative": "true"},
+        {"positive": "true", "negative": "false"},
+        {"polarity": "confirmed"},
+    ],
+)
+def test_a_chosen_mapping_of_a_boolean_column_does_not_warn(tmp_path, caplog, params):
+    rows = [{"text": f"t{i}", "label": i < 5} for i in range(10)]
+    with caplog.at_level(logging.WARNING):
+        bundle = Files(path=str(_jsonl(tmp_path, rows)), **params).load()
+    assert not any(n.startswith("Warning") for n in bundle.notes)
+    assert not caplog.records
+
+
+def test_default_mapping_of_words_does_not_warn(tmp_path, caplog):
+    rows = [{"text": f"t{i}", "label": "hallucinated" if i < 3 else "faithful"} for i in range(9)]
+    with caplog.at_level(logging.WARNING):
+        bundle = Files(path=str(_jsonl(tmp_path, rows))).load()
+    assert not any(n.startswith("Warning") for n in bundle.notes)

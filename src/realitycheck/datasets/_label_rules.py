@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 __all__ = [
     "AGGREGATES",
     "COMBINES",
+    "DEFAULT_NEGATIVE",
+    "DEFAULT_POSITIVE",
     "DIRECTIONS",
     "EMPTY_MEANS",
     "LIST_RULES",
@@ -51,6 +53,10 @@ LIST_RULES = ("any", "all", "nonempty")
 COMBINES = ("any_of", "all_of")
 AGGREGATES = ("majority", "worst", "dawid_skene")
 POLARITIES = ("unconfirmed", "confirmed")
+DEFAULT_POSITIVE = ("1", "true", "yes", "hallucinated")
+"""Label values read as hallucinated unless ``positive`` says otherwise."""
+DEFAULT_NEGATIVE = ("0", "false", "no", "faithful")
+"""Label values read as faithful unless ``negative`` says otherwise."""
 _SHOWN = 12
 """Source values listed per column in the notes; the rest are counted together."""
 
@@ -89,7 +95,9 @@ class LabelRules:
         combine: ``any_of`` or ``all_of`` over several label (and sentence) columns.
         aggregate: ``majority``, ``worst`` or ``dawid_skene`` over annotator columns
             (Dawid–Skene needs every row; :class:`RowReader` fits it at the end).
-        confirmed: The user confirmed the polarity (no warning above 50%).
+        confirmed: The user confirmed the polarity (no polarity warning).
+        default_values: ``positive`` and ``negative`` are the defaults (the user
+            chose no mapping), so a boolean-looking column's polarity is a guess.
     """
 
     positive: tuple[str, ...]
@@ -102,6 +110,7 @@ class LabelRules:
     combine: str = "any_of"
     aggregate: str = "majority"
     confirmed: bool = False
+    default_values: bool = False
 
     @property
     def empty(self) -> bool | None:
@@ -121,6 +130,7 @@ class LabelReader:
         self.rules = rules
         self.path = path
         self.tally: dict[str, Counter[tuple[str, str]]] = {}
+        self.values: dict[str, set[str]] = {}
 
     def _count(self, column: str, source: str, verdict: bool | None) -> None:
         self.tally.setdefault(column, Counter())[(source, _outcome(verdict))] += 1
@@ -164,6 +174,7 @@ class LabelReader:
                 column,
             )
         verdict = value in rules.positive
+        self.values.setdefault(column, set()).add(value)
         self._count(column, f"{count}{value!r}", verdict)
         return verdict
 
@@ -348,9 +359,16 @@ class LabelReader:
             f"Human labels: {sum(given)} hallucinated, {len(given) - sum(given)} faithful, "
             f"{len(verdicts) - len(given)} without a verdict ({rate:.0%} hallucinated)."
         )
-        if rate > 0.5 and not self.rules.confirmed:
+        if self.rules.confirmed:
+            return out
+        where = source or self.path.name
+        guessed = self._boolean_guesses(where, rate)
+        for warning in guessed:
+            logger.warning(warning)
+            out.append(warning)
+        if rate > 0.5 and not guessed:
             warning = (
-                f"Warning: {rate:.0%} of the labelled responses of {source or self.path.name} "
+                f"Warning: {rate:.0%} of the labelled responses of {where} "
                 "map to hallucinated. If a positive label means correct in this file, swap "
                 "'positive' and 'negative' (or the 'hallucinated_if' direction); if the "
                 "mapping is right, set polarity=confirmed."
@@ -358,6 +376,34 @@ class LabelReader:
             logger.warning(warning)
             out.append(warning)
         return out
+
+    def _boolean_guesses(self, where: str, rate: float) -> list[str]:
+        """Return a warning per boolean-looking column read by the default value lists.
+
+        ``true``/``false``, ``yes``/``no`` and ``1``/``0`` say nothing about
+        which side is the hallucination (``label: true`` often means factual),
+        so the default guess is named whatever the share of hallucinated.
+        """
+        if not self.rules.default_values or self.rules.threshold is not None:
+            return []
+        out = []
+        for column, seen in self.values.items():
+            pair = next((p for p in _BOOLEAN_PAIRS if seen <= set(p)), None)
+            if pair is None:
+                continue
+            yes, no = pair
+            out.append(
+                f"Warning: the label column {column!r} of {where} holds {yes}/{no} values and "
+                f"was read by the default mapping: {yes!r} -> hallucinated, {no!r} -> faithful "
+                f"({rate:.0%} of the labelled responses hallucinated). If {yes!r} means correct "
+                f"here, set positive={no},negative={yes}; if the mapping is right, set "
+                f"positive={yes},negative={no} (or polarity=confirmed)."
+            )
+        return out
+
+
+_BOOLEAN_PAIRS = (("true", "false"), ("yes", "no"), ("1", "0"))
+"""Label values whose polarity the default mapping can only guess (hallucinated first)."""
 
 
 def _float(raw: Any) -> float:
@@ -416,6 +462,7 @@ def rules_of(files: Files) -> LabelRules:
         combine=files.combine,
         aggregate=files.aggregate,
         confirmed=files.polarity == "confirmed",
+        default_values=(files.positive, files.negative) == (DEFAULT_POSITIVE, DEFAULT_NEGATIVE),
     )
 
 

@@ -26,6 +26,8 @@ from realitycheck.datasets._file_shapes import (
 from realitycheck.datasets._label_rules import (
     AGGREGATES,
     COMBINES,
+    DEFAULT_NEGATIVE,
+    DEFAULT_POSITIVE,
     DIRECTIONS,
     EMPTY_MEANS,
     LIST_RULES,
@@ -240,8 +242,12 @@ class Files(Dataset):
     - Polarity: the notes (``datasets describe``, the report) count every
       mapping per source value, such as ``'true' -> faithful 412, 'false' ->
       hallucinated 88`` (a threshold counts its two sides, a list its items).
-      When more than half of the labelled responses map to hallucinated, a
-      warning is logged and added to the notes unless ``polarity=confirmed``.
+      When a label column holds only ``true``/``false`` (or ``yes``/``no``,
+      ``1``/``0``) and ``positive``/``negative`` are left at their defaults, a
+      warning names the value taken as hallucinated, whatever the share; when
+      more than half of the labelled responses map to hallucinated, a warning
+      says so. Both are logged and added to the notes unless
+      ``polarity=confirmed`` (or, for the first, ``positive``/``negative`` are set).
 
     Shapes (each a worked example of a ``-d`` key):
 
@@ -363,7 +369,8 @@ class Files(Dataset):
         annotators: Per-annotator columns, stored as ``human:<column>``.
         aggregate: ``human`` from the annotators: ``majority`` (a tie is
             hallucinated), ``worst`` or ``dawid_skene``.
-        polarity: ``confirmed`` silences the warning about more than 50% hallucinated.
+        polarity: ``confirmed`` silences the polarity warnings (a default-mapped
+            boolean column, more than 50% hallucinated).
         format: ``json``, ``jsonl``, ``csv``, ``tsv`` or ``parquet``; default: the extension.
         records: For JSON, the dotted path to the list of records, ``*`` for strata.
         delimiter: For CSV/TSV, the delimiter; default: sniffed (CSV) or tab (TSV).
@@ -381,12 +388,8 @@ class Files(Dataset):
     path: str | tuple[str, ...] = required(_PATHS, convert=_paths)
     text: str = param("", InstanceOf(str), convert=str)
     label: tuple[str, ...] = param((), _NAMES, convert=column_names)
-    positive: tuple[str, ...] = param(
-        ("1", "true", "yes", "hallucinated"), _NAMES, convert=_label_values
-    )
-    negative: tuple[str, ...] = param(
-        ("0", "false", "no", "faithful"), _NAMES, convert=_label_values
-    )
+    positive: tuple[str, ...] = param(DEFAULT_POSITIVE, _NAMES, convert=_label_values)
+    negative: tuple[str, ...] = param(DEFAULT_NEGATIVE, _NAMES, convert=_label_values)
     scores: tuple[str, ...] = param((), _NAMES, convert=_texts)
     flip: tuple[str, ...] = param((), _NAMES, convert=_texts)
     columns: tuple[str, ...] = param((), _ColumnEntries(), convert=_column_entries)
