@@ -1,8 +1,9 @@
 """Checking a run part by part, and setting aside what cannot be read.
 
 :func:`check_run` reads every file of a run and reports, one finding per
-problem: unreadable or truncated Parquet parts, parts whose columns do not
-match their record type, repeated ids inside one file, responses without
+problem: unreadable or truncated Parquet parts, parts whose columns are
+missing or of another type than their record type's (a text ``value`` among
+scores), repeated ids inside one file, responses without
 their example, datasets with fewer records than the manifest says, source
 files that changed since they were loaded, a damaged manifest, temporary files
 left by a killed write, and the writer that holds the folder's lock.
@@ -33,6 +34,7 @@ import pyarrow.parquet as pq
 from realitycheck.errors import RunFolderError
 from realitycheck.records import Example, Label, MetricResult, Response, Score
 from realitycheck.store._check_folder import CheckedFolder, LocalRun, RemoteRun
+from realitycheck.store._columns import record_schema
 from realitycheck.store._files import MANIFEST
 from realitycheck.store._fingerprint import changed_files, fingerprint
 from realitycheck.store._fs import remote_folder
@@ -44,7 +46,8 @@ __all__ = ["CheckReport", "Finding", "check_run"]
 
 
 _TYPES: dict[str, type[Any]] = {
-    cls.table: cls for cls in (Example, Response, Label, Score, MetricResult)
+    **{cls.table: cls for cls in (Example, Response, Label, Score, MetricResult)},
+    "agreement": MetricResult,  # agreement between labelers, stored as metric results
 }
 _RECOMPUTE = {
     "examples": "the datasets they came from are loaded again by the next label, detect "
@@ -153,6 +156,11 @@ def _check_part(folder: CheckedFolder, name: str, table: str, out: CheckReport) 
         problem = f"missing the columns {missing} of {table}"
         out.findings.append(Finding(path, problem, "quarantine", name))
         return None
+    wrong = _wrong_types(data.schema, record_schema(cls))
+    if wrong:
+        problem = f"columns of the wrong type for {table}: {'; '.join(wrong)}"
+        out.findings.append(Finding(path, problem, "quarantine", name))
+        return None
     key = [k for k in cls.key if k in data.column_names]
     frame = data.select(key).to_pandas()
     repeated = int(frame.duplicated().sum())
@@ -160,6 +168,45 @@ def _check_part(folder: CheckedFolder, name: str, table: str, out: CheckReport) 
         problem = f"{repeated} rows repeat a {'/'.join(key)} of an earlier row"
         out.findings.append(Finding(path, problem, name=name))
     return data
+
+
+def _kind(kind: pa.DataType) -> str:
+    """The family of an Arrow type that the store's readers accept for one field type."""
+    if pa.types.is_dictionary(kind):
+        return _kind(kind.value_type)
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return "text"
+    if pa.types.is_boolean(kind):
+        return "bool"
+    if pa.types.is_integer(kind):
+        return "int"
+    if pa.types.is_floating(kind):
+        return "float"
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return f"list of {_kind(kind.value_type)}"
+    return str(kind)
+
+
+def _wrong_types(stored: pa.Schema, expected: pa.Schema) -> list[str]:
+    """``'value': string, not double`` for each column whose type the record type does not take.
+
+    An all-null column fits any type; a float field also takes integers (they
+    are read as floats without loss of meaning). Text is never taken for a
+    number or a flag, even when it would parse: readers of the run would then
+    get text where they count on numbers.
+    """
+    wrong = []
+    for f in stored:
+        if f.name not in expected.names or pa.types.is_null(f.type):
+            continue
+        want = expected.field(f.name).type
+        have, need = _kind(f.type), _kind(want)
+        if have == need or (need == "float" and have == "int"):
+            continue
+        if need == "list of text" and have == "list of null":
+            continue
+        wrong.append(f"{f.name!r} holds {f.type}, not {want}")
+    return wrong
 
 
 def _check_manifest(
