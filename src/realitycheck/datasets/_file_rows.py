@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +26,28 @@ if TYPE_CHECKING:
     from realitycheck.datasets.files import Files
 
 __all__ = ["RowReader"]
+
+logger = logging.getLogger(__name__)
+
+_NUMBER_LIST = re.compile(r"\[?\s*-?\d+(?:\.\d+)?(?:\s*[,\s]\s*-?\d+(?:\.\d+)?)+\s*\]?")
+"""Text that is only numbers in a list, such as token ids ``[101, 2023, 1996]``."""
+_NUMBER = re.compile(r"[-+]?\d[\d.,]*")
+"""Text that is one number or an all-digit id."""
+_TEXT_FIELDS = ("question", "context", "text", "references")
+"""Fields read as prose, checked for values that look like numbers or ids."""
+
+
+def looks_like_ids(value: str, *, answer: bool) -> bool:
+    """Return whether ``value`` looks like numbers or ids rather than text.
+
+    A list of numbers (token ids) always does; one number or an all-digit id
+    does only where it cannot be an answer (``answer`` false: a question or
+    a context), since "1969" is a fair response or reference.
+    """
+    text = value.strip()
+    if _NUMBER_LIST.fullmatch(text):
+        return True
+    return not answer and bool(_NUMBER.fullmatch(text))
 
 
 def _shown(raw: Any) -> str:
@@ -69,6 +93,7 @@ class RowReader:
         self.rules = LabelReader(rules_of(owner), path)
         self.columns = self._label_columns()
         self.verdicts: list[bool | None] = []
+        self.id_like: dict[str, list[Any]] = {}  # field -> [id-like, non-empty, example, column]
         self.pending: list[tuple[str, list[bool | None], str]] = []
         self.constants = dict(c.split(":", 1) for c in owner.constants)
         parts = [answer_parts(a) for a in owner.answers]
@@ -136,6 +161,7 @@ class RowReader:
                     field=self.mapping[field],
                 )
             texts.append(text)
+            self._observe("text", text, self.mapping[field])
         example_id = self.example(line, row, out, texts[0])
         model = (
             self.constants.get("model")
@@ -261,6 +287,8 @@ class RowReader:
                 line=line,
                 field=self.mapping.get("task"),
             )
+        for field, value in (("question", question), ("context", context)):
+            self._observe(field, value, self.mapping.get(field, field))
         example = Example(
             example_id=example_id,
             dataset=self.name,
@@ -280,9 +308,15 @@ class RowReader:
         if value is None or (isinstance(value, float) and math.isnan(value)):
             return ()
         if isinstance(value, str):
-            return tuple(p.strip() for p in value.split(";") if p.strip())
-        if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
-            return tuple(value)
+            out = tuple(p.strip() for p in value.split(";") if p.strip())
+        elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+            out = tuple(value)
+        else:
+            out = None
+        if out is not None:
+            for reference in out:
+                self._observe("references", reference, self.mapping["references"])
+            return out
         raise InvalidInputError(
             f"The references must be a list of strings or a ';'-separated string. "
             f"Got {type(value).__name__} instead.",
@@ -369,6 +403,37 @@ class RowReader:
             f"human = Dawid-Skene over {len(self.columns['human'])} annotators: prior "
             f"{fit.prior:.2f}; sensitivity/specificity {reliability}."
         ]
+
+    def _observe(self, field: str, value: str, column: str) -> None:
+        """Count a non-empty value of a prose field, and whether it looks like numbers or ids."""
+        if not value.strip():
+            return
+        seen = self.id_like.setdefault(field, [0, 0, "", column])
+        seen[1] += 1
+        if looks_like_ids(value, answer=field in ("text", "references")):
+            seen[0] += 1
+            seen[2] = seen[2] or value
+
+    def id_warnings(self, source: str) -> list[str]:
+        """Return a warning per prose field whose values mostly look like numbers or ids.
+
+        DelucionQA's context column holds token ids; read as text, a detector
+        that compares the response with its context then measures nothing.
+        """
+        out = []
+        for field in _TEXT_FIELDS:
+            count, total, example, column = self.id_like.get(field, [0, 0, "", ""])
+            if not total or 2 * count <= total:
+                continue
+            shown = example if len(example) <= 60 else f"{example[:57]}…"
+            out.append(
+                f"Warning: the {field} field (column {column!r}) of {source} looks like "
+                f"numbers or ids, not text: {count} of {total} values, such as {shown!r}. "
+                f"Detectors read it as prose; map the column that holds the {field} as text."
+            )
+        for warning in out:
+            logger.warning(warning)
+        return out
 
     def _raw(self, row: dict[str, Any], column: str, line: int) -> Any:
         if column not in row:

@@ -520,8 +520,9 @@ class Files(Dataset):
                 "name (without the extension) as the model."
             )
         fitted = reader.finish(out)
+        names = ", ".join(p.name for p in paths[:3]) + (", …" if len(paths) > 3 else "")
+        out.notes.extend(reader.id_warnings(names))
         if reader.verdicts:
-            names = ", ".join(p.name for p in paths[:3]) + (", …" if len(paths) > 3 else "")
             out.notes.append(rules_note(self))
             out.notes.extend([*reader.rules.notes(reader.verdicts, names), *fitted])
         elif self.answers:

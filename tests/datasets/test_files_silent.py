@@ -1,0 +1,63 @@
+"""The ``files`` dataset says what it cannot read well: id-like text, NaN scores, odd cells."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from realitycheck.datasets.files import Files
+
+
+def _jsonl(tmp_path: Path, rows: list[dict], name: str = "d.jsonl") -> Path:
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _warnings(bundle) -> list[str]:
+    return [n for n in bundle.notes if n.startswith("Warning")]
+
+
+# Text fields that hold numbers or ids.
+
+
+@pytest.mark.parametrize(
+    ("field", "values", "shown"),
+    [
+        ("context", ["[101, 2023, 1996]", "[101, 7592, 102]"], "[101, 2023, 1996]"),
+        ("question", ["1234", "5678"], "1234"),
+        ("text", ["[7, 8, 9]", "[1, 2]"], "[7, 8, 9]"),
+        ("references", ["3 4 5", "6 7"], "3 4 5"),
+    ],
+)
+def test_a_text_field_of_numbers_or_ids_warns(tmp_path, caplog, field, values, shown):
+    rows = [{"text": f"answer {i}", "question": f"q{i}?"} for i in range(2)]
+    for row, value in zip(rows, values, strict=True):
+        row["col"] = value
+    path = _jsonl(tmp_path, rows)
+    params = {"text": "col"} if field == "text" else {"columns": f"{field}:col"}
+    with caplog.at_level(logging.WARNING):
+        bundle = Files(path=str(path), **params).load()
+    (warning,) = _warnings(bundle)
+    assert f"the {field} field (column 'col') of d.jsonl" in warning
+    assert f"such as {shown!r}" in warning and "2 of 2 values" in warning
+    assert any("looks like numbers or ids" in r.getMessage() for r in caplog.records)
+
+
+def test_numeric_answers_and_prose_with_numbers_do_not_warn(tmp_path, caplog):
+    rows = [
+        {
+            "text": "1969",
+            "question": "When was the landing in 1969?",
+            "references": "1969",
+            "context": "Apollo 11 landed on 20 July 1969.",
+        },
+        {"text": "3.5", "question": "How many?", "references": "42", "context": "In 1969, 3."},
+    ]
+    with caplog.at_level(logging.WARNING):
+        bundle = Files(path=str(_jsonl(tmp_path, rows))).load()
+    assert not _warnings(bundle)
+    assert not caplog.records
