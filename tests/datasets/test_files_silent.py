@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from realitycheck.datasets.files import Files
+from realitycheck.errors import InvalidInputError
 
 
 def _jsonl(tmp_path: Path, rows: list[dict], name: str = "d.jsonl") -> Path:
@@ -61,3 +62,52 @@ def test_numeric_answers_and_prose_with_numbers_do_not_warn(tmp_path, caplog):
         bundle = Files(path=str(_jsonl(tmp_path, rows))).load()
     assert not _warnings(bundle)
     assert not caplog.records
+
+
+# NaN scores and response texts that are not text.
+
+
+def _nan_scores(bundle) -> list[tuple[float | None, str]]:
+    return [(s.value, s.error) for s in bundle.scores]
+
+
+def test_a_json_nan_and_a_csv_nan_score_are_both_missing_with_a_warning(tmp_path, caplog):
+    (tmp_path / "d.json").write_text(
+        '[{"text": "a", "s": NaN}, {"text": "b", "s": 0.25}, {"text": "c", "s": null}]',
+        encoding="utf-8",
+    )
+    (tmp_path / "d.csv").write_text("text,s\na,nan\nb,0.25\nc,\n", encoding="utf-8")
+    expected = [(None, "NaN score cell"), (0.25, ""), (None, "empty score cell")]
+    for name in ("d.json", "d.csv"):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            bundle = Files(path=str(tmp_path / name), scores="s").load()
+        assert _nan_scores(bundle) == expected
+        (warning,) = _warnings(bundle)
+        assert f"1 cells of the score column 's' of {name} are NaN" in warning
+        assert any("NaN" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("bad", ["inf", "high", True])
+def test_a_score_that_is_not_a_number_is_still_refused(tmp_path, bad):
+    path = _jsonl(tmp_path, [{"text": "a", "s": bad}])
+    with pytest.raises(InvalidInputError, match=r"d.jsonl, line 1, field 's'.*finite number"):
+        Files(path=str(path), scores="s").load()
+
+
+@pytest.mark.parametrize("value", [123, True, 1.5])
+def test_a_response_text_that_is_not_a_string_is_refused(tmp_path, value):
+    path = _jsonl(tmp_path, [{"text": "fine"}, {"text": value}])
+    with pytest.raises(InvalidInputError, match=r"d.jsonl, line 2, field 'text'.*must be a string"):
+        Files(path=str(path)).load()
+
+
+def test_an_answer_column_that_is_not_a_string_is_refused(tmp_path):
+    path = _jsonl(tmp_path, [{"good": "Paris", "bad": 42}])
+    with pytest.raises(InvalidInputError, match=r"line 1, field 'bad'.*must be a string"):
+        Files(path=str(path), answers=("good:faithful", "bad:hallucinated")).load()
+
+
+def test_a_numeric_text_in_a_csv_is_text(tmp_path):
+    (tmp_path / "d.csv").write_text("text\n123\n", encoding="utf-8")
+    assert [r.text for r in Files(path=str(tmp_path / "d.csv")).load().responses] == ["123"]

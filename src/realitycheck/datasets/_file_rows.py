@@ -93,6 +93,7 @@ class RowReader:
         self.rules = LabelReader(rules_of(owner), path)
         self.columns = self._label_columns()
         self.verdicts: list[bool | None] = []
+        self.nan_scores: dict[str, int] = {}
         self.id_like: dict[str, list[Any]] = {}  # field -> [id-like, non-empty, example, column]
         self.pending: list[tuple[str, list[bool | None], str]] = []
         self.constants = dict(c.split(":", 1) for c in owner.constants)
@@ -152,6 +153,17 @@ class RowReader:
     def read(self, line: int, row: dict[str, Any], out: Bundle) -> None:
         texts = []
         for field, _, _ in self.answers:
+            raw = self.cell(row, field, line)
+            if isinstance(raw, bool | int | float) and not (
+                isinstance(raw, float) and math.isnan(raw)
+            ):
+                raise InvalidInputError(
+                    f"The response text must be a string. Got {type(raw).__name__} {raw!r} "
+                    "instead; quote it in the file if the response really is that text.",
+                    path=self.path,
+                    line=line,
+                    field=self.mapping[field],
+                )
             text = self.text_cell(row, field, line)
             if not text.strip():
                 raise InvalidInputError(
@@ -414,13 +426,18 @@ class RowReader:
             seen[0] += 1
             seen[2] = seen[2] or value
 
-    def id_warnings(self, source: str) -> list[str]:
-        """Return a warning per prose field whose values mostly look like numbers or ids.
+    def warnings(self, source: str) -> list[str]:
+        """Return (and log) the warnings on what was read: NaN scores, id-like prose fields.
 
-        DelucionQA's context column holds token ids; read as text, a detector
+        A prose field warns when more than half of its values look like numbers
+        or ids: DelucionQA's context column holds token ids, and a detector
         that compares the response with its context then measures nothing.
         """
-        out = []
+        out = [
+            f"Warning: {n} cells of the score column {column!r} of {source} are NaN; they are "
+            "stored as missing scores (no value, error 'NaN score cell'), never as a number."
+            for column, n in self.nan_scores.items()
+        ]
         for field in _TEXT_FIELDS:
             count, total, example, column = self.id_like.get(field, [0, 0, "", ""])
             if not total or 2 * count <= total:
@@ -459,12 +476,17 @@ class RowReader:
     def score(self, raw: Any, column: str, line: int, response_id: str) -> Score:
         spec = spec_json("recorded", {"source": column}, source=self.owner.spec)
         detector = f"recorded:{column}"
-        if cell_text(raw) is None:
+        nan = (isinstance(raw, float) and math.isnan(raw)) or (
+            isinstance(raw, str) and raw.strip().lower() == "nan"
+        )
+        if nan or cell_text(raw) is None:
+            if nan:
+                self.nan_scores[column] = self.nan_scores.get(column, 0) + 1
             return Score(
                 response_id=response_id,
                 detector=detector,
                 value=None,
-                error="empty score cell",
+                error="NaN score cell" if nan else "empty score cell",
                 spec=spec,
             )
         try:

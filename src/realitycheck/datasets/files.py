@@ -192,7 +192,9 @@ class Files(Dataset):
 
     The last seven read the column of the same name unless ``columns`` maps
     them to another (``columns=question:prompt+references:gold``). Score
-    columns (``scores``) become recorded detector scores; the columns not
+    columns (``scores``) become recorded detector scores (an empty or NaN cell,
+    JSON ``NaN`` or the text ``nan``, is a missing score with its error, counted
+    in a warning; any other non-number is an error); the columns not
     used are kept in each response's ``meta["extra"]``.
 
     Label rules (each verdict is the ``human`` label of the response):
@@ -521,7 +523,7 @@ class Files(Dataset):
             )
         fitted = reader.finish(out)
         names = ", ".join(p.name for p in paths[:3]) + (", …" if len(paths) > 3 else "")
-        out.notes.extend(reader.id_warnings(names))
+        out.notes.extend(reader.warnings(names))
         if reader.verdicts:
             out.notes.append(rules_note(self))
             out.notes.extend([*reader.rules.notes(reader.verdicts, names), *fitted])
