@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
+import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from realitycheck.cli import main
-from realitycheck.store import RunStore, check_run
+from realitycheck.store import LOCK_NAME, RunStore, check_run
 
 
 def _user_run(tmp_path, capsys, n=8):
@@ -62,3 +65,49 @@ def test_each_table_and_part_is_checked_against_its_record_type(tmp_path, capsys
     assert "'n' holds string, not int64" in found["metrics.parquet"]
     assert "'hallucinated' holds string, not bool" in found["labels.parquet"]
     assert "'samples' holds int64, not list<item: string>" in found["000-bad.parquet"]
+
+
+def _dead_pid():
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    return gone.pid
+
+
+def _lock(run, pid, host):
+    info = {"pid": pid, "host": host, "command": "realitycheck label", "since": "2026-01-01"}
+    (run / LOCK_NAME).write_text(json.dumps(info))
+
+
+def test_a_dead_writers_lock_is_stale_and_repair_removes_it(tmp_path, capsys):
+    run, args = _user_run(tmp_path, capsys)
+    pid = _dead_pid()
+    _lock(run, pid, socket.gethostname())
+    assert main(["check", "--run", str(run)]) == 2
+    captured = capsys.readouterr()
+    assert f"run.lock: stale: left by pid {pid} on {socket.gethostname()}" in captured.err
+    assert "which no longer runs on this host" in captured.err
+    assert "1 of them can be repaired: rerun with --repair" in captured.out
+    assert main(["check", "--run", str(run), "--repair"]) == 0
+    assert f"repaired: removed the stale lock {run / LOCK_NAME}" in capsys.readouterr().out
+    assert not (run / LOCK_NAME).exists()
+    assert main(["check", "--run", str(run)]) == 0
+
+
+def test_a_live_writers_lock_and_another_hosts_are_left_alone(tmp_path, capsys):
+    run, _ = _user_run(tmp_path, capsys)
+    _lock(run, _dead_pid(), "elsewhere")
+    assert main(["check", "--run", str(run), "--repair"]) == 2
+    assert "run.lock: held by pid" in capsys.readouterr().err
+    assert json.loads((run / LOCK_NAME).read_text())["host"] == "elsewhere"
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        _lock(run, live.pid, socket.gethostname())
+        (run / ".labels.parquet.x.tmp").write_bytes(b"half")  # something to repair
+        assert main(["check", "--run", str(run), "--repair"]) == 2
+        assert f"pid {live.pid} on host" in capsys.readouterr().err  # refused: it is writing
+        assert json.loads((run / LOCK_NAME).read_text())["pid"] == live.pid
+        finding = next(f for f in check_run(run).findings if f.name == LOCK_NAME)
+        assert finding.problem.startswith("held by pid") and finding.repair == ""
+    finally:
+        live.kill()
+        live.wait()

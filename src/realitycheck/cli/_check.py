@@ -21,7 +21,8 @@ __all__: list[str] = []
     "--repair",
     is_flag=True,
     help="Move unreadable or malformed parts to RUN/quarantine/ (on object storage: under "
-    "the run's quarantine/ prefix), delete temporary files left by killed writes, and say "
+    "the run's quarantine/ prefix), delete temporary files left by killed writes and the "
+    "lock of a writer that no longer runs on this host, and say "
     "what the next stages compute again.",
 )
 def check_cmd(run_dir: str, repair: bool) -> None:
@@ -36,6 +37,8 @@ def check_cmd(run_dir: str, repair: bool) -> None:
         click.echo(f"problem: {finding.path}: {finding.problem}", err=True)
     for src, dest in report.moved:
         click.echo(f"moved: {src} -> {dest}")
+    for line in report.notes:
+        click.echo(f"repaired: {line}")
     for line in report.recompute:
         click.echo(f"will be recomputed: {line}")
     fixable = sum(bool(f.repair) for f in report.findings)

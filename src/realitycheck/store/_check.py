@@ -6,10 +6,12 @@ missing or of another type than their record type's (a text ``value`` among
 scores), repeated ids inside one file, responses without
 their example, datasets with fewer records than the manifest says, source
 files that changed since they were loaded, a damaged manifest, temporary files
-left by a killed write, and the writer that holds the folder's lock.
+left by a killed write, and the writer that holds the folder's lock, or the
+stale lock of one that no longer runs on this host.
 
 With ``repair=True`` unreadable or malformed parts (and a damaged manifest)
-are moved to ``RUN/quarantine/<time>/``, temporary files are deleted, and the
+are moved to ``RUN/quarantine/<time>/``, temporary files and a stale lock
+are deleted (a live holder's lock, or another host's, is left alone), and the
 manifest entries of datasets that lost records are removed, so the next
 stage loads them again; labels, scores and metrics that were only in a moved
 part are computed again by the next ``label``, ``detect`` or ``evaluate``.
@@ -38,7 +40,7 @@ from realitycheck.store._columns import record_schema
 from realitycheck.store._files import MANIFEST
 from realitycheck.store._fingerprint import changed_files, fingerprint
 from realitycheck.store._fs import remote_folder
-from realitycheck.store._lock import LOCK_NAME, RunLock, lock_holder
+from realitycheck.store._lock import LOCK_NAME, RunLock, lock_holder, lock_is_stale
 from realitycheck.store._manifest import SCHEMA_VERSION
 from realitycheck.store._secrets import scrub_text
 
@@ -72,7 +74,8 @@ class Finding:
             redacted) and the file's name.
         problem: What is wrong, in a sentence.
         repair: What ``repair`` does about it: ``quarantine`` (move the file),
-            ``delete`` (a temporary file), ``reload`` (forget a dataset's manifest
+            ``delete`` (a temporary file), ``unlock`` (remove a lock left by a
+            process that no longer runs on this host), ``reload`` (forget a dataset's manifest
             entry so the next stage loads it again) or ``""`` (nothing it can do).
         name: The file's name inside the run (``labels.parts/x.parquet``);
             ``""`` for a file outside it (a dataset's source).
@@ -94,6 +97,7 @@ class CheckReport:
         findings: Every problem found.
         moved: ``(from, to)`` of each file moved to quarantine.
         recompute: What the next stages compute again, one sentence each.
+        notes: Other repairs made, one sentence each (a stale lock removed).
         repaired: Whether the repairs were made.
     """
 
@@ -102,6 +106,7 @@ class CheckReport:
     findings: list[Finding] = field(default_factory=list)
     moved: list[tuple[Path | str, Path | str]] = field(default_factory=list)
     recompute: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     repaired: bool = False
 
     @property
@@ -304,14 +309,15 @@ def check_run(run: str | Path, *, repair: bool = False) -> CheckReport:
     out = CheckReport(run=folder.location)
     holder = lock_holder(folder.lock_target)
     if holder is not None:
-        out.findings.append(
-            Finding(
-                folder.shown(LOCK_NAME),
-                f"held by pid {holder.get('pid')} on {holder.get('host')} "
-                f"(`{holder.get('command')}`, since {holder.get('since')})",
-                name=LOCK_NAME,
-            )
+        who = (
+            f"pid {holder.get('pid')} on {holder.get('host')} "
+            f"(`{holder.get('command')}`, since {holder.get('since')})"
         )
+        if lock_is_stale(holder):
+            problem = f"stale: left by {who}, which no longer runs on this host"
+            out.findings.append(Finding(folder.shown(LOCK_NAME), problem, "unlock", LOCK_NAME))
+        else:
+            out.findings.append(Finding(folder.shown(LOCK_NAME), f"held by {who}", name=LOCK_NAME))
     manifest = _check_manifest(folder, has_manifest, files, out)
     tables: dict[str, list[pa.Table]] = {}
     for table, name in files:
@@ -324,8 +330,10 @@ def check_run(run: str | Path, *, repair: bool = False) -> CheckReport:
         for n in folder.temporary_files()
     ]
     if repair and any(f.repair for f in out.findings):
-        with RunLock(folder.lock_target, command="realitycheck check --repair"):
+        with RunLock(folder.lock_target, command="realitycheck check --repair") as lock:
             _repair(folder, out, lost, manifest)
+        if lock.note:  # a stale lock, taken over and released
+            out.notes.append(f"removed the stale lock {folder.shown(LOCK_NAME)}")
     return out
 
 

@@ -31,7 +31,7 @@ from typing import Any
 from realitycheck.errors import RunFolderError
 from realitycheck.store._fs import RemoteFolder, remote_folder
 
-__all__ = ["LOCK_NAME", "RunLock", "lock_holder"]
+__all__ = ["LOCK_NAME", "RunLock", "lock_holder", "lock_is_stale"]
 
 LOCK_NAME = "run.lock"
 
@@ -65,6 +65,17 @@ def lock_holder(run: str | Path | RemoteFolder) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return {"pid": -1, "host": "?", "command": "? (unreadable lock file)", "since": "?"}
     return data if isinstance(data, dict) else {"pid": -1, "host": "?", "command": "?"}
+
+
+def lock_is_stale(holder: dict[str, Any]) -> bool:
+    """Whether a lock's holder is gone: a pid on this host that no longer runs (or this process).
+
+    A lock from another host is never stale here: its process cannot be checked.
+    """
+    if holder.get("host") != socket.gethostname():
+        return False
+    pid = holder.get("pid")
+    return isinstance(pid, int) and (pid == os.getpid() or not _alive(pid))
 
 
 def _describe(holder: dict[str, Any]) -> str:
@@ -153,7 +164,7 @@ class RunLock:
         remote.check()
         holder = lock_holder(remote)
         if holder is not None:
-            if not self._stale(holder):
+            if not lock_is_stale(holder):
                 raise self._refuse(holder)
             self.note = f"Took over a stale lock of the run ({_describe(holder)})."
         remote.write_bytes(LOCK_NAME, json.dumps(self._info()).encode("utf-8"))
@@ -180,7 +191,7 @@ class RunLock:
                 fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
             except FileExistsError:
                 holder = lock_holder(self.run) or {}
-                if not self._stale(holder):
+                if not lock_is_stale(holder):
                     raise self._refuse(holder) from None
                 self.note = f"Took over a stale lock of the run ({_describe(holder)})."
                 self.path.unlink(missing_ok=True)
@@ -198,13 +209,6 @@ class RunLock:
         raise RunFolderError(
             "Another process took the run's lock at the same moment.", path=self.path
         )
-
-    @staticmethod
-    def _stale(holder: dict[str, Any]) -> bool:
-        if holder.get("host") != socket.gethostname():
-            return False
-        pid = holder.get("pid")
-        return isinstance(pid, int) and (pid == os.getpid() or not _alive(pid))
 
     def release(self) -> None:
         """Remove the lock file if this object holds it (on object storage: if it still does)."""
