@@ -111,3 +111,39 @@ def test_an_answer_column_that_is_not_a_string_is_refused(tmp_path):
 def test_a_numeric_text_in_a_csv_is_text(tmp_path):
     (tmp_path / "d.csv").write_text("text\n123\n", encoding="utf-8")
     assert [r.text for r in Files(path=str(tmp_path / "d.csv")).load().responses] == ["123"]
+
+
+# JSON nested too deeply for Python's parser.
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "where"),
+    [
+        ("d.json", f'[{{"text": "a", "m": {DEEP}}}]', r"d\.json: "),
+        ("d.jsonl", f'{{"text": "a"}}\n{{"text": "b", "m": {DEEP}}}\n', r"d\.jsonl, line 2: "),
+    ],
+)
+def test_deeply_nested_json_is_a_clear_error(tmp_path, name, text, where):
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    with pytest.raises(InvalidInputError, match=where + "The JSON is nested too deeply"):
+        Files(path=str(tmp_path / name)).load()
+
+
+@pytest.mark.parametrize("param", ["label", "samples"])
+def test_a_deeply_nested_list_cell_is_a_clear_error(tmp_path, param):
+    path = _jsonl(tmp_path, [{"text": "a", "cell": DEEP}])
+    with pytest.raises(InvalidInputError, match=r"line 1, field 'cell'.*nested too deeply"):
+        Files(path=str(path), **{param: "cell"}).load()
+
+
+def test_deeply_nested_json_in_the_cli_is_an_error_not_an_internal_one(tmp_path, capsys):
+    from realitycheck.cli import main
+
+    (tmp_path / "d.jsonl").write_text(f'{{"text": "b", "m": {DEEP}}}\n', encoding="utf-8")
+    code = main(
+        ["ingest", "-d", f"files[path={tmp_path / 'd.jsonl'}]", "--out", str(tmp_path / "r")]
+    )
+    err = capsys.readouterr().err
+    assert code != 0 and "internal error" not in err and "nested too deeply" in err

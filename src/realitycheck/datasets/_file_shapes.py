@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from realitycheck.datasets._io import TOO_DEEP
 from realitycheck.datasets._tables import FORMATS, format_of
 from realitycheck.errors import InvalidInputError, did_you_mean
 from realitycheck.params import Constraint, as_tuple, param_error
@@ -186,6 +187,8 @@ def sample_texts(value: Any, *, path: Path, line: int, column: str) -> tuple[str
                     line=line,
                     field=column,
                 ) from None
+            except RecursionError:
+                raise InvalidInputError(TOO_DEEP, path=path, line=line, field=column) from None
         else:
             return tuple(s.strip() for s in text.splitlines() if s.strip())
     if not isinstance(value, list | tuple):

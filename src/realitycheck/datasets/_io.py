@@ -14,6 +14,7 @@ from typing import Any
 from realitycheck.errors import InvalidInputError
 
 __all__ = [
+    "TOO_DEEP",
     "IdMaker",
     "as_object",
     "field_of",
@@ -65,6 +66,8 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 path=path,
                 line=lineno,
             ) from None
+        except RecursionError:
+            raise InvalidInputError(TOO_DEEP, path=path, line=lineno) from None
         if not isinstance(obj, dict):
             raise InvalidInputError(
                 f"Each line must be a JSON object. Got {type(obj).__name__} instead.",
@@ -88,6 +91,15 @@ def read_json(path: Path) -> Any:
             path=path,
             line=exc.lineno,
         ) from None
+    except RecursionError:
+        raise InvalidInputError(TOO_DEEP, path=path) from None
+
+
+TOO_DEEP = (
+    "The JSON is nested too deeply to read (lists or objects inside one another "
+    "about a thousand levels deep); flatten it or drop the deep field."
+)
+"""The message of a JSON value that Python's parser cannot read for its depth."""
 
 
 _TYPE_NAMES = {str: "a string", int: "an integer", list: "a list", dict: "an object"}

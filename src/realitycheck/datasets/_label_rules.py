@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from realitycheck.datasets._io import TOO_DEEP
 from realitycheck.datasets._tables import cell_text
 from realitycheck.errors import InvalidInputError
 from realitycheck.params import as_tuple, param_error
@@ -203,6 +204,8 @@ class LabelReader:
         """Return a cell's JSON or Python-literal value (read as data, never run) of ``kind``."""
         try:
             parsed = json.loads(text)
+        except RecursionError:
+            raise self._error(TOO_DEEP, line, column) from None
         except ValueError:
             try:
                 parsed = ast.literal_eval(text)
