@@ -155,3 +155,28 @@ def test_a_missing_spec_file_is_an_error_on_the_command_line(tmp_path, capsys):
     code = main(["ingest", "-d", str(tmp_path / "nope.toml"), "--out", str(tmp_path / "r")])
     assert code == 2
     assert "nope.toml" in capsys.readouterr().err
+
+
+def test_two_datasets_with_one_name_are_refused_before_anything_is_stored(folder, capsys):
+    (folder / "twice.toml").write_text(SPEC.replace('name = "raters"', 'name = "haluqa"'))
+    with pytest.raises(
+        InvalidInputError,
+        match=r"twice\.toml, line 11, field 'name': Datasets 1 at line 3 and 2 are both named "
+        r"'haluqa'; .*rename one",
+    ):
+        load_spec(folder / "twice.toml")
+    out = folder / "run"
+    assert main(["-q", "ingest", "-d", str(folder / "twice.toml"), "--out", str(out)]) != 0
+    err = capsys.readouterr().err
+    assert "both named 'haluqa'" in err and "--replace-dataset" not in err
+    assert not (out / "responses.parquet").exists() and not list(out.glob("**/*.parquet"))
+
+
+def test_two_yaml_datasets_with_one_name_are_refused(folder):
+    (folder / "twice.yaml").write_text(
+        "datasets:\n"
+        "  - {name: a, path: raters.csv, text: answer, label: ann1, positive: [yes]}\n"
+        "  - {name: a, path: raters.csv, text: answer, label: ann2, positive: [yes]}\n"
+    )
+    with pytest.raises(InvalidInputError, match=r"line 3, field 'name': Datasets 1 at line 2"):
+        load_spec(folder / "twice.yaml")

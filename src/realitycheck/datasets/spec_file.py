@@ -101,9 +101,34 @@ def load_spec(path: str | Path) -> list[Dataset]:
     """
     spec = _parse(Path(path))
     out: list[Dataset] = []
+    seen: dict[str, int] = {}
     for number in range(len(spec.tables)):
-        out.extend(_datasets(spec, number))
+        for built in _datasets(spec, number):
+            name = getattr(built, "run_name", built.name)
+            if name in seen:
+                raise _same_name(spec, name, seen[name], number)
+            seen[name] = number
+            out.append(built)
     return out
+
+
+def _same_name(spec: _Spec, name: str, first: int, second: int) -> Exception:
+    """Return the error for two entries of one spec that make datasets of the same name.
+
+    Raised before anything is loaded: the run would otherwise store the first
+    and refuse the second as if it were a changed copy of it.
+    """
+    line = spec.line(first, "name") or spec.line(first)
+    at = f" at line {line}" if line else ""
+    if first == second:
+        what = f"Dataset {second + 1} makes two datasets named {name!r}"
+    else:
+        what = f"Datasets {first + 1}{at} and {second + 1} are both named {name!r}"
+    return spec.error(
+        f"{what}; each dataset of a run needs its own name: rename one (name = ...).",
+        second,
+        "name" if "name" in spec.tables[second][2] else None,
+    )
 
 
 def _parse(path: Path) -> _Spec:
