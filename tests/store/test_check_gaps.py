@@ -111,3 +111,31 @@ def test_a_live_writers_lock_and_another_hosts_are_left_alone(tmp_path, capsys):
     finally:
         live.kill()
         live.wait()
+
+
+def test_metrics_are_set_aside_with_the_labels_they_were_computed_from(tmp_path, capsys):
+    run, args = _user_run(tmp_path, capsys)
+    assert main(["report", "--run", str(run), "--out", str(tmp_path / "before")]) == 0
+    assert "(run the evaluate stage)" not in (tmp_path / "before" / "report.md").read_text()
+    (run / "labels.parquet").write_bytes(b"PAR1 not really parquet PAR1")
+    assert main(["check", "--run", str(run), "--repair"]) == 0
+    out = capsys.readouterr().out
+    for name in ("metrics.parquet", "metrics.csv", "agreement.csv"):
+        assert f"moved: {run / name} -> {run / 'quarantine'}" in out
+        assert not (run / name).exists()
+    assert "agreement, metrics: set aside, as they were computed from the labels" in out
+    assert "run evaluate again" in out
+    assert RunStore(run).frame("metrics").empty
+    assert main(["report", "--run", str(run), "--out", str(tmp_path / "after")]) == 0
+    text = (tmp_path / "after" / "report.md").read_text()
+    assert "Not available: the run has no metrics table (run the evaluate stage)." in text
+    assert main(args) == 0  # evaluate computes them again
+    assert not RunStore(run).frame("metrics").empty
+
+
+def test_metrics_stay_when_no_record_was_set_aside(tmp_path, capsys):
+    run, _ = _user_run(tmp_path, capsys)
+    (run / ".labels.parquet.x.tmp").write_bytes(b"half")
+    assert main(["check", "--run", str(run), "--repair"]) == 0
+    assert "set aside" not in capsys.readouterr().out
+    assert (run / "metrics.parquet").exists() and (run / "metrics.csv").exists()

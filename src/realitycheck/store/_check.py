@@ -15,6 +15,10 @@ are deleted (a live holder's lock, or another host's, is left alone), and the
 manifest entries of datasets that lost records are removed, so the next
 stage loads them again; labels, scores and metrics that were only in a moved
 part are computed again by the next ``label``, ``detect`` or ``evaluate``.
+When records (examples, responses, labels or scores) are set aside, the
+stored metrics and agreement computed from them (their tables and
+``metrics.csv``/``agreement.csv``) are set aside with them, so no report
+shows numbers that the stored records no longer support.
 
 A run on object storage (``s3://…``) is checked and repaired the same way,
 its objects moved under the run's own ``quarantine/<time>/`` prefix; there an
@@ -374,8 +378,16 @@ def _repair(
         if name.endswith(".parquet"):
             table = name.split("/")[0].removesuffix(".parts").removesuffix(".parquet")
             tables_hit.add(table.split(".")[0])
-    if tables_hit & {"examples", "responses", "labels", "scores"}:
+    records_hit = tables_hit & {"examples", "responses", "labels", "scores"}
+    if records_hit:
         lost = sorted({*lost, *_loaded(manifest)})
+        derived = _set_aside_derived(folder, out, target, moved)
+        if derived:
+            tables_hit -= set(derived)
+            out.recompute.append(
+                f"{', '.join(derived)}: set aside, as they were computed from the "
+                f"{', '.join(sorted(records_hit))} that were; run evaluate again to compute them"
+            )
     raw = folder.files.read_manifest() if lost else None
     if raw is not None:
         data = json.loads(raw.decode("utf-8"))
@@ -393,6 +405,32 @@ def _repair(
             "manifest.json: written anew by the next stage, which loads every dataset again"
         )
     out.repaired = True
+
+
+_DERIVED = ("metrics", "agreement")  # computed by evaluate from examples, responses, labels, scores
+
+
+def _set_aside_derived(
+    folder: CheckedFolder, out: CheckReport, target: str, moved: set[str]
+) -> list[str]:
+    """Move the stored metrics and agreement (tables and CSV exports) to quarantine.
+
+    They were computed from records that were just set aside, so they must
+    not outlive them: a report would show numbers no stored record supports.
+    Return the derived tables that had files to move.
+    """
+    names = [n for t, n in folder.table_files() if t.split(".")[0] in _DERIVED]
+    names += [f"{t}.csv" for t in _DERIVED]
+    hit = []
+    for name in names:
+        if name in moved or not folder.is_file(name):
+            continue
+        dest = f"{target}/{name}"
+        folder.move(name, dest)
+        moved.add(name)
+        out.moved.append((folder.shown(name), folder.shown(dest)))
+        hit.append(name.split("/")[0].split(".")[0])
+    return sorted(set(hit))
 
 
 def _loaded(manifest: dict[str, Any]) -> list[str]:
