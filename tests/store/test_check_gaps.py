@@ -139,3 +139,15 @@ def test_metrics_stay_when_no_record_was_set_aside(tmp_path, capsys):
     assert main(["check", "--run", str(run), "--repair"]) == 0
     assert "set aside" not in capsys.readouterr().out
     assert (run / "metrics.parquet").exists() and (run / "metrics.csv").exists()
+
+
+def test_repair_on_a_file_uri_quarantines_a_damaged_part(tmp_path, capsys):
+    run, _ = _user_run(tmp_path, capsys)
+    (run / "scores.parquet").write_bytes(b"PAR1 not really parquet PAR1")
+    report = check_run(f"file://{run}", repair=True)
+    assert report.ok
+    moved = [str(dest) for _, dest in report.moved]
+    assert any(d.endswith("scores.parquet") for d in moved)
+    assert any(d.endswith("metrics.parquet") for d in moved)
+    assert not (run / "scores.parquet").exists() and not (run / "metrics.parquet").exists()
+    assert len(list((run / "quarantine").glob("*/scores.parquet"))) == 1

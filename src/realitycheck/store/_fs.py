@@ -316,6 +316,8 @@ class RemoteFolder:
     def move(self, source: str, target: str) -> None:
         """Move the file ``source`` to ``target`` (on S3 a copy, then a delete of ``source``)."""
         try:
+            if self.is_local:  # a folder must exist before a rename into it
+                Path(self.key(target)).parent.mkdir(parents=True, exist_ok=True)
             self.fs.move(self.key(source), self.key(target))
         except OSError as exc:
             raise self._fail(f"move {source} to {target} in", exc) from None
