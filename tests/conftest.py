@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import os
 import sys
 from collections.abc import Iterator
@@ -20,6 +20,8 @@ DATA_DIR = Path(os.environ.get("REALITYCHECK_DATA_DIR", REPO.parent / "shared" /
 os.environ["REALITYCHECK_EMBED_CACHE"] = "off"
 # Nor exports the ONNX model into it: tests embed on torch unless they choose onnx.
 os.environ["REALITYCHECK_EMBED_ENGINE"] = "torch"
+# The fake OpenAI server (tests/backends is no package) imports as a top-level module.
+sys.path.insert(0, str(REPO / "tests" / "backends"))
 
 
 @pytest.fixture(scope="session")
@@ -27,17 +29,10 @@ def fake_openai() -> Any:
     """The fake OpenAI-compatible server module (``tests/backends/_fake_openai_server.py``).
 
     Its ``FakeOpenAIServer`` plays the faults a real server cannot produce on
-    demand; tests outside ``tests/backends`` reach it through this fixture.
+    demand; tests outside ``tests/backends`` reach it through this fixture (or
+    ``import _fake_openai_server``: its folder is on the path, see above).
     """
-    name = "_fake_openai_server"
-    if name not in sys.modules:
-        path = REPO / "tests" / "backends" / f"{name}.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return importlib.import_module("_fake_openai_server")
 
 
 @pytest.fixture(autouse=True)

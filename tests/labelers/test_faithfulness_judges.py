@@ -7,8 +7,8 @@ import json
 import re
 from pathlib import Path
 
+import _fake_openai_server
 import pytest
-from _fake_server import fake_server_module
 from sklearn.metrics import balanced_accuracy_score
 
 from realitycheck import (
@@ -438,7 +438,7 @@ def http_backend(monkeypatch):
     pytest.importorskip("openai")
     from realitycheck.backends.openai import OpenAIBackend
 
-    fake = fake_server_module()
+    fake = _fake_openai_server
 
     class Scripted(fake.FakeOpenAIServer):
         def answer(self, body, chat):

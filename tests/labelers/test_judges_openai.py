@@ -7,8 +7,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+import _fake_openai_server
 import pytest
-from _fake_server import fake_server_module
 
 from realitycheck import Example, Response
 from realitycheck.backends import CallCache
@@ -19,7 +19,7 @@ from realitycheck.labelers.qa_judge import QAJudge
 pytest.importorskip("openai")
 
 
-FAKE = fake_server_module()
+FAKE = _fake_openai_server
 
 # What the scripted server replies, by the answer quoted in the prompt.
 SCRIPT = (
