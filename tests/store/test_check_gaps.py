@@ -9,22 +9,10 @@ import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from _runs import user_run
 
 from realitycheck.cli import main
 from realitycheck.store import LOCK_NAME, RunStore, check_run
-
-
-def _user_run(tmp_path, capsys, n=8):
-    path = tmp_path / "data.jsonl"
-    rows = [{"qid": f"q{i}", "answer": "word " * (i + 1), "label": i % 2} for i in range(n)]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    run = tmp_path / "run"
-    key = f"files[path={path},text=answer,columns=example_id:qid,name=mine]"
-    args = ["-q", "evaluate", "-d", key, "-D", "length", "--out", str(run), "--no-report"]
-    args += ["--n-resamples", "20"]
-    assert main(args) == 0, capsys.readouterr().err
-    capsys.readouterr()
-    return run, args
 
 
 def _retype(path, column, kind):
@@ -34,7 +22,7 @@ def _retype(path, column, kind):
 
 
 def test_a_text_value_column_is_found_and_quarantined(tmp_path, capsys):
-    run, args = _user_run(tmp_path, capsys)
+    run, args = user_run(tmp_path, capsys)
     assert check_run(run).findings == []  # what the store writes passes
     _retype(run / "scores.parquet", "value", pa.string())
     assert main(["check", "--run", str(run)]) == 2
@@ -51,7 +39,7 @@ def test_a_text_value_column_is_found_and_quarantined(tmp_path, capsys):
 
 
 def test_each_table_and_part_is_checked_against_its_record_type(tmp_path, capsys):
-    run, _ = _user_run(tmp_path, capsys)
+    run, _ = user_run(tmp_path, capsys)
     _retype(run / "metrics.parquet", "n", pa.string())
     _retype(run / "labels.parquet", "hallucinated", pa.string())
     parts = run / "responses.parts"
@@ -79,7 +67,7 @@ def _lock(run, pid, host):
 
 
 def test_a_dead_writers_lock_is_stale_and_repair_removes_it(tmp_path, capsys):
-    run, args = _user_run(tmp_path, capsys)
+    run, args = user_run(tmp_path, capsys)
     pid = _dead_pid()
     _lock(run, pid, socket.gethostname())
     assert main(["check", "--run", str(run)]) == 2
@@ -94,7 +82,7 @@ def test_a_dead_writers_lock_is_stale_and_repair_removes_it(tmp_path, capsys):
 
 
 def test_a_live_writers_lock_and_another_hosts_are_left_alone(tmp_path, capsys):
-    run, _ = _user_run(tmp_path, capsys)
+    run, _ = user_run(tmp_path, capsys)
     _lock(run, _dead_pid(), "elsewhere")
     assert main(["check", "--run", str(run), "--repair"]) == 2
     assert "run.lock: held by pid" in capsys.readouterr().err
@@ -114,7 +102,7 @@ def test_a_live_writers_lock_and_another_hosts_are_left_alone(tmp_path, capsys):
 
 
 def test_metrics_are_set_aside_with_the_labels_they_were_computed_from(tmp_path, capsys):
-    run, args = _user_run(tmp_path, capsys)
+    run, args = user_run(tmp_path, capsys)
     assert main(["report", "--run", str(run), "--out", str(tmp_path / "before")]) == 0
     assert "(run the evaluate stage)" not in (tmp_path / "before" / "report.md").read_text()
     (run / "labels.parquet").write_bytes(b"PAR1 not really parquet PAR1")
@@ -134,7 +122,7 @@ def test_metrics_are_set_aside_with_the_labels_they_were_computed_from(tmp_path,
 
 
 def test_metrics_stay_when_no_record_was_set_aside(tmp_path, capsys):
-    run, _ = _user_run(tmp_path, capsys)
+    run, _ = user_run(tmp_path, capsys)
     (run / ".labels.parquet.x.tmp").write_bytes(b"half")
     assert main(["check", "--run", str(run), "--repair"]) == 0
     assert "set aside" not in capsys.readouterr().out
@@ -142,7 +130,7 @@ def test_metrics_stay_when_no_record_was_set_aside(tmp_path, capsys):
 
 
 def test_repair_on_a_file_uri_quarantines_a_damaged_part(tmp_path, capsys):
-    run, _ = _user_run(tmp_path, capsys)
+    run, _ = user_run(tmp_path, capsys)
     (run / "scores.parquet").write_bytes(b"PAR1 not really parquet PAR1")
     report = check_run(f"file://{run}", repair=True)
     assert report.ok

@@ -11,6 +11,7 @@ import sys
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from _runs import user_run
 
 from realitycheck.cli import main
 from realitycheck.errors import RunFolderError
@@ -23,21 +24,8 @@ def _truncate(path):
     path.write_bytes(data[: len(data) // 2])
 
 
-def _user_run(tmp_path, capsys, n=8):
-    path = tmp_path / "data.jsonl"
-    rows = [{"qid": f"q{i}", "answer": "word " * (i + 1), "label": i % 2} for i in range(n)]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    run = tmp_path / "run"
-    key = f"files[path={path},text=answer,columns=example_id:qid,name=mine]"
-    args = ["-q", "evaluate", "-d", key, "-D", "length", "--out", str(run), "--no-report"]
-    args += ["--n-resamples", "20"]
-    assert main(args) == 0, capsys.readouterr().err
-    capsys.readouterr()
-    return run, args
-
-
 def test_a_truncated_part_names_the_file_and_the_check(tmp_path, capsys):
-    run, args = _user_run(tmp_path, capsys)
+    run, args = user_run(tmp_path, capsys)
     _truncate(run / "scores.parquet")
     with pytest.raises(RunFolderError, match=r"scores.parquet: This part of the run cannot be"):
         RunStore(run).frame("scores")
@@ -49,7 +37,7 @@ def test_a_truncated_part_names_the_file_and_the_check(tmp_path, capsys):
 
 
 def test_garbage_in_a_part_and_in_the_manifest(tmp_path, capsys):
-    run, _ = _user_run(tmp_path, capsys)
+    run, _ = user_run(tmp_path, capsys)
     (run / "labels.parquet").write_bytes(b"PAR1 not really parquet PAR1")
     with pytest.raises(RunFolderError, match=r"labels.parquet: .*realitycheck check --run"):
         RunStore(run).keys("labels", ["response_id"])
@@ -59,7 +47,7 @@ def test_garbage_in_a_part_and_in_the_manifest(tmp_path, capsys):
 
 
 def test_check_finds_each_problem_and_repair_recomputes(tmp_path, capsys):
-    run, args = _user_run(tmp_path, capsys)
+    run, args = user_run(tmp_path, capsys)
     before = RunStore(run).frame("scores").set_index("response_id")["value"].sort_index()
     assert main(["check", "--run", str(run)]) == 0
     assert "0 problems" in capsys.readouterr().out
@@ -83,7 +71,7 @@ def test_check_finds_each_problem_and_repair_recomputes(tmp_path, capsys):
 
 
 def test_check_finds_missing_columns_repeated_ids_and_changed_sources(tmp_path, capsys):
-    run, _ = _user_run(tmp_path, capsys)
+    run, _ = user_run(tmp_path, capsys)
     parts = run / "labels.parts"
     parts.mkdir(exist_ok=True)
     pq.write_table(pa.table({"response_id": ["a"]}), parts / "000-bad.parquet")
@@ -103,7 +91,7 @@ def test_check_finds_missing_columns_repeated_ids_and_changed_sources(tmp_path, 
 
 
 def test_repair_of_lost_examples_reloads_the_dataset(tmp_path, capsys):
-    run, args = _user_run(tmp_path, capsys)
+    run, args = user_run(tmp_path, capsys)
     _truncate(run / "examples.parquet")
     assert main(["check", "--run", str(run), "--repair"]) == 0
     assert "datasets loaded again by the next stage" in capsys.readouterr().out
@@ -113,7 +101,7 @@ def test_repair_of_lost_examples_reloads_the_dataset(tmp_path, capsys):
 
 
 def test_a_second_writer_is_told_who_holds_the_run(tmp_path, capsys):
-    run, args = _user_run(tmp_path, capsys)
+    run, args = user_run(tmp_path, capsys)
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         info = {"pid": other.pid, "host": socket.gethostname(), "command": "realitycheck label"}
@@ -138,7 +126,7 @@ def test_a_lock_from_another_host_is_never_taken_over(tmp_path):
 
 
 def test_the_lock_is_released_when_the_command_fails(tmp_path, capsys):
-    run, _ = _user_run(tmp_path, capsys)
+    run, _ = user_run(tmp_path, capsys)
     missing = f"files[path={tmp_path / 'gone.jsonl'},text=answer]"
     assert main(["-q", "detect", "-d", missing, "-D", "length", "--out", str(run)]) == 2
     assert "gone.jsonl' of dataset" in capsys.readouterr().err
@@ -169,7 +157,7 @@ def test_a_damaged_generation_errors_table_names_itself(tmp_path):
 def test_repair_of_a_garbage_manifest_sets_it_aside_and_the_next_stage_writes_it_anew(
     tmp_path, capsys
 ):
-    run, args = _user_run(tmp_path, capsys)
+    run, args = user_run(tmp_path, capsys)
     (run / "manifest.json").write_text("{not json")
     report = check_run(run, repair=True)
     assert [f.name for f in report.findings if f.repair] == ["manifest.json"]
