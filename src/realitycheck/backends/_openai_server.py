@@ -23,7 +23,6 @@ conclusion and records ``schema_followed=false``).
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections.abc import Sequence
@@ -33,7 +32,7 @@ from typing import Any
 from realitycheck.backends._base import GenerationRequest
 from realitycheck.backends._names import escape_controls, server_name
 from realitycheck.backends._openai_parse import Choice
-from realitycheck.backends._schema import reply_follows
+from realitycheck.backends._schema import parsed_schema, reply_follows
 
 __all__ = [
     "STRUCTURED_FORMS",
@@ -108,13 +107,12 @@ def warn_once(base_url: str, model: str, feature: str, message: str) -> None:
 def response_format(schema_text: str, form: str) -> dict[str, Any] | None:
     """Return the ``response_format`` field for ``form`` (``None`` for plain text)."""
     if form == "json_schema":
-        schema = json.loads(schema_text)
         return {
             "type": "json_schema",
-            "json_schema": {"name": "reply", "schema": schema, "strict": True},
+            "json_schema": {"name": "reply", "schema": parsed_schema(schema_text), "strict": True},
         }
     if form == "json_object_schema":
-        return {"type": "json_object", "schema": json.loads(schema_text)}
+        return {"type": "json_object", "schema": parsed_schema(schema_text)}
     if form == "json_object":
         return {"type": "json_object"}
     return None

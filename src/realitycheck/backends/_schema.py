@@ -9,11 +9,12 @@ altogether): only a reply that did not follow it is named in
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["follows_schema", "reply_follows"]
+__all__ = ["follows_schema", "parsed_schema", "reply_follows"]
 
 _TYPES: dict[str, type | tuple[type, ...]] = {
     "object": dict,
@@ -52,6 +53,15 @@ def follows_schema(value: Any, schema: Mapping[str, Any]) -> bool:
     return True
 
 
+@functools.lru_cache(maxsize=64)
+def parsed_schema(json_schema: str) -> Any:
+    """Return ``json_schema`` parsed, once per text (a run sends one schema many times).
+
+    The value is shared between callers: read it, never change it.
+    """
+    return json.loads(json_schema)
+
+
 def reply_follows(text: str, json_schema: str) -> bool:
     """Return whether the reply ``text`` is one JSON value that follows ``json_schema``.
 
@@ -64,4 +74,4 @@ def reply_follows(text: str, json_schema: str) -> bool:
         value = json.loads(text)
     except ValueError:
         return False
-    return follows_schema(value, json.loads(json_schema))
+    return follows_schema(value, parsed_schema(json_schema))
