@@ -164,14 +164,13 @@ def _todo(
     return rows, int(pc.sum(retried).as_py() or 0)
 
 
-def _spec_change(store: RunStore, key: str, spec: Mapping[str, Any]) -> str:
-    """Say how ``spec`` differs from the spec the run recorded for ``key`` ("" when it does not).
+def _spec_change(before: Any, spec: Mapping[str, Any]) -> str:
+    """Say how ``spec`` differs from ``before``, the spec the run recorded ("" when it does not).
 
     The key names only the parameters set away from their defaults, so a
     changed default (a judge's ``invalid_as``) or a new prompt keeps the key
     while the records stored under it were made otherwise.
     """
-    before = store.read_manifest().get("components", {}).get(key)
     now = scrub_secrets(dict(spec))
     if not isinstance(before, Mapping) or before == now:
         return ""
@@ -199,6 +198,7 @@ def _run_component(
     executor: Executor,
     progress: Progress,
     report: StageReport,
+    recorded: Mapping[str, Any],
 ) -> None:
     key = component.key
     needs = sorted(n for n in component.needs if n in ("references", "context"))
@@ -224,7 +224,7 @@ def _run_component(
             report.failed_before[key] = standing.num_rows
             report.count_failures(key, failure_texts(standing.column("error")))
     if report.reused[key]:
-        changed = _spec_change(store, key, component.spec)
+        changed = _spec_change(recorded.get(key), component.spec)
         if changed:
             report.notes.append(
                 f"{key}: the {report.reused[key]} stored records were made with another "
@@ -278,6 +278,7 @@ def _run_stage(
         )
     report = StageReport()
     targets = _Targets(store, datasets)
+    recorded = store.read_manifest().get("components", {})  # the specs stored records came from
     for component in components:
         if stored_need in component.needs:
             continue
@@ -292,6 +293,7 @@ def _run_stage(
             executor=executor or LocalExecutor(),
             progress=progress or NullProgress(),
             report=report,
+            recorded=recorded,
         )
     return report
 
