@@ -28,7 +28,6 @@ The functions take the backend's settings as a
 from __future__ import annotations
 
 import dataclasses
-import functools
 import random
 from typing import Any
 
@@ -36,12 +35,11 @@ from realitycheck.backends._base import Generation, GenerationRequest
 from realitycheck.backends._names import server_name
 from realitycheck.backends._openai_client import (
     CallSettings,
-    Classifier,
     LogprobsRefused,
     NCapped,
     StructuredOutputRefused,
     TopKRefused,
-    post,
+    call,
 )
 from realitycheck.backends._openai_parse import Choice, assemble, parse_choices
 from realitycheck.backends._openai_server import (
@@ -51,7 +49,6 @@ from realitycheck.backends._openai_server import (
     response_format,
     warn_once,
 )
-from realitycheck.backends._retry import retrying
 from realitycheck.errors import BackendError, FatalBackendError, RetryableBackendError
 
 __all__ = ["answer", "arguments"]
@@ -151,14 +148,7 @@ async def answer(
                 form=form,
             )
             try:
-                data = await retrying(
-                    functools.partial(post, client, args, chat=chat, timeout=backend.timeout),
-                    classify=Classifier(args),
-                    max_retries=backend.max_retries,
-                    base=backend.backoff,
-                    rng=rng,
-                    on_attempt=count,
-                )
+                data = await call(backend, client, args, chat=chat, rng=rng, on_attempt=count)
             except NCapped as exc:
                 facts.n_cap = exc.cap
                 _warn(backend, "n", f"caps 'n' at {exc.cap} ({exc}); asking in more calls.")

@@ -35,13 +35,15 @@ cannot do, and the backend adapts instead of failing:
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib
 import json
+import random
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from realitycheck.backends._retry import Classified, parse_retry_after
+from realitycheck.backends._retry import Classified, parse_retry_after, retrying
 from realitycheck.errors import (
     BackendError,
     FatalBackendError,
@@ -57,6 +59,7 @@ __all__ = [
     "NCapped",
     "StructuredOutputRefused",
     "TopKRefused",
+    "call",
     "make_client",
     "post",
     "sdk",
@@ -208,6 +211,33 @@ async def post(client: Any, args: Mapping[str, Any], *, chat: bool, timeout: flo
             f"The response is JSON but not an object (got {type(data).__name__})."
         )
     return data
+
+
+async def call(
+    settings: CallSettings,
+    client: Any,
+    args: Mapping[str, Any],
+    *,
+    chat: bool,
+    rng: random.Random,
+    on_attempt: Callable[[], None] | None = None,
+) -> dict:
+    """Make one call with the backend's retries and return the reply body (see :func:`post`).
+
+    Each attempt's failure is sorted by a :class:`Classifier` of ``args``;
+    ``on_attempt`` is called before each attempt.
+
+    Raises:
+        BackendError: The call failed for good, or after the retries.
+    """
+    return await retrying(
+        functools.partial(post, client, args, chat=chat, timeout=settings.timeout),
+        classify=Classifier(args),
+        max_retries=settings.max_retries,
+        base=settings.backoff,
+        rng=rng,
+        on_attempt=on_attempt,
+    )
 
 
 class NCapped(FatalBackendError):

@@ -20,13 +20,11 @@ says so.
 from __future__ import annotations
 
 import asyncio
-import functools
 import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from realitycheck.backends._openai_client import CallSettings, Classifier, make_client, post
-from realitycheck.backends._retry import retrying
+from realitycheck.backends._openai_client import CallSettings, call, make_client
 from realitycheck.errors import BackendError, FatalBackendError, RetryableBackendError
 
 __all__ = ["echo_arguments", "echoed_continuation", "score_pairs", "token_offsets"]
@@ -129,13 +127,7 @@ async def _score(
 ) -> tuple[float, ...]:
     prompt, continuation = pair
     args = echo_arguments(backend.model, prompt + continuation)
-    data = await retrying(
-        functools.partial(post, client, args, chat=False, timeout=backend.timeout),
-        classify=Classifier(args),
-        max_retries=backend.max_retries,
-        base=backend.backoff,
-        rng=rng,
-    )
+    data = await call(backend, client, args, chat=False, rng=rng)
     return echoed_continuation(data, prompt=prompt, continuation=continuation)
 
 
