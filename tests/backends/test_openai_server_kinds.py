@@ -13,6 +13,7 @@ import logging
 
 import pytest
 from _fake_openai_server import echo_tokens, expected_choice
+from _schemas import JUDGE_SCHEMA
 
 from realitycheck.backends import CallCache, GenerationRequest, cached_generate, usage_of
 from realitycheck.backends._openai_loglik import echoed_continuation, token_offsets
@@ -292,20 +293,6 @@ def test_a_transient_500_that_says_format_is_retried_and_keeps_the_form(make_bac
     forms = [(b.get("response_format") or {}).get("type") for b in server.bodies]
     assert forms == ["json_schema"] * 4  # never downgraded for the rest of the run
     assert later.error == "" and later.unsupported == ()
-
-
-JUDGE_SCHEMA = json.dumps(
-    {
-        "type": "object",
-        "properties": {
-            "reason": {"type": "string"},
-            "verdict": {"type": "string", "enum": ["correct", "incorrect"]},
-        },
-        "required": ["reason", "verdict"],
-        "additionalProperties": False,
-    },
-    sort_keys=True,
-)
 
 
 def _recorded_choices(server: str, name: str):

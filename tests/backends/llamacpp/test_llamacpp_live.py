@@ -20,7 +20,6 @@ once saying the prompt was not echoed (B).
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import socket
@@ -32,6 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _schemas import JUDGE_SCHEMA
 
 from realitycheck.backends import GenerationRequest
 from realitycheck.backends.openai import OpenAIBackend
@@ -45,18 +45,6 @@ SLOTS = 4
 PROMPT = "Question: What is the capital of France?\nAnswer:"
 CONT = " Paris"
 pytestmark = pytest.mark.slow
-SCHEMA = json.dumps(
-    {
-        "type": "object",
-        "properties": {
-            "reason": {"type": "string"},
-            "verdict": {"type": "string", "enum": ["correct", "incorrect"]},
-        },
-        "required": ["reason", "verdict"],
-        "additionalProperties": False,
-    },
-    sort_keys=True,
-)
 
 
 def _free_port() -> int:
@@ -162,7 +150,7 @@ def test_a_json_schema_judge_request_gets_an_answer_without_retrying_a_refusal(l
     _, url = live
     started = time.monotonic()
     gens = _backend(url, backoff=1.0).generate(
-        [_ask(max_tokens=256, json_schema=SCHEMA, seed=k) for k in range(3)]
+        [_ask(max_tokens=256, json_schema=JUDGE_SCHEMA, seed=k) for k in range(3)]
     )
     took = time.monotonic() - started
     # Six retries of a refusal at backoff 1 s sleep about 30 s per request.

@@ -81,6 +81,7 @@ from typing import Any
 
 import pytest
 from _replay import MODEL, SERVERS, ReplayServer, recording, recordings, replaying
+from _schemas import JUDGE_SCHEMA
 
 from realitycheck.backends import GenerationRequest
 from realitycheck.backends.openai import OpenAIBackend
@@ -88,18 +89,6 @@ from realitycheck.errors import BackendError
 
 A, B, B_GEMMA = SERVERS
 ASK = ({"role": "user", "content": "Is the proposed answer correct? Answer yes or no."},)
-SCHEMA = json.dumps(
-    {
-        "type": "object",
-        "properties": {
-            "reason": {"type": "string"},
-            "verdict": {"type": "string", "enum": ["correct", "incorrect"]},
-        },
-        "required": ["reason", "verdict"],
-        "additionalProperties": False,
-    },
-    sort_keys=True,
-)
 
 
 @pytest.fixture(autouse=True)
@@ -271,7 +260,7 @@ def test_a_reply_without_logprobs_is_named_unsupported_with_one_warning(caplog):
 
 
 def _judge_request(seed: int = 0) -> GenerationRequest:
-    return GenerationRequest(messages=ASK, json_schema=SCHEMA, max_tokens=256, seed=seed)
+    return GenerationRequest(messages=ASK, json_schema=JUDGE_SCHEMA, max_tokens=256, seed=seed)
 
 
 def _follows_schema(text: str) -> bool:
@@ -322,7 +311,7 @@ def test_a_is_sent_the_schema_with_json_object_after_refusing_json_schema():
         (gen,) = _backend(replay).generate([_judge_request()])
     objects = [b["response_format"] for b in replay.bodies if _form(b) == "json_object"]
     assert objects, [_form(b) for b in replay.bodies]
-    assert all(form.get("schema") == json.loads(SCHEMA) for form in objects), objects
+    assert all(form.get("schema") == json.loads(JUDGE_SCHEMA) for form in objects), objects
     assert _follows_schema(gen.texts[0]), gen.texts
 
 
