@@ -313,11 +313,12 @@ class OpenAIBackend(Backend):
         api_key: str,
     ) -> list[Generation]:
         from realitycheck.backends._openai_answer import answer
+        from realitycheck.backends._openai_client import make_client
 
         if not requests:
             return []
         workers = min(self.concurrency, len(requests))
-        client = self.client(api_key, workers)
+        client = make_client(self.base_url, api_key, concurrency=workers, timeout=self.timeout)
         results: list[Generation] = [Generation() for _ in requests]
         pending = iter(enumerate(requests))
         rng = random.Random()
@@ -334,9 +335,3 @@ class OpenAIBackend(Backend):
         finally:
             await client.close()
         return results
-
-    def client(self, api_key: str, workers: int) -> Any:
-        """Return an SDK client (``openai.AsyncOpenAI``) for ``workers`` calls in flight."""
-        from realitycheck.backends._openai_client import make_client
-
-        return make_client(self.base_url, api_key, concurrency=workers, timeout=self.timeout)
