@@ -40,8 +40,9 @@ import importlib
 import json
 import random
 import re
-from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol, TypeVar
 
 from realitycheck.backends._retry import Classified, parse_retry_after, retrying
 from realitycheck.errors import (
@@ -60,10 +61,14 @@ __all__ = [
     "StructuredOutputRefused",
     "TopKRefused",
     "call",
+    "call_each",
     "make_client",
     "post",
+    "run_blocking",
     "sdk",
 ]
+
+T = TypeVar("T")
 
 _CHAT_FIELDS = frozenset(
     {"model", "messages", "n", "max_tokens", "temperature", "top_p", "stop", "seed"}
@@ -169,6 +174,46 @@ def make_client(base_url: str, api_key: str, *, concurrency: int, timeout: float
         timeout=timeout,
         http_client=http_client,
     )
+
+
+async def call_each(
+    settings: CallSettings,
+    api_key: str,
+    count: int,
+    work: Callable[[Any, int, random.Random], Awaitable[None]],
+) -> None:
+    """Await ``work(client, index, rng)`` for each index below ``count``, on one client.
+
+    At most ``settings.concurrency`` run at once; the client (:func:`make_client`)
+    and the retries' random source are shared by the batch, and the client is
+    closed when every ``work`` is done or one raised.
+    """
+    workers = min(settings.concurrency, count)
+    client = make_client(settings.base_url, api_key, concurrency=workers, timeout=settings.timeout)
+    pending = iter(range(count))
+    rng = random.Random()
+
+    async def worker() -> None:
+        for index in pending:
+            await work(client, index, rng)
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(workers)))
+    finally:
+        await client.close()
+
+
+def run_blocking(work: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Return what ``work()`` gives, run on a new event loop.
+
+    Called from inside a running loop, the new loop runs in a helper thread.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work())
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, work()).result()
 
 
 def _httpx() -> Any:

@@ -19,12 +19,11 @@ says so.
 
 from __future__ import annotations
 
-import asyncio
 import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from realitycheck.backends._openai_client import CallSettings, call, make_client
+from realitycheck.backends._openai_client import CallSettings, call, call_each, run_blocking
 from realitycheck.errors import BackendError, FatalBackendError, RetryableBackendError
 
 __all__ = ["echo_arguments", "echoed_continuation", "score_pairs", "token_offsets"]
@@ -134,23 +133,15 @@ async def _score(
 async def _score_all(
     backend: CallSettings, pairs: Sequence[tuple[str, str]], api_key: str
 ) -> list[tuple[float, ...]]:
-    workers = min(backend.concurrency, len(pairs))
-    client = make_client(backend.base_url, api_key, concurrency=workers, timeout=backend.timeout)
     results: list[tuple[float, ...]] = [()] * len(pairs)
-    pending = iter(range(len(pairs)))
-    rng = random.Random()
 
-    async def worker() -> None:
-        for index in pending:
-            try:
-                results[index] = await _score(backend, client, pairs[index], rng)
-            except BackendError as exc:
-                raise type(exc)(f"pair {index}: {exc}") from None
+    async def work(client: Any, index: int, rng: random.Random) -> None:
+        try:
+            results[index] = await _score(backend, client, pairs[index], rng)
+        except BackendError as exc:
+            raise type(exc)(f"pair {index}: {exc}") from None
 
-    try:
-        await asyncio.gather(*(worker() for _ in range(workers)))
-    finally:
-        await client.close()
+    await call_each(backend, api_key, len(pairs), work)
     return results
 
 
@@ -164,11 +155,4 @@ def score_pairs(
     """
     if not pairs:
         return []
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(_score_all(backend, pairs, api_key))
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, _score_all(backend, pairs, api_key)).result()
+    return run_blocking(lambda: _score_all(backend, pairs, api_key))

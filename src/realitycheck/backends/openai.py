@@ -35,13 +35,11 @@ key, the call cache or a run manifest.
 
 from __future__ import annotations
 
-import asyncio
 import math
 import os
 import random
 import re
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
@@ -246,15 +244,12 @@ class OpenAIBackend(Backend):
                 is set for OpenAI's own endpoint (before any call).
             MissingDependencyError: The ``openai`` package is not installed.
         """
+        from realitycheck.backends._openai_client import run_blocking
+
         requests = list(requests)
         self._check(requests)
         api_key = self._api_key()
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self._run(requests, on_result, api_key))
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            return pool.submit(asyncio.run, self._run(requests, on_result, api_key)).result()
+        return run_blocking(lambda: self._run(requests, on_result, api_key))
 
     async def agenerate(
         self,
@@ -313,25 +308,17 @@ class OpenAIBackend(Backend):
         api_key: str,
     ) -> list[Generation]:
         from realitycheck.backends._openai_answer import answer
-        from realitycheck.backends._openai_client import make_client
+        from realitycheck.backends._openai_client import call_each
 
         if not requests:
             return []
-        workers = min(self.concurrency, len(requests))
-        client = make_client(self.base_url, api_key, concurrency=workers, timeout=self.timeout)
         results: list[Generation] = [Generation() for _ in requests]
-        pending = iter(enumerate(requests))
-        rng = random.Random()
 
-        async def worker() -> None:
-            for index, request in pending:
-                generation = await answer(self, client, request, rng)
-                results[index] = generation
-                if on_result is not None:
-                    on_result(index, generation)
+        async def work(client: Any, index: int, rng: random.Random) -> None:
+            generation = await answer(self, client, requests[index], rng)
+            results[index] = generation
+            if on_result is not None:
+                on_result(index, generation)
 
-        try:
-            await asyncio.gather(*(worker() for _ in range(workers)))
-        finally:
-            await client.close()
+        await call_each(self, api_key, len(requests), work)
         return results
