@@ -216,6 +216,7 @@ def run_blocking(work: Callable[[], Coroutine[Any, Any, T]]) -> T:
         return pool.submit(asyncio.run, work()).result()
 
 
+@functools.cache
 def _httpx() -> Any:
     """The SDK's HTTP client module, installed with it: ``httpx2`` in SDK 3, ``httpx`` before."""
     try:
