@@ -188,31 +188,36 @@ async def answer(
                 usage[name] = usage.get(name, 0) + value
             usage["calls"] += 1
     except BackendError as exc:
-        kept = Generation()
-        if choices:  # kept as a partial answer: say what it lacks, so it is not stored then
-            missing = missing_features(request, choices, chat=chat)
-            kept = dataclasses.replace(
-                _assembled(choices, usage, request, with_logprobs), unsupported=missing
-            )
+        # Answered sequences are kept as a partial answer, saying what they lack.
+        kept = _assembled(choices, usage, request, with_logprobs, chat) if choices else Generation()
         return dataclasses.replace(
             kept,
             usage=dict(usage),
             error=f"{type(exc).__name__}: {exc}",
             retryable=isinstance(exc, RetryableBackendError),
         )
-    missing = missing_features(request, choices, chat=chat)
-    if "json_schema" in missing:
+    generation = _assembled(choices, usage, request, with_logprobs, chat)
+    if "json_schema" in generation.unsupported:
         facts.schema_ignored = True
-    for feature in missing:
+    for feature in generation.unsupported:
         _warn(backend, feature, _WHAT[feature].format(how=_HOW[form]))
-    generation = _assembled(choices, usage, request, with_logprobs)
-    return dataclasses.replace(generation, unsupported=missing)
+    return generation
 
 
 def _assembled(
-    choices: list[Choice], usage: dict[str, int], request: GenerationRequest, logprobs: bool
+    choices: list[Choice],
+    usage: dict[str, int],
+    request: GenerationRequest,
+    logprobs: bool,
+    chat: bool,
 ) -> Generation:
-    return assemble(choices, usage=usage, logprobs=logprobs, top_logprobs=request.top_logprobs > 0)
+    """Build the generation from ``choices``, naming in ``unsupported`` what they lack."""
+    generation = assemble(
+        choices, usage=usage, logprobs=logprobs, top_logprobs=request.top_logprobs > 0
+    )
+    return dataclasses.replace(
+        generation, unsupported=missing_features(request, choices, chat=chat)
+    )
 
 
 def _warn(backend: CallSettings, feature: str, message: str) -> None:
