@@ -84,6 +84,11 @@ def _resolve_base_url(value: Any) -> Any:
     return value.rstrip("/") if isinstance(value, str) else value
 
 
+def _is_openai(url: str) -> bool:
+    """Whether ``url`` is OpenAI's own endpoint (it needs a key and refuses ``top_k``)."""
+    return urlsplit(url).hostname == "api.openai.com"
+
+
 def _redacted(url: str) -> str:
     parts = urlsplit(url)
     if parts.password is None and parts.username is None:
@@ -266,7 +271,7 @@ class OpenAIBackend(Backend):
 
         sdk()
         check_arg(requests, REQUESTS, name="requests", owner="openai.generate")
-        refuses_top_k = urlsplit(self.base_url).hostname == "api.openai.com"
+        refuses_top_k = _is_openai(self.base_url)
         for i, request in enumerate(requests):
             if request.decoding == "beam" or request.num_beams > 1:
                 require({"beam"}, self, who=f"Request {i} (beam search)")
@@ -294,7 +299,7 @@ class OpenAIBackend(Backend):
             )
         if key:
             return key
-        if urlsplit(self.base_url).hostname == "api.openai.com":
+        if _is_openai(self.base_url):
             raise InvalidInputError(
                 f"The openai backend needs an API key for {self.base_url}: set the environment "
                 f"variable {self.api_key_env!r}."
