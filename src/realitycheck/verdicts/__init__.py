@@ -82,6 +82,7 @@ reply in an error message.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -152,6 +153,28 @@ def parse_verdict(
     ).verdict
 
 
+@functools.lru_cache(maxsize=64)
+def _cached_reader(choices: tuple[str, ...], field: str, letters: bool) -> Reader:
+    return Reader(choices, field, letters)
+
+
+def _reader_for(choices: Sequence[str], field: str, letters: bool) -> Reader:
+    """Return the reader of ``choices``, built once per set (it compiles their patterns).
+
+    A judge reads thousands of replies against the same choices; building the
+    reader per reply was most of the time spent reading. A reader holds
+    configuration only, so one may serve every reply.
+    """
+    key = tuple(choices) if isinstance(choices, list | tuple) else None
+    try:
+        hash((key, field, letters))
+    except TypeError:
+        key = None
+    if key is None:
+        return Reader(choices, field, letters)  # refuses what is not a sequence of strings
+    return _cached_reader(key, field, letters)
+
+
 def read_verdict(
     text: str,
     *,
@@ -167,7 +190,7 @@ def read_verdict(
     Raises:
         InvalidInputError: If ``choices`` is empty or holds an empty choice.
     """
-    reader = Reader(choices, field, letters)
+    reader = _reader_for(choices, field, letters)
     if not isinstance(text, str) or not text.strip():
         return Reading(None, "empty")
     text = INVISIBLE.sub("", text.replace(STRUCTURED, ""))
