@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from realitycheck.analysis import split_of
 from realitycheck.errors import InvalidInputError
-from realitycheck.pipeline._slices import slice_columns
+from realitycheck.pipeline._slices import declared_columns, slice_columns
 from realitycheck.store import RunStore
 
 __all__ = ["Frame", "load_frame"]
@@ -29,7 +29,8 @@ __all__ = ["Frame", "load_frame"]
 class Frame:
     """A run as evaluate sees it; every table has one row per usable response, in run order."""
 
-    base: pd.DataFrame  # response_id, example_id, model, dataset, task, split[, slice:<c>]
+    # response_id, example_id, model, dataset, task, split[, prompt_variant][, slice:<c>]
+    base: pd.DataFrame
     labels: pd.DataFrame  # index response_id, columns labeler keys: 1.0 / 0.0 / NaN
     label_scores: pd.DataFrame  # index response_id, columns labeler keys: score / NaN
     scores: pd.DataFrame  # index response_id, columns detector keys: value / NaN
@@ -65,7 +66,9 @@ def _base(
             "split": pd.Categorical(split[codes]),
         }
     )
-    if slice_by:
+    if "prompt_variant" in slice_by:
+        base["prompt_variant"] = responses.column("prompt_variant").take(kept).to_pandas()
+    if declared_columns(slice_by):
         metas = responses.column("meta").take(kept).to_pandas()
         base = base.assign(**slice_columns(metas, slice_by))
     return base
@@ -109,9 +112,11 @@ def load_frame(
 
     Raises:
         InvalidInputError: The run holds no responses, or a ``slice_by``
-            column no response declares.
+            column is neither built in nor declared by a response.
     """
-    wanted = ["example_id", "model", *(["meta"] if slice_by else [])]
+    wanted = ["example_id", "model"]
+    wanted += ["prompt_variant"] if "prompt_variant" in slice_by else []
+    wanted += ["meta"] if declared_columns(slice_by) else []
     responses = store.arrow("responses", columns=wanted)
     if responses.num_rows == 0:
         raise InvalidInputError(
