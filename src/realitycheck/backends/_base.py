@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from realitycheck.errors import InvalidInputError
@@ -115,8 +115,10 @@ class GenerationRequest:
 
     def payload(self) -> dict[str, Any]:
         """Return the request as plain JSON-able data (without ``tag``)."""
-        data = asdict(self)
-        data.pop("tag")
+        # Shallow on purpose: dataclasses.asdict deep-copies every field and was most of
+        # the cost of a cache key; every field but ``messages`` is a scalar or a tuple of
+        # scalars, which JSON writes the same way.
+        data = {f.name: getattr(self, f.name) for f in _PAYLOAD_FIELDS}
         if not data["json_schema"]:
             data.pop("json_schema")  # requests made before it existed keep their cache keys
         data["messages"] = [dict(m) for m in self.messages]
@@ -130,6 +132,7 @@ class GenerationRequest:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+_PAYLOAD_FIELDS = tuple(f for f in fields(GenerationRequest) if f.name != "tag")
 REQUESTS = SequenceOf(InstanceOf(GenerationRequest))
 """What a backend's ``generate`` takes: a list of :class:`GenerationRequest` values."""
 
