@@ -15,6 +15,7 @@ import numpy as np
 
 from realitycheck.datasets._file_shapes import ANSWER_LABELS, answer_parts, sample_texts
 from realitycheck.datasets._io import IdMaker, spec_json
+from realitycheck.datasets._judges import JudgeReader
 from realitycheck.datasets._label_rules import LabelReader, rules_of
 from realitycheck.datasets._tables import cell_text
 from realitycheck.errors import InvalidInputError
@@ -91,6 +92,7 @@ class RowReader:
         self.name = owner.run_name
         self.spec = owner.spec_json
         self.rules = LabelReader(rules_of(owner), path)
+        self.judges = JudgeReader(owner, path) if owner.judges else None
         self.columns = self._label_columns()
         self.verdicts: list[bool | None] = []
         self.nan_scores: dict[str, int] = {}
@@ -120,6 +122,8 @@ class RowReader:
         per model) is one example; ``model`` is the model of rows that name none.
         """
         self.path = self.rules.path = path
+        if self.judges is not None:
+            self.judges.next_file(path)
         self.mapping = mapping
         self.columns = self._label_columns()
         self.file_model = model
@@ -223,6 +227,8 @@ class RowReader:
                 out.labels.append(self.fixed_label(fixed, field, response_id))
             elif any(self.columns.values()):
                 out.labels.extend(self.labels(row, line, response_id, tag))
+            if self.judges is not None:
+                out.labels.extend(self.judges.labels(row, line, response_id))
             for column in self.owner.scores:
                 out.scores.append(self.score(row[column], column, line, response_id))
 
@@ -415,6 +421,10 @@ class RowReader:
             f"human = Dawid-Skene over {len(self.columns['human'])} annotators: prior "
             f"{fit.prior:.2f}; sensitivity/specificity {reliability}."
         ]
+
+    def judge_notes(self, source: str) -> list[str]:
+        """Return the notes on the recorded judges' verdicts (none without judges)."""
+        return [] if self.judges is None else self.judges.notes(source)
 
     def _observe(self, field: str, value: str, column: str) -> None:
         """Count a non-empty value of a prose field, and whether it looks like numbers or ids."""

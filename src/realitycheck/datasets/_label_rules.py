@@ -133,7 +133,8 @@ class LabelReader:
         self.tally: dict[str, Counter[tuple[str, str]]] = {}
         self.values: dict[str, set[str]] = {}
 
-    def _count(self, column: str, source: str, verdict: bool | None) -> None:
+    def count(self, column: str, source: str, verdict: bool | None) -> None:
+        """Count one cell of ``column`` whose ``source`` value mapped to ``verdict``."""
         self.tally.setdefault(column, Counter())[(source, _outcome(verdict))] += 1
 
     def _error(self, message: str, line: int, column: str) -> InvalidInputError:
@@ -163,7 +164,7 @@ class LabelReader:
             else:
                 verdict = number < rules.threshold
                 source = f"< {rules.threshold:g}" if verdict else f">= {rules.threshold:g}"
-            self._count(column, f"{count}{source}", verdict)
+            self.count(column, f"{count}{source}", verdict)
             return verdict
         value = cell_text(raw)
         if value not in rules.positive and value not in rules.negative:
@@ -176,7 +177,7 @@ class LabelReader:
             )
         verdict = value in rules.positive
         self.values.setdefault(column, set()).add(value)
-        self._count(column, f"{count}{value!r}", verdict)
+        self.count(column, f"{count}{value!r}", verdict)
         return verdict
 
     def items(self, raw: Any, column: str, line: int) -> list[Any] | None:
@@ -271,7 +272,7 @@ class LabelReader:
             return self._tagged(raw, items, column, tag)
         if items is None:
             if cell_text(raw) is None:
-                self._count(column, "empty", rules.empty)
+                self.count(column, "empty", rules.empty)
                 return rules.empty
             if sentences:
                 raise self._error(
@@ -280,14 +281,14 @@ class LabelReader:
                     column,
                 )
             if rules.list_rule == "nonempty":
-                self._count(column, "non-empty value", True)
+                self.count(column, "non-empty value", True)
                 return True
             return self.scalar(raw, column, line)
         if not items:
-            self._count(column, "empty list", rules.empty)
+            self.count(column, "empty list", rules.empty)
             return rules.empty
         if not sentences and rules.list_rule == "nonempty":
-            self._count(column, "non-empty list", True)
+            self.count(column, "non-empty list", True)
             return True
         verdicts = self._item_verdicts(items, column, line, key)
         if sentences:
@@ -298,10 +299,10 @@ class LabelReader:
         listed = [cell_text(i) for i in (items if items is not None else [raw])]
         listed = [v for v in listed if v]
         if not listed:
-            self._count(column, "empty", self.rules.empty)
+            self.count(column, "empty", self.rules.empty)
             return self.rules.empty
         verdict = tag.lower() in listed
-        self._count(column, f"{'lists' if verdict else 'does not list'} {tag!r}", verdict)
+        self.count(column, f"{'lists' if verdict else 'does not list'} {tag!r}", verdict)
         return verdict
 
     def _sentence_verdict(self, verdicts: list[bool]) -> bool:
@@ -340,6 +341,20 @@ class LabelReader:
             return any(given)
         return 2 * sum(given) >= len(given)
 
+    def mapping_notes(self, title: str = "Label mapping of {column!r}") -> list[str]:
+        """Return one note per column counting each mapping, ``'yes' -> hallucinated 88``.
+
+        ``title`` names the column (``{column}`` is filled in); the twelve
+        commonest source values are listed, the rest counted together.
+        """
+        out = []
+        for column, counts in self.tally.items():
+            parts = [f"{src} -> {what} {n}" for (src, what), n in counts.most_common(_SHOWN)]
+            rest = sum(n for _, n in counts.most_common()[_SHOWN:])
+            more = f", and {rest} more cells of {len(counts) - _SHOWN} other values" if rest else ""
+            out.append(f"{title.format(column=column)}: {', '.join(parts)}{more}.")
+        return out
+
     def notes(self, verdicts: Sequence[bool | None], source: str = "") -> list[str]:
         """Return the mapping counts per column and, if due, the polarity warning.
 
@@ -348,12 +363,7 @@ class LabelReader:
         warning is logged and added. ``source`` names the files in the warning
         (default: the file being read).
         """
-        out = []
-        for column, counts in self.tally.items():
-            parts = [f"{src} -> {what} {n}" for (src, what), n in counts.most_common(_SHOWN)]
-            rest = sum(n for _, n in counts.most_common()[_SHOWN:])
-            more = f", and {rest} more cells of {len(counts) - _SHOWN} other values" if rest else ""
-            out.append(f"Label mapping of {column!r}: {', '.join(parts)}{more}.")
+        out = self.mapping_notes()
         given = [v for v in verdicts if v is not None]
         if not given:
             return out
@@ -365,7 +375,7 @@ class LabelReader:
         if self.rules.confirmed:
             return out
         where = source or self.path.name
-        guessed = self._boolean_guesses(where, rate)
+        guessed = self.boolean_guesses(where, rate)
         for warning in guessed:
             logger.warning(warning)
             out.append(warning)
@@ -380,8 +390,8 @@ class LabelReader:
             out.append(warning)
         return out
 
-    def _boolean_guesses(self, where: str, rate: float) -> list[str]:
-        """Return a warning per boolean-looking column read by the default value lists.
+    def boolean_guesses(self, where: str, rate: float, kind: str = "label") -> list[str]:
+        """Return a warning per boolean-looking ``kind`` column read by the default value lists.
 
         ``true``/``false``, ``yes``/``no`` and ``1``/``0`` say nothing about
         which side is the hallucination (``label: true`` often means factual),
@@ -396,7 +406,7 @@ class LabelReader:
                 continue
             yes, no = pair
             out.append(
-                f"Warning: the label column {column!r} of {where} holds {yes}/{no} values and "
+                f"Warning: the {kind} column {column!r} of {where} holds {yes}/{no} values and "
                 f"was read by the default mapping: {yes!r} -> hallucinated, {no!r} -> faithful "
                 f"({rate:.0%} of the labelled responses hallucinated). If {yes!r} means correct "
                 f"here, set positive={no},negative={yes}; if the mapping is right, set "
@@ -439,8 +449,9 @@ def check_label_params(files: Files) -> None:
             hint="A numeric label needs both: threshold=0.5,hallucinated_if=below (or above).",
         )
     seen: dict[str, str] = {}
-    for kind in ("label", "sentences", "annotators"):
-        for column in getattr(files, kind):
+    judged = tuple(entry.partition(":")[2] for entry in files.judges)
+    for kind in ("label", "sentences", "annotators", "judges"):
+        for column in judged if kind == "judges" else getattr(files, kind):
             if column in seen:
                 raise param_error(
                     kind,

@@ -23,6 +23,15 @@ from realitycheck.datasets._file_shapes import (
     check_shape,
     pair_entries,
 )
+from realitycheck.datasets._judges import (
+    DEFAULT_INVALID,
+    INVALID_AS,
+    JudgeEntries,
+    check_judge_params,
+    judge_entries,
+    judge_parts,
+    judges_note,
+)
 from realitycheck.datasets._label_rules import (
     AGGREGATES,
     COMBINES,
@@ -241,6 +250,27 @@ class Files(Dataset):
       share). For WikiBio-style labels:
       ``sentences=annotation,positive=major_inaccurate+minor_inaccurate,negative=accurate``.
       Sentence columns combine with label columns by ``combine``.
+    - Recorded judges: ``judges=gpt4o:classification`` reads a judge's verdict
+      column (a leaderboard's, such as FaithJudge's Consistent / Inconsistent /
+      Invalid) into labels of the labeler ``recorded:gpt4o``, not ``human``;
+      several are ``judges=a:col1+b:col2`` (a bare ``judges=gpt_4o`` names the
+      judge after its column; in TOML ``judges = { gpt4o = "classification" }``).
+      A verdict is read by ``positive``/``negative`` plus the judge words
+      ``inconsistent``/``unfaithful`` (hallucinated) and ``consistent``
+      (faithful); each label keeps the cell as ``raw`` and, lower-cased, as its
+      ``category``. The values in ``invalid`` (default ``invalid``) mean the
+      judge found the response invalid (no real answer or summary):
+      ``invalid_as=hallucinated`` (the default, as the FaithJudge leaderboard
+      of Tamber et al. 2025 counts them), ``faithful`` or ``excluded`` (no
+      verdict, with the error saying why). An empty cell is no verdict; any
+      other value is an error naming file, line and column, never a guess.
+      The notes count every mapping per value and judge. Use a judge as the
+      ground truth with ``evaluate --reference recorded:gpt4o``; the
+      ``leaderboard`` study ranks generators by it against the human labels::
+
+          files[path=board.csv,text=summary,columns=model:llm,meta=subset,
+                judges=o3:classification,invalid_as=excluded]
+
     - Polarity: the notes (``datasets describe``, the report) count every
       mapping per source value, such as ``'true' -> faithful 412, 'false' ->
       hallucinated 88`` (a threshold counts its two sides, a list its items).
@@ -385,6 +415,13 @@ class Files(Dataset):
             ``label`` cell lists the tag), or all bare with a shared ``label``
             column; ``column:label:model_column`` adds the answer's model
             column. They replace ``text``.
+        judges: Recorded judges' verdict columns, ``name:column`` entries or a
+            table, each stored as the labels of ``recorded:<name>``.
+        invalid: Verdict values that mean the judge found the response invalid
+            (case-insensitive; default ``invalid``).
+        invalid_as: What an invalid verdict counts as: ``hallucinated`` (the
+            default, as the FaithJudge leaderboard does), ``faithful`` or
+            ``excluded`` (no verdict).
     """
 
     path: str | tuple[str, ...] = required(_PATHS, convert=_paths)
@@ -419,6 +456,9 @@ class Files(Dataset):
     samples: tuple[str, ...] = param((), _NAMES, convert=_texts)
     meta: tuple[str, ...] = param((), _NAMES, convert=_texts)
     answers: tuple[str, ...] = param((), AnswerEntries(), convert=pair_entries)
+    judges: tuple[str, ...] = param((), JudgeEntries(), convert=judge_entries)
+    invalid: tuple[str, ...] = param(DEFAULT_INVALID, _NAMES, convert=_label_values)
+    invalid_as: str = param("hallucinated", OneOf(INVALID_AS))
 
     files: ClassVar[tuple[str, ...]] = ()
     description: ClassVar[str] = (
@@ -448,6 +488,7 @@ class Files(Dataset):
             )
 
         check_label_params(self)
+        check_judge_params(self)
 
     @property
     def run_name(self) -> str:
@@ -531,6 +572,9 @@ class Files(Dataset):
             out.notes.append(f"Labels fixed per answer column: {', '.join(self.answers)}.")
         else:
             out.notes.append("No label column: the responses carry no human labels.")
+        if self.judges:
+            out.notes.append(judges_note(self))
+            out.notes.extend(reader.judge_notes(names))
         out.notes.append(
             f"Scores {list(self.scores)} are stored as recorded:<column>; "
             f"{list(self.flip)} flipped to 1 - value (higher = more likely hallucinated)."
@@ -562,6 +606,7 @@ class Files(Dataset):
         explicit.update({f"human:{c}": c for c in self.annotators})
         explicit.update(dict(c.split(":", 1) for c in self.columns))
         explicit.update({f"score:{c}": c for c in self.scores})
+        explicit.update({f"judge:{n}": c for n, c in map(judge_parts, self.judges)})
         explicit.update({f"sample:{c}": c for c in self.samples})
         explicit.update({f"meta:{c}": c for c in self.meta})
         for column, _, model in map(answer_parts, self.answers):

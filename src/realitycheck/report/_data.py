@@ -263,10 +263,14 @@ def llm_backed(data: ReportData, key: str) -> bool:
     return _nests_a_model(components.get(key)) if isinstance(components, Mapping) else False
 
 
-def _unreadable(group: pd.DataFrame) -> int:
-    """Records with at least one unreadable reply (or labels of category ``invalid``)."""
+def _unreadable(group: pd.DataFrame, key: str) -> int:
+    """Records with at least one unreadable reply (or labels of category ``invalid``).
+
+    A recorded judge's (``recorded:<name>``) ``invalid`` category is its verdict
+    on the response (it found the response invalid), not a reply read here.
+    """
     count = pd.to_numeric(group["unreadable"], errors="coerce").fillna(0) > 0
-    if "category" in group.columns:
+    if "category" in group.columns and not LabelKey.parse(key).is_recorded:
         count |= group["category"].astype(str).eq(INVALID).to_numpy()
     return int(count.sum())
 
@@ -320,7 +324,7 @@ def coverage(data: ReportData) -> pd.DataFrame:
                 "records": len(group),
                 "missing": int(missing.sum()),
                 "positive_rate": float("nan"),
-                "unreadable": _unreadable(group),
+                "unreadable": _unreadable(group, str(key)),
                 "failed": int(failed.sum()),
                 "llm_backed": llm_backed(data, str(key)),
                 "most_common_error": _most_common(group["error"]),
