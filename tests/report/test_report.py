@@ -386,10 +386,12 @@ def test_a_labelers_row_shows_its_stored_intervals_and_items(run, report, metric
     stored = run.frame("agreement").query("slice == 'all' and labeler == 'human'")
     for _, rows in stored.groupby("dataset"):
         by = rows[rows["detector"] == "rouge_l"].set_index("metric")
-        cells = [
-            f"{by.loc[m, 'value']:.3f} \\[{by.loc[m, 'ci_low']:.3f}, {by.loc[m, 'ci_high']:.3f}\\]"
-            for m in metrics
-        ]
+        cells = []
+        for m in metrics:
+            r = by.loc[m]
+            cells.append(f"{r['value']:.3f} \\[{r['ci_low']:.3f}, {r['ci_high']:.3f}\\]")
+            if m == "pr_auc":  # followed by its base rate
+                cells.append(f"{r['n_positive'] / r['n']:.3f}")
         base = by.loc["accuracy"]
         counts = [f"{int(base[c]):,}" for c in ("n", "n_positive", "n_excluded")]
         assert "| rouge\\_l | " + " | ".join(cells + counts) + " |" in markdown, where

@@ -1,4 +1,15 @@
-"""Metric tables' shared pieces: rows keyed by (slice, detector, labeler, metric), footnotes."""
+"""Metric tables' shared pieces: rows keyed by (slice, detector, labeler, metric), footnotes.
+
+Two things are said beside a metric wherever a table shows it:
+
+- An AUROC whose whole confidence interval lies below 0.5 is marked
+  :data:`WRONG_WAY`: against those labels the score ranks the responses the
+  wrong way round (higher = *less* likely hallucinated), which usually means
+  its sign is wrong. An AUROC without an interval (too few items) is never
+  marked.
+- A PR-AUC is followed by its base rate: the share of hallucinated items among
+  those it used (``n_positive / n``), which is the PR-AUC of a random score.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +18,42 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
-from realitycheck.report._document import Table, fmt_ci, is_missing
+from realitycheck.report._document import Table, fmt_ci, fmt_value, is_missing
 
-__all__ = ["Footnotes", "Index", "MetricRow", "cell", "index_rows"]
+__all__ = [
+    "BASE_RATE",
+    "BASE_RATE_NOTE",
+    "WRONG_WAY",
+    "WRONG_WAY_NOTE",
+    "Footnotes",
+    "Index",
+    "MetricRow",
+    "base_rate",
+    "cell",
+    "index_rows",
+    "legend",
+    "metric_cells",
+    "metric_columns",
+    "metric_text",
+    "with_base_rate",
+    "wrong_way",
+]
+
+WRONG_WAY = "↓ wrong way"
+"""Written after an AUROC whose whole confidence interval lies below 0.5."""
+WRONG_WAY_NOTE = (
+    f"{WRONG_WAY}: ranked the wrong way round. The whole confidence interval of this AUROC "
+    "lies below 0.5: against these labels, a higher score means *less* likely hallucinated. "
+    "Every score here is meant higher = more likely hallucinated; check its sign (a "
+    "similarity, a confidence or a faithfulness probability must be negated) before "
+    "comparing it with the others."
+)
+BASE_RATE = "base rate"
+"""Header of the column after a PR-AUC."""
+BASE_RATE_NOTE = (
+    "Base rate: the share of hallucinated items among those the PR-AUC used, the PR-AUC of "
+    "a random score."
+)
 
 
 class MetricRow(NamedTuple):
@@ -39,10 +83,84 @@ def index_rows(df: pd.DataFrame) -> Index:
     return out
 
 
+def wrong_way(metric: str, value: Any, ci_low: Any, ci_high: Any) -> bool:
+    """Whether ``metric`` is an AUROC whose whole confidence interval lies below 0.5.
+
+    False where the value or either end of the interval is missing.
+    """
+    if metric != "auroc" or any(is_missing(x) for x in (value, ci_low, ci_high)):
+        return False
+    return float(ci_high) < 0.5
+
+
+def metric_text(metric: str, value: Any, ci_low: Any, ci_high: Any) -> str:
+    """Return ``value [low, high]``, followed by :data:`WRONG_WAY` where :func:`wrong_way`."""
+    text = fmt_ci(value, ci_low, ci_high)
+    return f"{text} {WRONG_WAY}" if wrong_way(metric, value, ci_low, ci_high) else text
+
+
+def base_rate(n: Any, n_positive: Any) -> float:
+    """Return ``n_positive / n``, the PR-AUC of a random score (NaN when ``n`` is 0 or missing)."""
+    if is_missing(n) or is_missing(n_positive) or int(n) <= 0:
+        return float("nan")
+    return float(n_positive) / float(n)
+
+
 def cell(index: Index, key: tuple[str, str, str, str]) -> str:
-    """Return ``value [low, high]`` of a row, or an empty cell when there is none."""
+    """Return ``value [low, high]`` of a row (see :func:`metric_text`), or ``""`` if none."""
     row = index.get(key)
-    return "" if row is None else fmt_ci(row.value, row.ci_low, row.ci_high)
+    return "" if row is None else metric_text(key[3], row.value, row.ci_low, row.ci_high)
+
+
+def metric_columns(metrics: Sequence[str], names: Sequence[str]) -> tuple[str, ...]:
+    """Return the headers of :func:`metric_cells`: ``names``, :data:`BASE_RATE` after PR-AUC."""
+    out: list[str] = []
+    for metric, name in zip(metrics, names, strict=True):
+        out.append(name)
+        if metric == "pr_auc":
+            out.append(BASE_RATE)
+    return tuple(out)
+
+
+def metric_cells(
+    metrics: Sequence[str], rows: Sequence[MetricRow | None], missing: str = ""
+) -> tuple[str, ...]:
+    """Return one cell per metric (``missing`` where its row is absent), base rate after PR-AUC."""
+    out: list[str] = []
+    for metric, row in zip(metrics, rows, strict=True):
+        if row is None:
+            out.append(missing)
+        else:
+            out.append(metric_text(metric, row.value, row.ci_low, row.ci_high))
+        if metric == "pr_auc":
+            rate = missing if row is None else fmt_value(base_rate(row.n, row.n_positive))
+            out.append(rate)
+    return tuple(out)
+
+
+def legend(index: Index, keys: Sequence[tuple[str, str, str, str]]) -> tuple[str, ...]:
+    """Return :data:`WRONG_WAY_NOTE` if a row of ``keys`` is marked wrong way round, else ``()``."""
+    for key in keys:
+        row = index.get(key)
+        if row is not None and wrong_way(key[3], row.value, row.ci_low, row.ci_high):
+            return (WRONG_WAY_NOTE,)
+    return ()
+
+
+def with_base_rate(frame: pd.DataFrame) -> pd.DataFrame:
+    """Return a metric table with a ``base_rate`` column after ``n_positive``.
+
+    ``base_rate = n_positive / n`` on every row (NaN where ``n`` is 0): the share of
+    hallucinated items among those the row used, which is a random score's PR-AUC.
+    A table without ``n`` and ``n_positive`` is returned as is.
+    """
+    if not {"n", "n_positive"} <= set(frame.columns):
+        return frame
+    n = pd.to_numeric(frame["n"], errors="coerce")
+    rate = pd.to_numeric(frame["n_positive"], errors="coerce") / n.where(n > 0)
+    out = frame.drop(columns="base_rate", errors="ignore")
+    out.insert(list(out.columns).index("n_positive") + 1, "base_rate", rate.astype(float))
+    return out
 
 
 class Footnotes:
@@ -59,13 +177,21 @@ class Footnotes:
         return f"[{k}]"
 
     def table(
-        self, columns: tuple[str, ...], rows: Sequence[tuple[str, ...]], align: str, caption: str
+        self,
+        columns: tuple[str, ...],
+        rows: Sequence[tuple[str, ...]],
+        align: str,
+        caption: str,
+        lines: tuple[str, ...] = (),
     ) -> Table:
-        """Return a table whose last column holds the markers, dropped when there is none."""
+        """Return a table whose last column holds the markers, dropped when there is none.
+
+        ``lines`` (a :func:`legend`) come below the table, before the numbered notes.
+        """
         if not self.notes:
             columns, align = columns[:-1], align[:-1]
             rows = [r[:-1] for r in rows]
-        footnotes = tuple(f"[{k}] {note}" for note, k in self.notes.items())
+        footnotes = lines + tuple(f"[{k}] {note}" for note, k in self.notes.items())
         return Table(
             columns=columns,
             rows=tuple(rows),

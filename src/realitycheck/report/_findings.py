@@ -2,10 +2,12 @@
 
 Per dataset, the best detector against the length baseline (AUROC with CI,
 against the reference labels); each labeler's agreement with the reference;
-how many records of each component that asks a model had replies it could not
-read, with a flag where more than half had; the leaderboard study's headline
-inversion; and one sentence per study with a link to its section. Every
-number is read from the run's tables, never recomputed here.
+each detector (or labeler's score) ranked the wrong way round, its whole AUROC
+interval against the reference below 0.5; how many records of each component
+that asks a model had replies it could not read, with a flag where more than
+half had; the leaderboard study's headline inversion; and one sentence per
+study with a link to its section. Every number is read from the run's tables,
+never recomputed here (a base rate is the row's ``n_positive / n``).
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ import re
 
 import pandas as pd
 
+from realitycheck.report._cells import WRONG_WAY_NOTE, base_rate, metric_text, wrong_way
 from realitycheck.report._data import ReportData, coverage
 from realitycheck.report._document import Block, Bullets, Heading, Inline, Link, Paragraph, Table
 from realitycheck.report._html import anchor_of
-from realitycheck.report._numbers import fmt_ci, fmt_count, fmt_rate
+from realitycheck.report._numbers import fmt_ci, fmt_count, fmt_rate, fmt_value, is_missing
 from realitycheck.report._studies import study_anchor, title_of
 from realitycheck.store import StudyResult
 
@@ -26,6 +29,8 @@ __all__ = ["BASELINE", "findings_section", "first_sentence"]
 BASELINE = "length"
 """Name of the baseline detector (every ``length[...]`` variant counts)."""
 LEADERBOARD_PAGE = "leaderboard.html"
+SLICES_NAMED = 4
+"""Slices named in one wrong-way-round finding; the others are counted."""
 
 
 def _is_baseline(detector: str) -> bool:
@@ -48,6 +53,7 @@ def _detector_table(data: ReportData, reference: str) -> Table | None:
         return None
     auroc = m[(m["slice"] == "all") & (m["labeler"] == reference) & (m["metric"] == "auroc")]
     rows: list[tuple[Inline, ...]] = []
+    flagged = False
     for ds in sorted(set(auroc["dataset"])):
         part = auroc[auroc["dataset"] == ds]
         base = part["detector"].map(_is_baseline)
@@ -59,13 +65,20 @@ def _detector_table(data: ReportData, reference: str) -> Table | None:
             cells += (
                 ["none measured", "n/a"]
                 if row is None
-                else [str(row["detector"]), fmt_ci(row["value"], row["ci_low"], row["ci_high"])]
+                else [
+                    str(row["detector"]),
+                    metric_text("auroc", row["value"], row["ci_low"], row["ci_high"]),
+                ]
             )
         gap = "n/a"
         if best is not None and length is not None:
             gap = f"{float(best['value']) - float(length['value']):+.3f}"
         n = (best if best is not None else length)["n"]  # type: ignore[index]
         rows.append((*cells, gap, fmt_count(n)))
+        flagged |= any(
+            row is not None and wrong_way("auroc", row["value"], row["ci_low"], row["ci_high"])
+            for row in (best, length)
+        )
     if not rows:
         return None
     return Table(
@@ -83,6 +96,7 @@ def _detector_table(data: ReportData, reference: str) -> Table | None:
         caption=f"Best detector against the response-length baseline, AUROC against {reference} "
         "labels on all responses (0.5 = chance). A detector that does not beat length may "
         "only be measuring length.",
+        footnotes=(WRONG_WAY_NOTE,) if flagged else (),
     )
 
 
@@ -116,6 +130,59 @@ def _labeler_table(data: ReportData, reference: str) -> Table | None:
         caption=f"Each automatic labeler against {reference} labels, all responses: share of "
         "matching verdicts and Cohen's kappa (0 = chance agreement, 1 = perfect).",
     )
+
+
+def _flagged(table: pd.DataFrame, reference: str) -> pd.DataFrame:
+    """The AUROC rows against ``reference`` whose whole interval lies below 0.5."""
+    if table.empty:
+        return table
+    rows = table[(table["labeler"] == reference) & (table["metric"] == "auroc")]
+    ends = zip(rows["value"], rows["ci_low"], rows["ci_high"], strict=True)
+    return rows[[wrong_way("auroc", v, lo, hi) for v, lo, hi in ends]]
+
+
+def _wrong_way_items(data: ReportData, reference: str) -> list[Inline]:
+    """One line per detector (or labeler's score) and dataset ranked the wrong way round.
+
+    Its AUROC against ``reference`` has its whole confidence interval below 0.5
+    on all responses or on a slice (an AUROC without an interval is not
+    judged); the slices of one detector share its line, the first
+    :data:`SLICES_NAMED` named with their AUROC, PR-AUC and base rate.
+    """
+    out: list[Inline] = []
+    for kind, table in (("detector", data.metrics), ("labeler", data.agreement)):
+        flagged = _flagged(table, reference)
+        if flagged.empty:
+            continue
+        pr = table[(table["labeler"] == reference) & (table["metric"] == "pr_auc")]
+        pr_of = {
+            (str(r.dataset), str(r.slice), str(r.detector)): r for r in pr.itertuples(index=False)
+        }
+        for (ds, det), part in flagged.groupby(["dataset", "detector"], sort=True):
+            part = part.assign(_later=part["slice"] != "all").sort_values(["_later", "slice"])
+            shown = []
+            for r in part.head(SLICES_NAMED).itertuples(index=False):
+                where = "all responses" if r.slice == "all" else f"slice {r.slice}"
+                auroc = fmt_ci(r.value, r.ci_low, r.ci_high)
+                text = f"{where}: AUROC {auroc} (n = {fmt_count(r.n)}"
+                p = pr_of.get((str(ds), str(r.slice), str(det)))
+                if p is not None and not is_missing(p.value):
+                    rate = fmt_value(base_rate(p.n, p.n_positive))
+                    text += f"; PR-AUC {fmt_value(p.value)}, base rate {rate}"
+                shown.append(text + ")")
+            more = len(part) - len(shown)
+            what = "Detector" if kind == "detector" else "The score of labeler"
+            out.append(
+                "Ranked the wrong way round: higher means *less* likely hallucinated? "
+                f"{what} {det} on {ds}, against {reference} labels, "
+                + "; ".join(shown)
+                + (f"; and {more} more slice{'s' * (more > 1)}" if more else "")
+                + f". {'Each' if len(shown) > 1 else 'The'} confidence interval lies wholly "
+                "below 0.5 (chance): check the sign of the score (a similarity, a confidence "
+                "or a faithfulness probability must be negated) or the labels' positive class "
+                "before reading its other numbers."
+            )
+    return out
 
 
 def first_sentence(text: str) -> str:
@@ -222,6 +289,10 @@ def findings_section(
             )
         )
     out += tables
+    wrong = _wrong_way_items(data, reference)
+    if wrong:
+        out.append(Heading("Ranked the wrong way round", 3, anchor="key-wrong-way"))
+        out.append(Bullets(tuple(wrong)))
     cov = coverage(data) if cov is None else cov
     failed = _failed_items(cov)
     if failed:

@@ -11,7 +11,17 @@ import pandas as pd
 from realitycheck.analysis import AGREEMENT_METRICS, CALIBRATION_METRICS, SCORE_METRICS
 from realitycheck.keys import LabelKey
 from realitycheck.report._calibration import calibration_table, selective_figures
-from realitycheck.report._cells import Footnotes, Index, MetricRow, cell, index_rows
+from realitycheck.report._cells import (
+    BASE_RATE_NOTE,
+    Footnotes,
+    Index,
+    MetricRow,
+    cell,
+    index_rows,
+    legend,
+    metric_cells,
+    metric_columns,
+)
 from realitycheck.report._data import ReportData, dataset_scores
 from realitycheck.report._document import (
     Block,
@@ -88,31 +98,35 @@ def detector_order(df: pd.DataFrame, reference: str) -> list[str]:
 def _ranking_table(index: Index, dets: list[str], refs: list[str]) -> Table:
     notes = Footnotes()
     rows = []
+    shown: list[tuple[str, str, str, str]] = []
     for det in dets:
         for ref in refs:
             found = [index.get(("all", det, ref, m)) for m in RANKING]
             base = next((r for r in found if r is not None), None)
             if base is None:
                 continue
+            shown.append(("all", det, ref, "auroc"))
             rows.append(
                 (
                     det,
                     ref,
-                    *(cell(index, ("all", det, ref, m)) for m in RANKING),
+                    *metric_cells(RANKING, found),
                     fmt_count(base.n),
                     fmt_count(base.n_positive),
                     fmt_count(base.n_excluded),
                     notes.mark(base.note),
                 )
             )
+    names = metric_columns(RANKING, [NAMES[m] for m in RANKING])
     return notes.table(
-        ("detector", "reference", *(NAMES[m] for m in RANKING), "n", "hallucinated", "excluded")
-        + ("note",),
+        ("detector", "reference", *names, "n", "hallucinated", "excluded", "note"),
         rows,
-        "ll" + "r" * len(RANKING) + "rrrl",
+        "ll" + "r" * len(names) + "rrrl",
         "All responses; value [CI]. Each detector against each reference labeler "
         "(the first row of a detector is the main reference). PRR: prediction-rejection "
-        "ratio, 1 = rejecting by the score removes the hallucinated responses first, 0 = random.",
+        "ratio, 1 = rejecting by the score removes the hallucinated responses first, 0 = random. "
+        + BASE_RATE_NOTE,
+        legend(index, shown),
     )
 
 
@@ -151,11 +165,11 @@ def _labelers_beside(agreement: pd.DataFrame, reference: str) -> Table | None:
         base = next((r for r in found if r is not None), None)
         if base is None:
             continue
-        rows.append(_labeler_row(lab, found, base))
+        rows.append(_labeler_row(lab, BESIDE_DETECTORS, found, base))
     if not rows:
         return None
     return _labeler_table(
-        [NAMES[m] for m in BESIDE_DETECTORS],
+        metric_columns(BESIDE_DETECTORS, [NAMES[m] for m in BESIDE_DETECTORS]),
         rows,
         f"Labelers (LLM judges, recorded judges, lexical…) against {reference} labels, "
         "beside the detectors: their own verdicts, all responses (no threshold to choose, "
@@ -176,6 +190,7 @@ def _slice_table(
         for s in slices
     ]
     caption = f"{NAMES.get(metric, metric)} against {reference} labels per slice."
+    lines = legend(index, [(s, n, reference, metric) for s in slices for n in names])
     if len(slices) > len(names):
         rows = tuple(
             (s, size, *(cell(index, (s, n, reference, metric)) for n in names))
@@ -186,6 +201,7 @@ def _slice_table(
             rows=rows,
             align="lr" + "r" * len(names),
             caption=caption,
+            footnotes=lines,
         )
     body = [("n (hallucinated)", *sizes)]
     body += [(n, *(cell(index, (s, n, reference, metric)) for s in slices)) for n in names]
@@ -194,6 +210,7 @@ def _slice_table(
         rows=tuple(body),
         align="l" + "r" * len(slices),
         caption=caption,
+        footnotes=lines,
     )
 
 
@@ -283,15 +300,23 @@ def curves_section(data: ReportData, reference: str) -> list[Block]:
 
 
 def _labeler_row(
-    labeler: str, found: Sequence[MetricRow | None], base: MetricRow
+    labeler: str, metrics: Sequence[str], found: Sequence[MetricRow | None], base: MetricRow
 ) -> tuple[str, ...]:
-    """A labeler's row: each metric's value [CI] (n/a where absent), then ``base``'s item counts."""
-    cells = [fmt_ci(r.value, r.ci_low, r.ci_high) if r else "n/a" for r in found]
+    """A labeler's row: each metric's value [CI] (n/a where absent), then ``base``'s item counts.
+
+    A PR-AUC is followed by its own base rate (its items may be fewer than ``base``'s).
+    """
+    cells = metric_cells(metrics, found, missing="n/a")
     counts = (fmt_count(base.n), fmt_count(base.n_positive), fmt_count(base.n_excluded))
     return (labeler, *cells, *counts)
 
 
-def _labeler_table(names: Sequence[str], rows: list[tuple[str, ...]], caption: str) -> Table:
+def _labeler_table(
+    names: Sequence[str],
+    rows: list[tuple[str, ...]],
+    caption: str,
+    footnotes: tuple[str, ...] = (),
+) -> Table:
     """A table of :func:`_labeler_row` rows (metrics headed ``names``), saved as agreement.csv."""
     return Table(
         columns=("labeler", *names, "n", "hallucinated", "excluded"),
@@ -299,11 +324,13 @@ def _labeler_table(names: Sequence[str], rows: list[tuple[str, ...]], caption: s
         align="l" + "r" * (len(names) + 3),
         csv="agreement.csv",
         caption=caption,
+        footnotes=footnotes,
     )
 
 
 def _agreement_table(index: Index, labelers: list[str], reference: str) -> Table:
     rows = []
+    shown = []
     for lab in labelers:
         found = [index.get(("all", lab, reference, m)) for m in AGREEMENT]
         base = index.get(("all", lab, reference, "accuracy")) or next(
@@ -311,14 +338,17 @@ def _agreement_table(index: Index, labelers: list[str], reference: str) -> Table
         )
         if base is None:
             continue
-        rows.append(_labeler_row(lab, found, base))
+        shown.append(("all", lab, reference, "auroc"))
+        rows.append(_labeler_row(lab, AGREEMENT, found, base))
     names = [NAMES[m] if m != "accuracy" else "Agreement" for m in AGREEMENT]
     return _labeler_table(
-        names,
+        metric_columns(AGREEMENT, names),
         rows,
         f"Each automatic labeler against {reference} labels, all responses; "
         "value [CI]. Precision to kappa judge its verdicts; AUROC and PR-AUC its "
-        "continuous score (n/a when it has none). n, hallucinated, excluded: verdict items.",
+        "continuous score (n/a when it has none). n, hallucinated, excluded: verdict items. "
+        + BASE_RATE_NOTE,
+        legend(index, shown),
     )
 
 
