@@ -145,6 +145,13 @@ class Leaderboard(Study):
             (rate over non-refusals, as the HHEM leaderboard).
         objective: What a calibration-split threshold maximises.
         calibration_fraction: Share of examples in the calibration split.
+        slice_by: Metadata columns (a ``files`` dataset's ``meta=``, kept in each
+            response's ``meta["slice"]``, as ``evaluate --slice-by`` reads them)
+            whose values add one ranking each (``subset=qa``) beside the pooled
+            ``all`` slice: one dataset holding a leaderboard's subsets gives
+            the per-subset and the overall rates (Tamber et al. rank by the
+            total over all subsets, which ``all`` is). The table
+            ``slice_rates`` sets them side by side.
     """
 
     judges: tuple[str, ...] | None = param(
@@ -158,6 +165,7 @@ class Leaderboard(Study):
     rank_by: RankBy = param("all", OneOf(RankBy))
     objective: str = param("f1_macro", OneOf(OBJECTIVES))
     calibration_fraction: float = param(0.5, Interval(float, 0, 1, closed="neither"))
+    slice_by: tuple[str, ...] = param((), SequenceOf(NonEmptyStr()), convert=as_tuple)
 
     title: ClassVar[str] = "Leaderboard: generators ranked by the reference and by each labeler"
 
@@ -169,8 +177,12 @@ class Leaderboard(Study):
         preference: list[dict[str, Any]] = []
         figures: list[StudyFigure] = []
         skipped: list[str] = []
+        if self.slice_by:
+            from realitycheck.pipeline import check_slice_by
+
+            check_slice_by(data.store, self.slice_by)  # a misspelt column fails, as in evaluate
         for ds in data.datasets:
-            frame = data.frame(ds)
+            frame = T.with_slice_columns(data.frame(ds), self.slice_by)
             if frame["model"].nunique() < 2:
                 skipped.append(f"{ds}: one generator ({frame['model'].iloc[0]}), nothing to rank")
                 continue
@@ -182,7 +194,10 @@ class Leaderboard(Study):
                 skipped.append(
                     f"{ds}: no other labeler or named detector; only the reference ranks"
                 )
-            for name, mask in T.slices(frame):
+            for column in self.slice_by:
+                if frame[T.slice_column(column)].notna().sum() == 0:
+                    skipped.append(f"{ds}: no response declares the slice column {column!r}")
+            for name, mask in T.slices(frame, self.slice_by):
                 sub = frame[mask]
                 if sub["model"].nunique() < 2:
                     skipped.append(f"{ds} ({name}): one generator, nothing to rank")
@@ -206,6 +221,9 @@ class Leaderboard(Study):
             pd.DataFrame(preference),
         )
         finding = T.finding(board_frame, inv_frame, pref_frame, ref)
+        by_slice = T.slice_rates(board_frame, self.slice_by)
+        if not by_slice.empty:
+            finding = " ".join(filter(None, (finding, T.slice_finding(by_slice, ref))))
         tables = [
             StudyTable(
                 "leaderboard",
@@ -224,6 +242,14 @@ class Leaderboard(Study):
                 T.SELF_CAPTION.format(ref=ref),
             ),
         ]
+        if self.slice_by:
+            tables.append(
+                StudyTable(
+                    "slice_rates",
+                    T.name_reference(by_slice, ref),
+                    T.SLICE_CAPTION.format(by=self.rank_by, ref=ref),
+                )
+            )
         return self._result(finding, tables=tables, figures=figures, skipped=skipped)
 
     def _judges(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,12 +19,17 @@ __all__ = [
     "BOARD_COLUMNS",
     "INVERSION_CAPTION",
     "SELF_CAPTION",
+    "SLICE_CAPTION",
     "answer_rates",
     "finding",
     "front",
     "inversions",
     "name_reference",
+    "slice_column",
+    "slice_finding",
+    "slice_rates",
     "slices",
+    "with_slice_columns",
 ]
 
 BOARD_COLUMNS = [
@@ -69,6 +75,13 @@ SELF_CAPTION = (
     "bias_self - bias_others (negative = more lenient with itself), CI from resampling sources."
 )
 
+SLICE_CAPTION = (
+    "Each generator's rate in every slice side by side: rate:<slice> is the rate ranked "
+    "(over {by} responses that the judge and {ref} both labelled), rank:<slice> its rank in "
+    "that slice (1 = lowest); all pools every slice, as a leaderboard's overall rate does, "
+    "and n_judged counts its responses."
+)
+
 
 _REFERENCE_COLUMNS = (
     "human_rate",
@@ -89,13 +102,97 @@ def name_reference(frame: pd.DataFrame, reference: str) -> pd.DataFrame:
     return frame.rename(columns={c: n for c, n in names.items() if c in frame.columns})
 
 
-def slices(frame: pd.DataFrame) -> list[tuple[str, np.ndarray]]:
-    """The slices ranked: ``all``, plus ``task=<t>`` per task when there are several."""
-    tasks = sorted(frame["task"].dropna().unique())
+def slice_column(column: str) -> str:
+    """The frame column holding the values of the declared slice column ``column``."""
+    return f"slice:{column}"
+
+
+def _declared(meta: Any) -> dict[str, Any]:
+    """A response's declared slice columns (``meta["slice"]``); ``{}`` when it has none."""
+    parsed = json.loads(meta) if isinstance(meta, str) and meta else meta
+    found = parsed.get("slice") if isinstance(parsed, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
+def with_slice_columns(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """Add ``slice:<column>`` per column: each response's value, None where it declares none."""
+    if not columns:
+        return frame
+    declared = [_declared(m) for m in frame["meta"]]
+    values = {
+        slice_column(c): pd.Series([d.get(c) for d in declared], index=frame.index, dtype=object)
+        for c in columns
+    }
+    return frame.assign(**values)
+
+
+def slices(frame: pd.DataFrame, columns: Sequence[str] = ()) -> list[tuple[str, np.ndarray]]:
+    """The slices ranked: ``all``, ``task=<t>`` per task, ``<column>=<value>`` per slice value.
+
+    A task or slice column with fewer than two values adds no slice (its one
+    slice would be ``all`` again), as in ``evaluate --slice-by``.
+    """
     out = [("all", np.ones(len(frame), dtype=bool))]
-    if len(tasks) > 1:
-        out += [(f"task={t}", (frame["task"] == t).to_numpy()) for t in tasks]
+    for name, column in [("task", "task"), *((c, slice_column(c)) for c in columns)]:
+        values = sorted(str(v) for v in frame[column].dropna().unique())
+        if len(values) > 1:
+            text = frame[column].map(lambda v: None if v is None else str(v))
+            out += [(f"{name}={v}", (text == v).to_numpy()) for v in values]
     return out
+
+
+def slice_rates(board: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """Each judge's rate and rank per generator, one column pair per slice (``all`` first).
+
+    Empty unless ``columns`` (the study's ``slice_by``) names a column.
+    """
+    if board.empty or not columns:
+        return pd.DataFrame()
+    order = list(dict.fromkeys(board["slice"]))
+    order = ["all", *(s for s in order if s != "all")]
+    keys = ["dataset", "judge", "judge_kind", "generator"]
+    wide = board.set_index([*keys, "slice"])[["ranked_rate", "rank"]].unstack("slice")
+    out = board.loc[board["slice"] == "all", [*keys, "n_judged"]].set_index(keys)
+    for name in order:
+        out[f"rate:{name}"] = wide[("ranked_rate", name)]
+        out[f"rank:{name}"] = wide[("rank", name)]
+    judges = {j: i for i, j in enumerate(dict.fromkeys(board["judge"]))}
+    out = out.reset_index()
+    out = out.assign(_judge=out["judge"].map(judges))
+    out = out.sort_values(["dataset", "_judge", "rank:all", "generator"], kind="stable")
+    return out.drop(columns="_judge").reset_index(drop=True)
+
+
+def slice_finding(rates: pd.DataFrame, reference: str) -> str:
+    """One sentence per dataset: the reference's lowest-rate generator per slice and pooled."""
+    sentences = []
+    short = short_labels(rates["generator"])
+    for ds, part in rates[rates["judge_kind"] == "reference"].groupby("dataset", sort=True):
+        slices_ = [
+            c.removeprefix("rate:")
+            for c in part.columns
+            if c.startswith("rate:") and part[c].notna().any()
+        ]
+        if len(slices_) < 2:
+            continue
+        best = []
+        for name in slices_:
+            rated = part[part[f"rate:{name}"].notna()]
+            if rated.empty:
+                continue
+            top = rated.sort_values(f"rate:{name}").iloc[0]
+            best.append(f"{name} {short[str(top['generator'])]} ({top[f'rate:{name}']:.0%})")
+        pooled = part["rank:all"]
+        moved = sum(
+            bool((part[f"rank:{n}"].ne(pooled) & part[f"rank:{n}"].notna() & pooled.notna()).any())
+            for n in slices_
+            if n != "all"
+        )
+        sentences.append(
+            f"On {ds}, the generator {reference} rates lowest per slice: {'; '.join(best)}; "
+            f"the ranking differs from the pooled one in {moved} of {len(slices_) - 1} slices."
+        )
+    return " ".join(sentences)
 
 
 def front(parts: Sequence[pd.DataFrame]) -> pd.DataFrame:
