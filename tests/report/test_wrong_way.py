@@ -229,6 +229,8 @@ def test_every_pr_auc_is_followed_by_its_base_rate(files):
         assert pr["n"] == len(human) and pr["n_positive"] == int(human.sum())  # hand count
     assert f'<th scope="col">PR-AUC</th><th scope="col">{BASE_RATE}</th>' in page
     assert rows["tiny"][4] == f"{1 / 3:.3f}"
+    method = page[page.index('id="run-information"') :]
+    assert "Beside each PR-AUC, its base rate" in method and f"marked {WRONG_WAY}" in method
     markdown = out.markdown.read_text("utf-8")
     assert f"| PR-AUC | {BASE_RATE} |" in markdown
     # The agreement table: a labeler's score, its base rate after its PR-AUC.
@@ -277,3 +279,20 @@ def test_with_base_rate_adds_a_column_after_the_positives():
     assert with_base_rate(out).equals(out)  # idempotent
     plain = pd.DataFrame({"a": [1]})
     assert with_base_rate(plain) is plain
+
+
+def test_with_base_rate_sits_beside_the_pr_auc_of_a_wide_table():
+    frame = pd.DataFrame(
+        {
+            "detector": ["a", "b"],
+            "auroc": [0.7, 0.6],
+            "pr_auc": [0.5, 0.4],
+            "pr_auc_ci_low": [0.4, 0.3],
+            "pr_auc_ci_high": [0.6, 0.5],
+            "n": [20, 8],
+            "n_positive": [5, 2],
+        }
+    )
+    out = with_base_rate(frame)
+    assert list(out.columns)[4:6] == ["pr_auc_ci_high", "base_rate"]
+    assert out["base_rate"].tolist() == [0.25, 0.25]

@@ -148,18 +148,24 @@ def legend(index: Index, keys: Sequence[tuple[str, str, str, str]]) -> tuple[str
 
 
 def with_base_rate(frame: pd.DataFrame) -> pd.DataFrame:
-    """Return a metric table with a ``base_rate`` column after ``n_positive``.
+    """Return a table with a ``base_rate`` column (a new frame; ``frame`` is not changed).
 
-    ``base_rate = n_positive / n`` on every row (NaN where ``n`` is 0): the share of
-    hallucinated items among those the row used, which is a random score's PR-AUC.
-    A table without ``n`` and ``n_positive`` is returned as is.
+    ``base_rate = n_positive / n`` on every row (NaN where ``n`` is 0 or missing):
+    the share of hallucinated items among those the row used, which is a random
+    score's PR-AUC. It comes after the ``pr_auc`` column and its interval in a wide
+    table (one column per metric), else after ``n_positive`` (the long metric
+    table, a ``metric`` column naming each row's metric). A table without ``n`` and
+    ``n_positive`` is returned as is; an old ``base_rate`` column is replaced.
     """
     if not {"n", "n_positive"} <= set(frame.columns):
         return frame
     n = pd.to_numeric(frame["n"], errors="coerce")
     rate = pd.to_numeric(frame["n_positive"], errors="coerce") / n.where(n > 0)
     out = frame.drop(columns="base_rate", errors="ignore")
-    out.insert(list(out.columns).index("n_positive") + 1, "base_rate", rate.astype(float))
+    columns = list(out.columns)
+    after = [c for c in ("pr_auc", "pr_auc_ci_low", "pr_auc_ci_high") if c in columns]
+    at = columns.index(after[-1] if after else "n_positive") + 1
+    out.insert(at, "base_rate", rate.astype(float))
     return out
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from realitycheck.keys import LabelKey
+from realitycheck.report._cells import WRONG_WAY
 from realitycheck.report._data import ReportData, unmatched
 from realitycheck.report._document import (
     Block,
@@ -90,7 +91,12 @@ def _method(evaluate: Mapping[str, Any], measured: set[str] | None = None) -> li
         "reference label and a score; the others are counted as excluded. PRR is the "
         "prediction-rejection ratio as LM-Polygraph defines it: rejecting responses by "
         "decreasing score, the area under the accuracy of the kept ones, between a random "
-        "rejection (0) and an oracle that rejects the hallucinated ones first (1).",
+        "rejection (0) and an oracle that rejects the hallucinated ones first (1). Beside each "
+        "PR-AUC, its base rate: the share of hallucinated responses among those it used, the "
+        "PR-AUC of a random score. An AUROC whose whole confidence interval lies below 0.5 is "
+        f"marked {WRONG_WAY}: the score ranks the responses the wrong way round (higher = less "
+        "likely hallucinated), usually a sign that it should have been negated; an AUROC "
+        "without an interval is not judged.",
         _calibration_method(evaluate),
         f"Thresholded metrics are computed on the test split only, at a threshold chosen on "
         f"the calibration split to maximise {evaluate.get('threshold_objective', '?')}; "
