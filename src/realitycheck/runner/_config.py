@@ -24,6 +24,13 @@
     limit = 200                    # the first N examples
     params = { split = "validation" }
 
+    [[datasets]]                   # your own files: path is one file or a list of them
+    name = "files"
+    params = { path = ["by_model/a.jsonl", "by_model/b.jsonl"], text = "answer" }
+
+    [[datasets]]                   # or dataset spec files (see datasets.spec_file), one
+    spec = ["board.toml", "more.yaml"]   # path or a list; each of their datasets joins
+
     [backend]                      # leave out to evaluate the datasets' own responses
     name = "hf"                    # ([[backend]] tables, one per model, with [choice])
     params = { model = "path/to/model" }
@@ -76,6 +83,7 @@ from typing import Any, TypeVar
 from realitycheck.analysis import Bootstrap
 from realitycheck.backends import Backend, backends, require
 from realitycheck.datasets import Dataset, datasets
+from realitycheck.datasets.spec_file import SPEC_SUFFIXES, is_spec_file, load_spec
 from realitycheck.detectors import Detector, detectors
 from realitycheck.errors import InvalidInputError, UnknownComponentError, did_you_mean
 from realitycheck.generation import SamplingPlan, make_plan
@@ -110,7 +118,7 @@ _TOP = (
 )
 _TOP_LISTS = ("labelers", "detectors", "studies")
 _RUN = ("out", "report_dir", "batch_size", "cache", "cache_dir", "data_dir", "report")
-_DATASET = ("name", "params", "limit")
+_DATASET = ("name", "params", "limit", "spec")
 _BACKEND = ("name", "params")
 _COMPONENT = ("name", "params")
 _EVALUATE = tuple(
@@ -330,6 +338,63 @@ def _components(
     return built, measured
 
 
+def _path_list(reader: _Reader, value: Any, keys: list[str | int]) -> list[Path]:
+    """One path or a non-empty array of paths, each relative to the config file."""
+    if isinstance(value, list):
+        if not value:
+            raise reader.fail("Expected a path or a non-empty array of paths. Got [].", keys)
+        return [
+            reader.path_of(reader.typed(v, str, [*keys, j]), [*keys, j])
+            for j, v in enumerate(value)
+        ]
+    if not isinstance(value, str):
+        raise reader.fail(
+            f"Expected a path or an array of paths. Got {_kind(value)} {value!r} instead.", keys
+        )
+    return [reader.path_of(value, keys)]
+
+
+def _spec_datasets(reader: _Reader, value: Any, keys: list[str | int]) -> list[Dataset]:
+    """The datasets of the spec files ``spec`` names (one path or an array of them).
+
+    A mistake inside a spec file is reported by the spec file (its path, line
+    and key); a path that is no spec file, or a missing one, by this config.
+    """
+    paths = _path_list(reader, value, keys)
+    out: list[Dataset] = []
+    for j, path in enumerate(paths):
+        where = [*keys, j] if isinstance(value, list) else keys
+        if not is_spec_file(path.name):
+            raise reader.fail(
+                f"Expected a dataset spec file ({', '.join(SPEC_SUFFIXES)}). Got {path.name!r} "
+                "instead; a data file goes in params.path of a files dataset.",
+                where,
+            )
+        if not path.is_file():
+            raise reader.fail(f"The spec file {str(path)!r} does not exist.", where)
+        out.extend(load_spec(path))
+    return out
+
+
+def _check_name(
+    reader: _Reader,
+    named: dict[str, tuple[list[str | int], str]],
+    dataset: Dataset,
+    keys: list[str | int],
+) -> None:
+    """Refuse a second dataset of the same name in the run made otherwise (before any work)."""
+    run_name = str(getattr(dataset, "run_name", dataset.name))
+    if run_name in named and named[run_name][1] != dataset.spec_json:
+        first = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in named[run_name][0])
+        raise reader.fail(
+            f"Two datasets are named {run_name!r} (the first by {first.lstrip('.')}) with "
+            "other parameters; each dataset of a run needs its own name (title = ... for a "
+            "files dataset, name = ... in a spec file).",
+            keys,
+        )
+    named.setdefault(run_name, (keys, dataset.spec_json))
+
+
 def _datasets(
     reader: _Reader, raw: Any, data_dir: Path | None, *, generating: bool
 ) -> tuple[DatasetEntry, ...]:
@@ -339,20 +404,10 @@ def _datasets(
     if not entries:
         raise reader.fail("A run needs at least one [[datasets]] entry.", ["datasets"])
     out = []
+    named: dict[str, tuple[list[str | int], str]] = {}
     for i, entry in enumerate(entries):
         where: list[str | int] = ["datasets", i]
         entry = reader.table(entry, where, _DATASET)
-        if "name" not in entry:
-            raise reader.fail("Each [[datasets]] entry needs a name.", where)
-        name = reader.typed(entry["name"], str, [*where, "name"])
-        params = dict(reader.typed(entry.get("params", {}), dict, [*where, "params"]))
-        for key in ("path", "data_dir"):
-            if key in params:
-                params[key] = str(reader.path_of(params[key], [*where, "params", key]))
-        cls = reader.build([*where, "name"], partial(datasets.get, name))
-        if data_dir is not None and "data_dir" not in params:
-            if "data_dir" in {f.name for f in dataclasses.fields(cls)}:
-                params["data_dir"] = str(data_dir)
         limit = entry.get("limit")
         if limit is not None and (reader.typed(limit, int, [*where, "limit"]) < 1):
             raise reader.fail(f"Expected an integer >= 1. Got {limit} instead.", [*where, "limit"])
@@ -362,7 +417,40 @@ def _datasets(
                 "responses are all evaluated. Remove the limit or add a [backend].",
                 [*where, "limit"],
             )
+        if "spec" in entry:
+            if "name" in entry or "params" in entry:
+                raise reader.fail(
+                    "A [[datasets]] entry names either one dataset (name and params) or spec "
+                    "files (spec), not both: split it into two entries.",
+                    [*where, "spec"],
+                )
+            for dataset in _spec_datasets(reader, entry["spec"], [*where, "spec"]):
+                _check_name(reader, named, dataset, [*where, "spec"])
+                out.append(DatasetEntry(dataset=dataset, limit=limit))
+            continue
+        if "name" not in entry:
+            raise reader.fail("Each [[datasets]] entry needs a name (or spec files).", where)
+        name = reader.typed(entry["name"], str, [*where, "name"])
+        if is_spec_file(name):
+            raise reader.fail(
+                f"{name!r} is a dataset spec file: write spec = {name!r} (or a list of spec "
+                "files) instead of name.",
+                [*where, "name"],
+            )
+        params = dict(reader.typed(entry.get("params", {}), dict, [*where, "params"]))
+        if "path" in params:
+            paths = [str(p) for p in _path_list(reader, params["path"], [*where, "params", "path"])]
+            params["path"] = paths if isinstance(params["path"], list) else paths[0]
+        if "data_dir" in params:
+            params["data_dir"] = str(
+                reader.path_of(params["data_dir"], [*where, "params", "data_dir"])
+            )
+        cls = reader.build([*where, "name"], partial(datasets.get, name))
+        if data_dir is not None and "data_dir" not in params:
+            if "data_dir" in {f.name for f in dataclasses.fields(cls)}:
+                params["data_dir"] = str(data_dir)
         dataset = reader.build([*where, "params"], partial(datasets.create, name, **params))
+        _check_name(reader, named, dataset, [*where, "params"])
         out.append(DatasetEntry(dataset=dataset, limit=limit))
     return tuple(out)
 
