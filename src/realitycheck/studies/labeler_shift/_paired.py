@@ -15,8 +15,9 @@ reference: ``(labeler − reference) / reference × 100``.)
 
 Both AUROCs of a row are measured on the same responses (those with both
 verdicts and the detector's score), so their bootstrap is paired: one set of
-resamples (:class:`~realitycheck.metrics.Resamples`) gives both AUROCs on
-every resample, and Δ% of each resample gives Δ%'s percentile interval.
+resamples (those of :func:`~realitycheck.metrics.bootstrap_ci`) gives both
+AUROCs on every resample, and Δ% of each resample gives Δ%'s percentile
+interval.
 Sampling noise shared by the two AUROCs (which items were drawn) then cancels
 out of Δ%, as it does not when the two are resampled independently.
 """
@@ -31,7 +32,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from realitycheck.analysis import Bootstrap
-from realitycheck.metrics import Resamples, UndefinedMetricWarning, bootstrap_ci
+from realitycheck.metrics import UndefinedMetricWarning, auroc_many, bootstrap_distribution
 
 __all__ = ["ALL", "PAIRED_COLUMNS", "paired_rows", "paper_layout", "relative_change"]
 
@@ -98,45 +99,40 @@ def _paired_auroc(
 ) -> _Paired:
     """AUROC under each labeler and Δ%, all read off the same resamples of the items.
 
-    ``scores`` is (k, n): k detectors on the same n items.
+    ``scores`` is (k, n): k detectors on the same n items. The resamples are
+    those of :func:`~realitycheck.metrics.bootstrap_ci` with the run's ``n_resamples``
+    and ``seed``, drawn by :func:`~realitycheck.metrics.bootstrap_distribution`
+    once per labeler (the same draws each time), so each AUROC's interval is
+    ``bootstrap_ci``'s.
     """
-    drawn = Resamples(y_labeler.size, bootstrap.n_resamples, bootstrap.seed)
-    measured: list[Estimate] = []
-    resampled: list[FloatArray] = []
+    values = auroc_many(np.vstack([y_labeler, y_reference]), scores)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
-        for y in (y_labeler, y_reference):
-            result = bootstrap_ci(
-                "auroc",
-                y,
-                scores,
-                n_resamples=bootstrap.n_resamples,
-                confidence=bootstrap.confidence,
-                seed=bootstrap.seed,
-                resamples=drawn,
+        labeler, reference = (
+            bootstrap_distribution(
+                "auroc", y, scores, n_resamples=bootstrap.n_resamples, seed=bootstrap.seed
             )
-            value, low, high = (result.value, result.ci_low, result.ci_high)
-            measured.append((np.atleast_1d(value), np.atleast_1d(low), np.atleast_1d(high)))
-            resampled.append(drawn.sorted_values("auroc", y, scores))  # kept by bootstrap_ci
-    labeler, reference = measured
-    delta = np.array(
-        [relative_change(r, lab) for r, lab in zip(reference[0], labeler[0], strict=True)]
-    )
-    low, high = _delta_interval(resampled[0], resampled[1], bootstrap.confidence)
-    return _Paired(labeler, reference, (delta, low, high))
-
-
-def _delta_interval(
-    labeler: FloatArray, reference: FloatArray, confidence: float
-) -> tuple[FloatArray, FloatArray]:
-    """Percentile interval (per row) of Δ% over the resamples where it is defined."""
-    defined = np.isfinite(labeler) & np.isfinite(reference) & (labeler != 0)
+            for y in (y_labeler, y_reference)
+        )
+    defined = ~np.isnan(labeler) & ~np.isnan(reference) & (labeler != 0)
     delta = np.full(labeler.shape, np.nan)
     np.divide(100 * (reference - labeler), labeler, out=delta, where=defined)
+    change = np.array(
+        [relative_change(r, lab) for r, lab in zip(values[1], values[0], strict=True)]
+    )
+    return _Paired(
+        (values[0], *_interval(labeler, bootstrap.confidence)),
+        (values[1], *_interval(reference, bootstrap.confidence)),
+        (change, *_interval(delta, bootstrap.confidence)),
+    )
+
+
+def _interval(resampled: FloatArray, confidence: float) -> tuple[FloatArray, FloatArray]:
+    """Percentile interval of each row (k, B) over its defined resamples, as ``bootstrap_ci``."""
     quantiles = ((1 - confidence) / 2, (1 + confidence) / 2)
-    low, high = np.full(len(delta), np.nan), np.full(len(delta), np.nan)
-    for k, row in enumerate(delta):
-        usable = row[defined[k]]
+    low, high = np.full(len(resampled), np.nan), np.full(len(resampled), np.nan)
+    for k, row in enumerate(resampled):
+        usable = row[~np.isnan(row)]
         if usable.size:
             low[k], high[k] = np.quantile(usable, quantiles)
     return low, high
