@@ -124,9 +124,9 @@ class LabelerShift(Study):
                 "paired_wide",
                 paper_layout(by_slice),
                 "The paired table laid out as Janiak et al.'s Tables 2-3: one row per model and "
-                "detector, one group of columns per prompt variant (labeler AUROC, "
-                f"{self.reference} AUROC as reference AUROC, Δ% = (reference - labeler) / "
-                "labeler x 100, n); all = responses pooled.",
+                "detector, one group of columns per prompt variant: labeler AUROC, reference "
+                f"AUROC (under {self.reference}), Δ% = (reference - labeler) / labeler x 100 "
+                "(negative = the labeler overstates the detector) and n; all = responses pooled.",
             ),
         ]
         figures = [] if shift.empty else [scatter(shift, self.reference)]

@@ -171,44 +171,50 @@ def paired_rows(
         :data:`PAIRED_COLUMNS` after ``dataset``, ``labeler`` and ``reference``.
     """
     both = (y_labeler.notna() & y_reference.notna()).to_numpy()
-    lab, ref = y_labeler.to_numpy(), y_reference.to_numpy()
+    labels = (y_labeler.to_numpy(), y_reference.to_numpy())
     values = scores.to_numpy(dtype=float)
-    scored = ~np.isnan(values)
     rows: list[dict[str, object]] = []
     for model, in_model in _cells(responses, "model"):
         for prompt, in_prompt in _cells(responses, "prompt_variant"):
-            cell = in_model & in_prompt & both
-            groups: dict[bytes, list[int]] = {}
-            for k in range(values.shape[1]):
-                groups.setdefault((cell & scored[:, k]).tobytes(), []).append(k)
-            measured: dict[int, dict[str, object]] = {}
-            for token, ks in groups.items():
-                mask = np.frombuffer(token, dtype=bool)
-                if not mask.any():
-                    continue
-                y_l, y_r = lab[mask].astype(bool), ref[mask].astype(bool)
-                paired = _paired_auroc(
-                    y_l, y_r, np.ascontiguousarray(values[mask][:, ks].T), bootstrap
-                )
-                for j, k in enumerate(ks):
-                    measured[k] = {
-                        "n": int(mask.sum()),
-                        "labeler_positive_rate": float(y_l.mean()),
-                        "reference_positive_rate": float(y_r.mean()),
-                        **_flat("labeler_auroc", paired.labeler, j),
-                        **_flat("reference_auroc", paired.reference, j),
-                        **_flat("delta_ref_pct", paired.delta, j),
-                    }
-            for k in sorted(measured):
-                rows.append(
-                    {
-                        "model": model,
-                        "prompt_variant": prompt,
-                        "detector": scores.columns[k],
-                        **measured[k],
-                    }
-                )
+            measured = _measure_cell(in_model & in_prompt & both, labels, values, bootstrap)
+            rows += [
+                {"model": model, "prompt_variant": prompt, "detector": scores.columns[k], **row}
+                for k, row in sorted(measured.items())
+            ]
     return rows
+
+
+def _measure_cell(
+    cell: npt.NDArray[np.bool_],
+    labels: tuple[FloatArray, FloatArray],
+    values: FloatArray,
+    bootstrap: Bootstrap,
+) -> dict[int, dict[str, object]]:
+    """Each detector's (column of ``values``) paired row on the items of ``cell`` it scored.
+
+    Detectors scored on the same items share one paired bootstrap; a
+    detector without any item has no row.
+    """
+    groups: dict[bytes, list[int]] = {}
+    for k in range(values.shape[1]):
+        groups.setdefault((cell & ~np.isnan(values[:, k])).tobytes(), []).append(k)
+    out: dict[int, dict[str, object]] = {}
+    for token, ks in groups.items():
+        mask = np.frombuffer(token, dtype=bool)
+        if not mask.any():
+            continue
+        y_l, y_r = labels[0][mask].astype(bool), labels[1][mask].astype(bool)
+        paired = _paired_auroc(y_l, y_r, np.ascontiguousarray(values[mask][:, ks].T), bootstrap)
+        for j, k in enumerate(ks):
+            out[k] = {
+                "n": int(mask.sum()),
+                "labeler_positive_rate": float(y_l.mean()),
+                "reference_positive_rate": float(y_r.mean()),
+                **_flat("labeler_auroc", paired.labeler, j),
+                **_flat("reference_auroc", paired.reference, j),
+                **_flat("delta_ref_pct", paired.delta, j),
+            }
+    return out
 
 
 def _flat(name: str, values: Estimate, j: int) -> dict[str, float]:
