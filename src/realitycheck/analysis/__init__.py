@@ -15,8 +15,10 @@ tables of many confusion metrics or many detectors at once
 (:func:`confusion_ci`, :func:`ranking_ci`), agreement between raters
 (:func:`majority_vote`, :func:`dawid_skene`, :func:`pairwise_kappa`,
 :func:`fleiss_by_count`, :func:`krippendorff_alpha`), factor analysis of
-mixed data (:func:`fit_famd`), the refusal rule (:func:`refusal_mask`) and prompt
-multiplicity (:func:`multiplicity`, :func:`consistency_vs_correctness`).
+mixed data (:func:`fit_famd`), the refusal rule (:func:`refusal_mask`), prompt
+multiplicity (:func:`multiplicity`, :func:`consistency_vs_correctness`), and the
+rule by which a score ranks the responses the wrong way round (:func:`wrong_way`:
+its whole AUROC interval below 0.5), which the report and the command line share.
 Optional packages (crowd-kit, statsmodels, krippendorff, prince) and pandas
 are imported inside the functions that use them (:func:`require_module`).
 """
@@ -48,6 +50,7 @@ from realitycheck.analysis._names import (
     THRESHOLD_METRICS,
 )
 from realitycheck.analysis._optional import require_module
+from realitycheck.analysis._orientation import WRONG_WAY_BELOW, wrong_way
 from realitycheck.analysis._raters import (
     DawidSkeneFit,
     dawid_skene,
@@ -75,6 +78,7 @@ __all__ = [
     "SCORE_METRICS",
     "TEST",
     "THRESHOLD_METRICS",
+    "WRONG_WAY_BELOW",
     "Bootstrap",
     "DawidSkeneFit",
     "FamdFit",
@@ -100,4 +104,5 @@ __all__ = [
     "require_module",
     "self_consistency",
     "split_of",
+    "wrong_way",
 ]
