@@ -4,8 +4,9 @@ Two tables come out of it:
 
 * **metrics** — every detector against every reference labeler (human labels
   and, for labeler-shift analyses, the automatic labelers), per dataset and per
-  slice (``all``, ``task=…``, ``model=…``, and ``<column>=…`` for each
-  ``slice_by`` column a dataset declared as ``meta``): AUROC, PR-AUC and PRR
+  slice (``all``, ``task=…``, ``model=…``, ``prompt_variant=…`` when named in
+  ``slice_by``, and ``<column>=…`` for each ``slice_by`` column a dataset
+  declared as ``meta``): AUROC, PR-AUC and PRR
   (prediction-rejection ratio) on every usable item; thresholded metrics on the
   *test* split only, at a threshold chosen on the separate *calibration* split
   (or given, for binary detectors); ECE and the Brier score on the *test* split
@@ -108,8 +109,10 @@ class EvaluationConfig:
         calibration_fraction: Share of examples in the calibration split.
         thresholds: Fixed thresholds by detector key (hallucinated iff value >=
             threshold); these detectors skip the calibration-split choice.
-        slice_by: Metadata columns (a ``files`` dataset's ``meta``) that add one
-            slice per value, ``<column>=<value>``, when a dataset has two or more.
+        slice_by: Columns that add one slice per value, ``<column>=<value>``,
+            when a dataset has two or more: ``prompt_variant``, or a column a
+            ``files`` dataset declared as ``meta`` (``model``, ``task`` and
+            ``dataset`` are accepted; the first two are sliced anyway).
     """
 
     reference: str | None = param(None, OrNone(NonEmptyStr()))
