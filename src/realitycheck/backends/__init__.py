@@ -18,6 +18,7 @@ from realitycheck.backends._cache import (
     default_cache_path,
 )
 from realitycheck.backends._cached_loglik import cached_loglik_tokens, loglik_key
+from realitycheck.backends._hf_forward import require_teacher_forcing, teacher_force
 from realitycheck.backends._names import server_name, server_of
 from realitycheck.backends._pairs import (
     CONSISTENCY,
@@ -57,7 +58,9 @@ __all__ = [
     "reply_follows",
     "require",
     "require_pairs",
+    "require_teacher_forcing",
     "server_name",
     "server_of",
+    "teacher_force",
     "usage_of",
 ]

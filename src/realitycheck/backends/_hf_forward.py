@@ -10,6 +10,12 @@ never the full tensors.
 Sequences are left-padded so that every sequence's generated tokens end at
 the last position; position ids are computed from the attention mask, so a
 padded sequence gets the same numbers as the same sequence alone.
+
+The same pass reads answers the model did not generate (a dataset's
+human-written answers, another model's outputs): :func:`answer_tokens` splits
+prompt + answer into the prompt's tokens and the answer's, :func:`forced_answers`
+measures them in batches of similar length, and :func:`teacher_force` is the
+public verb, for any backend that reads fixed answers (``hf``).
 """
 
 from __future__ import annotations
@@ -19,17 +25,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from realitycheck.backends._base import GenerationRequest
+from realitycheck.backends._base import Backend, Generation, GenerationRequest, backends
+from realitycheck.backends._chat import continuation_start
+from realitycheck.errors import InvalidInputError
 
 __all__ = [
     "SequenceFeatures",
     "accepts_logits_to_keep",
+    "answer_tokens",
+    "forced_answers",
     "forced_features",
     "forward_features",
     "hidden_summary",
     "padded",
+    "require_teacher_forcing",
     "spelling",
     "step_features",
+    "teacher_force",
 ]
 
 
@@ -253,3 +265,162 @@ def forced_features(
             )
         )
     return features
+
+
+def answer_tokens(
+    tokenizer: Any, prompts: Sequence[tuple[str, bool]], answers: Sequence[str]
+) -> list[tuple[list[int], list[int]] | str]:
+    """Return the prompt's tokens and the answer's tokens of each ``prompt + answer``, or an error.
+
+    ``prompts[i]`` is the text the model sees and whether the tokenizer adds
+    its special tokens to it (:func:`realitycheck.backends._chat.chat_text`).
+    The prompt alone and the prompt followed by the answer are tokenised;
+    the answer's tokens are those after the longest prefix the two share
+    (:func:`~realitycheck.backends._chat.continuation_start`), so a token
+    spanning the boundary counts to the answer. A prompt the tokenizer's
+    special tokens are added to is a plain text (a completion prompt ending
+    with a cue such as ``Answer:``, or messages joined as ``role: content``
+    lines): the answer follows it after one space, as a demonstration's
+    answer follows its cue, unless the answer starts with whitespace. A chat
+    template's text ends where the reply begins, so the answer follows it
+    directly. Distinct prompts are tokenised once.
+    """
+    joined = [
+        text + (" " if special and answer[:1] and not answer[:1].isspace() else "") + answer
+        for (text, special), answer in zip(prompts, answers, strict=True)
+    ]
+    ids: dict[tuple[str, bool], list[int]] = {}
+    for special in (True, False):
+        wanted = [t for t, s in prompts if s == special]
+        wanted += [j for j, (_, s) in zip(joined, prompts, strict=True) if s == special]
+        texts = sorted(set(wanted))
+        if texts:
+            encoded = tokenizer(texts, add_special_tokens=special, return_attention_mask=False)
+            ids.update(
+                ((t, special), list(e)) for t, e in zip(texts, encoded["input_ids"], strict=True)
+            )
+    out: list[tuple[list[int], list[int]] | str] = []
+    for k, ((text, special), whole_text) in enumerate(zip(prompts, joined, strict=True)):
+        context, whole = ids[(text, special)], ids[(whole_text, special)]
+        if context and whole[: len(context)] == context:
+            shared = len(context)
+        else:
+            try:
+                shared = continuation_start(context, whole, k)
+            except InvalidInputError as exc:
+                out.append(str(exc))
+                continue
+        out.append((whole[:shared], whole[shared:]))
+    return out
+
+
+def forced_answers(
+    model: Any,
+    tokenizer: Any,
+    contexts: Sequence[Sequence[int]],
+    answers: Sequence[Sequence[int]],
+    *,
+    batch_size: int,
+    entropy: bool = True,
+    top_k: int = 0,
+    layers: Sequence[int] = (),
+) -> list[SequenceFeatures | str]:
+    """Measure each answer after its context: :func:`forward_features` in batches of similar length.
+
+    The sequences are sorted by length (longest first), so a batch holds
+    little padding; the results come back in the order of the inputs. When
+    a batch fails (out of memory, a sequence longer than the model's
+    positions) its sequences are measured one by one, so only the one that
+    fails gets an error, ``"<type>: <message>"``, in place of its features.
+    """
+    out: list[SequenceFeatures | str] = ["not measured"] * len(answers)
+    order = sorted(range(len(answers)), key=lambda i: -(len(contexts[i]) + len(answers[i])))
+    kwargs: dict[str, Any] = {
+        "pad_id": int(tokenizer.pad_token_id),
+        "entropy": entropy,
+        "top_k": top_k,
+        "layers": layers,
+    }
+    for start in range(0, len(order), batch_size):
+        chunk = order[start : start + batch_size]
+        for part in _measured(model, tokenizer, contexts, answers, chunk, kwargs):
+            out[part[0]] = part[1]
+    return out
+
+
+def _measured(
+    model: Any,
+    tokenizer: Any,
+    contexts: Sequence[Sequence[int]],
+    answers: Sequence[Sequence[int]],
+    chunk: list[int],
+    kwargs: dict[str, Any],
+) -> list[tuple[int, SequenceFeatures | str]]:
+    """The features of the sequences ``chunk`` in one pass, or one by one if the pass fails."""
+    try:
+        feats = forward_features(
+            model,
+            tokenizer,
+            [contexts[i] for i in chunk],
+            [answers[i] for i in chunk],
+            **kwargs,
+        )
+    except (RuntimeError, ValueError, IndexError) as exc:
+        if len(chunk) > 1:
+            return [
+                item
+                for i in chunk
+                for item in _measured(model, tokenizer, contexts, answers, [i], kwargs)
+            ]
+        return [(chunk[0], f"{type(exc).__name__}: {exc}")]
+    return list(zip(chunk, feats, strict=True))
+
+
+def require_teacher_forcing(backend: Backend, *, who: str) -> None:
+    """Fail unless ``backend`` can teacher-force answers it did not generate.
+
+    Such a backend implements ``teacher_force(requests, answers)``, which
+    :func:`teacher_force` calls.
+
+    Raises:
+        InvalidInputError: Naming ``who`` and the backends that can.
+    """
+    if callable(getattr(backend, "teacher_force", None)):
+        return
+    able = [
+        n for n in backends.names() if callable(getattr(backends.get(n), "teacher_force", None))
+    ]
+    raise InvalidInputError(
+        f"{who} needs token log-probabilities or hidden states of answers the backend did not "
+        f"generate, and the backend {backend.key!r} cannot read fixed answers (teacher "
+        f"forcing). Backends that can: {', '.join(able) or 'none installed'}."
+    )
+
+
+def teacher_force(
+    backend: Backend, requests: Sequence[GenerationRequest], answers: Sequence[str]
+) -> list[Generation]:
+    """Return what ``backend``'s model makes of ``answers[i]`` read as its reply to ``requests[i]``.
+
+    Nothing is generated: each answer is teacher-forced after the request's
+    prompt, and each :class:`~realitycheck.backends.Generation` holds that
+    one sequence (``texts == (answer,)``) with the features the request asks
+    for, laid out as at generation time: ``tokens``, ``token_logprobs`` and
+    ``token_entropies`` (with ``logprobs``), ``top_logprobs`` and ``hidden``
+    (with ``hidden_layers``). An answer that could not be measured gets a
+    generation with ``error`` set. This is how white-box detectors score
+    answers a run did not generate, through a proxy model's view of them.
+
+    Raises:
+        InvalidInputError: If the backend cannot read fixed answers
+            (:func:`require_teacher_forcing`), or ``requests`` and ``answers``
+            differ in length.
+    """
+    require_teacher_forcing(backend, who="teacher_force")
+    if len(requests) != len(answers):
+        raise InvalidInputError(
+            f"teacher_force needs one answer per request. Got {len(answers)} answers for "
+            f"{len(requests)} requests."
+        )
+    method = backend.teacher_force  # type: ignore[attr-defined]
+    return list(method(requests, answers))

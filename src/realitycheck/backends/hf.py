@@ -319,6 +319,80 @@ class HFBackend(Backend):
             )
         return results
 
+    def teacher_force(
+        self, requests: Sequence[GenerationRequest], answers: Sequence[str]
+    ) -> list[Generation]:
+        """Return what the model makes of ``answers[i]`` read as its reply to ``requests[i]``.
+
+        Nothing is generated: each answer is teacher-forced after the
+        request's prompt (tokenised as :meth:`prompt_ids`; where prompt and
+        answer meet, as :func:`~realitycheck.backends._hf_forward.answer_tokens`
+        says) and measured as :meth:`generate` measures its own tokens: the
+        answer's ``tokens``, and as the request asks, ``token_logprobs`` and
+        ``token_entropies`` (``logprobs``), ``top_logprobs`` and ``hidden``
+        (``hidden_layers``). ``n``, the decoding and ``max_tokens`` are not
+        used. Sequences of similar length are measured ``batch_size`` at a
+        time; one that cannot be measured (hidden layers out of range, longer
+        than the model's positions) gets a generation with ``error`` set.
+        Called through :func:`realitycheck.backends.teacher_force`.
+        """
+        from realitycheck.backends._hf_forward import answer_tokens, forced_answers, spelling
+
+        model, tokenizer = self._loaded()
+        n_layers = int(model.config.get_text_config().num_hidden_layers)
+        answers_out: list[Generation | None] = [None] * len(requests)
+        groups: dict[tuple[bool, int, tuple[int, ...]], list[int]] = {}
+        for i, request in enumerate(requests):
+            bad = [layer for layer in request.hidden_layers if not 0 <= layer <= n_layers]
+            if bad:
+                answers_out[i] = Generation(
+                    error=f"hidden layers {bad} are out of range 0..{n_layers} for {self.model!r}"
+                )
+                continue
+            asked = (request.logprobs, request.top_logprobs, request.hidden_layers)
+            groups.setdefault(asked, []).append(i)
+        for (logprobs, top_k, layers), indices in groups.items():
+            texts = [
+                chat_text(tokenizer, requests[i], chat_template=self.chat_template) for i in indices
+            ]
+            split = answer_tokens(tokenizer, texts, [answers[i] for i in indices])
+            ok = [k for k, s in enumerate(split) if not isinstance(s, str)]
+            pairs = [s for s in split if not isinstance(s, str)]
+            measured = forced_answers(
+                model,
+                tokenizer,
+                [p[0] for p in pairs],
+                [p[1] for p in pairs],
+                batch_size=self.batch_size,
+                entropy=logprobs,
+                top_k=top_k,
+                layers=layers,
+            )
+            spell = spelling(tokenizer, [p[1] for p in pairs])
+            for k, s in enumerate(split):
+                if isinstance(s, str):
+                    answers_out[indices[k]] = Generation(error=s)
+            for k, (context, tokens), feats in zip(ok, pairs, measured, strict=True):
+                i = indices[k]
+                if isinstance(feats, str):
+                    answers_out[i] = Generation(error=feats)
+                    continue
+                answers_out[i] = Generation(
+                    texts=(answers[i],),
+                    tokens=(tuple(spell[t] for t in tokens),),
+                    token_logprobs=(tuple(feats.token_logprobs),) if logprobs else (),
+                    token_entropies=(tuple(feats.token_entropies),) if logprobs else (),
+                    top_logprobs=(tuple(feats.top_logprobs),) if top_k > 0 else (),
+                    hidden=({k2: tuple(v) for k2, v in feats.hidden.items()},) if layers else (),
+                    usage={"prompt_tokens": len(context), "completion_tokens": len(tokens)},
+                )
+        return [a if a is not None else Generation(error="not measured") for a in answers_out]
+
+    def layer_count(self) -> int:
+        """Return the model's number of hidden layers (``hidden_layers`` run 0 .. this)."""
+        model, _ = self._loaded()
+        return int(model.config.get_text_config().num_hidden_layers)
+
     def loglik(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """Return ``sum_t log p(c_t | prompt, c_<t)`` for each ``(prompt, continuation)``.
 
