@@ -257,7 +257,8 @@ class Files(Dataset):
       judge after its column; in TOML ``judges = { gpt4o = "classification" }``).
       A verdict is read by ``positive``/``negative`` plus the judge words
       ``inconsistent``/``unfaithful`` (hallucinated) and ``consistent``
-      (faithful); each label keeps the cell as ``raw`` and, lower-cased, as its
+      (faithful), never by ``threshold`` (a judge's numeric score belongs in
+      ``scores``) nor ``empty_means``; each label keeps the cell as ``raw`` and, lower-cased, as its
       ``category``. The values in ``invalid`` (default ``invalid``) mean the
       judge found the response invalid (no real answer or summary):
       ``invalid_as=hallucinated`` (the default, as the FaithJudge leaderboard
