@@ -258,9 +258,10 @@ class Files(Dataset):
       A verdict is read by ``positive``/``negative`` plus the judge words
       ``inconsistent``/``unfaithful`` (hallucinated) and ``consistent``
       (faithful), never by ``threshold`` (a judge's numeric score belongs in
-      ``scores``) nor ``empty_means``; each label keeps the cell as ``raw`` and, lower-cased, as its
-      ``category``. The values in ``invalid`` (default ``invalid``) mean the
-      judge found the response invalid (no real answer or summary):
+      ``scores``) nor ``empty_means``; each label keeps the cell as ``raw``
+      and, lower-cased, as its ``category``. The values in ``invalid``
+      (default ``invalid``) mean the judge found the response invalid (no
+      real answer or summary):
       ``invalid_as=hallucinated`` (the default, as the FaithJudge leaderboard
       of Tamber et al. 2025 counts them), ``faithful`` or ``excluded`` (no
       verdict, with the error saying why). An empty cell is no verdict; any
