@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from realitycheck.pipeline._proxy_features import PromptBuilder, ProxyModel
 from realitycheck.pipeline._report import commonest_error
 from realitycheck.pipeline._slices import check_slice_by
 from realitycheck.pipeline._stages import StageReport, detect, ingest, label
@@ -20,6 +21,8 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers
 __all__ = [
     "Evaluation",
     "EvaluationConfig",
+    "PromptBuilder",
+    "ProxyModel",
     "StageReport",
     "check_slice_by",
     "commonest_error",

@@ -13,6 +13,7 @@ store keeps the newest row of each response and component key).
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -29,6 +30,13 @@ from realitycheck.labelers import Labeler
 from realitycheck.params import Interval, check_arg
 from realitycheck.pipeline._ingest import ingest
 from realitycheck.pipeline._parts import PartContext, compute_part, failure_texts
+from realitycheck.pipeline._proxy_features import (
+    ProxyModel,
+    ProxyRead,
+    ProxyView,
+    failure_scores,
+    reads_features,
+)
 from realitycheck.pipeline._report import StageReport
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import Example, records_from_columns
@@ -118,6 +126,12 @@ class _Targets:
     def __len__(self) -> int:
         return self.responses.num_rows
 
+    def seen_through(self, view: ProxyView) -> _Targets:
+        """The same targets, each response with the proxy's features instead of its own."""
+        other = copy.copy(self)
+        other.responses = view.responses
+        return other
+
     def having(self, needs: Sequence[str]) -> pa.ChunkedArray:
         """Return whether each response's example has every need (``references``, ``context``)."""
         ok = np.ones(self._example_table.num_rows, dtype=bool)
@@ -183,7 +197,25 @@ def _spec_change(before: Any, spec: Mapping[str, Any]) -> str:
     ]
     if before.get("version") != now.get("version"):
         shown.insert(0, f"version {before.get('version')} -> {now.get('version')}")
+    if before.get("proxy") != now.get("proxy"):
+        full = _feature_source(before) == _feature_source(now)
+        shown.insert(
+            0, f"{_feature_source(before, full=full)} -> {_feature_source(now, full=full)}"
+        )
     return "; ".join(shown) or "its spec changed"
+
+
+def _feature_source(spec: Mapping[str, Any], *, full: bool = False) -> str:
+    """Whose features a detector's records read: the proxy's in its spec, else the responses'.
+
+    ``full`` shows the proxy's whole spec, not only its model.
+    """
+    proxy = spec.get("proxy")
+    if not isinstance(proxy, Mapping):
+        return "the responses' own features"
+    if full:
+        return f"the features of the proxy {json.dumps(dict(proxy), sort_keys=True)[:300]}"
+    return f"the features of the proxy model {proxy.get('model')!r}"
 
 
 def _run_component(
@@ -199,6 +231,7 @@ def _run_component(
     progress: Progress,
     report: StageReport,
     recorded: Mapping[str, Any],
+    proxied: ProxyRead | None = None,
 ) -> None:
     key = component.key
     needs = sorted(n for n in component.needs if n in ("references", "context"))
@@ -223,8 +256,11 @@ def _run_component(
         if standing.num_rows:
             report.failed_before[key] = standing.num_rows
             report.count_failures(key, failure_texts(standing.column("error")))
+    before = recorded.get(key)
+    if report.reused[key] and len(todo) and isinstance(before, Mapping):
+        _refuse_mixed_sources(key, before, component.spec, report.reused[key], len(todo))
     if report.reused[key]:
-        changed = _spec_change(recorded.get(key), component.spec)
+        changed = _spec_change(before, component.spec)
         if changed:
             report.notes.append(
                 f"{key}: the {report.reused[key]} stored records were made with another "
@@ -232,6 +268,10 @@ def _run_component(
                 "with this one, run the stage into a new run folder."
             )
     store.update_manifest(components={key: component.spec})
+    if proxied is not None and len(todo):
+        view = proxied.view()
+        targets = targets.seen_through(view)
+        todo = _fail_unmeasured(store, component, targets, todo, view, report)
     if len(todo):
         shared = PartContext(
             store,
@@ -255,6 +295,62 @@ def _run_component(
     store.update_manifest(last_run={key: counts})
 
 
+def _as_stored(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """``spec`` as the manifest holds it (secrets scrubbed, JSON values), to compare with it."""
+    return dict(json.loads(json.dumps(scrub_secrets(dict(spec)), sort_keys=True, default=str)))
+
+
+def _refuse_mixed_sources(
+    key: str, before: Mapping[str, Any], now: Mapping[str, Any], reused: int, todo: int
+) -> None:
+    """Refuse to add records read from other features to those stored under ``key``.
+
+    Raises:
+        InvalidInputError: When the stored records read the responses' own
+            features and the new ones would read a proxy's, or another proxy's.
+    """
+    if before.get("proxy") == _as_stored(now).get("proxy"):
+        return
+    full = _feature_source(before) == _feature_source(now)
+    old, new = _feature_source(before, full=full), _feature_source(now, full=full)
+    raise InvalidInputError(
+        f"The run's {reused} stored {key} scores were computed from {old}; the {todo} still "
+        f"to score would be computed from {new}, and one key would mix the two. Score them "
+        "into a new run folder (--out), or with the same features as before."
+    )
+
+
+def _fail_unmeasured(
+    store: RunStore,
+    component: Labeler | Detector,
+    targets: _Targets,
+    todo: np.ndarray,
+    view: ProxyView,
+    report: StageReport,
+) -> np.ndarray:
+    """Store the failed score of each response in ``todo`` the proxy could not measure.
+
+    Returns the positions left to score. The scores say why, are counted as
+    failed (the command exits with failures) and stand until ``retry_errors``.
+    """
+    if not view.failures or not isinstance(component, Detector):
+        return todo
+    ids = targets.responses.column("response_id").take(from_numpy(todo.astype(np.int64)))
+    unmeasured = to_numpy(pc.is_in(ids, value_set=from_texts(sorted(view.failures))))
+    if not unmeasured.any():
+        return todo
+    failed = [str(r) for r in ids.filter(from_numpy(unmeasured)).to_pylist()]
+    scores = failure_scores(component, failed, view)
+    store.append(scores)
+    key = component.key
+    report.failed[key] = report.failed.get(key, 0) + len(scores)
+    counts: dict[str, int] = {}
+    for score in scores:
+        counts[score.error] = counts.get(score.error, 0) + 1
+    report.count_failures(key, counts)
+    return todo[~unmeasured]
+
+
 def _run_stage(
     store: RunStore,
     components: Sequence[Labeler] | Sequence[Detector],
@@ -267,6 +363,7 @@ def _run_stage(
     cache: CallCache | None,
     executor: Executor | None,
     progress: Progress | None,
+    proxy: ProxyModel | None = None,
 ) -> StageReport:
     """Run each component that is computed (not read from the dataset) on what it lacks."""
     if batch_size is not None:
@@ -277,15 +374,31 @@ def _run_stage(
             owner="label" if table == "labels" else "detect",
         )
     report = StageReport()
+    computed = [c for c in components if stored_need not in c.needs]
     targets = _Targets(store, datasets)
+    proxied = None
+    if proxy is not None:
+        proxied = ProxyRead(
+            store,
+            proxy,
+            targets.responses,
+            targets.examples,
+            [c for c in computed if isinstance(c, Detector)],
+            retry_errors=retry_errors,
+            progress=progress,
+            report=report,
+        )
     recorded = store.read_manifest().get("components", {})  # the specs stored records came from
-    for component in components:
-        if stored_need in component.needs:
-            continue
+    for component in computed:
+        through = None
+        if proxied is not None and proxied.active and isinstance(component, Detector):
+            if reads_features(component):
+                component, through = proxied.wrap(component), proxied
         _run_component(
             store,
             component,
             targets,
+            proxied=through,
             table=table,
             batch_size=batch_size,
             retry_errors=retry_errors,
@@ -348,6 +461,7 @@ def detect(
     cache: CallCache | None = None,
     executor: Executor | None = None,
     progress: Progress | None = None,
+    proxy: ProxyModel | None = None,
 ) -> StageReport:
     """Score every stored response (of ``datasets``) that a detector has not scored yet.
 
@@ -361,10 +475,26 @@ def detect(
     (by default each detector's ``batch_rows``).
 
     ``executor`` computes the batches, as in :func:`label`.
+
+    ``proxy`` reads the responses through a local white-box model when they
+    carry no generation-time features (a dataset's own answers): each
+    response's text is teacher-forced after the prompt generation would have
+    sent, once per response and proxy (stored in the run, reused by a rerun),
+    and the detectors that read token log-probabilities, entropies or hidden
+    states score the proxy's features; their scores' spec, and the run's
+    manifest, name the proxy (:mod:`realitycheck.pipeline._proxy_features`).
+    A response the proxy cannot measure gets a failed score with the reason.
+
+    Raises:
+        InvalidInputError: Before any work, when the proxy cannot supply what a
+            detector reads, or when some responses carry their generator's
+            features and others not (one key would mix the two views); or
+            when a detector's stored scores read other features than it would now.
     """
     return _run_stage(
         store,
         detectors,
+        proxy=proxy,
         table="scores",
         stored_need="recorded",
         datasets=datasets,
