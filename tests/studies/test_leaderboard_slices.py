@@ -238,3 +238,39 @@ def test_the_study_command_writes_the_slice_table_and_the_report_shows_it(tmp_pa
     report = (store.path / "report.md").read_text(encoding="utf-8")
     assert "rate:subset=qa" in report and "slice\\_rates.csv" in report
     capsys.readouterr()
+
+
+def test_a_built_in_column_slices_the_board_from_the_responses_themselves(tmp_path):
+    # prompt_variant is a response column, not a declared meta column: each variant is
+    # ranked on its own (m1 hallucinates under few_shot only, m2 under zero_shot only).
+    from realitycheck.records import Example, Label, Response
+
+    store = RunStore(tmp_path / "run")
+    examples, responses, labels = [], [], []
+    for i in range(4):
+        examples.append(Example(example_id=f"e{i}", dataset="d", task="qa", question=f"q{i}?"))
+        for model in ("m1", "m2"):
+            for variant in ("zero_shot", "few_shot"):
+                rid = f"e{i}-{model}-{variant}"
+                responses.append(
+                    Response(
+                        response_id=rid,
+                        example_id=f"e{i}",
+                        model=model,
+                        text=f"answer {i}",
+                        prompt_variant=variant,
+                    )
+                )
+                wrong = (model == "m1") == (variant == "few_shot")
+                labels.append(Label(response_id=rid, labeler="human", hallucinated=wrong))
+    store.append(examples)
+    store.append(responses)
+    store.append(labels)
+    result = Leaderboard(slice_by=("prompt_variant",)).run(RunData(store))
+    rates = _rates(result, "human")
+    assert rates[("prompt_variant=few_shot", "m1")] == 1.0
+    assert rates[("prompt_variant=few_shot", "m2")] == 0.0
+    assert rates[("prompt_variant=zero_shot", "m1")] == 0.0
+    assert rates[("prompt_variant=zero_shot", "m2")] == 1.0
+    assert rates[("all", "m1")] == rates[("all", "m2")] == 0.5
+    assert not [s for s in result.skipped if "prompt_variant" in s]

@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from realitycheck.pipeline._proxy_features import PromptBuilder, ProxyModel
 from realitycheck.pipeline._report import commonest_error
-from realitycheck.pipeline._slices import check_slice_by
+from realitycheck.pipeline._slices import BUILT_IN_SLICES, check_slice_by
 from realitycheck.pipeline._stages import StageReport, detect, ingest, label
 
 if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers
     from realitycheck.pipeline._evaluate import Evaluation, EvaluationConfig, evaluate
 
 __all__ = [
+    "BUILT_IN_SLICES",
     "Evaluation",
     "EvaluationConfig",
     "PromptBuilder",

@@ -115,12 +115,23 @@ def _declared(meta: Any) -> dict[str, Any]:
 
 
 def with_slice_columns(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
-    """Add ``slice:<column>`` per column: each response's value, None where it declares none."""
+    """Add ``slice:<column>`` per column: each response's value, None where it declares none.
+
+    A built-in response column (``model``, ``prompt_variant``, ``dataset``,
+    ``task``: :data:`realitycheck.pipeline.BUILT_IN_SLICES`) is read from the
+    response itself; any other from what the response declares (``meta["slice"]``).
+    """
     if not columns:
         return frame
+    from realitycheck.pipeline import BUILT_IN_SLICES
+
     declared = [_declared(m) for m in frame["meta"]]
     values = {
-        slice_column(c): pd.Series([d.get(c) for d in declared], index=frame.index, dtype=object)
+        slice_column(c): (
+            frame[c].astype(object)
+            if c in BUILT_IN_SLICES
+            else pd.Series([d.get(c) for d in declared], index=frame.index, dtype=object)
+        )
         for c in columns
     }
     return frame.assign(**values)
