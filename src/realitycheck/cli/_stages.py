@@ -11,6 +11,7 @@ import click
 from realitycheck.cli._common import (
     EXIT_FAILURES,
     allow_failures_option,
+    backend_from,
     bootstrap_from,
     bootstrap_options,
     cache_from,
@@ -93,12 +94,22 @@ def _stage_options(command: Any) -> Any:
     return _dataset_option(command)
 
 
-def _run_stage(ctx: click.Context, stage: str, keys: Sequence[str], **options: Any) -> None:
+def _run_stage(
+    ctx: click.Context,
+    stage: str,
+    keys: Sequence[str],
+    proxy_key: str | None = None,
+    **options: Any,
+) -> None:
     """Build the components of ``keys`` and run the ``label`` or ``detect`` stage with them."""
     from realitycheck import detectors, labelers, pipeline
 
     registry = labelers if stage == "label" else detectors
     components = [registry.create_from_key(k) for k in split_keys(keys)]
+    extra: dict[str, Any] = {}
+    if proxy_key is not None:
+        extra["proxy"] = _proxy_from(proxy_key)
+        extra["proxy"].check(components)  # before the dataset is loaded
     executor = executor_from(ctx, options["executor"], options["ray_address"])
     store, names = _load_run(
         ctx, options["run_dir"], options["dataset_keys"], options["data_dir"], options["replace"]
@@ -111,6 +122,7 @@ def _run_stage(ctx: click.Context, stage: str, keys: Sequence[str], **options: A
         cache=cache_from(options["no_cache"], options["cache_dir"]),
         executor=executor,
         progress=progress_for(ctx),
+        **extra,
     )
     echo_stage(report)
     failures = FailureTally()
@@ -158,10 +170,63 @@ def label_cmd(
 @cli.command("detect")
 @_stage_options
 @click.option("--detectors", "-D", multiple=True, required=True, help="Detector keys (comma list).")
+@click.option(
+    "--backend",
+    "-b",
+    "proxy_key",
+    metavar="KEY",
+    help="A local white-box model, e.g. 'hf[model=PATH]', that reads responses carrying no "
+    "token log-probabilities or hidden states of their own (a dataset's answers): each is "
+    "teacher-forced after the prompt generation would send, once (stored in the run), and "
+    "perplexity, entropies, LogDet, eRank... score this proxy's view, named as such in "
+    "their specs.",
+)
 @click.pass_context
-def detect_cmd(ctx: click.Context, detectors: tuple[str, ...], **options: Any) -> None:
+def detect_cmd(
+    ctx: click.Context, detectors: tuple[str, ...], proxy_key: str | None, **options: Any
+) -> None:
     """Score a dataset's responses with hallucination detectors."""
-    _run_stage(ctx, "detect", detectors, **options)
+    _run_stage(ctx, "detect", detectors, proxy_key, **options)
+
+
+class _GenerationPrompt:
+    """The request generation sends for a response, to rebuild it for a proxy model.
+
+    The response's prompt variant (``zero_shot`` when it names none, as a
+    dataset's answers do; a few-shot one with the demonstrations in its
+    meta) under the ``greedy`` plan, in the format the backend takes
+    (:mod:`realitycheck.generation`). A prompt that held retrieved passages
+    is not rebuilt (the passages' texts are not stored).
+    """
+
+    def __init__(self, backend: Any) -> None:
+        from realitycheck.generation import make_plan
+
+        self._plan = make_plan("greedy")
+        self._capabilities = backend.capabilities
+        self.key = f"generation {self._plan.key}, the response's variant or zero_shot"
+
+    def __call__(self, example: Any, response: Any, examples: Any) -> Any:
+        from realitycheck.generation import build_prompt, parse_variant
+
+        try:
+            variant = response.prompt_variant
+            style, _ = parse_variant(variant)
+        except InvalidInputError:
+            variant, style = "zero_shot", "zero_shot"
+        if response.meta.get("passages"):
+            raise InvalidInputError("its prompt held retrieved passages, which are not stored")
+        demos = [examples[i] for i in response.meta.get("demos", ())] if style == "few_shot" else []
+        prompt = build_prompt(example, variant, demos=demos)
+        return self._plan.requests(prompt, task=example.task, capabilities=self._capabilities).best
+
+
+def _proxy_from(key: str) -> Any:
+    """The proxy model of ``--backend`` on detect: the backend, with generation's prompts."""
+    from realitycheck.pipeline import ProxyModel
+
+    backend = backend_from(key, None)
+    return ProxyModel(backend=backend, prompt=_GenerationPrompt(backend))
 
 
 @cli.command("evaluate")
