@@ -6,7 +6,8 @@ Two things are said beside a metric wherever a table shows it:
   :data:`WRONG_WAY`: against those labels the score ranks the responses the
   wrong way round (higher = *less* likely hallucinated), which usually means
   its sign is wrong. An AUROC without an interval (too few items) is never
-  marked.
+  marked. The rule is :func:`realitycheck.analysis.wrong_way`, which the
+  command line warns by too.
 - A PR-AUC is followed by its base rate: the share of hallucinated items among
   those it used (``n_positive / n``), which is the PR-AUC of a random score.
 """
@@ -18,11 +19,13 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
+from realitycheck.analysis import wrong_way
 from realitycheck.report._document import Table, fmt_ci, fmt_value, is_missing
 
 __all__ = [
     "BASE_RATE",
     "BASE_RATE_NOTE",
+    "COUNTS",
     "WRONG_WAY",
     "WRONG_WAY_NOTE",
     "Footnotes",
@@ -30,6 +33,7 @@ __all__ = [
     "MetricRow",
     "base_rate",
     "cell",
+    "has_pr_auc",
     "index_rows",
     "legend",
     "metric_cells",
@@ -81,16 +85,6 @@ def index_rows(df: pd.DataFrame) -> Index:
         text = "" if is_missing(note) else str(note)
         out[(sl, det, lab, metric)] = MetricRow(v, lo, hi, n, pos, excl, t, text)
     return out
-
-
-def wrong_way(metric: str, value: Any, ci_low: Any, ci_high: Any) -> bool:
-    """Whether ``metric`` is an AUROC whose whole confidence interval lies below 0.5.
-
-    False where the value or either end of the interval is missing.
-    """
-    if metric != "auroc" or any(is_missing(x) for x in (value, ci_low, ci_high)):
-        return False
-    return float(ci_high) < 0.5
 
 
 def metric_text(metric: str, value: Any, ci_low: Any, ci_high: Any) -> str:
@@ -147,25 +141,49 @@ def legend(index: Index, keys: Sequence[tuple[str, str, str, str]]) -> tuple[str
     return ()
 
 
+COUNTS = (("n", "n_positive"), ("n_test", "n_test_positive"))
+"""The (items, hallucinated items) column pairs a base rate is read from, in order of preference.
+
+``n_test``/``n_test_positive``: a table measured on the test split (the train-noise study).
+"""
+
+
+def has_pr_auc(frame: pd.DataFrame) -> bool:
+    """Whether a table shows a PR-AUC: a ``pr_auc`` column, or a ``metric`` column naming one."""
+    if "pr_auc" in frame.columns:
+        return True
+    return "metric" in frame.columns and bool((frame["metric"] == "pr_auc").any())
+
+
 def with_base_rate(frame: pd.DataFrame) -> pd.DataFrame:
     """Return a table with a ``base_rate`` column (a new frame; ``frame`` is not changed).
 
     ``base_rate = n_positive / n`` on every row (NaN where ``n`` is 0 or missing):
     the share of hallucinated items among those the row used, which is a random
-    score's PR-AUC. It comes after the ``pr_auc`` column and its interval in a wide
-    table (one column per metric), else after ``n_positive`` (the long metric
-    table, a ``metric`` column naming each row's metric). A table without ``n`` and
-    ``n_positive`` is returned as is; an old ``base_rate`` column is replaced.
+    score's PR-AUC. The counts are the first pair of :data:`COUNTS` the table has
+    (``n_test_positive / n_test`` in a table measured on the test split). It comes
+    after the ``pr_auc`` column and its interval in a wide table (one column per
+    metric), else after the positives (the long metric table, a ``metric`` column
+    naming each row's metric). A table without such a pair of counts is returned
+    as is; an old ``base_rate`` column is replaced.
     """
-    if not {"n", "n_positive"} <= set(frame.columns):
+    pair = next((p for p in COUNTS if set(p) <= set(frame.columns)), None)
+    if pair is None:
         return frame
-    n = pd.to_numeric(frame["n"], errors="coerce")
-    rate = pd.to_numeric(frame["n_positive"], errors="coerce") / n.where(n > 0)
+    n = pd.to_numeric(frame[pair[0]], errors="coerce")
+    rate = pd.to_numeric(frame[pair[1]], errors="coerce") / n.where(n > 0)
     out = frame.drop(columns="base_rate", errors="ignore")
     columns = list(out.columns)
-    after = [c for c in ("pr_auc", "pr_auc_ci_low", "pr_auc_ci_high") if c in columns]
-    at = columns.index(after[-1] if after else "n_positive") + 1
-    out.insert(at, "base_rate", rate.astype(float))
+    after = [
+        columns.index(c) for c in ("pr_auc", "pr_auc_ci_low", "pr_auc_ci_high") if c in columns
+    ]
+    if not after:
+        at = columns.index(pair[1])
+    elif len(after) == 1 and columns[after[0] + 1 : after[0] + 3] == ["ci_low", "ci_high"]:
+        at = after[0] + 2  # pr_auc, ci_low, ci_high: the interval stays beside its value
+    else:
+        at = max(after)
+    out.insert(at + 1, "base_rate", rate.astype(float))
     return out
 
 

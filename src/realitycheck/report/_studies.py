@@ -1,13 +1,24 @@
-"""The studies part of the report: one section per study result stored in the run."""
+"""The studies part of the report: one section per study result stored in the run.
+
+A study table is shown as the metric tables are: a PR-AUC is followed by its
+base rate (``n_positive / n``, see :func:`~realitycheck.report.with_base_rate`),
+written as a fraction with 3 decimals like the PR-AUC beside it; an AUROC with
+an interval wholly below 0.5 (a column ``auroc`` or ``*_auroc``, or the
+``value`` of an ``auroc`` row in a long table) is marked ranked the wrong way
+round, with the note under the table.
+"""
 
 from __future__ import annotations
 
 import numbers
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 
+from realitycheck.analysis import wrong_way
+from realitycheck.report._cells import WRONG_WAY_NOTE, has_pr_auc, metric_text, with_base_rate
 from realitycheck.report._document import (
     Block,
     Bullets,
@@ -27,6 +38,7 @@ from realitycheck.report._numbers import (
     fmt_rank,
     fmt_rate,
     fmt_rate_ci,
+    fmt_value,
     header,
     is_missing,
 )
@@ -40,6 +52,7 @@ __all__ = [
     "format_cell",
     "slug",
     "studies_section",
+    "study_frame",
     "study_anchor",
     "title_of",
 ]
@@ -113,6 +126,19 @@ def by_rank(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 _GROUPS = ("dataset", "slice", "judge", "judge_kind", "labeler", "reference", "detector", "metric")
+
+
+def study_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """A study table as the report shows and writes it: sorted :func:`by_rank`, base rate added.
+
+    A table with a PR-AUC (:func:`~realitycheck.report._cells.has_pr_auc`) and its
+    counts gets a ``base_rate`` column beside it (:func:`with_base_rate`); any
+    other table keeps its columns.
+    """
+    frame = by_rank(frame)
+    return with_base_rate(frame) if has_pr_auc(frame) else frame
+
+
 LONG_CELL = 100
 """Text cells longer than this fold into a count (lists) or a cut with a link to the CSV."""
 
@@ -143,6 +169,19 @@ def _ci_columns(frame: pd.DataFrame) -> dict[str, tuple[str, str]]:
     return out
 
 
+def _metric_of(frame: pd.DataFrame, name: str) -> Callable[[pd.Series], str] | None:
+    """Return ``row -> metric`` for a column holding a metric that may be judged, else ``None``.
+
+    An ``auroc`` or ``*_auroc`` column holds AUROCs; the ``value`` column of a
+    long table holds the metric its ``metric`` column names.
+    """
+    if name == "auroc" or name.endswith("_auroc"):
+        return lambda r: "auroc"
+    if name == "value" and "metric" in frame.columns:
+        return lambda r: str(r["metric"])
+    return None
+
+
 def _formatter(frame: pd.DataFrame, name: str, ci: tuple[str, str] | None) -> Any:
     """Return ``row -> cell`` for one shown column."""
     column = frame[name]
@@ -151,26 +190,43 @@ def _formatter(frame: pd.DataFrame, name: str, ci: tuple[str, str] | None) -> An
         return lambda r: fmt_rank(r[name], tied=tied and r["tied"] in (True,))
     if _numeric(column) and _is_p(name):
         return lambda r: fmt_p(r[name])
+    if name == "base_rate" and _numeric(column):
+        return lambda r: fmt_value(r[name])  # a PR-AUC's baseline: a fraction, as the PR-AUC
     if _numeric(column) and _is_rate(name, column):
         if ci:
             return lambda r: fmt_rate_ci(r[name], r[ci[0]], r[ci[1]])
         return lambda r: fmt_rate(r[name])
+    metric_of = _metric_of(frame, name)
+    if ci and metric_of is not None:
+        return lambda r: metric_text(metric_of(r), r[name], r[ci[0]], r[ci[1]])
     if ci:
         return lambda r: fmt_ci(r[name], r[ci[0]], r[ci[1]])
     counts = _whole(column)
     return lambda r: format_cell(r[name], counts=counts)
 
 
+def _wrong_way_shown(shown: pd.DataFrame, ci: dict[str, tuple[str, str]]) -> bool:
+    """Whether a shown row holds an AUROC marked ranked the wrong way round."""
+    for name, (low, high) in ci.items():
+        metric_of = _metric_of(shown, name)
+        if metric_of is None:
+            continue
+        for _, r in shown.iterrows():
+            if wrong_way(metric_of(r), r[name], r[low], r[high]):
+                return True
+    return False
+
+
 def _table(frame: pd.DataFrame, caption: str, csv_name: str) -> Table:
-    frame = by_rank(frame)
+    frame = study_frame(frame)
     shown = frame.head(MAX_ROWS)
     ci = _ci_columns(frame)
     hidden = {c for pair in ci.values() for c in pair}
     names = [str(c) for c in frame.columns if c not in hidden]
     formatters = [_formatter(frame, c, ci.get(c)) for c in names]
-    footnotes: tuple[str, ...] = ()
+    footnotes: tuple[str, ...] = (WRONG_WAY_NOTE,) if _wrong_way_shown(shown, ci) else ()
     if len(frame) > MAX_ROWS:
-        footnotes = (f"First {MAX_ROWS} of {len(frame):,} rows; all of them in {csv_name}.",)
+        footnotes += (f"First {MAX_ROWS} of {len(frame):,} rows; all of them in {csv_name}.",)
     rows = []
     for _, r in shown.iterrows():
         cells = [f(r) for f in formatters]

@@ -20,6 +20,7 @@ from realitycheck.params import (
     check_arg,
     param_error,
 )
+from realitycheck.report._cells import with_base_rate
 from realitycheck.report._data import coverage, human_keys, load, overview
 from realitycheck.report._document import Block, Figure
 from realitycheck.report._findings import findings_section
@@ -33,7 +34,7 @@ from realitycheck.report._sections import (
     overview_section,
     title_section,
 )
-from realitycheck.report._studies import by_rank, studies_section
+from realitycheck.report._studies import studies_section, study_frame
 from realitycheck.store import RunStore, folder_name, load_results
 from realitycheck.text import csv_safe_frame
 
@@ -126,8 +127,11 @@ def write_report(
     ``leaderboard.html`` (standalone), ``report.md`` with its figures in
     ``figures/``, and ``metrics.csv``, ``agreement.csv``, ``overview.csv``,
     ``thresholds.csv``, ``coverage.csv`` and the studies' tables (leaderboard
-    tables sorted by rank) under ``studies/``. Text cells that start like a
-    spreadsheet formula are prefixed with ``'``. No response text is copied.
+    tables sorted by rank) under ``studies/``. ``metrics.csv``, ``agreement.csv``
+    and every study table with a PR-AUC carry a ``base_rate`` column
+    (``n_positive / n``, the PR-AUC of a random score; see :func:`with_base_rate`).
+    Text cells that start like a spreadsheet formula are prefixed with ``'``. No
+    response text is copied.
     The studies are those stored in the run folder; for a run on object
     storage, those stored in ``out_dir/studies/`` (where ``realitycheck study
     --run URI --out DIR`` puts them).
@@ -176,8 +180,8 @@ def write_report(
             _write(path, fig.png)
             figure_paths.append(path)
     tables: tuple[Path, ...] = (
-        _csv(out / "metrics.csv", data.metrics),
-        _csv(out / "agreement.csv", data.agreement),
+        _csv(out / "metrics.csv", with_base_rate(data.metrics)),
+        _csv(out / "agreement.csv", with_base_rate(data.agreement)),
         _csv(out / "overview.csv", view),
         _csv(out / "thresholds.csv", _thresholds(data.metrics)),
         _csv(out / "coverage.csv", cov),
@@ -185,7 +189,7 @@ def write_report(
     for result in results:
         folder = out / "studies" / folder_name(result.study)
         folder.mkdir(parents=True, exist_ok=True)
-        tables += tuple(_csv(folder / f"{t.name}.csv", by_rank(t.frame)) for t in result.tables)
+        tables += tuple(_csv(folder / f"{t.name}.csv", study_frame(t.frame)) for t in result.tables)
     markdown = out / "report.md"
     _write(markdown, render_markdown(blocks, FIGURE_DIR).encode("utf-8"))
     html_path = out / "report.html"

@@ -35,7 +35,7 @@ from realitycheck.pipeline import (
     label,
 )
 from realitycheck.progress import NullProgress, Progress
-from realitycheck.report import ReportFiles, write_report
+from realitycheck.report import ReportFiles, with_base_rate, write_report
 from realitycheck.runner._choice_config import ChoiceSettings
 from realitycheck.runner._config import RunConfig
 from realitycheck.runner._studies import StudyRun, run_studies
@@ -227,8 +227,11 @@ def measure_run(
         outcome.stages.append(done)
         listener.stage(done)
     outcome.evaluation = evaluate(store, config, executor=executor, progress=progress)
-    csv_safe_frame(outcome.evaluation.metrics).to_csv(out / "metrics.csv", index=False)
-    csv_safe_frame(outcome.evaluation.agreement).to_csv(out / "agreement.csv", index=False)
+    for name, table in (
+        ("metrics", outcome.evaluation.metrics),
+        ("agreement", outcome.evaluation.agreement),
+    ):
+        csv_safe_frame(with_base_rate(table)).to_csv(out / f"{name}.csv", index=False)
     listener.evaluation(outcome.evaluation, out)
     if report:
         outcome.report = write_report(store, out)
