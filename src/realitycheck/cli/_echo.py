@@ -9,7 +9,7 @@ import click
 from realitycheck.cli._common import terminal_lines, terminal_text
 from realitycheck.cli._failures import FailureTally
 
-__all__ = ["echo_choice", "echo_generation", "echo_stage", "listener_for"]
+__all__ = ["echo_choice", "echo_generation", "echo_stage", "echo_wrong_way", "listener_for"]
 
 
 def echo_generation(name: str, report: Any, run_dir: Any) -> None:
@@ -113,11 +113,64 @@ def echo_stage(report: Any) -> None:
         click.echo(terminal_text(f"note: {note}", limit=1000), err=True)
 
 
+def _where(slice_name: str) -> str:
+    return "all responses" if slice_name == "all" else f"slice {slice_name}"
+
+
+def echo_wrong_way(evaluation: Any, reference: str) -> None:
+    """Warn, one line each, of every AUROC against ``reference`` ranked the wrong way round.
+
+    The rule is the report's (:func:`realitycheck.analysis.wrong_way`: the whole
+    confidence interval below 0.5; an AUROC without an interval is not judged),
+    over the detectors (``evaluation.metrics``) and the labelers' scores
+    (``evaluation.agreement``), on all responses and on every slice. Each line
+    names the detector or labeler, the dataset and slice, and the AUROC with its
+    interval; the names are untrusted and escaped for the terminal.
+    """
+    from realitycheck.analysis import wrong_way
+
+    for kind, table in (("detector", evaluation.metrics), ("labeler", evaluation.agreement)):
+        if table is None or table.empty:
+            continue
+        rows = table[(table["labeler"] == reference) & (table["metric"] == "auroc")]
+        for r in rows.itertuples(index=False):
+            if not wrong_way("auroc", r.value, r.ci_low, r.ci_high):
+                continue
+            what = "detector" if kind == "detector" else "the score of labeler"
+            line = (
+                f"warning: ranked the wrong way round: {what} {r.detector} on {r.dataset}, "
+                f"{_where(str(r.slice))}, against {reference} labels: AUROC {r.value:.3f} "
+                f"[{r.ci_low:.3f}, {r.ci_high:.3f}] (n = {int(r.n):,}), its whole interval "
+                "below 0.5; a higher score means less likely hallucinated here: check its sign."
+            )
+            click.echo(terminal_text(line, limit=1000), err=True)
+
+
+def _reference(ctx: click.Context) -> str:
+    """The reference the evaluate stage measured against: the command's, else ``human``.
+
+    The command's is its ``--reference``, else (``run CONFIG``) the run config's.
+    """
+    from realitycheck.keys import HUMAN
+
+    given = ctx.params.get("reference")
+    if given:
+        return str(given)
+    path = ctx.params.get("config_path")
+    if path is not None:
+        from realitycheck.runner import load_run_config
+
+        return load_run_config(path).evaluation.reference or HUMAN
+    return HUMAN
+
+
 def listener_for(ctx: click.Context, failures: FailureTally | None = None) -> Any:
     """A runner Listener that prints each stage, study and file as the run goes.
 
     ``failures``, when given, gathers the failed items of every generate,
-    label and detect stage (for the command's exit code).
+    label and detect stage (for the command's exit code). After the evaluate
+    stage it warns of every AUROC ranked the wrong way round against the
+    reference it used (:func:`echo_wrong_way`), as the report marks them.
     """
     from realitycheck.runner import Listener
 
@@ -139,6 +192,7 @@ def listener_for(ctx: click.Context, failures: FailureTally | None = None) -> An
             for note in evaluation.notes:
                 click.echo(terminal_lines(f"note: {note}"), err=True)
             click.echo(f"metrics: {out / 'metrics.csv'} ({len(evaluation.metrics)} rows)")
+            echo_wrong_way(evaluation, _reference(ctx))
 
         def study(self, done: Any) -> None:
             click.echo(terminal_text(f"== {done.result.study} -> {done.folder}", limit=1000))
