@@ -146,24 +146,6 @@ def echo_wrong_way(evaluation: Any, reference: str) -> None:
             click.echo(terminal_text(line, limit=1000), err=True)
 
 
-def _reference(ctx: click.Context) -> str:
-    """The reference the evaluate stage measured against: the command's, else ``human``.
-
-    The command's is its ``--reference``, else (``run CONFIG``) the run config's.
-    """
-    from realitycheck.keys import HUMAN
-
-    given = ctx.params.get("reference")
-    if given:
-        return str(given)
-    path = ctx.params.get("config_path")
-    if path is not None:
-        from realitycheck.runner import load_run_config
-
-        return load_run_config(path).evaluation.reference or HUMAN
-    return HUMAN
-
-
 def listener_for(ctx: click.Context, failures: FailureTally | None = None) -> Any:
     """A runner Listener that prints each stage, study and file as the run goes.
 
@@ -192,7 +174,7 @@ def listener_for(ctx: click.Context, failures: FailureTally | None = None) -> An
             for note in evaluation.notes:
                 click.echo(terminal_lines(f"note: {note}"), err=True)
             click.echo(f"metrics: {out / 'metrics.csv'} ({len(evaluation.metrics)} rows)")
-            echo_wrong_way(evaluation, _reference(ctx))
+            echo_wrong_way(evaluation, evaluation.reference)
 
         def study(self, done: Any) -> None:
             click.echo(terminal_text(f"== {done.result.study} -> {done.folder}", limit=1000))

@@ -42,6 +42,7 @@ from realitycheck.analysis import (
 )
 from realitycheck.errors import InvalidInputError
 from realitycheck.executors import Executor, LocalExecutor
+from realitycheck.keys import HUMAN
 from realitycheck.metrics import UndefinedMetricWarning
 from realitycheck.params import (
     InstanceOf,
@@ -143,11 +144,16 @@ class EvaluationConfig:
 
 @dataclass(kw_only=True)
 class Evaluation:
-    """The tables the evaluate stage produced, as DataFrames of MetricResult rows."""
+    """The tables the evaluate stage produced, as DataFrames of MetricResult rows.
+
+    ``reference`` is the labeler the stage took as ground truth (its config's,
+    else ``human``), as the report reads it back from the manifest.
+    """
 
     metrics: pd.DataFrame
     agreement: pd.DataFrame
     notes: list[str] = field(default_factory=list)
+    reference: str = HUMAN
 
 
 def _in_unit_order(
@@ -221,5 +227,8 @@ def evaluate(
     store.replace(agreement_rows, table="agreement")
     store.update_manifest(config={"evaluate": config.as_dict()}, notes=notes)
     return Evaluation(
-        metrics=store.frame("metrics"), agreement=store.frame("agreement"), notes=notes
+        metrics=store.frame("metrics"),
+        agreement=store.frame("agreement"),
+        notes=notes,
+        reference=config.reference or HUMAN,
     )
