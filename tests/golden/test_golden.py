@@ -1,7 +1,9 @@
 """A small real run's tables equal those of the code before the layering refactor.
 
 ``expected.json`` holds, per table, the shape, columns and SHA-256 of its CSV
-text as written by ``recipe.py`` on commit 10fb4db (see its docstring). A
+text (floats to 6 significant digits) as written by ``recipe.py`` (see its
+docstring: first on commit 10fb4db, rewritten from b656ceb's code when the
+floats were rounded). A
 change here means a number in a report changed: intended fixes update
 ``expected.json`` in the same commit and say why.
 """
