@@ -298,3 +298,28 @@ def test_a_row_gains_the_layers_a_later_detector_reads(hf, tmp_path, monkeypatch
     assert layers == {json.dumps([hf.layer_count() // 2, 4])}
     detect(store, [detectors.create_from_key("erank[layer=4]")], proxy=proxy)
     assert sum(seen) == 2 * len(ANSWERS)
+
+
+def test_a_rerun_without_the_proxy_keeps_its_scores_and_their_spec(hf, tmp_path):
+    store = _run(tmp_path / "run")
+    proxy = ProxyModel(backend=hf, prompt=Prompts())
+    detect(store, [detectors.create("perplexity")], proxy=proxy)
+    report = detect(store, [detectors.create("perplexity")])  # as evaluate does
+    assert report.reused == {"perplexity": len(ANSWERS)} and report.computed == {"perplexity": 0}
+    assert report.notes == [
+        f"perplexity: the {len(ANSWERS)} stored records were computed from the features of the "
+        f"proxy model {hf.model!r}; they are kept as they are, and so is their spec."
+    ]
+    assert store.read_manifest()["components"]["perplexity"]["proxy"]["model"] == hf.model
+    store.append([Response(response_id="q3/new", example_id="q3", model="h", text="paris")])
+    other = ProxyModel(backend=hf, prompt=Prompts(), hidden_layers=(1,))  # same proxy spec
+    assert detect(store, [detectors.create("perplexity")], proxy=other).computed == {
+        "perplexity": 1
+    }
+    with pytest.raises(InvalidInputError, match=r"the features of the proxy \{"):
+        renamed = Prompts()
+        renamed.key = "other prompts"
+        store.append([Response(response_id="q3/new2", example_id="q3", model="h", text="rome")])
+        detect(
+            store, [detectors.create("perplexity")], proxy=ProxyModel(backend=hf, prompt=renamed)
+        )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from realitycheck.pipeline._proxy_features import PromptBuilder, ProxyModel
+from realitycheck.pipeline._proxy_model import PromptBuilder, ProxyModel
 from realitycheck.pipeline._report import commonest_error
 from realitycheck.pipeline._slices import BUILT_IN_SLICES, check_slice_by
 from realitycheck.pipeline._stages import StageReport, detect, ingest, label

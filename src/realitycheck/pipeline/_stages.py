@@ -14,7 +14,6 @@ store keeps the newest row of each response and component key).
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -30,13 +29,14 @@ from realitycheck.labelers import Labeler
 from realitycheck.params import Interval, check_arg
 from realitycheck.pipeline._ingest import ingest
 from realitycheck.pipeline._parts import PartContext, compute_part, failure_texts
-from realitycheck.pipeline._proxy_features import (
+from realitycheck.pipeline._proxy_features import ProxyRead
+from realitycheck.pipeline._proxy_model import (
     ProxyModel,
-    ProxyRead,
     ProxyView,
     failure_scores,
     reads_features,
 )
+from realitycheck.pipeline._recorded import same_records
 from realitycheck.pipeline._report import StageReport
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import Example, records_from_columns
@@ -45,7 +45,6 @@ from realitycheck.store import (
     from_numpy,
     from_texts,
     scalar,
-    scrub_secrets,
     to_numpy,
 )
 
@@ -178,46 +177,6 @@ def _todo(
     return rows, int(pc.sum(retried).as_py() or 0)
 
 
-def _spec_change(before: Any, spec: Mapping[str, Any]) -> str:
-    """Say how ``spec`` differs from ``before``, the spec the run recorded ("" when it does not).
-
-    The key names only the parameters set away from their defaults, so a
-    changed default (a judge's ``invalid_as``) or a new prompt keeps the key
-    while the records stored under it were made otherwise.
-    """
-    now = scrub_secrets(dict(spec))
-    if not isinstance(before, Mapping) or before == now:
-        return ""
-    old, new = before.get("params", {}), now.get("params", {})
-    names = sorted(n for n in set(old) | set(new) if old.get(n) != new.get(n))
-    shown = [
-        f"{n}: {json.dumps(old.get(n), sort_keys=True)[:60]} -> "
-        f"{json.dumps(new.get(n), sort_keys=True)[:60]}"
-        for n in names[:3]
-    ]
-    if before.get("version") != now.get("version"):
-        shown.insert(0, f"version {before.get('version')} -> {now.get('version')}")
-    if before.get("proxy") != now.get("proxy"):
-        full = _feature_source(before) == _feature_source(now)
-        shown.insert(
-            0, f"{_feature_source(before, full=full)} -> {_feature_source(now, full=full)}"
-        )
-    return "; ".join(shown) or "its spec changed"
-
-
-def _feature_source(spec: Mapping[str, Any], *, full: bool = False) -> str:
-    """Whose features a detector's records read: the proxy's in its spec, else the responses'.
-
-    ``full`` shows the proxy's whole spec, not only its model.
-    """
-    proxy = spec.get("proxy")
-    if not isinstance(proxy, Mapping):
-        return "the responses' own features"
-    if full:
-        return f"the features of the proxy {json.dumps(dict(proxy), sort_keys=True)[:300]}"
-    return f"the features of the proxy model {proxy.get('model')!r}"
-
-
 def _run_component(
     store: RunStore,
     component: Labeler | Detector,
@@ -256,18 +215,9 @@ def _run_component(
         if standing.num_rows:
             report.failed_before[key] = standing.num_rows
             report.count_failures(key, failure_texts(standing.column("error")))
-    before = recorded.get(key)
-    if report.reused[key] and len(todo) and isinstance(before, Mapping):
-        _refuse_mixed_sources(key, before, component.spec, report.reused[key], len(todo))
-    if report.reused[key]:
-        changed = _spec_change(before, component.spec)
-        if changed:
-            report.notes.append(
-                f"{key}: the {report.reused[key]} stored records were made with another "
-                f"version of it ({changed}); they are kept as they are. To compute them again "
-                "with this one, run the stage into a new run folder."
-            )
-    store.update_manifest(components={key: component.spec})
+    n_stored = len(done) + len(failed)
+    if same_records(key, recorded.get(key), component.spec, n_stored, len(todo), report):
+        store.update_manifest(components={key: component.spec})
     if proxied is not None and len(todo):
         view = proxied.view()
         targets = targets.seen_through(view)
@@ -293,31 +243,6 @@ def _run_component(
     names = ("computed", "missing", "failed", "unreadable", "failed_before", "reused", "retried")
     counts = {name: getattr(report, name).get(key, 0) for name in names}
     store.update_manifest(last_run={key: counts})
-
-
-def _as_stored(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """``spec`` as the manifest holds it (secrets scrubbed, JSON values), to compare with it."""
-    return dict(json.loads(json.dumps(scrub_secrets(dict(spec)), sort_keys=True, default=str)))
-
-
-def _refuse_mixed_sources(
-    key: str, before: Mapping[str, Any], now: Mapping[str, Any], reused: int, todo: int
-) -> None:
-    """Refuse to add records read from other features to those stored under ``key``.
-
-    Raises:
-        InvalidInputError: When the stored records read the responses' own
-            features and the new ones would read a proxy's, or another proxy's.
-    """
-    if before.get("proxy") == _as_stored(now).get("proxy"):
-        return
-    full = _feature_source(before) == _feature_source(now)
-    old, new = _feature_source(before, full=full), _feature_source(now, full=full)
-    raise InvalidInputError(
-        f"The run's {reused} stored {key} scores were computed from {old}; the {todo} still "
-        f"to score would be computed from {new}, and one key would mix the two. Score them "
-        "into a new run folder (--out), or with the same features as before."
-    )
 
 
 def _fail_unmeasured(
