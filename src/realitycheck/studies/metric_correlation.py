@@ -50,6 +50,30 @@ def _signal_frame(data: RunData, ds: str, keys: list[str]) -> pd.DataFrame:
     return pd.DataFrame(columns, index=data.frame(ds).index, dtype=float)
 
 
+@dataclass(frozen=True)
+class _EnsembleNote:
+    """What became of one dataset's ensemble.
+
+    Attributes:
+        why: Why it did not run, or ``""`` when it ran.
+        uncovered: Signals left out for want of calibration scores.
+    """
+
+    why: str
+    uncovered: tuple[str, ...] = ()
+
+
+def _not_run_sentences(notes: dict[str, _EnsembleNote], shown: int = 3) -> list[str]:
+    """One sentence naming the datasets whose ensemble did not run, and why."""
+    failed = [(ds, n) for ds, n in notes.items() if n.why]
+    if not failed:
+        return []
+    parts = [f"{ds} ({n.why})" for ds, n in failed[:shown]]
+    if len(failed) > shown:
+        parts.append(f"{len(failed) - shown} more dataset(s), listed under skipped")
+    return [f"The FAMD ensemble did not run on {'; '.join(parts)}."]
+
+
 def _is_binary(x: pd.Series) -> bool:
     return bool(x.dropna().isin((0.0, 1.0)).all())
 
@@ -98,6 +122,7 @@ class MetricCorrelation(Study):
         }
         figures: list[StudyFigure] = []
         skipped: list[str] = []
+        ensemble_notes: dict[str, _EnsembleNote] = {}
         for ds in data.datasets:
             frame, notes = self._matrix(data, ds)
             if frame.shape[1] < 2:
@@ -106,9 +131,10 @@ class MetricCorrelation(Study):
                 long = self._correlation(frame).assign(dataset=ds)
                 parts["correlation"].append(long)
                 figures.append(self._heatmap(ds, list(frame.columns), long, notes))
-            why = self._ensemble(data, ds, parts, skipped, bootstrap)
-            if why:
-                skipped.append(f"{ds}: ensemble: {why}")
+            note = self._ensemble(data, ds, parts, skipped, bootstrap)
+            ensemble_notes[ds] = note
+            if note.why:
+                skipped.append(f"{ds}: ensemble: {note.why}")
         frames = {
             k: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for k, v in parts.items()
         }
@@ -116,7 +142,9 @@ class MetricCorrelation(Study):
         frames = {k: v[order + [c for c in v.columns if c not in order]] if len(v) else v
                   for k, v in frames.items()}  # fmt: skip
         tables = [StudyTable(k, frames[k], CAPTIONS[k].format(s=self, b=bootstrap)) for k in frames]
-        return self._result(self._finding(frames), tables=tables, figures=figures, skipped=skipped)
+        return self._result(
+            self._finding(frames, ensemble_notes), tables=tables, figures=figures, skipped=skipped
+        )
 
     def _matrix(self, data: RunData, ds: str) -> tuple[pd.DataFrame, list[str]]:
         labelers = [
@@ -196,24 +224,46 @@ class MetricCorrelation(Study):
         parts: dict[str, list[pd.DataFrame]],
         skipped: list[str],
         bootstrap: Bootstrap,
-    ) -> str:
+    ) -> _EnsembleNote:
         if self.reference not in data.labelers_of(ds):
-            return f"no {self.reference!r} labels to orient and evaluate it"
+            return _EnsembleNote(f"no {self.reference!r} labels to orient and evaluate it")
         requested = self._inputs(data, ds)
         if len(requested) < 2:
             wanted = (
                 "detectors" if self.signals is None else f"signals matching {list(self.signals)}"
             )
-            return f"{len(requested)} {wanted} on the dataset, 2 needed"
+            return _EnsembleNote(f"{len(requested)} {wanted} on the dataset, 2 needed")
         frame = _signal_frame(data, ds, requested)
         y = data.verdicts(ds)[self.reference]
         split = pd.Series(
             split_of(list(data.example_ids(ds)), self.calibration_fraction), frame.index
         )
+        # A signal scored on (almost) no calibration item, such as a supervised
+        # detector that trains there and scores the test split only, cannot be
+        # fitted on: it is left out by name rather than emptying the fit.
+        coverage = frame[split == "calibration"].notna().sum()
+        uncovered = tuple(c for c in requested if coverage[c] < MIN_CALIBRATION)
+        if uncovered:
+            skipped.append(
+                f"{ds}: ensemble: left out, scored on fewer than {MIN_CALIBRATION} calibration "
+                "items (e.g. a supervised detector, which scores the test split only): "
+                + ", ".join(f"{c} ({int(coverage[c])})" for c in uncovered)
+            )
+            requested = [c for c in requested if c not in uncovered]
+            frame = frame[requested]
+        if len(requested) < 2:
+            return _EnsembleNote(
+                f"{len(requested)} signal(s) scored on the calibration split, 2 needed "
+                f"(left out: {', '.join(uncovered)})",
+                uncovered,
+            )
         complete = frame.notna().all(axis=1)
         cal = complete & (split == "calibration")
         if cal.sum() < MIN_CALIBRATION:
-            return f"{int(cal.sum())} calibration items with every signal, {MIN_CALIBRATION} needed"
+            return _EnsembleNote(
+                f"{int(cal.sum())} calibration items with every signal, {MIN_CALIBRATION} needed",
+                uncovered,
+            )
         inputs = [c for c in requested if frame.loc[cal, c].nunique() > 1]
         if len(inputs) < len(requested):
             constant = sorted(set(requested) - set(inputs))
@@ -221,7 +271,9 @@ class MetricCorrelation(Study):
                 f"{ds}: ensemble: left out, constant on the calibration split: {constant}"
             )
         if len(inputs) < 2:
-            return f"{len(inputs)} signal(s) vary on the calibration split, 2 needed"
+            return _EnsembleNote(
+                f"{len(inputs)} signal(s) vary on the calibration split, 2 needed", uncovered
+            )
         frame = frame[inputs]
         binary = [c for c in inputs if _is_binary(frame.loc[complete, c])]
         fit = fit_famd(frame[cal], binary)
@@ -231,7 +283,10 @@ class MetricCorrelation(Study):
             warnings.simplefilter("ignore", UndefinedMetricWarning)
             r = pearson(raw[oriented], y[oriented]) if oriented.sum() > 1 else float("nan")
         if r != r:
-            return "the reference labels of the calibration split have one class; cannot orient"
+            return _EnsembleNote(
+                "the reference labels of the calibration split have one class; cannot orient",
+                uncovered,
+            )
         score = raw * (1.0 if r >= 0 else -1.0)
         test = complete & (split == "test")
         labelled = test & y.notna()
@@ -240,7 +295,9 @@ class MetricCorrelation(Study):
         )
         parts["loadings"].append(self._loadings(ds, fit, frame[cal], score[cal], binary))
         if y[labelled].nunique() < 2:
-            return "the test split's reference labels have one class; no AUROC"
+            return _EnsembleNote(
+                "the test split's reference labels have one class; no AUROC", uncovered
+            )
         parts["ensemble"].append(
             self._evaluate(
                 ds,
@@ -252,7 +309,7 @@ class MetricCorrelation(Study):
                 bootstrap,
             )
         )
-        return ""
+        return _EnsembleNote("", uncovered)
 
     def _loadings(
         self, ds: str, fit: Any, frame: pd.DataFrame, score: pd.Series, binary: list[str]
@@ -308,7 +365,7 @@ class MetricCorrelation(Study):
             n=len(labels), n_positive=int(labels.sum()), n_calibration=n_cal, dataset=ds
         )
 
-    def _finding(self, frames: dict[str, pd.DataFrame]) -> str:
+    def _finding(self, frames: dict[str, pd.DataFrame], notes: dict[str, _EnsembleNote]) -> str:
         sentences = []
         corr = frames["correlation"].dropna(subset=["rho"]) if len(frames["correlation"]) else None
         if corr is not None and len(corr):
@@ -339,16 +396,21 @@ class MetricCorrelation(Study):
                 e = ens[ens["dataset"] == ds]
                 first, inputs = e.iloc[0], e.iloc[1:]
                 best = inputs.iloc[int(np.nanargmax(inputs["auroc"].to_numpy()))]
-                sentences.append(
+                text = (
                     f"On {ds}, the FAMD ensemble of {len(inputs)} signals, fitted on "
                     f"{first['n_calibration']} calibration responses, reaches test AUROC "
                     f"{fmt(first['auroc'])} [{fmt(first['auroc_ci_low'])}, "
                     f"{fmt(first['auroc_ci_high'])}] on {first['n']} responses, against "
-                    f"{fmt(best['auroc'])} for its best input ({best['signal']})."
+                    f"{fmt(best['auroc'])} for its best input ({best['signal']})"
                 )
+                left_out = notes[ds].uncovered if ds in notes else ()
+                if left_out:
+                    text += f"; left out for want of calibration scores: {', '.join(left_out)}"
+                sentences.append(text + ".")
             more = ens["dataset"].nunique() - 2
             if more > 0:
                 sentences.append(f"The ensemble table has {more} more dataset(s).")
+        sentences += _not_run_sentences(notes)
         return " ".join(sentences) or "No dataset had two signals to correlate or combine."
 
 
