@@ -98,7 +98,11 @@ class MetricCorrelation(Study):
     positively with the ``reference`` labels (higher = more likely
     hallucinated), is scored on the *test* split next to each input signal on
     the same items (AUROC and PR-AUC in [0, 1], paired bootstrap CIs with the
-    run's bootstrap settings).
+    run's bootstrap settings). A signal scored on fewer than 10 calibration
+    items — a supervised detector (``probe``, ``finetuned``) trains there and
+    scores the test split only — is left out of the fit and named in
+    ``skipped`` and the finding; a dataset whose ensemble cannot run at all
+    says why in both.
 
     Args:
         reference: Labels that orient and evaluate the ensemble.
