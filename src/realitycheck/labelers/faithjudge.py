@@ -25,6 +25,16 @@ leaderboard grades new models. Which ``k``: the entries that follow the judged
 response in the list, wrapping around (the first ``k`` for a response not in
 it), so each annotated response is shown equally often and the choice is the
 same on every run.
+
+**Leakage, on request** (``include_self=true``, off by default): the judged
+response's own entry, with the human annotations of the very response being
+graded, is shown too, last and as one of the ``k``, after the first ``k - 1``
+others. This is not a judge to use: it is the top point of FaithJudge's
+#examples curve (paper 003, Figure 2, "10*": the judge is shown the annotations
+of the summary it evaluates), an upper bound that measures how much the answer
+given away helps. A response with no entry of its own is shown ``k`` others as
+without the option. The parameter is in the spec (so in the key and every
+cache key that includes the spec) whenever it is on.
 """
 
 from __future__ import annotations
@@ -45,7 +55,7 @@ from realitycheck.labelers._judge import (
     quote,
     substitute,
 )
-from realitycheck.params import Interval, OneOf, param
+from realitycheck.params import InstanceOf, Interval, OneOf, param
 from realitycheck.records import Example, Label, Response
 
 if TYPE_CHECKING:
@@ -90,6 +100,9 @@ class FaithJudge(Judge):
             paper shows all the others: 9 on FaithBench, 5 on RAGTruth).
         benign_as: What a ``benign`` verdict becomes: ``hallucinated``,
             ``consistent`` or ``excluded``.
+        include_self: Also show the judged response's own annotated entry, as
+            the last of the ``k`` (leakage: the upper point of the #examples
+            curve, never a judge to rank; see the module documentation).
         invalid_as: What a label none of whose replies could be read becomes:
             ``excluded`` (the default: ``hallucinated=None``, the reason as error)
             or ``hallucinated``; the replies are counted as unreadable either way.
@@ -106,6 +119,9 @@ class FaithJudge(Judge):
     benign_as: Literal["hallucinated", "consistent", "excluded"] = param(
         "hallucinated", OneOf(BENIGN_POLICIES)
     )
+    include_self: bool = param(
+        False, InstanceOf(bool), doc="also show the judged response's own annotation (leakage)"
+    )
     prompt_sha256: str = prompt_sha256_param((TEMPLATE,))
 
     needs: ClassVar[frozenset[str]] = frozenset({"context"})
@@ -117,8 +133,9 @@ class FaithJudge(Judge):
         """Return the annotated responses the prompt for ``response`` shows, in order.
 
         Up to ``k`` entries of the example's ``meta["annotated_responses"]``
-        that carry a human verdict, never ``response`` itself nor a response
-        with the same text.
+        that carry a human verdict, never a response with the same text, and
+        never ``response`` itself unless ``include_self`` (then its own entry
+        comes last, after up to ``k - 1`` others).
 
         Raises:
             Unjudgeable: If the example carries no annotated responses, or a
@@ -150,9 +167,18 @@ class FaithJudge(Judge):
         ids = [entry["response_id"] for entry in entries]
         start = ids.index(response.response_id) + 1 if response.response_id in ids else 0
         text = response.text.strip()
+        own = [
+            entry
+            for entry in entries
+            if self.include_self
+            and self.k > 0
+            and entry["response_id"] == response.response_id
+            and entry["verdict"] in self.verdicts
+        ][:1]
+        room = self.k - len(own)
         out: list[Mapping[str, Any]] = []
         for entry in [*entries[start:], *entries[:start]]:
-            if len(out) >= self.k:
+            if len(out) >= room:
                 break
             if (
                 entry["response_id"] != response.response_id
@@ -160,7 +186,7 @@ class FaithJudge(Judge):
                 and entry["verdict"] in self.verdicts
             ):
                 out.append(entry)
-        return out
+        return out + own
 
     def prompt(self, response: Response, example: Example | None) -> str:
         """Return the grading prompt for ``response``, with :meth:`shots` as the reviewed responses.

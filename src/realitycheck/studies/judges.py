@@ -23,7 +23,14 @@ from realitycheck.registry import parse_key
 from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
 from realitycheck.studies import Study, automatic_labelers, fmt, quiet, study
 
-__all__ = ["JudgeExamples", "JudgeStability", "fleiss_kappa_of", "reference_verdicts"]
+__all__ = [
+    "LEAKAGE",
+    "LEAVE_ONE_OUT",
+    "JudgeExamples",
+    "JudgeStability",
+    "fleiss_kappa_of",
+    "reference_verdicts",
+]
 
 _STABILITY_COLUMNS = [
     "dataset",
@@ -41,14 +48,37 @@ _CURVE_COLUMNS = [
     "family",
     "labeler",
     "k",
+    "sees_own_annotation",
+    "point",
     "reference",
     "balanced_accuracy",
     "ci_low",
     "ci_high",
+    "sensitivity",
+    "sensitivity_ci_low",
+    "sensitivity_ci_high",
+    "specificity",
+    "specificity_ci_low",
+    "specificity_ci_high",
     "n",
+    "n_positive",
+    "n_negative",
     "n_excluded",
 ]
-_CONFUSION_COLUMNS = ["dataset", "family", "labeler", "k", "category", "reference_verdict", "n"]
+_CONFUSION_COLUMNS = [
+    "dataset",
+    "family",
+    "labeler",
+    "k",
+    "sees_own_annotation",
+    "category",
+    "reference_verdict",
+    "n",
+]
+LEAKAGE = "sees its own annotation (leakage)"
+"""The ``point`` of a judge shown the annotation of the response it judges."""
+LEAVE_ONE_OUT = "leave-one-out"
+"""The ``point`` of a judge shown only other responses' annotations."""
 _TERNARY = {
     "consistent": "consistent",
     "benign": "benign",
@@ -204,62 +234,96 @@ def reference_verdicts(data: RunData, dataset: str, reference: str) -> pd.Series
     return pd.Series(out, index=ids, dtype=object)
 
 
-def _families(data: RunData, keys: list[str]) -> dict[str, list[tuple[int, str]]]:
-    """Group labeler keys that differ only in ``k``: ``{key without k: [(k, key), …]}``.
+def _families(data: RunData, keys: list[str]) -> dict[str, list[tuple[int, bool, str]]]:
+    """Group labeler keys that differ only in ``k`` and ``include_self``.
 
-    ``k`` is read from the key, or from the labels' recorded spec when the key
-    leaves it at its default.
+    Returns ``{key without them: [(k, include_self, key), …]}``, sorted, for
+    families with at least two points. Each is read from the key, or from the
+    labels' recorded spec when the key leaves it at its default (a spec
+    without ``include_self``, from before the option, means ``False``).
     """
-    groups: dict[str, list[tuple[int, str]]] = {}
+    groups: dict[str, list[tuple[int, bool, str]]] = {}
     for key in keys:
         try:
             name, params = parse_key(key)
         except InvalidInputError:
             continue
         k = params.pop("k", None)
-        if k is None:
-            k = _spec_k(data, key)
-        if not isinstance(k, int) or isinstance(k, bool):
+        leak = params.pop("include_self", None)
+        spec = _spec_params(data, key) if k is None or leak is None else {}
+        k = spec.get("k") if k is None else k
+        leak = spec.get("include_self", False) if leak is None else leak
+        if not isinstance(k, int) or isinstance(k, bool) or not isinstance(leak, bool):
             continue
         rest = ",".join(f"{p}={params[p]}" for p in sorted(params))
-        groups.setdefault(f"{name}[{rest}]" if rest else name, []).append((k, key))
+        groups.setdefault(f"{name}[{rest}]" if rest else name, []).append((k, leak, key))
     return {
         family: sorted(members)
         for family, members in groups.items()
-        if len({k for k, _ in members}) >= 2
+        if len({(k, leak) for k, leak, _ in members}) >= 2
     }
 
 
-def _spec_k(data: RunData, key: str) -> Any:
+def _spec_params(data: RunData, key: str) -> dict[str, Any]:
     specs = data.labels.loc[data.labels["labeler"] == key, "spec"]
     for text in specs.head(1):
         params = _raw(text).get("params")
         if isinstance(params, dict):
-            return params.get("k")
-    return None
+            return params
+    return {}
+
+
+def _rates(
+    truth: np.ndarray, said: np.ndarray, bootstrap: Bootstrap
+) -> dict[str, tuple[float, float, float]]:
+    """Balanced accuracy, sensitivity and specificity of ``said`` against ``truth``, with CIs.
+
+    Sensitivity is the recall of the hallucinated class, specificity the
+    recall of the faithful one: the same resamples (same ``n`` and seed) give
+    all three intervals.
+    """
+    with quiet():
+        out = confusion_ci(truth, said, ["balanced_accuracy", "recall"], bootstrap)
+        (specificity,) = confusion_ci(~truth, ~said, ["recall"], bootstrap).values()
+    return {
+        "balanced_accuracy": out["balanced_accuracy"],
+        "sensitivity": out["recall"],
+        "specificity": specificity,
+    }
 
 
 @study("judge_examples")
 @dataclass(frozen=True, kw_only=True)
 class JudgeExamples(Study):
-    """Balanced accuracy of a few-shot judge against the number of annotated examples it sees.
+    """Balanced accuracy, sensitivity and specificity of a few-shot judge per number of examples.
 
-    The #examples curve of FaithJudge (seed paper 003): the labelers of a run
-    that share a name and all parameters but ``k`` (``faithjudge[…,k=0]``,
-    ``[…,k=3]``, ``[…,k=9]``) form a family; for each ``k``, per dataset, the
-    balanced accuracy of its verdicts against the reference's (in [0, 1],
-    0.5 = chance, higher = closer to the reference) on the responses both
-    labelled (``n``; ``n_excluded`` = the reference's verdicts the judge left
-    out), with the run's bootstrap CI. A figure draws it against ``k``, and
-    the ``confusion`` table crosses each ``k``'s category (``consistent`` /
-    ``benign`` / ``unwanted`` / ``invalid``) with the reference's verdict
-    (ternary where its category names one, else hallucinated / faithful).
+    The #examples curve of FaithJudge (seed paper 003, Figure 2): the labelers
+    of a run that share a name and all parameters but ``k`` and
+    ``include_self`` (``faithjudge[…,k=0]``, ``[…,k=3]``, ``[…,k=9]``,
+    ``[…,k=10,include_self=true]``) form a family; for each point, per
+    dataset, against the reference's verdicts on the responses both labelled
+    (``n``, of which ``n_positive`` hallucinated and ``n_negative`` not;
+    ``n_excluded`` = the reference's verdicts the judge left out): the
+    balanced accuracy (``ci_low`` / ``ci_high``), the sensitivity (recall on
+    hallucinated) and the specificity (recall on faithful), each in [0, 1]
+    with the run's bootstrap CI (higher = closer to the reference; balanced
+    accuracy 0.5 = chance). A judge shown the annotation of the response it
+    judges (``include_self=true``; the paper's "10*") is the ``point`` "sees
+    its own annotation (leakage)", an upper bound rather than a point of the
+    leave-one-out curve: the figure draws it as a separate star, not joined
+    to the line. The ``confusion`` table crosses each point's category
+    (``consistent`` / ``benign`` / ``unwanted`` / ``invalid``) with the
+    reference's verdict (ternary where its category names one, else
+    hallucinated / faithful).
 
     Args:
         reference: The labeler taken as ground truth.
     """
 
-    title: ClassVar[str] = "Judge examples: balanced accuracy against the number of examples shown"
+    title: ClassVar[str] = (
+        "Judge examples: balanced accuracy, sensitivity and specificity against the number "
+        "of examples shown"
+    )
 
     def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
         """Measure every family of judges differing in ``k`` on every dataset."""
@@ -285,26 +349,25 @@ class JudgeExamples(Study):
                 )
             categories = all_categories.reindex(ids)
             for family, members in families.items():
-                for k, key in members:
+                for k, leak, key in members:
                     both = truth.notna() & verdicts[key].notna()
-                    with quiet():
-                        ((value, low, high),) = confusion_ci(
-                            truth[both].to_numpy() == 1,
-                            verdicts.loc[both, key].to_numpy() == 1,
-                            ["balanced_accuracy"],
-                            bootstrap,
-                        ).values()
+                    y_true = truth[both].to_numpy() == 1
+                    rates = _rates(y_true, verdicts.loc[both, key].to_numpy() == 1, bootstrap)
                     curve.append(
                         [
                             dataset,
                             family,
                             key,
                             k,
+                            leak,
+                            LEAKAGE if leak else LEAVE_ONE_OUT,
                             self.reference,
-                            value,
-                            low,
-                            high,
+                            *rates["balanced_accuracy"],
+                            *rates["sensitivity"],
+                            *rates["specificity"],
                             int(both.sum()),
+                            int(y_true.sum()),
+                            int((~y_true).sum()),
                             int((truth.notna() & verdicts[key].isna()).sum()),
                         ]
                     )
@@ -313,22 +376,29 @@ class JudgeExamples(Study):
                     mask = ids.isin(labelled)
                     counts = Counter(zip(said[mask], ternary[mask], strict=True))
                     for (category, ref), n in sorted(counts.items()):
-                        confusion.append([dataset, family, key, k, category or "none", ref, n])
+                        confusion.append(
+                            [dataset, family, key, k, leak, category or "none", ref, n]
+                        )
         curve_frame = pd.DataFrame(curve, columns=_CURVE_COLUMNS)
         confusion_frame = pd.DataFrame(confusion, columns=_CONFUSION_COLUMNS)
         tables = [
             StudyTable(
                 "curve",
                 curve_frame,
-                f"Balanced accuracy of each judge against {self.reference}, per number of "
-                f"annotated examples shown (k), with {bootstrap.confidence:.0%} bootstrap CIs "
-                f"({bootstrap.n_resamples} resamples, seed {bootstrap.seed}); 0.5 = chance.",
+                f"Balanced accuracy (ci_low / ci_high), sensitivity (recall on hallucinated) "
+                f"and specificity (recall on faithful) of each judge against {self.reference}, "
+                f"per number of annotated examples shown (k), with {bootstrap.confidence:.0%} "
+                f"bootstrap CIs ({bootstrap.n_resamples} resamples, seed {bootstrap.seed}); "
+                f"balanced accuracy 0.5 = chance. point = '{LEAKAGE}': the judge was also shown "
+                "the annotation of the response it judges (include_self), an upper bound, "
+                "not a leave-one-out point.",
             ),
             StudyTable(
                 "confusion",
                 confusion_frame,
-                f"Each judge's category (per k) against the verdict of {self.reference} "
-                "(ternary where its category names one); n = responses.",
+                f"Each judge's category (per k; sees_own_annotation = the leakage point) "
+                f"against the verdict of {self.reference} (ternary where its category names "
+                "one); n = responses.",
             ),
         ]
         figures = [] if curve_frame.empty else [_curve_figure(curve_frame, self.reference)]
@@ -340,33 +410,65 @@ class JudgeExamples(Study):
         )
 
 
+_PANELS = (
+    ("balanced_accuracy", "ci_low", "ci_high", "balanced accuracy"),
+    ("sensitivity", "sensitivity_ci_low", "sensitivity_ci_high", "sensitivity"),
+    ("specificity", "specificity_ci_low", "specificity_ci_high", "specificity"),
+)
+
+
+def _bars(group: pd.DataFrame, value: str, low: str, high: str) -> tuple[Any, Any, Any]:
+    y = group[value].astype(float).to_numpy()
+    below = y - group[low].astype(float).to_numpy()
+    above = group[high].astype(float).to_numpy() - y
+    return group["k"].to_numpy(), y, np.vstack([below, above])
+
+
 def _curve_figure(curve: pd.DataFrame, reference: str) -> StudyFigure:
-    fig, ax = new_figure(6.5, 4.5)
-    for i, ((dataset, family), group) in enumerate(curve.groupby(["dataset", "family"])):
-        group = group.sort_values("k")
-        value = group["balanced_accuracy"].astype(float).to_numpy()
-        low = value - group["ci_low"].astype(float).to_numpy()
-        high = group["ci_high"].astype(float).to_numpy() - value
-        ax.errorbar(
-            group["k"].to_numpy(),
-            value,
-            yerr=np.vstack([low, high]),
-            marker="o",
-            capsize=3,
-            color=f"C{i % 10}",
-            label=f"{family} / {dataset}",
-        )
-    ax.axhline(0.5, color="grey", linestyle="--", linewidth=1)
-    ax.set_xlabel("annotated examples shown (k)")
-    ax.set_ylabel(f"balanced accuracy against {reference}")  # png_bytes turns maths off
-    ax.set_title("Judge accuracy against the number of examples")
-    ax.legend(fontsize=7, loc="best", title="judge / dataset", title_fontsize=7)
-    return StudyFigure(
-        "examples-curve",
-        png_bytes(fig),
-        f"Balanced accuracy against {reference} (y) of each judge family per number of "
-        "annotated examples shown (x), with bootstrap CI bars; the dashed line is chance.",
+    fig, ax = new_figure(15, 4.6)
+    fig.delaxes(ax)
+    axes = fig.subplots(1, len(_PANELS), sharex=True, sharey=True)
+    leaked_any = bool(curve["sees_own_annotation"].astype(bool).any())
+    for ax, (value, low, high, name) in zip(axes, _PANELS, strict=True):
+        for i, ((dataset, family), group) in enumerate(curve.groupby(["dataset", "family"])):
+            color = f"C{i % 10}"
+            leak = group["sees_own_annotation"].astype(bool)
+            line = group[~leak].sort_values("k")
+            if len(line):
+                x, y, err = _bars(line, value, low, high)
+                ax.errorbar(
+                    x, y, yerr=err, marker="o", capsize=3, color=color,
+                    label=f"{family} / {dataset}",
+                )  # fmt: skip
+            if leak.any():
+                x, y, err = _bars(group[leak].sort_values("k"), value, low, high)
+                ax.errorbar(
+                    x, y, yerr=err, marker="*", markersize=12, capsize=3, linestyle="none",
+                    color=color, label=f"{family} / {dataset}: {LEAKAGE}",
+                )  # fmt: skip
+        if value == "balanced_accuracy":
+            ax.axhline(0.5, color="grey", linestyle="--", linewidth=1)
+        ax.set_xlabel("annotated examples shown (k)")
+        ax.set_ylabel(f"{name} against {reference}")  # png_bytes turns maths off
+        ax.set_title(name)
+        ax.set_ylim(-0.02, 1.02)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(
+        handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize=7,
+        title="judge / dataset", title_fontsize=7, frameon=False,
+    )  # fmt: skip
+    fig.suptitle("Judge against the number of examples shown")
+    caption = (
+        f"Balanced accuracy, sensitivity (recall on hallucinated) and specificity (recall on "
+        f"faithful) against {reference} (y) of each judge family per number of annotated "
+        "examples shown (x), with bootstrap CI bars; the dashed line is chance."
     )
+    if leaked_any:
+        caption += (
+            f" A star is the point where the judge also {LEAKAGE.replace('sees', 'saw')}: "
+            "it was shown the annotation of the response it judged."
+        )
+    return StudyFigure("examples-curve", png_bytes(fig), caption)
 
 
 def _examples_finding(curve: pd.DataFrame, reference: str) -> str:
@@ -379,11 +481,25 @@ def _examples_finding(curve: pd.DataFrame, reference: str) -> str:
         )
     sentences = []
     for (dataset, family), group in defined.groupby(["dataset", "family"], sort=True):
-        group = group.sort_values("k")
-        first, last = group.iloc[0], group.iloc[-1]
-        sentences.append(
-            f"On {dataset}, {family} goes from {fmt(first['balanced_accuracy'])} at k = "
-            f"{first['k']} to {fmt(last['balanced_accuracy'])} at k = {last['k']} "
-            f"(balanced accuracy against {reference})."
-        )
+        leak = group["sees_own_annotation"].astype(bool)
+        line = group[~leak].sort_values("k")
+        text = f"On {dataset}, {family}"
+        if len(line):
+            first, last = line.iloc[0], line.iloc[-1]
+            text += (
+                f" goes from {fmt(first['balanced_accuracy'])} at k = {first['k']} to "
+                f"{fmt(last['balanced_accuracy'])} at k = {last['k']} (balanced accuracy "
+                f"against {reference}; sensitivity {fmt(first['sensitivity'])} to "
+                f"{fmt(last['sensitivity'])}, specificity {fmt(first['specificity'])} to "
+                f"{fmt(last['specificity'])})"
+            )
+        if leak.any():
+            top = group[leak].sort_values("k").iloc[-1]
+            text += (
+                f"{';' if len(line) else ''} shown the annotation of the response it judges "
+                f"(k = {top['k']}, leakage) it reaches {fmt(top['balanced_accuracy'])} "
+                f"(sensitivity {fmt(top['sensitivity'])}, specificity "
+                f"{fmt(top['specificity'])})"
+            )
+        sentences.append(text + ".")
     return " ".join(sentences[:4])
