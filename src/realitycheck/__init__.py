@@ -17,7 +17,7 @@ command::
     runner         RunConfig (TOML), the demo, ``run``, the one loop over studies
     report         HTML / Markdown / CSV from stored results
     studies        one diagnostic each; read a run, return tables, figures, a finding
-    pipeline       stages: ingest, label, detect, evaluate   | generation
+    pipeline       stages: ingest, label, detect, evaluate   | generation | annotation
     components     labelers, detectors (a panel fits Dawid-Skene with analysis)
     analysis       splits, thresholds, Bootstrap settings, Measure, rater agreement
     components     datasets, backends, retrievers
