@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from realitycheck.backends import CallCache
-    from realitycheck.store import ResponseBatch
+    from realitycheck.store import ResponseBatch, RunStore
 
 __all__ = ["Labeler", "labeler", "labelers"]
 
@@ -74,6 +74,18 @@ class Labeler(Component):
                 f"{self.key} returned {len(labels)} records for {len(responses)} responses."
             )
         return records_table(labels)
+
+    def label_in_run(
+        self, batch: ResponseBatch, store: RunStore, *, cache: CallCache | None = None
+    ) -> pa.Table:
+        """Return the labels of one batch of the run ``store``: what the label stage calls.
+
+        By default :meth:`label_batch`, which reads nothing of the run beyond
+        the batch. A labeler that learns from the run's other labels (its
+        ``needs`` holds ``labels``: a few-shot judge shown labelled responses
+        of the calibration split) overrides it to read them from ``store``.
+        """
+        return self.label_batch(batch, cache=cache)
 
     def _label(
         self,

@@ -189,7 +189,7 @@ def compute_part(context: PartContext, rows: np.ndarray) -> PartTally:
     )
     component = context.component
     if isinstance(component, Labeler):
-        table = component.label_batch(batch, cache=context.cache)
+        table = component.label_in_run(batch, context.store, cache=context.cache)
     else:
         needs = Needs(examples=context.examples, cache=context.cache, store=context.store)
         table = component.score_batch(batch, needs)
