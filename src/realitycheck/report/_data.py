@@ -24,6 +24,9 @@ __all__ = [
     "llm_backed",
     "load",
     "overview",
+    "proxy_model",
+    "proxy_models",
+    "shown_key",
     "verdicts",
 ]
 
@@ -261,6 +264,42 @@ def llm_backed(data: ReportData, key: str) -> bool:
     """Whether the component ``key`` asks a model (its spec in the manifest nests one)."""
     components = data.manifest.get("components") or {}
     return _nests_a_model(components.get(key)) if isinstance(components, Mapping) else False
+
+
+def proxy_model(data: ReportData, key: str) -> str | None:
+    """The proxy model whose reading of the answers component ``key`` scored, else ``None``.
+
+    Read from the manifest (``components[key]["proxy"]["model"]``, written by
+    the detect stage when a local model teacher-forced answers it did not
+    generate, :class:`realitycheck.pipeline.ProxyModel`); ``None`` for a
+    component that read the generator's own features, or none.
+    """
+    components = data.manifest.get("components")
+    spec = components.get(key) if isinstance(components, Mapping) else None
+    proxy = spec.get("proxy") if isinstance(spec, Mapping) else None
+    model = proxy.get("model") if isinstance(proxy, Mapping) else None
+    return None if model is None or str(model) == "" else str(model)
+
+
+def proxy_models(data: ReportData) -> dict[str, str]:
+    """Every component of the manifest scored through a proxy model: key -> model, sorted by key."""
+    components = data.manifest.get("components")
+    keys = sorted(str(k) for k in components) if isinstance(components, Mapping) else []
+    found = {key: proxy_model(data, key) for key in keys}
+    return {key: model for key, model in found.items() if model is not None}
+
+
+def shown_key(data: ReportData, key: str) -> str:
+    """The name a report shows for component ``key``: ``"perplexity (proxy: MODEL)"`` or ``key``.
+
+    A detector scored on a proxy model's reading of answers it did not generate
+    (:func:`proxy_model`) is named with that model wherever the report shows
+    it (tables, findings, figure legends); CSV tables keep the raw key. The
+    result is plain text from the run (the model's name is untrusted): the
+    renderers escape it as they escape every key.
+    """
+    model = proxy_model(data, key)
+    return key if model is None else f"{key} (proxy: {model})"
 
 
 def _unreadable(group: pd.DataFrame, key: str) -> int:

@@ -2,12 +2,16 @@
 
 Curves are computed from the stored scores and reference labels (not from the
 metrics table), on the items where both exist. Figures are built with the
-object-oriented API, so the caller's pyplot state and backend are untouched.
+object-oriented API, so the caller's pyplot state and backend are untouched,
+and drawn by :func:`realitycheck.plots.png_bytes`: names (untrusted) are drawn
+as written, maths parsing off, control and bidi characters shown as
+``[U+XXXX]``. A detector scored on a proxy model's reading of the answers is
+named ``key (proxy: MODEL)`` in the legend (:func:`figure_name`: the model's
+last path segment; the caption names the whole model).
 """
 
 from __future__ import annotations
 
-import io
 import re
 import warnings
 from collections.abc import Sequence
@@ -18,17 +22,32 @@ import numpy as np
 import numpy.typing as npt
 
 from realitycheck import metrics as M
-from realitycheck.report._data import DatasetScores, ReportData, dataset_scores
+from realitycheck import plots
+from realitycheck.report._data import (
+    DatasetScores,
+    ReportData,
+    dataset_scores,
+    proxy_model,
+    shown_key,
+)
 from realitycheck.report._document import Figure
 
-__all__ = ["Curve", "curves", "render_pr", "render_roc", "slug"]
+__all__ = ["PANEL_NAME", "Curve", "curves", "figure_name", "render_pr", "render_roc", "slug"]
 
 _MAX_NAME = 48
+_FIGURE_NAME = 40
+"""Characters of a proxied detector's name in a legend."""
+PANEL_NAME = 30
+"""Characters of a proxied detector's name over a reliability panel (1.75 inches wide)."""
 
 
 @dataclass(frozen=True)
 class Curve:
-    """The ROC and PR curves of one detector against one reference labeler."""
+    """The ROC and PR curves of one detector against one reference labeler.
+
+    ``label`` names it in a legend (:func:`figure_name`; empty = ``detector``);
+    ``proxy`` is the proxy model whose reading it scored (``None``: none).
+    """
 
     detector: str
     fpr: npt.NDArray[np.float64]
@@ -39,6 +58,31 @@ class Curve:
     pr_auc: float
     n: int
     n_positive: int
+    label: str = ""
+    proxy: str | None = None
+
+
+def figure_name(data: ReportData, key: str, limit: int = _FIGURE_NAME) -> str:
+    """The name of detector ``key`` in a figure: ``"perplexity (proxy: MODEL)"`` or ``key``.
+
+    ``MODEL`` is the last segment of the proxy model's path or hub name
+    (``/models/Llama-3-8B`` -> ``Llama-3-8B``); the key and the model are cut
+    so that the whole name fits :data:`_FIGURE_NAME` characters and the
+    ``(proxy: ...)`` mark is never cut off. The tables and captions name the
+    whole model. ``limit``: characters of the name (:data:`_FIGURE_NAME`;
+    narrower for the calibration figures' small panels).
+    """
+    model = proxy_model(data, key)
+    if model is None:
+        return key
+    parts = [part for part in re.split(r"[/\\]", model) if part]
+    shown = _cut(key, limit // 2)
+    room = max(limit - len(shown) - len(" (proxy: )"), 8)
+    return f"{shown} (proxy: {_cut(parts[-1] if parts else model, room)})"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def slug(text: str) -> str:
@@ -69,13 +113,14 @@ def curves(
     notes: list[str] = []
     for det, values in by_detector.items():
         infinite = int(np.count_nonzero(np.isinf(values)))
+        shown = shown_key(data, det)
         if infinite:
-            notes.append(f"{det}: {infinite} infinite scores left out of the curves.")
+            notes.append(f"{shown}: {infinite} infinite scores left out of the curves.")
         ok = ~np.isnan(y_all) & np.isfinite(values)
         y, s = y_all[ok].astype(bool), values[ok]
         if y.size == 0 or y.all() or not y.any():
             notes.append(
-                f"{det}: no curve, the items with both a score and a {reference} label "
+                f"{shown}: no curve, the items with both a score and a {reference} label "
                 f"({y.size}) do not hold both classes."
             )
             continue
@@ -95,24 +140,36 @@ def curves(
                 pr_auc=float(area_pr),
                 n=int(y.size),
                 n_positive=int(y.sum()),
+                label=figure_name(data, det),
+                proxy=proxy_model(data, det),
             )
         )
     return out, notes
 
 
 def _plain(text: str) -> str:
-    """Keep matplotlib from reading ``$...$`` in a name as mathematical text."""
-    text = text if len(text) <= _MAX_NAME else text[: _MAX_NAME - 1] + "…"
-    return text.replace("$", r"\$")
+    """A name cut to :data:`_MAX_NAME` characters (drawn as written by :func:`_png`)."""
+    return _cut(text, _MAX_NAME)
 
 
 def _png(fig: Any) -> bytes:
+    """The figure as PNG bytes, every text drawn as written (:func:`plots.png_bytes`)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     FigureCanvasAgg(fig)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", bbox_inches="tight", metadata={"Software": None})
-    return buf.getvalue()
+    return plots.png_bytes(fig)
+
+
+def _proxy_note(curves_: Sequence[Curve]) -> str:
+    """The caption's sentence on the detectors that scored a proxy model's reading, or ``""``."""
+    read = {c.detector: c.proxy for c in curves_ if c.proxy is not None}
+    if not read:
+        return ""
+    each = "; ".join(f"{det} by {model}" for det, model in read.items())
+    return (
+        " Marked (proxy: ...): scored on a proxy model's reading of answers it did not "
+        f"generate, not the generator's own uncertainty ({each})."
+    )
 
 
 def _axes(title: str, xlabel: str, ylabel: str) -> tuple[Any, Any]:
@@ -155,7 +212,7 @@ def render_roc(curves_: Sequence[Curve], dataset: str, reference: str) -> Figure
         ax.plot(
             c.fpr,
             c.tpr,
-            label=f"{_plain(c.detector)} ({c.auroc:.3f})",
+            label=f"{_plain(c.label or c.detector)} ({c.auroc:.3f})",
             marker=marker,
             markersize=3,
             **_style(i, len(curves_)),
@@ -164,7 +221,7 @@ def render_roc(curves_: Sequence[Curve], dataset: str, reference: str) -> Figure
     caption = (
         f"ROC curves on {dataset} against {reference} labels; legend: AUROC. "
         "The dashed diagonal is a detector that ranks at random."
-    )
+    ) + _proxy_note(curves_)
     return Figure(stem=f"roc_{slug(dataset)}", png=_finish(fig, ax), caption=caption)
 
 
@@ -184,7 +241,7 @@ def render_pr(
         ax.plot(
             c.recall,
             c.precision,
-            label=f"{_plain(c.detector)} ({c.pr_auc:.3f})",
+            label=f"{_plain(c.label or c.detector)} ({c.pr_auc:.3f})",
             drawstyle="steps-post",
             **_style(i, len(curves_)),
         )
@@ -199,5 +256,5 @@ def render_pr(
         f"Precision-recall curves on {dataset} against {reference} labels; legend: PR-AUC. "
         "The dashed line is the share of hallucinated responses among those labelled, "
         "the precision of a random detector."
-    )
+    ) + _proxy_note(curves_)
     return Figure(stem=f"pr_{slug(dataset)}", png=_finish(fig, ax), caption=caption)

@@ -5,7 +5,9 @@ against the reference labels); each labeler's agreement with the reference;
 each detector (or labeler's score) ranked the wrong way round, its whole AUROC
 interval against the reference below 0.5; how many records of each component
 that asks a model had replies it could not read, with a flag where more than
-half had; the leaderboard study's headline inversion; and one sentence per
+half had; which detectors scored a proxy model's reading of answers it did
+not generate (named ``key (proxy: MODEL)`` everywhere the report shows
+them); the leaderboard study's headline inversion; and one sentence per
 study with a link to its section. Every number is read from the run's tables,
 never recomputed here (a base rate is the row's ``n_positive / n``).
 """
@@ -17,7 +19,7 @@ import re
 import pandas as pd
 
 from realitycheck.report._cells import WRONG_WAY_NOTE, base_rate, metric_text, wrong_way
-from realitycheck.report._data import ReportData, coverage
+from realitycheck.report._data import ReportData, coverage, proxy_models, shown_key
 from realitycheck.report._document import Block, Bullets, Heading, Inline, Link, Paragraph, Table
 from realitycheck.report._html import anchor_of
 from realitycheck.report._numbers import fmt_ci, fmt_count, fmt_rate, fmt_value, is_missing
@@ -66,7 +68,7 @@ def _detector_table(data: ReportData, reference: str) -> Table | None:
                 ["none measured", "n/a"]
                 if row is None
                 else [
-                    str(row["detector"]),
+                    shown_key(data, str(row["detector"])),
                     metric_text("auroc", row["value"], row["ci_low"], row["ci_high"]),
                 ]
             )
@@ -174,7 +176,7 @@ def _wrong_way_items(data: ReportData, reference: str) -> list[Inline]:
             what = "Detector" if kind == "detector" else "The score of labeler"
             out.append(
                 "Ranked the wrong way round: higher means *less* likely hallucinated? "
-                f"{what} {det} on {ds}, against {reference} labels, "
+                f"{what} {shown_key(data, str(det))} on {ds}, against {reference} labels, "
                 + "; ".join(shown)
                 + (f"; and {more} more slice{'s' * (more > 1)}" if more else "")
                 + f". {'Each' if len(shown) > 1 else 'The'} confidence interval lies wholly "
@@ -224,7 +226,7 @@ def _inversion(results: list[StudyResult], reference: str) -> list[Inline]:
     return out
 
 
-def _unreadable_items(cov: pd.DataFrame) -> list[Inline]:
+def _unreadable_items(data: ReportData, cov: pd.DataFrame) -> list[Inline]:
     """One line per component that asks a model (or had unreadable replies), per dataset.
 
     Components whose records were mostly unreadable (more than half) come first, flagged.
@@ -237,7 +239,7 @@ def _unreadable_items(cov: pd.DataFrame) -> list[Inline]:
     plain: list[Inline] = []
     for _, r in rows.iterrows():
         n, unreadable = int(r["records"]), int(r["unreadable"])
-        where = f"{r['kind']} {r['key']} on {r['dataset']}"
+        where = f"{r['kind']} {shown_key(data, str(r['key']))} on {r['dataset']}"
         counted = f"{fmt_count(unreadable)} of {fmt_count(n)} records had replies it could not read"
         if n and unreadable * 2 > n:
             flagged.append(
@@ -250,18 +252,40 @@ def _unreadable_items(cov: pd.DataFrame) -> list[Inline]:
     return flagged + plain
 
 
+def _proxy_items(data: ReportData) -> list[Inline]:
+    """One line per proxy model: the detectors scored on its reading of answers it did not write.
+
+    Only detectors with scores in the run are named (the manifest can keep a
+    spec whose scores are gone).
+    """
+    scored = set(data.scores["detector"].dropna().astype(str))
+    scored |= set(data.metrics["detector"].dropna().astype(str))
+    by_model: dict[str, list[str]] = {}
+    for key, model in proxy_models(data).items():
+        if key in scored:
+            by_model.setdefault(model, []).append(key)
+    return [
+        f"{', '.join(keys)} {'were' if len(keys) > 1 else 'was'} computed on a proxy model's "
+        f"reading of answers it did not generate ({model}): "
+        f"{'they measure' if len(keys) > 1 else 'it measures'} how that model sees the "
+        "answers, not the generator's own uncertainty."
+        for model, keys in sorted(by_model.items())
+    ]
+
+
 def _cut(text: str, limit: int = 240) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _failed_items(cov: pd.DataFrame) -> list[Inline]:
+def _failed_items(data: ReportData, cov: pd.DataFrame) -> list[Inline]:
     """One line per component and dataset whose calls failed, with their commonest error."""
     if cov.empty:
         return []
     out: list[Inline] = []
     for _, r in cov[cov["failed"] > 0].iterrows():
         out.append(
-            f"{r['kind']} {r['key']} on {r['dataset']}: {fmt_count(int(r['failed']))} of "
+            f"{r['kind']} {shown_key(data, str(r['key']))} on {r['dataset']}: "
+            f"{fmt_count(int(r['failed']))} of "
             f"{fmt_count(int(r['records']))} records have no value because a call failed "
             f"(commonest error: {_cut(str(r['most_common_failure']))}). Fix the cause and "
             "rerun the stage."
@@ -289,16 +313,20 @@ def findings_section(
             )
         )
     out += tables
+    proxied = _proxy_items(data)
+    if proxied:
+        out.append(Heading("Read through a proxy model", 3, anchor="key-proxy"))
+        out.append(Bullets(tuple(proxied)))
     wrong = _wrong_way_items(data, reference)
     if wrong:
         out.append(Heading("Ranked the wrong way round", 3, anchor="key-wrong-way"))
         out.append(Bullets(tuple(wrong)))
     cov = coverage(data) if cov is None else cov
-    failed = _failed_items(cov)
+    failed = _failed_items(data, cov)
     if failed:
         out.append(Heading("Calls that failed", 3, anchor="key-failed"))
         out.append(Bullets(tuple(failed)))
-    unreadable = _unreadable_items(cov)
+    unreadable = _unreadable_items(data, cov)
     if unreadable:
         out.append(Heading("Replies that could not be read", 3, anchor="key-unreadable"))
         out.append(Bullets(tuple(unreadable)))

@@ -22,7 +22,7 @@ from realitycheck.report._cells import (
     metric_cells,
     metric_columns,
 )
-from realitycheck.report._data import ReportData, dataset_scores
+from realitycheck.report._data import DatasetScores, ReportData, dataset_scores, shown_key
 from realitycheck.report._document import (
     Block,
     Bullets,
@@ -36,7 +36,7 @@ from realitycheck.report._document import (
     fmt_count,
     is_missing,
 )
-from realitycheck.report._figures import curves, render_pr, render_roc
+from realitycheck.report._figures import PANEL_NAME, curves, figure_name, render_pr, render_roc
 
 __all__ = ["agreement_section", "curves_section", "detector_order", "metrics_section"]
 
@@ -214,8 +214,18 @@ def _slice_table(
     )
 
 
+def _shown_detectors(data: ReportData, df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with each detector named as the report shows it (:func:`shown_key`)."""
+    names = {d: shown_key(data, str(d)) for d in df["detector"].unique()}
+    return df.assign(detector=df["detector"].map(names))
+
+
 def metrics_section(data: ReportData, reference: str) -> list[Block]:
-    """Build the detector-metrics section: ranking, thresholded and per-slice tables."""
+    """Build the detector-metrics section: ranking, thresholded and per-slice tables.
+
+    A detector scored on a proxy model's reading is named with the model
+    (:func:`~realitycheck.report._data.shown_key`); ``metrics.csv`` keeps the raw key.
+    """
     out: list[Block] = [Heading("Detector metrics", 2)]
     if data.metrics.empty:
         out.append(
@@ -223,7 +233,7 @@ def metrics_section(data: ReportData, reference: str) -> list[Block]:
         )
         return out
     for ds in sorted(set(data.metrics["dataset"])):
-        df = data.metrics[data.metrics["dataset"] == ds]
+        df = _shown_detectors(data, data.metrics[data.metrics["dataset"] == ds])
         index = index_rows(df)
         dets = detector_order(df, reference)
         refs = _ordered(sorted(set(df["labeler"])), reference)
@@ -290,7 +300,10 @@ def curves_section(data: ReportData, reference: str) -> list[Block]:
             out.append(Fold(f"{CURVES_TITLE} of {len(found)} detectors on {ds}"))
             out.append(render_roc(found, ds, reference))
             out.append(render_pr(found, ds, reference, float(np.nanmean(pivot.y))))
-            out += selective_figures(data, ds, reference, order, scored=pivot)
+            named = {figure_name(data, d, PANEL_NAME): v for d, v in pivot.scores.items()}
+            out += selective_figures(
+                data, ds, reference, list(named), scored=DatasetScores(pivot.rows, pivot.y, named)
+            )
             out.append(FoldEnd())
         else:
             out.append(Paragraph(f"No curve: no detector has scores and {reference} labels here."))

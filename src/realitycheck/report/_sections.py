@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pandas as pd
 
 from realitycheck.keys import LabelKey
 from realitycheck.report._cells import WRONG_WAY
-from realitycheck.report._data import ReportData, unmatched
+from realitycheck.report._data import ReportData, proxy_model, shown_key, unmatched
 from realitycheck.report._document import (
     Block,
     Bullets,
@@ -76,7 +77,11 @@ def _measured(data: ReportData) -> set[str]:
     return keys
 
 
-def _method(evaluate: Mapping[str, Any], measured: set[str] | None = None) -> list[str]:
+def _method(
+    evaluate: Mapping[str, Any],
+    measured: set[str] | None = None,
+    shown: Callable[[str], str] = str,
+) -> list[str]:
     boot = evaluate.get("bootstrap", {})
     conf = boot.get("confidence", 0.95)
     cal = evaluate.get("calibration_fraction", 0.5)
@@ -113,11 +118,11 @@ def _method(evaluate: Mapping[str, Any], measured: set[str] | None = None) -> li
         empty = [k for k in chosen if measured is not None and k not in measured]
         ran = [k for k in chosen if k not in empty]
         if ran:
-            items.append(f"Only these {name} were evaluated: {', '.join(ran)}.")
+            items.append(f"Only these {name} were evaluated: {', '.join(map(shown, ran))}.")
         if empty:
             items.append(
                 f"These {name} were asked for but have no value for any response, so nothing "
-                f"was measured for them: {', '.join(empty)} (see the notes for why)."
+                f"was measured for them: {', '.join(map(shown, empty))} (see the notes for why)."
             )
     return items
 
@@ -170,29 +175,14 @@ def header_section(data: ReportData) -> list[Block]:
     config = dict(m.get("config") or {})
     evaluate = config.pop("evaluate", None)
     if isinstance(evaluate, Mapping):
-        out.append(Bullets(tuple(_method(evaluate, _measured(data)))))
+        shown = functools.partial(shown_key, data)
+        out.append(Bullets(tuple(_method(evaluate, _measured(data), shown))))
     else:
         out.append(Paragraph("Not available: the manifest holds no evaluate settings."))
     components = dict(m.get("components") or {})
     out.append(Heading("Components", 3))
     if components:
-        specs = [
-            (key, spec if isinstance(spec, Mapping) else {}) for key, spec in components.items()
-        ]
-        out.append(
-            Table(
-                columns=("key", "name", "params", "version"),
-                rows=tuple(
-                    (
-                        key,
-                        str(s.get("name", "")),
-                        _json(s.get("params", {})),
-                        str(s.get("version", "")),
-                    )
-                    for key, s in sorted(specs)
-                ),
-            )
-        )
+        out.append(_components_table(data, components))
     else:
         out.append(Paragraph("Not available: the manifest lists no labeler or detector."))
     datasets = dict(m.get("datasets") or {})
@@ -224,6 +214,38 @@ def header_section(data: ReportData) -> list[Block]:
     else:
         out.append(Paragraph("Not available: the manifest lists no package versions."))
     return out
+
+
+def _components_table(data: ReportData, components: Mapping[str, Any]) -> Table:
+    """The component specs; a ``proxy`` column and its notes when a detector read a proxy's view."""
+    specs = sorted(
+        (str(key), spec if isinstance(spec, Mapping) else {}) for key, spec in components.items()
+    )
+    proxies = {key: proxy_model(data, key) for key, _ in specs}
+    rows = [
+        (key, str(s.get("name", "")), _json(s.get("params", {})), str(s.get("version", "")))
+        for key, s in specs
+    ]
+    if not any(proxies.values()):
+        return Table(columns=("key", "name", "params", "version"), rows=tuple(rows))
+    notes: dict[str, str] = {}
+    for key, s in specs:
+        proxy = s.get("proxy")
+        if proxies[key] is not None and isinstance(proxy, Mapping):
+            notes.setdefault(
+                str(proxies[key]),
+                f"Proxy {proxies[key]}: backend {_json(proxy.get('backend', {}))}; "
+                f"prompt: {_short(str(proxy.get('prompt', '')), 200)}.",
+            )
+    return Table(
+        columns=("key", "name", "params", "version", "proxy"),
+        rows=tuple((*row, proxies[key] or "") for row, (key, _) in zip(rows, specs, strict=True)),
+        caption="Proxy: the local model that read the answers, teacher-forced after the "
+        "prompt generation would have sent, for a detector of white-box features (log-probs, "
+        "entropies, hidden states) on answers the run did not generate. Its scores measure "
+        "how that model sees the answers, not the generator's own uncertainty.",
+        footnotes=tuple(notes[m] for m in sorted(notes)),
+    )
 
 
 def _verdict_cells(row: pd.Series, keys: list[str]) -> list[str]:
@@ -258,7 +280,7 @@ def _overview_table(rows: pd.DataFrame, keys: list[str], lead: tuple[str, ...]) 
     )
 
 
-def _coverage_table(cov: pd.DataFrame) -> Table:
+def _coverage_table(data: ReportData, cov: pd.DataFrame) -> Table:
     # The unreadable column shows where a component asks a model or a reply was unreadable.
     asks = bool(cov["llm_backed"].any() or (cov["unreadable"] > 0).any())
     rows = tuple(
@@ -266,7 +288,7 @@ def _coverage_table(cov: pd.DataFrame) -> Table:
             str(r["kind"]),
             f"human:<annotator> ({r['components']} annotators)"
             if r["key"] == "human:*"
-            else str(r["key"]),
+            else shown_key(data, str(r["key"])),
             fmt_count(r["records"]),
             fmt_count(r["missing"]),
             "" if is_missing(r["positive_rate"]) else fmt_rate(r["positive_rate"]),
@@ -321,7 +343,7 @@ def overview_section(
             out.append(Bullets(tuple(notes)))
         part = cov[cov["dataset"] == ds]
         if not part.empty:
-            out.append(_coverage_table(part))
+            out.append(_coverage_table(data, part))
         out.append(FoldEnd())
     return out
 
@@ -338,7 +360,8 @@ def notes_section(data: ReportData, cov: pd.DataFrame) -> list[Block]:
         if not error and LabelKey.parse(str(r["key"])).is_human:
             continue  # human verdicts left open by the protocol; the dataset notes say why
         items.append(
-            f"{r['kind']} {r['key']} on {r['dataset']}: {r['missing']} of {r['records']} "
+            f"{r['kind']} {shown_key(data, str(r['key']))} on {r['dataset']}: "
+            f"{r['missing']} of {r['records']} "
             "values missing" + (f"; most common error: {error}" if error else ".")
         )
     for name, table in (("metrics", data.metrics), ("agreement", data.agreement)):
