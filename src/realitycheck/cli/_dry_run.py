@@ -37,28 +37,31 @@ def echo_dry_run(
         cache = None  # nothing to look up, and a lookup would create the file
     examples: dict[str, Any] = {}
     responses: list[Any] = []
+    labels: list[Any] = []  # a few-shot judge's worked examples are graded by them
     chosen = datasets_from_keys(dataset_keys, data_dir)
     from realitycheck.store import is_uri
 
     if run_dir is not None and (is_uri(run_dir) or Path(run_dir, "manifest.json").exists()):
-        from realitycheck.records import Example, Response
+        from realitycheck.records import Example, Label, Response
         from realitycheck.store import RunStore
 
         store = RunStore(run_dir)
         names = {ds.run_name for ds in chosen}
         examples = {e.example_id: e for e in store.read(Example) if e.dataset in names}
         responses = [r for r in store.read(Response) if r.example_id in examples]
+        labels = store.read(Label) if responses else []
     if not responses:
         for ds in chosen:
             bundle = ds.load()
             examples.update((e.example_id, e) for e in bundle.examples)
             responses.extend(bundle.responses)
+            labels.extend(bundle.labels)
     click.echo(f"dry run: {len(responses)} responses; nothing is called or written.")
     for component in components:
         if not isinstance(component, Judge):
             click.echo(f"\n{component.key}: computed locally, no model calls.")
             continue
-        plan = plan_calls(component, responses, examples, cache=cache, show=show)
+        plan = plan_calls(component, responses, examples, cache=cache, show=show, labels=labels)
         click.echo(f"\n{plan.labeler}")
         for i, prompt in enumerate(plan.prompts, 1):
             click.echo(
@@ -74,6 +77,12 @@ def echo_dry_run(
             f"calls: {plan.requests} ({plan.cached} free: cached or repeated), "
             f"{plan.requests - plan.cached} to pay for"
         )
+        if plan.search_requests:
+            click.echo(
+                f"of which the prompt search on the calibration split: {plan.search_requests} "
+                "calls (its responses are not judged; the test responses are planned at the "
+                "longest candidate prompt)"
+            )
         click.echo(
             f"tokens to pay for: ~{plan.prompt_tokens:,} prompt (estimated at 4 characters "
             f"a token), at most {plan.completion_tokens:,} completion (max_tokens per call)"

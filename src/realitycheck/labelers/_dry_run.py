@@ -6,17 +6,23 @@ tokens, the usual rule of thumb for English text under the BPE tokenizers of
 current chat models (expect ±25%; more for code and non-Latin scripts). A
 reply is taken at its ``max_tokens``, so the cost is an upper bound on the
 completion side.
+
+A few-shot judge (``fewshot_judge``, ``optimized_judge``) shows graded
+responses of the calibration split, so its plan needs the labels of the
+responses (``labels``); ``optimized_judge`` also searches its prompt first:
+those calls are counted in the totals and, apart, as ``search_requests``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from realitycheck.labelers._fewshot import ShotJudge
 from realitycheck.labelers._judge import Judge, Unjudgeable, cost_at
-from realitycheck.records import Example, Response
+from realitycheck.records import Example, Label, Response
 
 if TYPE_CHECKING:
     from realitycheck.backends import CallCache
@@ -40,7 +46,8 @@ class CallPlan:
         labeler: The judge's key.
         responses: Responses it would judge.
         unjudgeable: Responses it cannot be asked about (no reference, empty text).
-        requests: Calls it would make (``repeats`` per judged response).
+        requests: Calls it would make (``repeats`` per judged response, and
+            the prompt search's).
         cached: Of those, calls answered for free: by the call cache, or by an
             identical call of the same run.
         prompt_tokens: Estimated prompt tokens of the calls to pay for.
@@ -49,6 +56,8 @@ class CallPlan:
             tokens, or ``None`` when it has none.
         cost: At most this much at those prices, or ``None`` without prices.
         prompts: The exact prompts of the first few judged responses.
+        search_requests: Of ``requests``, the calls of a prompt search made
+            before any response is judged (``optimized_judge``; 0 for others).
     """
 
     labeler: str
@@ -61,6 +70,26 @@ class CallPlan:
     price_per_1k: tuple[float, float] | None
     cost: float | None
     prompts: tuple[str, ...]
+    search_requests: int = 0
+
+
+def _prompts(
+    judge: Judge,
+    responses: Sequence[Response],
+    examples: Mapping[str, Example],
+    labels: Iterable[Label] | None,
+) -> tuple[list[str], list[str | None]]:
+    """The search prompts and, per response, its prompt (``None``: not asked)."""
+    if isinstance(judge, ShotJudge):
+        pool = judge.pool(responses, examples, labels or ())
+        return judge.planned_prompts(responses, examples, pool)
+    prompts: list[str | None] = []
+    for response in responses:
+        try:
+            prompts.append(judge.prompt(response, examples.get(response.example_id)))
+        except Unjudgeable:
+            prompts.append(None)
+    return [], prompts
 
 
 def plan_calls(
@@ -70,6 +99,7 @@ def plan_calls(
     *,
     cache: CallCache | None = None,
     show: int = 3,
+    labels: Iterable[Label] | None = None,
 ) -> CallPlan:
     """Work out what ``judge.label(responses, examples, cache=cache)`` would send, calling nothing.
 
@@ -79,17 +109,23 @@ def plan_calls(
         examples: Their examples, by ``example_id``.
         cache: The call cache to look the requests up in (read only).
         show: How many prompts to keep, from the first judged responses.
+        labels: The labels of the responses, for a few-shot judge: those of
+            its ``reference`` labeler grade the worked examples it shows,
+            drawn from the calibration split of ``responses``.
     """
     from realitycheck.backends import call_identity
 
     identity = call_identity(judge.judge)
+    search, planned = _prompts(judge, responses, examples, labels)
     prompts: list[str] = []
     keys: dict[str, int] = {}  # distinct requests, with the estimated prompt tokens of each
-    requests = unjudgeable = 0
-    for response in responses:
-        try:
-            prompt = judge.prompt(response, examples.get(response.example_id))
-        except Unjudgeable:
+    requests = unjudgeable = search_requests = 0
+    for asked in search:
+        for request in judge.requests(asked):
+            search_requests += 1
+            keys[request.cache_key(identity)] = estimate_tokens(asked)
+    for prompt in planned:
+        if prompt is None:
             unjudgeable += 1
             continue
         if len(prompts) < show:
@@ -98,6 +134,9 @@ def plan_calls(
         for request in judge.requests(prompt):
             requests += 1
             keys[request.cache_key(identity)] = tokens
+    if len(prompts) < show:
+        prompts.extend(search[: show - len(prompts)])
+    requests += search_requests
     hits = set(cache.get_many(keys)) if cache is not None else set()
     to_pay = [tokens for key, tokens in keys.items() if key not in hits]
     prompt_tokens = sum(to_pay)
@@ -116,4 +155,5 @@ def plan_calls(
         price_per_1k=price,
         cost=cost,
         prompts=tuple(prompts),
+        search_requests=search_requests,
     )
