@@ -21,6 +21,10 @@ MINIMAL: dict[tuple[str, str], dict[str, object]] = {
     ("backends", "hf"): {"model": "/models/tiny"},  # needs a model; building it loads nothing
     ("backends", "vllm"): {"model": "/models/tiny"},  # likewise
     ("backends", "hf_seq2seq"): {"model": "/models/tiny"},  # likewise
+    # Labelers that run a published checkpoint: building them loads nothing.
+    ("labelers", "unieval"): {"model": "/models/tiny-t5"},
+    ("labelers", "critic"): {"model": "/models/tiny-critic"},
+    ("labelers", "q2"): {"generator": "/models/tiny-t5", "reader": "/models/tiny-reader"},
     # The pair classifiers: the mock's word-overlap stand-in for an NLI model.
     ("labelers", "nli"): {"judge": "mock"},
     ("detectors", "nli_grounding"): {"judge": "mock"},

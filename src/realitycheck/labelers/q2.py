@@ -161,7 +161,7 @@ class _Outcome:
 @labeler("q2")
 @dataclass(frozen=True, kw_only=True)
 class Q2(Labeler):
-    """Q²: do the answers the knowledge gives to questions about the response match the response?
+    """Q²: one minus the share of questions about the response that the knowledge answers alike.
 
     For each answer span of the response (:func:`answer_candidates`), the
     ``generator`` (a T5 question generator; pass
