@@ -163,18 +163,19 @@ def test_real_clean_metrics_match_a_direct_computation(real):
     _, data, result = real
     effect = result.table("noise_effect")
     clean = effect[(effect["dataset"] == "faithbench") & (effect["condition"] == "clean")]
+    clean = clean[clean["signal_kind"] == "detector"]
     y = data.verdicts("faithbench")["human"].to_numpy()
     for row in clean.itertuples():
-        s = data.detector_scores("faithbench")[row.detector].to_numpy()
+        s = data.detector_scores("faithbench")[row.signal].to_numpy()
         ok = ~np.isnan(y) & ~np.isnan(s)
         assert row.auroc == pytest.approx(roc_auc_score(y[ok], s[ok]))
         assert row.n == ok.sum()
     curve = result.table("noise_curve")
     at_zero = curve[(curve["dataset"] == "faithbench") & (curve["rate"] == 0.0)]
-    merged = at_zero.merge(clean, on="detector")
+    merged = at_zero.merge(clean, on="signal")
     np.testing.assert_allclose(merged["auroc_mean"], merged["auroc"])
     flips = effect[(effect["condition"] == "random_flip") & (effect["dataset"] == "faithbench")]
-    both = flips.merge(clean, on="detector", suffixes=("", "_clean"))
+    both = flips.merge(clean, on="signal", suffixes=("", "_clean"))
     # Random flips pull every AUROC towards chance (0.5).
     assert ((both["auroc"] - 0.5).abs() <= (both["auroc_clean"] - 0.5).abs() + 0.01).all()
 
@@ -193,7 +194,7 @@ def test_real_annotator_statistics(real):
     assert aggregation.loc["dawid_skene vs majority_vote", "agreement"] > 0.9
     assert "Krippendorff's alpha" in result.finding and "faithbench" in result.finding
     assert {f.stem for f in result.figures} == {
-        "noise_curve_faithbench", "noise_curve_halueval_general",
+        "noise_curve_faithbench", "noise_curve_halueval_general", "noise_ranks_faithbench",
     }  # fmt: skip
     save_result(store, result)
     pair = result.table("pairwise_kappa").iloc[0]
@@ -208,8 +209,9 @@ def test_intervals_follow_the_run_bootstrap(real):
     assert result.bootstrap == {"n_resamples": 50, "confidence": 0.95, "seed": 0}
     effect = result.table("noise_effect")
     row = effect[(effect["dataset"] == "faithbench") & (effect["condition"] == "clean")].iloc[0]
+    assert row["signal_kind"] == "detector"
     y = data.verdicts("faithbench")["human"].to_numpy()
-    s = data.detector_scores("faithbench")[row["detector"]].to_numpy()
+    s = data.detector_scores("faithbench")[row["signal"]].to_numpy()
     ok = ~np.isnan(y) & ~np.isnan(s)
     direct = M.bootstrap_ci("auroc", y[ok], s[ok], n_resamples=50, seed=0)
     assert (row["auroc_ci_low"], row["auroc_ci_high"]) == pytest.approx(

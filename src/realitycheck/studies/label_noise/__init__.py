@@ -1,6 +1,7 @@
 """Label noise: detector metrics and rankings under noisy test labels; rater reliability.
 
 Parts: ``_simulation`` (noisy label sets and measurement under them),
+``_signals`` (the detectors and labelers ranked, and the labelers left out),
 ``_raters`` (the rater tables), ``_report`` (tables, figures, finding). The
 noisy label sets are public here, for the ``train_noise`` study, which puts
 the same noise into training labels: :func:`random_flips`,
@@ -12,7 +13,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -21,7 +22,7 @@ from realitycheck.analysis import Bootstrap, choose_or_fix_threshold, split_of
 from realitycheck.keys import is_human
 from realitycheck.metrics import auroc_many
 from realitycheck.params import InstanceOf, Interval, SequenceOf, as_tuple, param
-from realitycheck.store import RunData, StudyResult
+from realitycheck.store import RunData, StudyFigure, StudyResult
 from realitycheck.studies import Study, study
 from realitycheck.studies.label_noise import _simulation as N
 from realitycheck.studies.label_noise._raters import RaterTables, rater_tables
@@ -30,9 +31,11 @@ from realitycheck.studies.label_noise._report import (
     curve_figure,
     effect_rows,
     finding,
+    rank_figure,
     ranking_row,
     tables,
 )
+from realitycheck.studies.label_noise._signals import Signals
 from realitycheck.studies.label_noise._simulation import (
     Noisy,
     apply_proposal,
@@ -48,7 +51,7 @@ _RATE = Interval(float, 0, 1)
 @study("label_noise")
 @dataclass(frozen=True, kw_only=True)
 class LabelNoise(Study):
-    """Detector metrics and rankings under simulated test-label noise, and rater reliability.
+    """Detectors and labelers ranked under simulated test-label noise, and rater reliability.
 
     Follows the noisy-label design of paper 002 ("Rethinking Evaluation for LLM
     Hallucination Detection", Trivia++): the reference labels of each dataset
@@ -68,14 +71,30 @@ class LabelNoise(Study):
     on the calibration split) are added as well, marked ``source_kind =
     detector``, and the finding still reports labelers only.
 
-    For each noisy set, every detector's AUROC and PR-AUC (in [0, 1], higher =
+    What is ranked: every detector (by its value) and, as paper 002 ranks LLM
+    judges next to detectors, every labeler — LLM judges, lexical and
+    semantic labelers, panels, a dataset's recorded judges, other annotators
+    — by its continuous ``score`` where it has one, else by its verdict as a
+    0/1 score (``score_used`` says which; ``signal_kind`` says detector or
+    labeler). The reference itself and labelers derived from it are not
+    ranked against it and are listed under ``skipped``: against a human
+    aggregate (``human``), every other human key (its annotators
+    ``human:<name>`` and other protocols over them); against one annotator,
+    the aggregates that count that annotator's vote; against any human
+    reference, a judge shown the annotation of the response it judges
+    (``include_self``); against a component such as ``rouge_l``, the same
+    component with other parameters and panels holding it as a member.
+
+    For each noisy set, every signal's AUROC and PR-AUC (in [0, 1], higher =
     better; bootstrap CIs over responses) and balanced accuracy (threshold
     chosen on the calibration split with the same labels, measured on the test
-    split) are compared with the clean values (change = noisy - clean), and
-    the detectors' AUROC ranking with the clean one: Kendall's tau-b in [-1, 1]
-    and the detector pairs whose order reverses (a weak-supervision source is
-    left out of its own ranking). AUROC-vs-rate curves average
-    ``repetitions`` random flips per rate.
+    split; 0.5 for a 0/1 score) are compared with the clean values (change =
+    noisy - clean), and the AUROC ranking of detectors and labelers together
+    with the clean one: Kendall's tau-b in [-1, 1] and the pairs whose order
+    reverses (a noise source is left out of its own ranking: a labeler scored
+    against its own verdicts is perfect for a circular reason). AUROC-vs-rate
+    curves average ``repetitions`` random flips per rate; a rank figure per
+    dataset shows every signal's AUROC rank under each label set.
 
     Datasets with at least two annotators (``human:<name>``) also get their
     raters aggregated by majority vote (ties undecided) and by Dawid–Skene
@@ -121,7 +140,7 @@ class LabelNoise(Study):
         ds: str,
         y: np.ndarray,
         test: np.ndarray,
-        scores: dict[str, np.ndarray],
+        detectors: dict[str, np.ndarray],
         seed: int,
     ) -> Iterator[Condition]:
         yield Condition("clean", "", "", y[None, :], 0.0, 0.0)
@@ -147,7 +166,7 @@ class LabelNoise(Study):
             if not is_human(k)
         ]
         if self.weak_detectors:
-            for key, s in scores.items():
+            for key, s in detectors.items():
                 ok = ~np.isnan(y) & ~np.isnan(s) & ~test
                 threshold, _ = choose_or_fix_threshold(y[ok], s[ok], N.OBJECTIVE)
                 if not np.isnan(threshold):
@@ -167,8 +186,8 @@ class LabelNoise(Study):
             frame = pd.DataFrame(N.measure_condition(cond.draws[0], scores, test, boot)).T
             return frame.assign(interval="bootstrap over responses")
         per_draw = [pd.DataFrame(N.measure_condition(d, scores, test, None)).T for d in cond.draws]
-        stacked = pd.concat(per_draw, keys=range(len(per_draw)), names=["draw", "detector"])
-        grouped = stacked.astype(float).groupby(level="detector")
+        stacked = pd.concat(per_draw, keys=range(len(per_draw)), names=["draw", "signal"])
+        grouped = stacked.astype(float).groupby(level="signal", sort=False)
         frame = grouped.mean()
         for metric in ("auroc", "pr_auc"):
             frame[f"{metric}_ci_low"] = grouped[metric].quantile(0.025)
@@ -179,7 +198,11 @@ class LabelNoise(Study):
 
     def analyse(self, data: RunData, bootstrap: Bootstrap) -> StudyResult:
         """Run the noise simulations, the curves and the rater analyses on every dataset."""
-        effect, ranking, curves, figures, skipped = [], [], [], [], []
+        effect: list[pd.DataFrame] = []
+        ranking: list[dict[str, Any]] = []
+        curves: list[pd.DataFrame] = []
+        figures: list[StudyFigure] = []
+        skipped: list[str] = []
         raters = RaterTables()
         for ds in data.datasets:
             ref = data.human_reference(ds, self.reference)
@@ -188,23 +211,34 @@ class LabelNoise(Study):
                 continue
             y = data.verdicts(ds)[ref].to_numpy()
             self._raters(data, ds, y, ref, raters, skipped)
-            dets = data.detectors_of(ds)
-            if not dets:
-                skipped.append(f"{ds}: noise simulations (no detector scores)")
+            signals = Signals.of(data, ds, ref)
+            if set(signals.excluded) - {ref}:  # the reference alone goes without saying
+                by_reason: dict[str, list[str]] = {}
+                for key, why in signals.excluded.items():
+                    by_reason.setdefault(why, []).append(key)
+                skipped.append(
+                    f"{ds}: not ranked against {ref} (the reference or derived from it): "
+                    + "; ".join(f"{', '.join(keys)} ({why})" for why, keys in by_reason.items())
+                )
+            if not signals.values:
+                skipped.append(f"{ds}: noise simulations (no detector scores or labelers to rank)")
                 continue
-            frame = data.detector_scores(ds)
-            scores = {d: frame[d].to_numpy() for d in dets}
+            scores = signals.values
             test = split_of(data.example_ids(ds).tolist()) == "test"
             clean: pd.DataFrame | None = None
-            for cond in self._conditions(data, ds, y, test, scores, bootstrap.seed):
+            first = len(effect)
+            for cond in self._conditions(data, ds, y, test, signals.detectors, bootstrap.seed):
                 measured = self._measure(cond, scores, test, bootstrap)
                 clean = measured if clean is None else clean
-                effect.append(effect_rows(ds, cond, measured, clean))
+                effect.append(effect_rows(ds, cond, measured, clean, signals))
                 if cond.condition != "clean":
-                    ranking.append(ranking_row(ds, cond, measured, clean))
-            curve = self._curve(ds, y, scores, bootstrap.seed)
+                    ranking.append(ranking_row(ds, cond, measured, clean, signals.kind))
+            curve = self._curve(ds, y, signals, bootstrap.seed)
             curves.append(curve)
             figures.append(curve_figure(ds, curve, self.rate))
+            ranks = rank_figure(ds, pd.concat(effect[first:], ignore_index=True))
+            if ranks is not None:
+                figures.append(ranks)
         made = tables(effect, ranking, curves, raters)
         return self._result(
             finding(ranking, raters, self.rate), tables=made, figures=figures, skipped=skipped
@@ -232,12 +266,10 @@ class LabelNoise(Study):
             return
         rater_tables(out, ds, kind, names, data.verdicts(ds)[names].to_numpy(), y, ref)
 
-    def _curve(
-        self, ds: str, y: np.ndarray, scores: dict[str, np.ndarray], seed: int
-    ) -> pd.DataFrame:
+    def _curve(self, ds: str, y: np.ndarray, signals: Signals, seed: int) -> pd.DataFrame:
         draws = np.vstack([self._flips(seed, ds, y, r) for r in self.rates])
         rows = []
-        for d, s in scores.items():
+        for d, s in signals.values.items():
             ok = ~np.isnan(y) & ~np.isnan(s)
             values = auroc_many(draws[:, ok], s[ok][None, :])[:, 0].reshape(len(self.rates), -1)
             for rate, row in zip(self.rates, values, strict=True):
@@ -245,7 +277,8 @@ class LabelNoise(Study):
                     {
                         "dataset": ds,
                         "rate": rate,
-                        "detector": d,
+                        "signal": d,
+                        "signal_kind": signals.kind[d],
                         "auroc_mean": np.nanmean(row) if np.isfinite(row).any() else np.nan,
                         "auroc_sd": np.nanstd(row) if np.isfinite(row).any() else np.nan,
                         "auroc_low": np.nanquantile(row, 0.025)

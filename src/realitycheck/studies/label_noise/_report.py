@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,8 +13,17 @@ from realitycheck.metrics import discordant_pairs, kendall_tau_b
 from realitycheck.plots import new_figure, png_bytes
 from realitycheck.store import StudyFigure, StudyTable
 from realitycheck.studies.label_noise._raters import RaterTables
+from realitycheck.studies.label_noise._signals import DETECTOR, LABELER, Signals
 
-__all__ = ["Condition", "curve_figure", "effect_rows", "finding", "ranking_row", "tables"]
+__all__ = [
+    "Condition",
+    "curve_figure",
+    "effect_rows",
+    "finding",
+    "rank_figure",
+    "ranking_row",
+    "tables",
+]
 
 _METRICS = ("auroc", "pr_auc", "balanced_accuracy")
 
@@ -31,29 +41,47 @@ class Condition:
 
 
 def effect_rows(
-    ds: str, cond: Condition, measured: pd.DataFrame, clean: pd.DataFrame
+    ds: str, cond: Condition, measured: pd.DataFrame, clean: pd.DataFrame, signals: Signals
 ) -> pd.DataFrame:
     out = measured.copy()
     for metric in _METRICS:
         out[f"{metric}_change"] = out[metric].astype(float) - clean[metric].astype(float)
-    out = out.rename_axis("detector").reset_index()
+    out = out.rename_axis("signal").reset_index()
     out.insert(0, "dataset", ds)
     out.insert(1, "condition", cond.condition)
     out.insert(2, "source", cond.source)
     out.insert(3, "noise_rate", cond.rate)
-    out["source_is_detector"] = out["detector"] == cond.source
+    out["signal_kind"] = out["signal"].map(signals.kind)
+    out["score_used"] = out["signal"].map(signals.score_used)
+    out["is_noise_source"] = out["signal"] == cond.source
     return out
 
 
+def _mean(values: np.ndarray) -> float:
+    return float(np.nanmean(values)) if np.isfinite(values).any() else np.nan
+
+
 def ranking_row(
-    ds: str, cond: Condition, measured: pd.DataFrame, clean: pd.DataFrame
+    ds: str,
+    cond: Condition,
+    measured: pd.DataFrame,
+    clean: pd.DataFrame,
+    kinds: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
+    """Compare the clean and noisy AUROC rankings of every signal but the noise source.
+
+    ``kinds`` maps each signal to ``detector`` or ``labeler`` (None: all detectors).
+    """
+    kinds = kinds or {}
     names = [d for d in clean.index if d != cond.source]
+    kind = np.array([kinds.get(d, DETECTOR) for d in names])
     a = clean.loc[names, "auroc"].astype(float).to_numpy()
     b = measured.loc[names, "auroc"].astype(float).to_numpy()
     change = b - a
     # Each reversed pair as (clean winner, clean loser).
-    swaps = [(names[hi], names[lo]) for lo, hi in discordant_pairs(a, b)[0]]
+    pairs = discordant_pairs(a, b)[0]
+    swaps = [(names[hi], names[lo]) for lo, hi in pairs]
+    mixed = sum(kind[lo] != kind[hi] for lo, hi in pairs)
     big = int(np.nanargmax(np.abs(change))) if np.isfinite(change).any() else None
     return {
         "dataset": ds,
@@ -62,12 +90,17 @@ def ranking_row(
         "source_kind": cond.source_kind,
         "natural_rate": cond.natural_rate,
         "noise_rate": cond.rate,
-        "n_detectors": len(names),
-        "mean_auroc_change": float(np.nanmean(change)) if np.isfinite(change).any() else np.nan,
-        "largest_change_detector": "" if big is None else names[big],
+        "n_ranked": len(names),
+        "n_detectors": int((kind == DETECTOR).sum()),
+        "n_labelers": int((kind == LABELER).sum()),
+        "mean_auroc_change": _mean(change),
+        "mean_auroc_change_detectors": _mean(change[kind == DETECTOR]),
+        "mean_auroc_change_labelers": _mean(change[kind == LABELER]),
+        "largest_change_signal": "" if big is None else names[big],
         "largest_auroc_change": np.nan if big is None else float(change[big]),
         "kendall_tau": kendall_tau_b(a, b)[0],
         "n_swapped_pairs": len(swaps),
+        "n_swapped_detector_labeler": int(mixed),
         "n_pairs": len(names) * (len(names) - 1) // 2,
         "swapped_pairs": "; ".join(f"{hi} > {lo}" for hi, lo in swaps),
     }
@@ -78,7 +111,9 @@ _EFFECT_COLUMNS = [
     "condition",
     "source",
     "noise_rate",
-    "detector",
+    "signal",
+    "signal_kind",
+    "score_used",
     "auroc",
     "auroc_ci_low",
     "auroc_ci_high",
@@ -93,7 +128,7 @@ _EFFECT_COLUMNS = [
     "n",
     "n_positive",
     "interval",
-    "source_is_detector",
+    "is_noise_source",
 ]
 
 
@@ -113,23 +148,27 @@ def tables(
                 "ranking_change",
                 pd.DataFrame(ranking),
                 "Per dataset and noisy label set: share of labels changed (natural = before "
-                "the cap), mean AUROC change over detectors, Kendall's tau-b between the "
-                "clean and noisy AUROC rankings and the pairs whose order reverses "
-                "(listed as clean winner > clean loser).",
+                "the cap), mean AUROC change over the ranked detectors and labelers (and over "
+                "each kind), Kendall's tau-b between the clean and noisy AUROC rankings of "
+                "detectors and labelers together, and the pairs whose order reverses (listed "
+                "as clean winner > clean loser; n_swapped_detector_labeler = those between a "
+                "detector and a labeler). The noise source is left out of its own ranking.",
             ),
             StudyTable(
                 "noise_effect",
                 frame,
-                "Every detector under every noisy label set: AUROC and PR-AUC with their "
-                "interval (bootstrap over responses; for random flips the spread over the "
-                "seeded draws, value = mean), balanced accuracy at a calibration-split "
-                "threshold on the test split, and the change from clean labels.",
+                "Every detector and labeler (signal_kind) under every noisy label set, ranked "
+                "by a detector's value or a labeler's continuous score, else its verdict as a "
+                "0/1 score (score_used): AUROC and PR-AUC with their interval (bootstrap over "
+                "responses; for random flips the spread over the seeded draws, value = mean), "
+                "balanced accuracy at a calibration-split threshold on the test split (0.5 "
+                "for a 0/1 score), and the change from clean labels.",
             ),
             StudyTable(
                 "noise_curve",
                 pd.concat(curves, ignore_index=True),
-                "AUROC vs random-flip rate: mean, standard deviation and 2.5-97.5% range "
-                "over the seeded draws.",
+                "AUROC of every detector and labeler vs random-flip rate: mean, standard "
+                "deviation and 2.5-97.5% range over the seeded draws.",
             ),
         ]
     if raters.raters:
@@ -167,10 +206,13 @@ def curve_figure(ds: str, curve: pd.DataFrame, rate: float) -> StudyFigure:
 
     fig, ax = new_figure(7.5, 4.2)
     palette = colormaps["tab20"]
-    for i, (d, part) in enumerate(curve.groupby("detector", sort=True)):
+    for i, ((kind, d), part) in enumerate(curve.groupby(["signal_kind", "signal"], sort=True)):
         part = part.sort_values("rate")
         color = palette(i % 20)
-        ax.plot(part["rate"], part["auroc_mean"], marker="o", ms=3, color=color, label=str(d))
+        ax.plot(
+            part["rate"], part["auroc_mean"], marker="o" if kind == DETECTOR else "s", ms=3,
+            color=color, ls="-" if kind == DETECTOR else "--", label=f"{d} ({kind})",
+        )  # fmt: skip
         ax.fill_between(
             part["rate"], part["auroc_low"], part["auroc_high"], color=color, alpha=0.12, lw=0
         )
@@ -183,15 +225,78 @@ def curve_figure(ds: str, curve: pd.DataFrame, rate: float) -> StudyFigure:
     return StudyFigure(
         f"noise_curve_{ds}",
         png_bytes(fig),
-        f"{ds}: mean AUROC per detector vs the share of flipped test labels "
-        "(band: 2.5-97.5% of the seeded draws).",
+        f"{ds}: mean AUROC per detector (solid) and labeler (dashed) vs the share of "
+        "flipped test labels (band: 2.5-97.5% of the seeded draws).",
     )
+
+
+def rank_figure(ds: str, effect: pd.DataFrame) -> StudyFigure | None:
+    """Each signal's AUROC rank (1 = best) under the clean and every noisy label set.
+
+    Rows: detectors, then labelers, by clean rank; columns: label sets. A
+    signal is blank where it is the noise source (left out of that ranking).
+    """
+    mine = effect[effect["dataset"] == ds]
+    if mine["signal"].nunique() < 2:
+        return None
+    column = np.where(
+        mine["source"] != "", mine["condition"] + ": " + mine["source"], mine["condition"]
+    )
+    mine = mine.assign(column=column)
+    ranked = mine[~mine["is_noise_source"].astype(bool)]
+    ranks = ranked.assign(
+        rank=ranked.groupby("column")["auroc"].rank(ascending=False, method="min")
+    ).pivot(index="signal", columns="column", values="rank")
+    columns = list(dict.fromkeys(mine["column"]))
+    kinds = mine.drop_duplicates("signal").set_index("signal")["signal_kind"]
+    ranks = ranks.reindex(columns=columns)
+    ranks = ranks.assign(_kind=kinds.reindex(ranks.index) != DETECTOR)
+    ranks = ranks.sort_values(["_kind", "clean"]).drop(columns="_kind")
+    change = ranks.sub(ranks["clean"], axis=0)
+    limit = max(
+        1.0, float(np.nanmax(np.abs(change.to_numpy()))) if change.notna().any().any() else 1
+    )
+    fig, ax = new_figure(1.6 + 0.42 * len(columns), 1.2 + 0.36 * len(ranks))
+    image = ax.imshow(
+        np.ma.masked_invalid(change.to_numpy(float)),
+        cmap="RdBu_r",
+        vmin=-limit,
+        vmax=limit,
+        aspect="auto",
+    )
+    labels = [f"{s} ({kinds[s]})" for s in ranks.index]
+    ax.set_yticks(range(len(ranks)), labels, fontsize=7)
+    ax.set_xticks(range(len(columns)), columns, rotation=60, ha="right", fontsize=7)
+    values = ranks.to_numpy(float)
+    if values.size <= 600:
+        for i in range(values.shape[0]):
+            for j in range(values.shape[1]):
+                if np.isfinite(values[i, j]):
+                    ax.text(j, i, f"{values[i, j]:.0f}", ha="center", va="center", fontsize=6)
+    fig.colorbar(image, ax=ax, shrink=0.8, label="rank change from clean (+ = worse)")
+    ax.set_title(f"{ds}: AUROC rank of detectors and labelers per label set")
+    return StudyFigure(
+        f"noise_ranks_{ds}",
+        png_bytes(fig),
+        f"{ds}: AUROC rank (1 = best; number in the cell) of every detector and labeler under "
+        "the clean labels and each noisy label set (colour: change from the clean rank, red = "
+        "worse); blank where the signal is the noise source and is left out of that ranking.",
+    )
+
+
+def _who(n_detectors: int, n_labelers: int) -> str:
+    parts = [f"{n_detectors} detector(s)"] if n_detectors else []
+    parts += [f"{n_labelers} labeler(s)"] if n_labelers else []
+    return " and ".join(parts) or "no signal"
 
 
 def finding(ranking: list[dict[str, Any]], raters: RaterTables, rate: float) -> str:
     sentences = list(raters.sentences[:1])
     if not ranking:
-        return " ".join(sentences) or "No dataset had reference labels and detector scores."
+        return (
+            " ".join(sentences)
+            or "No dataset had reference labels and detectors or labelers to rank."
+        )
     frame = pd.DataFrame(ranking)
     flips = frame[frame["condition"] == "random_flip"]
     if len(flips):
@@ -201,34 +306,58 @@ def finding(ranking: list[dict[str, Any]], raters: RaterTables, rate: float) -> 
             else None
         )
         text = (
-            f"Flipping {rate:.0%} of the test labels at random changes detector AUROC by "
+            f"Flipping {rate:.0%} of the test labels at random changes the AUROC of "
+            f"{_who(int(flips['n_detectors'].max()), int(flips['n_labelers'].max()))} by "
             f"{flips['mean_auroc_change'].mean():+.3f} on average"
         )
         if worst is not None:
             text += (
                 f" (at most {worst['largest_auroc_change']:+.3f}, "
-                f"{worst['largest_change_detector']} on {worst['dataset']})"
+                f"{worst['largest_change_signal']} on {worst['dataset']})"
             )
         text += (
             f" and reverses {int(flips['n_swapped_pairs'].sum())} of "
-            f"{int(flips['n_pairs'].sum())} detector pairs."
+            f"{int(flips['n_pairs'].sum())} pairs"
         )
-        sentences.append(text)
+        if flips["n_labelers"].gt(0).any() and flips["n_detectors"].gt(0).any():
+            text += (
+                f" ({int(flips['n_swapped_detector_labeler'].sum())} between a detector and "
+                "a labeler)"
+            )
+        sentences.append(text + ".")
     weak = frame[
         (frame["condition"] == "weak_supervision")
         & (frame["source_kind"] == "labeler")  # a detector's own verdicts would be circular
-        & frame["n_detectors"].gt(1)
+        & frame["n_ranked"].gt(1)
         & frame["mean_auroc_change"].notna()
     ]
     if len(weak):
         top = weak.iloc[int(np.argmax(np.abs(weak["mean_auroc_change"].to_numpy(dtype=float))))]
-        sentences.append(
+        text = (
             f"With {top['source']}'s verdicts as test labels on {top['dataset']} (weak "
-            f"supervision, {top['noise_rate']:.0%} of labels changed), detector AUROC moves by "
-            f"{top['mean_auroc_change']:+.3f} on average ({top['largest_change_detector']} "
-            f"{top['largest_auroc_change']:+.3f}) and {int(top['n_swapped_pairs'])} of "
-            f"{int(top['n_pairs'])} pairs reverse."
+            f"supervision, {top['noise_rate']:.0%} of labels changed), AUROC moves by "
+            f"{top['mean_auroc_change']:+.3f} on average"
         )
+        if top["n_detectors"] and top["n_labelers"]:
+            text += (
+                f" (detectors {top['mean_auroc_change_detectors']:+.3f}, the other labelers "
+                f"{top['mean_auroc_change_labelers']:+.3f})"
+            )
+        text += (
+            f", {top['largest_change_signal']} {top['largest_auroc_change']:+.3f}, and "
+            f"{int(top['n_swapped_pairs'])} of {int(top['n_pairs'])} pairs reverse."
+        )
+        sentences.append(text)
+        mixed = weak[weak["n_detectors"].gt(0) & weak["n_labelers"].gt(0)]
+        gap = (mixed["mean_auroc_change_labelers"] - mixed["mean_auroc_change_detectors"]).dropna()
+        if len(gap) and gap.max() > 0:
+            row = mixed.loc[gap.index[int(np.argmax(gap.to_numpy()))]]
+            sentences.append(
+                f"Labels from a labeler favour the other labelers most with {row['source']}'s "
+                f"on {row['dataset']}: they gain {row['mean_auroc_change_labelers']:+.3f} AUROC "
+                f"on average against {row['mean_auroc_change_detectors']:+.3f} for detectors "
+                "(paper 002: weak labels from an LLM overrate LLM-based detectors)."
+            )
     human = frame[frame["condition"].isin(["dissenting_worker", "dissenting_label"])]
     human = human[human["largest_auroc_change"].notna()]
     if len(human):
