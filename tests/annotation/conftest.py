@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -19,8 +17,6 @@ QUIZ = (
     "name=quiz]"
 )
 """The dataset of the Label Studio round trip (scripts/label_studio_roundtrip.py)."""
-EXPORT_ARGS = ["-l", "exact_match,rouge_l", "--n", "6", "--annotators", "2", "--seed", "0"]
-"""The export of that round trip."""
 
 
 def _make(folder: Path, dataset: str, labelers: str) -> Path:
@@ -78,18 +74,3 @@ def sizes_run(_sizes_template, tmp_path) -> tuple[Path, dict[str, bool]]:
     """A run of 60 answers (exact_match, rouge_l) and each response's hidden truth, by qid."""
     run, truth = _sizes_template
     return Path(shutil.copytree(run, tmp_path / "sizes")), truth
-
-
-def fill_csv(
-    source: Path, target: Path, verdict_of: Callable[[dict[str, str]], tuple[str, str]]
-) -> Path:
-    """Fill an exported items.csv: ``verdict_of(row)`` gives (annotator, verdict) per row."""
-    with source.open(newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
-    for row in rows:
-        row["annotator"], row["verdict"] = verdict_of(row)
-    with target.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return target

@@ -279,9 +279,11 @@ def import_annotations(
         "drop_weakest": drop_weakest,
         "min_reliability": min_reliability,
     }
-    spec = _spec(AGGREGATE_SPEC, params)
+    # The annotators are in the manifest, not in the spec: a later round's annotators
+    # change the labels of the items they annotated only.
+    spec = _spec(AGGREGATE_SPEC, {k: v for k, v in params.items() if k != "annotators"})
     for i, rid in enumerate(items):
-        shown = {names[j]: _word(matrix[i, j]) for j in range(len(names))}
+        shown = {names[j]: _word(matrix[i, j]) for j in kept if not np.isnan(matrix[i, j])}
         new[(rid, into)] = _aggregate_label(rid, into, verdicts[i], scores, i, shown, spec)
     _write(store, new, stored, report)
     report.annotators, report.dropped = names, dropped
@@ -410,6 +412,6 @@ def _record_import(store: RunStore, report: ImportReport, params: dict[str, Any]
         imports[f.sha256] = {"file": f.path.name, "format": f.format, "annotations": f.annotations}
     annotation |= {
         "imports": imports,
-        "aggregate": {"key": report.into, **params},
+        "aggregate": {"into": report.into, **params},  # not "key": a secret-like name
     }
     store.update_manifest(config={"annotation": annotation})

@@ -128,6 +128,7 @@ def export_cmd(ctx: click.Context, run_dir: str, out: str, **options: Any) -> No
     from realitycheck.annotation import Selection, export_items
     from realitycheck.cli._common import split_keys
 
+    store = _open_run(ctx, run_dir)
     labelers = tuple(split_keys(options["labelers"]))
     n = options["n"] if options["n"] is not None or options["escalate"] else 100
     selection = Selection(
@@ -139,7 +140,6 @@ def export_cmd(ctx: click.Context, run_dir: str, out: str, **options: Any) -> No
         bins=options["bins"],
         escalate=options["escalate"],
     )
-    store = _open_run(ctx, run_dir)
     report = export_items(
         store,
         out,
