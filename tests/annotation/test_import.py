@@ -373,3 +373,12 @@ def test_the_agreement_is_a_study_result_of_the_run(quiz_run, tmp_path):
     manifest = RunStore(quiz_run).read_manifest()["config"]["annotation"]
     assert manifest["aggregate"]["into"] == "human"
     assert [v["file"] for v in manifest["imports"].values()] == ["filled.csv"]
+
+
+def test_a_sheet_nobody_filled_in_is_refused(quiz_run, tmp_path):
+    export_items(RunStore(quiz_run), tmp_path / "r", Selection(labelers=PAIRS), formats=["csv"])
+    with pytest.raises(
+        InvalidInputError, match=r"items\.csv: No verdict to import: .*6 empty slot"
+    ):
+        import_annotations(RunStore(quiz_run), [tmp_path / "r" / "items.csv"])
+    assert not (quiz_run / "studies").exists()

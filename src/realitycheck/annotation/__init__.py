@@ -34,7 +34,6 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers
     from realitycheck.annotation._import import (
         AGGREGATE_SPEC,
         SOURCE_SPEC,
-        FileRead,
         ImportReport,
         import_annotations,
     )
@@ -48,12 +47,13 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers
     from realitycheck.annotation._plain import PLAIN_COLUMNS, read_plain
     from realitycheck.annotation._result import RESULT_KEY
     from realitycheck.annotation._select import Choice, Selection, choose
+    from realitycheck.annotation._sources import FileRead
 
 _WHERE: dict[str, str] = {
     **dict.fromkeys(("MIN_OVERLAP", "Agreement"), "_agreement"),
     **dict.fromkeys(("MANIFEST", "ExportReport", "export_items"), "_export"),
     **dict.fromkeys(
-        ("AGGREGATE_SPEC", "SOURCE_SPEC", "FileRead", "ImportReport", "import_annotations"),
+        ("AGGREGATE_SPEC", "SOURCE_SPEC", "ImportReport", "import_annotations"),
         "_import",
     ),
     **dict.fromkeys(("Item", "item_id"), "_items"),
@@ -63,6 +63,7 @@ _WHERE: dict[str, str] = {
     ),
     **dict.fromkeys(("PLAIN_COLUMNS", "read_plain"), "_plain"),
     "RESULT_KEY": "_result",
+    "FileRead": "_sources",
     **dict.fromkeys(("Choice", "Selection", "choose"), "_select"),
 }
 

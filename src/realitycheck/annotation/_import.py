@@ -20,7 +20,6 @@ import is refused unless ``replace`` is set (or ``into`` names another key).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -38,12 +37,10 @@ from realitycheck.annotation._agreement import (
     fit_or_none,
     weakest,
 )
-from realitycheck.annotation._export import recorded_rounds
-from realitycheck.annotation._items import item_id
-from realitycheck.annotation._label_studio import Annotation, read_label_studio
+from realitycheck.annotation._label_studio import Annotation
 from realitycheck.annotation._names import AGGREGATES
-from realitycheck.annotation._plain import read_plain
 from realitycheck.annotation._result import save_agreement
+from realitycheck.annotation._sources import FileRead, read_source, resolve
 from realitycheck.errors import InvalidInputError
 from realitycheck.keys import HUMAN, LabelKey, annotator_key
 from realitycheck.params import InstanceOf, Interval, OneOf, OrNone, Satisfies, check_arg
@@ -53,25 +50,13 @@ from realitycheck.store import RunStore
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["AGGREGATE_SPEC", "SOURCE_SPEC", "FileRead", "ImportReport", "import_annotations"]
+__all__ = ["AGGREGATE_SPEC", "SOURCE_SPEC", "ImportReport", "import_annotations"]
 
 SOURCE_SPEC = "annotation_import"
 """Spec name of an annotator's label read from a file."""
 AGGREGATE_SPEC = "annotation"
 """Spec name of the aggregate of imported annotators."""
 _OWNER = "annotate import"
-_FORMATS = {".json": "label-studio", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
-
-
-@dataclass(frozen=True)
-class FileRead:
-    """One imported file: its format, SHA-256, annotations read and what was left out."""
-
-    path: Path
-    format: str
-    sha256: str
-    annotations: int
-    skipped: dict[str, int]
 
 
 @dataclass
@@ -117,53 +102,6 @@ def _spec_name(spec: Any) -> str:
     except json.JSONDecodeError:
         return ""
     return str(value.get("name", "")) if isinstance(value, dict) else ""
-
-
-def _read(path: Path) -> tuple[str, str, list[Annotation], Counter[str]]:
-    fmt = _FORMATS.get(path.suffix.lower())
-    if fmt is None:
-        raise InvalidInputError(
-            "An annotation file must be a Label Studio JSON export (.json), or a CSV (.csv) or "
-            f"JSONL (.jsonl) file written by `annotate export`. Got {path.suffix or 'no suffix'}.",
-            path=path,
-        )
-    if not path.is_file():
-        raise InvalidInputError("There is no such file.", path=path)
-    sha = hashlib.sha256(path.read_bytes()).hexdigest()
-    found, skipped = read_label_studio(path) if fmt == "label-studio" else read_plain(path)
-    return fmt, sha, found, skipped
-
-
-def _resolve(
-    store: RunStore, path: Path, found: list[Annotation]
-) -> tuple[list[tuple[str, Annotation]], list[str]]:
-    """Pair each annotation with its response id; say why the others are not of this run."""
-    responses = set(store.arrow("responses", columns=["response_id"]).column(0).to_pylist())
-    rounds = recorded_rounds(store)
-    members = {r: set(v.get("response_ids") or []) for r, v in rounds.items()}
-    by_item = {item_id(rid): rid for ids in members.values() for rid in ids}
-    ok, foreign = [], []
-    for a in found:
-        rid = a.response_id or by_item.get(a.item_id, "")
-        if a.item_id and rid and item_id(rid) != a.item_id:
-            raise InvalidInputError(
-                f"The item id {a.item_id!r} is not that of the response {rid!r} (expected "
-                f"{item_id(rid)!r}): the row was changed after export.",
-                path=path,
-                line=a.line,
-                field=a.where if a.line is None else "item_id",
-            )
-        if not rid or rid not in responses:
-            why = f"response {rid or a.item_id!r} is not in this run"
-        elif a.round and a.round not in rounds:
-            why = f"round {a.round!r} was not exported from this run"
-        elif a.round and rid not in members[a.round]:
-            why = f"response {rid!r} is not an item of round {a.round!r}"
-        else:
-            ok.append((rid, a))
-            continue
-        foreign.append(f"{path.name}, {a.where}: {why}")
-    return ok, foreign
 
 
 def _annotator_label(rid: str, a: Annotation, source: dict[str, Any]) -> Label:
@@ -263,6 +201,14 @@ def import_annotations(
     new = _read_all(store, [Path(f) for f in files], report, skip_unknown=skip_unknown)
     stored = store.frame("labels")
     items, keys, matrix = _matrix(stored, new)
+    if not items:
+        left = sum((Counter(f.skipped) for f in report.files), Counter())
+        raise InvalidInputError(
+            f"No verdict to import: {', '.join(f.path.name for f in report.files)} hold none"
+            + (f" ({', '.join(f'{n} {why}' for why, n in left.items())})" if left else "")
+            + ". Fill in the annotator and verdict columns, or annotate the tasks, first.",
+            path=report.files[0].path,
+        )
     _check_shipped(stored, set(new) | {(r, into) for r in items}, replace, into)
     wants_ds = bool(drop_weakest or min_reliability is not None)
     fit = A.dawid_skene(matrix) if wants_ds else fit_or_none(matrix, report.notes)
@@ -305,8 +251,8 @@ def _read_all(
     new: dict[tuple[str, str], Label] = {}
     foreign: list[str] = []
     for path in files:
-        fmt, sha, found, skipped = _read(path)
-        ok, left = _resolve(store, path, found)
+        fmt, sha, found, skipped = read_source(path)
+        ok, left = resolve(store, path, found)
         foreign += left
         source = {"file": path.name, "sha256": sha, "format": fmt}
         for rid, a in ok:

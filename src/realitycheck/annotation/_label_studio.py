@@ -13,7 +13,9 @@ export. Its JSON export (Export → JSON, or ``GET
 ``annotations``: ``completed_by`` (a user id, or an object with ``id`` and
 ``email``), ``result`` (one entry per control: ``{"from_name": "verdict",
 "type": "choices", "value": {"choices": ["Faithful"]}}``), ``was_cancelled``
-(a skipped task) and ``updated_at``.
+(a skipped task) and ``updated_at``. Label Studio 1.23 exports
+``completed_by`` as the user's id: the annotator is then named ``user<id>``
+(an export that gives the e-mail is named by it).
 """
 
 from __future__ import annotations

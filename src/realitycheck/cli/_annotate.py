@@ -217,10 +217,13 @@ def export_cmd(ctx: click.Context, run_dir: str, out: str, **options: Any) -> No
 def import_cmd(ctx: click.Context, files: tuple[str, ...], run_dir: str, **options: Any) -> None:
     """Import annotated files: Label Studio JSON exports, or filled CSV / JSONL sheets.
 
-    Each annotator's verdicts become the labels human:<annotator>; every imported
-    annotator of every round makes the aggregate (human). Importing a file again
-    changes nothing. Prints the inter-annotator agreement and each annotator's
-    Dawid-Skene reliability, and stores them as the study result 'annotation'.
+    Each annotator's verdicts become the labels human:<annotator> (a Label
+    Studio annotator is named by the e-mail its export gives, else user<id>);
+    every imported annotator of every round makes the aggregate (human). A human
+    label the dataset shipped is not replaced without --replace. Importing a file
+    again changes nothing. Prints the inter-annotator agreement and each
+    annotator's Dawid-Skene reliability, and stores them as the study result
+    'annotation', which the report shows.
     """
     from realitycheck.annotation import import_annotations
 
