@@ -65,6 +65,9 @@ MINIMAL: dict[tuple[str, str], dict[str, object]] = {
             },
         }
     },
+    # Few-shot judges grade by the run's labels: outside a run they say so (test_components).
+    ("labelers", "fewshot_judge"): {"judge": "mock"},
+    ("labelers", "optimized_judge"): {"judge": "mock"},
     # Claims: the split round quotes the response, the check round the claims.
     ("labelers", "claim_judge"): {
         "judge": {

@@ -57,6 +57,8 @@ COMPUTED_LABELERS = [n for n in labelers.names() if "recorded" not in labelers.g
 # formula and missing inputs are tested on tiny models in tests/whitebox/test_{name}.py.
 CHECKPOINT_LABELERS = {"unieval", "q2", "critic"}
 COMPUTED_LABELERS = [n for n in COMPUTED_LABELERS if n not in CHECKPOINT_LABELERS]
+# Few-shot judges show the run's labelled responses; they are checked on runs in their tests.
+RUN_LABELERS = [n for n in COMPUTED_LABELERS if "labels" in labelers.get(n).needs]
 COMPUTED_DETECTORS = [n for n in detectors.names() if "recorded" not in detectors.get(n).needs]
 
 
@@ -71,7 +73,15 @@ def test_read_from_the_dataset_is_one_need_for_labelers_and_detectors():
         assert not any("stored" in registry.get(n).needs for n in registry.names())
 
 
-@pytest.mark.parametrize("name", COMPUTED_LABELERS)
+@pytest.mark.parametrize("name", RUN_LABELERS)
+def test_labeler_outside_a_run_says_it_needs_one(name):
+    lab = _build(labelers, name)
+    found = lab.label([FAITHFUL, INVENTED], EXAMPLES)
+    assert [x.response_id for x in found] == ["good", "bad"]
+    assert all(x.hallucinated is None and "within a run" in x.error for x in found)
+
+
+@pytest.mark.parametrize("name", [n for n in COMPUTED_LABELERS if n not in RUN_LABELERS])
 def test_labeler_sign_order_invariance_and_missing_inputs(name):
     lab = _build(labelers, name)
     responses = [FAITHFUL, INVENTED]
