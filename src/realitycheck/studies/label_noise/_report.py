@@ -353,10 +353,10 @@ def finding(ranking: list[dict[str, Any]], raters: RaterTables, rate: float) -> 
         if len(gap) and gap.max() > 0:
             row = mixed.loc[gap.index[int(np.argmax(gap.to_numpy()))]]
             sentences.append(
-                f"Labels from a labeler favour the other labelers most with {row['source']}'s "
+                f"Weak labels favour the other labelers most with {row['source']}'s verdicts "
                 f"on {row['dataset']}: they gain {row['mean_auroc_change_labelers']:+.3f} AUROC "
                 f"on average against {row['mean_auroc_change_detectors']:+.3f} for detectors "
-                "(paper 002: weak labels from an LLM overrate LLM-based detectors)."
+                "(paper 002 finds LLM weak labels overrating LLM-based detectors)."
             )
     human = frame[frame["condition"].isin(["dissenting_worker", "dissenting_label"])]
     human = human[human["largest_auroc_change"].notna()]
