@@ -189,44 +189,13 @@ def detect_cmd(
     _run_stage(ctx, "detect", detectors, proxy_key, **options)
 
 
-class _GenerationPrompt:
-    """The request generation sends for a response, to rebuild it for a proxy model.
-
-    The response's prompt variant (``zero_shot`` when it names none, as a
-    dataset's answers do; a few-shot one with the demonstrations in its
-    meta) under the ``greedy`` plan, in the format the backend takes
-    (:mod:`realitycheck.generation`). A prompt that held retrieved passages
-    is not rebuilt (the passages' texts are not stored).
-    """
-
-    def __init__(self, backend: Any) -> None:
-        from realitycheck.generation import make_plan
-
-        self._plan = make_plan("greedy")
-        self._capabilities = backend.capabilities
-        self.key = f"generation {self._plan.key}, the response's variant or zero_shot"
-
-    def __call__(self, example: Any, response: Any, examples: Any) -> Any:
-        from realitycheck.generation import build_prompt, parse_variant
-
-        try:
-            variant = response.prompt_variant
-            style, _ = parse_variant(variant)
-        except InvalidInputError:
-            variant, style = "zero_shot", "zero_shot"
-        if response.meta.get("passages"):
-            raise InvalidInputError("its prompt held retrieved passages, which are not stored")
-        demos = [examples[i] for i in response.meta.get("demos", ())] if style == "few_shot" else []
-        prompt = build_prompt(example, variant, demos=demos)
-        return self._plan.requests(prompt, task=example.task, capabilities=self._capabilities).best
-
-
 def _proxy_from(key: str) -> Any:
     """The proxy model of ``--backend`` on detect: the backend, with generation's prompts."""
+    from realitycheck.generation import GenerationPrompt
     from realitycheck.pipeline import ProxyModel
 
     backend = backend_from(key, None)
-    return ProxyModel(backend=backend, prompt=_GenerationPrompt(backend))
+    return ProxyModel(backend=backend, prompt=GenerationPrompt(backend))
 
 
 @cli.command("evaluate")

@@ -5,7 +5,9 @@ stochastic samples, the decoding strategy, the prompt variants, an optional
 retriever whose passages are prepended to each question);
 :func:`build_prompt` writes each prompt; :func:`generate` calls a backend through
 the shared call cache and stores one response per example and variant, resuming
-a stopped run.
+a stopped run. :class:`GenerationPrompt` rebuilds the prompt a response answers,
+for a proxy model that reads answers a run did not generate
+(:class:`realitycheck.pipeline.ProxyModel`).
 """
 
 from realitycheck.generation._choice import (
@@ -45,6 +47,7 @@ from realitycheck.generation._prompts import (
     delimit,
     parse_variant,
 )
+from realitycheck.generation._proxy_prompt import GenerationPrompt
 from realitycheck.generation._stage import (
     DEFAULT_BATCH_SIZE,
     GenerationReport,
@@ -61,6 +64,7 @@ __all__ = [
     "DEFAULT_MAX_TOKENS",
     "FORMATS",
     "GOLD_LABELER",
+    "GenerationPrompt",
     "GenerationReport",
     "McqPrompt",
     "NORMALISATIONS",
