@@ -47,6 +47,12 @@
     # normalisation = "token"
     # variants = ["default", "shuffle_options[seed=1]"]
 
+    [detect]                       # how the detect stage reads the responses (DetectSettings)
+    proxy_backend = 'hf[model="path/to/model"]'
+                                   # a local white-box model that reads the datasets'
+                                   # own answers (no [backend]) for perplexity, entropies,
+                                   # LogDet, eRank...: their scores are the proxy's view
+
     [evaluate]                     # an EvaluationConfig
     threshold_objective = "f1_macro"
 
@@ -86,11 +92,12 @@ from realitycheck.datasets import Dataset, datasets
 from realitycheck.datasets.spec_file import SPEC_SUFFIXES, is_spec_file, load_spec
 from realitycheck.detectors import Detector, detectors
 from realitycheck.errors import InvalidInputError, UnknownComponentError, did_you_mean
-from realitycheck.generation import SamplingPlan, make_plan
+from realitycheck.generation import GenerationPrompt, SamplingPlan, make_plan
 from realitycheck.keys import is_stored
 from realitycheck.labelers import Labeler, labelers
 from realitycheck.model_info import ModelInfo, models_from_table
-from realitycheck.pipeline import EvaluationConfig
+from realitycheck.params import NonEmptyStr, OrNone, check_params, param
+from realitycheck.pipeline import EvaluationConfig, ProxyModel
 from realitycheck.registry import Component
 from realitycheck.retrievers import Retriever
 from realitycheck.runner._choice_config import ChoiceSettings, build_retriever, parse_choice
@@ -99,7 +106,7 @@ from realitycheck.store import RemoteFolder, is_uri
 from realitycheck.studies import studies as study_registry
 from realitycheck.toml_lines import locate, syntax_error_line
 
-__all__ = ["DatasetEntry", "RunConfig", "load_run_config"]
+__all__ = ["DatasetEntry", "DetectSettings", "RunConfig", "load_run_config"]
 
 _TOP = (
     "run",
@@ -110,6 +117,7 @@ _TOP = (
     "labelers",
     "detectors",
     "studies",
+    "detect",
     "evaluate",
     "bootstrap",
     "reference",
@@ -128,6 +136,34 @@ _EVALUATE = tuple(
 )
 _BOOTSTRAP = tuple(f.name for f in dataclasses.fields(Bootstrap))
 T = TypeVar("T")
+
+
+@dataclass(frozen=True, kw_only=True)
+class DetectSettings:
+    """The ``[detect]`` table of a run config: how the detect stage reads the responses.
+
+    Attributes:
+        proxy_backend: A backend key (``hf[model="path/to/model"]``) of a local
+            white-box model that reads the responses carrying no features of
+            their own (a dataset's answers), as ``realitycheck detect --backend``
+            does: each is teacher-forced after the prompt generation would have
+            sent (:class:`~realitycheck.generation.GenerationPrompt`), and the
+            detectors that read log-probabilities, entropies or hidden states
+            score that proxy's view, named as such in their specs and the report
+            (:class:`~realitycheck.pipeline.ProxyModel`). ``None``: no proxy.
+    """
+
+    proxy_backend: str | None = param(
+        None,
+        OrNone(NonEmptyStr()),
+        doc="A local white-box model's backend key that reads answers the run did not generate.",
+    )
+
+    def __post_init__(self) -> None:
+        check_params(self, owner="[detect]")
+
+
+_DETECT = tuple(f.name for f in dataclasses.fields(DetectSettings))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -164,6 +200,8 @@ class RunConfig:
         studies: Study keys to run (``all`` expanded later).
         reference: The ground truth of evaluate, every study (unless its key
             names its own) and the report; ``None`` = the datasets' human labels.
+        proxy: The proxy model of the detect stage (``[detect] proxy_backend``), or
+            ``None`` for none.
         evaluation: The evaluate stage's settings.
         bootstrap: The bootstrap settings of evaluate and the studies.
         batch_size: (example, variant) pairs per stored batch.
@@ -188,6 +226,7 @@ class RunConfig:
     detector_keys: tuple[str, ...] = ()
     studies: tuple[str, ...] = ()
     reference: str | None = None
+    proxy: ProxyModel | None = None
     evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
     bootstrap: Bootstrap = field(default_factory=Bootstrap)
     batch_size: int = 16
@@ -503,6 +542,33 @@ def _plan(reader: _Reader, raw: Any) -> SamplingPlan:
     return reader.build(["plan", "preset"], lambda: make_plan(preset, **table))
 
 
+def _proxy(
+    reader: _Reader, raw: Any, dets: Sequence[Detector], *, generating: bool
+) -> ProxyModel | None:
+    """The ``[detect]`` table's proxy model, checked against the detectors before any work."""
+    table = reader.table(raw if raw is not None else {}, ["detect"], _DETECT)
+    for key, value in table.items():
+        try:
+            DetectSettings(**{key: value})
+        except InvalidInputError as exc:
+            raise reader.fail(str(exc), ["detect", key]) from None
+    settings = DetectSettings(**table)
+    if settings.proxy_backend is None:
+        return None
+    where = ["detect", "proxy_backend"]
+    if generating:
+        raise reader.fail(
+            "A proxy model reads answers the run did not generate (the datasets' own); with a "
+            "[backend], the run's answers carry their generator's features and the detectors "
+            "read those. Remove proxy_backend, or the [backend].",
+            where,
+        )
+    backend = reader.build(where, partial(backends.create_from_key, settings.proxy_backend))
+    proxy = ProxyModel(backend=backend, prompt=GenerationPrompt(backend))
+    reader.build(where, partial(proxy.check, dets))
+    return proxy
+
+
 def _bootstrap(reader: _Reader, raw: Any) -> Bootstrap:
     table = reader.table(raw if raw is not None else {}, ["bootstrap"], _BOOTSTRAP)
     for key, value in table.items():
@@ -601,6 +667,8 @@ def load_run_config(path: str | Path) -> RunConfig:
     else:
         study_keys = _components(reader, raw, "studies", study_registry)[1]
     plan = _plan(reader, raw.get("plan"))
+    generating = backend is not None
+    proxy = _proxy(reader, raw.get("detect"), dets, generating=generating)  # type: ignore[arg-type]
     if backend is not None and choice is not None:
         for b in found:
             reader.build(["backend"], partial(require, {"loglik"}, b, who="[choice]"))
@@ -633,6 +701,7 @@ def load_run_config(path: str | Path) -> RunConfig:
         detector_keys=tuple(detector_keys),
         studies=tuple(study_keys),
         reference=reference,
+        proxy=proxy,
         evaluation=_evaluation(
             reader, raw.get("evaluate"), detector_keys, label_keys, bootstrap, reference
         ),

@@ -28,6 +28,7 @@ from realitycheck.model_info import ModelInfo, models_to_manifest
 from realitycheck.pipeline import (
     Evaluation,
     EvaluationConfig,
+    ProxyModel,
     StageReport,
     detect,
     evaluate,
@@ -203,6 +204,7 @@ def measure_run(
     executor: Executor | None = None,
     progress: Progress | None = None,
     listener: Listener | None = None,
+    proxy: ProxyModel | None = None,
 ) -> RunOutcome:
     """Label, detect and evaluate a run, write ``metrics.csv`` and, if asked, the report.
 
@@ -210,11 +212,14 @@ def measure_run(
     through ``cache``, the run's call cache, so a rerun pays for no call twice.
     ``executor`` computes the label and detect stages' batches and evaluate's
     units (default: this process; a Ray executor: a cluster's workers).
+    ``proxy`` reads the responses without features of their own for the
+    detect stage (see :func:`realitycheck.pipeline.detect`).
     """
     progress = progress or NullProgress()
     listener = listener or Listener()
     outcome = RunOutcome()
     for stage, components in ((label, labelers), (detect, detectors)):
+        extra: dict[str, Any] = {"proxy": proxy} if stage is detect and proxy is not None else {}
         done = stage(
             store,
             components,  # type: ignore[arg-type]
@@ -223,6 +228,7 @@ def measure_run(
             cache=cache,
             executor=executor,
             progress=progress,
+            **extra,
         )
         outcome.stages.append(done)
         listener.stage(done)
@@ -349,6 +355,7 @@ def run_config(
         executor=executor,
         progress=progress,
         listener=listener,
+        proxy=config.proxy,
     )
     outcome.generation = generation
     outcome.choice = chosen
