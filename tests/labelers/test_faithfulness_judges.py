@@ -16,6 +16,7 @@ from realitycheck import (
     InvalidInputError,
     Response,
     RunStore,
+    claims,
     datasets,
     evaluate,
     label,
@@ -28,6 +29,7 @@ from realitycheck.labelers.claim_judge import ClaimJudge, parse_claim_verdicts, 
 from realitycheck.labelers.faithfulness_judge import FaithfulnessJudge
 
 PROMPTS = Path(claim_module.__file__).parent / "prompts"
+SPLIT_PROMPT = Path(claims.__file__).parent / "prompts" / "claim_split.v1.txt"  # shared
 
 SUMMARY = Example(
     example_id="s1",
@@ -302,7 +304,8 @@ def test_both_rounds_ask_for_their_own_json_schema():
 def test_spec_holds_the_backend_spec_and_the_template_hash(judge, templates):
     digest = hashlib.sha256()
     for name in templates:
-        digest.update(name.encode() + b"\x00" + (PROMPTS / name).read_bytes() + b"\x00")
+        path = SPLIT_PROMPT if name == SPLIT_PROMPT.name else PROMPTS / name
+        digest.update(name.encode() + b"\x00" + path.read_bytes() + b"\x00")
     params = judge.spec["params"]
     assert params["judge"] == judge.judge.spec
     assert params["prompt_sha256"] == digest.hexdigest()

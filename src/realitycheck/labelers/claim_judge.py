@@ -5,7 +5,9 @@ Leaderboards" (seed paper 003, §6.2), after RAGAS (Es et al., 2024): rather
 than judging a whole response at once, an LLM
 
 1. breaks the response into short self-contained factual claims
-   (``prompts/claim_split.v1.txt``, a JSON list), then
+   (:mod:`realitycheck.claims`, ``claim_split.v1.txt``, a JSON list; the
+   grounding detectors with ``unit=claims`` ask the same request, so with the
+   same LLM the split is paid once for both), then
 2. checks every claim of the response against the source in one call
    (``prompts/claim_verify.v1.txt``, one ``supported`` / ``unsupported``
    per claim, in order).
@@ -32,77 +34,70 @@ before it runs; expect roughly twice the planned prompt tokens.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from realitycheck.claims import (
+    SPLIT_TEMPLATE,
+    json_values,
+    parse_claims,
+    split_prompt,
+    split_request,
+    split_schema,
+    split_template,
+)
 from realitycheck.labelers._base import labeler
 from realitycheck.labelers._judge import (
     INVALID,
     Judge,
     _usage,
     cut_off,
+    load_template,
     parse_verdict,
-    prompt_sha256_param,
     quote,
     substitute,
 )
 from realitycheck.labelers.faithfulness_judge import source_fields
-from realitycheck.params import Interval, OneOf, param, with_default
+from realitycheck.params import Interval, OneOf, Satisfies, param, with_default
 from realitycheck.records import Example, Label, Response
 from realitycheck.verdicts import quote_reply
 
 if TYPE_CHECKING:
     from realitycheck.backends import CallCache, Generation, GenerationRequest
 
-__all__ = ["NO_CLAIMS", "ClaimJudge", "parse_claims", "parse_claim_verdicts"]
+__all__ = ["NO_CLAIMS", "ClaimJudge", "parse_claim_verdicts", "parse_claims"]
 
-SPLIT = "claim_split.v1.txt"
 VERIFY = "claim_verify.v1.txt"
 NO_CLAIMS = "no_claims"
 """The category of a response in which the split found no factual claim."""
 CLAIM_VERDICTS = ("unsupported", "supported")
 
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 
+def _prompt_sha256_param() -> Any:
+    """Declare ``prompt_sha256``: the SHA-256 of the split and the verification templates.
 
-def _json_values(text: str) -> list[Any]:
-    """Return every JSON list or object in ``text`` (whole, in code fences, or inside prose)."""
-    decoder = json.JSONDecoder()
-    found: list[Any] = []
-    for chunk in [text, *_FENCE.findall(text)]:
-        position = 0
-        while True:
-            starts = [i for i in (chunk.find("[", position), chunk.find("{", position)) if i >= 0]
-            if not starts:
-                break
-            start = min(starts)
-            try:
-                value, end = decoder.raw_decode(chunk, start)
-            except json.JSONDecodeError:
-                position = start + 1
-                continue
-            if isinstance(value, list | dict):
-                found.append(value)
-            position = end
-    return found
-
-
-def parse_claims(text: str) -> list[str] | None:
-    """Return the claims a split reply lists, or ``None`` when it gives no list.
-
-    Accepted: a JSON object with a ``claims`` list of strings, or a bare JSON
-    list of strings, alone, in a code fence or inside prose (the last one
-    found wins). Blank claims are dropped; an empty list is a valid answer
-    (no claims). Anything else, a truncated list included, is ``None``.
+    The hash of :func:`realitycheck.labelers.prompt_sha256_param`, each name,
+    NUL, its text, NUL, in order, over the split template, which lives in
+    :mod:`realitycheck.claims` (shared with the claim-wise detectors), and
+    the verification template of the judges' prompts.
     """
-    for value in reversed(_json_values(text)):
-        items = value.get("claims") if isinstance(value, dict) else value
-        if isinstance(items, list) and all(isinstance(item, str) for item in items):
-            return [item.strip() for item in items if item.strip()]
-    return None
+    digest = hashlib.sha256()
+    for name, text in ((SPLIT_TEMPLATE, split_template()), (VERIFY, load_template(VERIFY))):
+        digest.update(name.encode("utf-8") + b"\x00" + text.encode("utf-8") + b"\x00")
+    sha = digest.hexdigest()
+    return param(
+        sha,
+        Satisfies(
+            lambda value: value == sha,
+            f"the SHA-256 of the installed templates {SPLIT_TEMPLATE}, {VERIFY} ({sha[:12]}…); "
+            "a spec recorded with another prompt version cannot be rebuilt",
+        ),
+        in_key=False,
+        doc="SHA-256 of the prompt templates (written in the spec)",
+    )
 
 
 def _claim_verdict(item: Any) -> str | None:
@@ -123,7 +118,7 @@ def parse_claim_verdicts(text: str, n_claims: int) -> list[str] | None:
     verdict, makes the whole reply unreadable: claims are matched by position,
     so a gap would shift every verdict after it.
     """
-    for value in reversed(_json_values(text)):
+    for value in reversed(json_values(text)):
         items = value.get("verdicts") if isinstance(value, dict) else value
         if not isinstance(items, list) or len(items) != n_claims:
             continue
@@ -172,7 +167,7 @@ class ClaimJudge(Judge):
     )
     repeats: int = param(1, Interval(int, 1, 1), doc="always 1 (claim lists are not voted on)")
     max_tokens: int = with_default(Judge, "max_tokens", 1024)
-    prompt_sha256: str = prompt_sha256_param((SPLIT, VERIFY))
+    prompt_sha256: str = _prompt_sha256_param()
 
     needs: ClassVar[frozenset[str]] = frozenset({"context"})
     verdicts: ClassVar[tuple[str, ...]] = CLAIM_VERDICTS
@@ -184,8 +179,8 @@ class ClaimJudge(Judge):
         Raises:
             Unjudgeable: If the example has no context or the response is empty.
         """
-        kind = source_fields(response, example)["kind"]
-        return substitute(SPLIT, kind=kind, response=quote(response.text))
+        source_fields(response, example)  # a source to check against, a response to split
+        return split_prompt(example.task if example else "", response.text)
 
     def verification_prompt(
         self, response: Response, example: Example | None, claims: Sequence[str]
@@ -199,12 +194,24 @@ class ClaimJudge(Judge):
 
     def schema(self) -> dict[str, Any]:
         """Return the JSON Schema of a split reply: ``{"claims": [str, ...]}``."""
-        return {
-            "type": "object",
-            "properties": {"claims": {"type": "array", "items": {"type": "string"}}},
-            "required": ["claims"],
-            "additionalProperties": False,
-        }
+        return split_schema()
+
+    def requests(self, prompt: str) -> list[GenerationRequest]:
+        """Return the one request of ``prompt`` (:func:`realitycheck.claims.split_request`).
+
+        Built as a claim-wise detector builds its split, so with the same
+        backend and settings the two share the call-cache key.
+        """
+        return [
+            split_request(
+                self.judge,
+                prompt,
+                structured=self.structured,
+                temperature=self.temperature,
+                seed=self.seed,
+                max_tokens=self.max_tokens,
+            )
+        ]
 
     def verification_schema(self) -> dict[str, Any]:
         """Return the JSON Schema of a verification reply: ``{"verdicts": [{…}, ...]}``."""
