@@ -21,8 +21,8 @@ from realitycheck.analysis import Bootstrap
 from realitycheck.backends import CallCache
 from realitycheck.cli import main
 from realitycheck.labelers import plan_calls
-from realitycheck.labelers._fewshot import Labelled
 from realitycheck.labelers._judge import Unjudgeable
+from realitycheck.labelers._shots import Labelled
 from realitycheck.labelers.optimized_judge import OptimizedJudge
 from realitycheck.records import Example
 

@@ -8,7 +8,7 @@ and the answer to grade, and gives a binary verdict. The worked examples are
 responses of the run's calibration split graded by the ``reference`` labeler
 (human labels by default), ``k / 2`` of each verdict, drawn with ``seed``,
 never of the test split and never a response to the judged question
-(:mod:`realitycheck.labelers._fewshot`). The prompt (``prompts/fewshot_qa.v1.txt``
+(:mod:`realitycheck.labelers._shots`). The prompt (``prompts/fewshot_qa.v1.txt``
 with the ``match`` instruction) is this project's own wording.
 """
 
@@ -19,14 +19,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from realitycheck.labelers._base import labeler
-from realitycheck.labelers._fewshot import (
-    FRAME,
-    Draw,
-    Labelled,
-    ShotJudge,
-    instruction_template,
-)
+from realitycheck.labelers._fewshot import FRAME, ShotJudge, instruction_template
 from realitycheck.labelers._judge import Unjudgeable, prompt_sha256_param
+from realitycheck.labelers._shots import Draw, Labelled
 from realitycheck.records import Example, Label, Response
 
 if TYPE_CHECKING:
@@ -126,7 +121,7 @@ class FewShotJudge(ShotJudge):
             responses: The responses to judge.
             examples: Their examples, by ``example_id``.
             pool: Per dataset, the labelled calibration responses
-                (:func:`~realitycheck.labelers._fewshot.calibration_pool`).
+                (:func:`~realitycheck.labelers._shots.calibration_pool`).
             cache: The run's call cache; every call goes through it.
         """
         out: dict[int, Label] = {}

@@ -8,7 +8,7 @@ few-shot judges, as a small, budgeted search this project can state exactly:
    variants of the grading rule, :data:`realitycheck.labelers._fewshot.INSTRUCTIONS`)
    with each of ``sets`` sets of ``k`` worked examples, set ``s`` drawn with
    seed ``seed + s`` from the run's calibration split, ``k / 2`` of each
-   ``reference`` verdict (:func:`~realitycheck.labelers._fewshot.draw`). Set 0
+   ``reference`` verdict (:func:`~realitycheck.labelers._shots.draw`). Set 0
    of the ``match`` instruction is the prompt ``fewshot_judge`` asks with the
    same ``k`` and ``seed``.
 2. **Scoring.** Every candidate grades the same *search items*: calibration
@@ -41,16 +41,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from realitycheck.labelers._base import labeler
-from realitycheck.labelers._fewshot import (
-    FRAME,
-    INSTRUCTIONS,
-    Labelled,
-    ShotJudge,
-    balanced_sample,
-    draw,
-    instruction_template,
-)
+from realitycheck.labelers._fewshot import FRAME, INSTRUCTIONS, ShotJudge, instruction_template
 from realitycheck.labelers._judge import Unjudgeable, prompt_sha256_param
+from realitycheck.labelers._shots import Labelled, balanced_sample, draw
 from realitycheck.params import Interval, OneOf, SequenceOf, as_unique_tuple, param, param_error
 from realitycheck.records import Example, Label, Response
 
@@ -350,7 +343,7 @@ class OptimizedJudge(ShotJudge):
             responses: The responses to judge.
             examples: Their examples, by ``example_id``.
             pool: Per dataset, the labelled calibration responses
-                (:func:`~realitycheck.labelers._fewshot.calibration_pool`).
+                (:func:`~realitycheck.labelers._shots.calibration_pool`).
             cache: The run's call cache; every call (the search's too) goes through it.
         """
         graded, out = self._to_grade(responses, examples)
