@@ -11,15 +11,36 @@ value is ``1 - min(support)`` over its hypotheses: the least supported part
 decides. The value lies in [0, 1]; higher = more likely hallucinated.
 
 ============== ====================================== ==============================
-detector       premises (source)                       hypotheses (response)
+detector       premises (source)                       hypotheses (response), ``unit``
 ============== ====================================== ==============================
-nli_grounding  chunks of ``chunk_sentences`` sentences  its sentences (SummaC-ZS)
-cross_encoder  windows of ``window`` words              the whole response (HHEM)
-claim_check    windows of ``window`` words              its sentences (MiniCheck,
-                                                        AlignScore)
+nli_grounding  chunks of ``chunk_sentences`` sentences  ``sentence`` (SummaC-ZS) or
+                                                        ``claims``
+cross_encoder  windows of ``window`` words              ``response``, whole (HHEM), or
+                                                        ``claims``
+claim_check    windows of ``window`` words              ``sentence`` (MiniCheck,
+                                                        AlignScore) or ``claims``
 ============== ====================================== ==============================
 
-Sentences are :func:`realitycheck.text.split_sentences`. A window is
+Sentences are :func:`realitycheck.text.split_sentences`.
+
+**Claim-wise** (``unit=claims``): the hypotheses are the claims an LLM, the
+nested ``splitter`` backend, splits the response into, as seed paper 003
+("Benchmarking LLM Faithfulness in RAG with Evolving Leaderboards", §6.2,
+Table 1, after MiniCheck) applies HHEM, MiniCheck and the other fine-tuned
+detectors claim by claim: the response is hallucinated when any claim is
+unsupported, so the value is the largest unsupported score over its claims,
+``max(1 - support) = 1 - min(support)``, the same rule as for sentences.
+The split is :mod:`realitycheck.claims`: the prompt and the request of the
+labeler ``claim_judge`` at its default settings (greedy, seed 0, 1,024
+tokens, a JSON Schema where the backend takes one), through the run's call
+cache, so with the same LLM the split is paid once whether ``claim_judge``
+or a detector asks first. A split reply without a readable claim list makes
+the response's value ``None`` with the reason and a quote of the reply as
+its error, counted in ``Score.unreadable`` (never a fallback to
+sentences); a failed split call gives ``failed`` (``retryable`` when it may
+pass). A response in which the splitter finds no factual claim ("I do not
+know") has nothing unsupported: its value is 0, as ``claim_judge`` labels
+it faithful by default. A window is
 ``window`` consecutive whitespace-separated words, the next one starting
 ``stride`` words later, the last one ending at the source's last word (the
 words stand in for the classifier's tokens so that the chunks, and so the
@@ -33,20 +54,45 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from realitycheck.detectors._base import Detector, Needs, detector
-from realitycheck.params import InstanceOf, Interval, SequenceOf, as_tuple, param, param_error
+from realitycheck.params import (
+    InstanceOf,
+    Interval,
+    OneOf,
+    SequenceOf,
+    as_tuple,
+    param,
+    param_error,
+)
 from realitycheck.records import Response, Score
 from realitycheck.registry import nested
 from realitycheck.text import split_sentences
+from realitycheck.verdicts import quote_reply
 
 if TYPE_CHECKING:
-    from realitycheck.backends import Backend
+    from realitycheck.backends import Backend, GenerationRequest
 
-__all__ = ["ClaimCheck", "CrossEncoder", "NLIGrounding", "PairGrounding", "word_windows"]
+__all__ = [
+    "UNITS",
+    "ClaimCheck",
+    "CrossEncoder",
+    "NLIGrounding",
+    "PairGrounding",
+    "word_windows",
+]
 
+Unit = Literal["response", "sentence", "claims"]
+UNITS: tuple[Unit, ...] = ("response", "sentence", "claims")
+"""What of a response is checked against the source: all of it, each sentence, each claim."""
 _Plan = tuple[list[str], list[str]]
+"""A response's premises and hypotheses (its claims, once split)."""
+
+
+def _unit(default: Unit, *units: Unit) -> Any:
+    """Declare the ``unit`` field of a detector that checks ``units`` of a response."""
+    return param(default, OneOf(units), doc="what of the response is checked against the source")
 
 
 def word_windows(text: str, window: int, stride: int) -> list[str]:
@@ -71,13 +117,17 @@ class PairGrounding(Detector):
     """Shared by the pair-classifier grounding detectors (see the module documentation).
 
     Subclasses say how the source becomes premises (:meth:`premises`) and
-    the response hypotheses (:meth:`hypotheses`).
+    declare their ``unit`` (:meth:`hypotheses`).
 
     Args:
         judge: The pair classifier, a backend with the ``pairs`` capability, e.g.
             ``hf[model=PATH]`` (formerly ``classifier``, still read with a warning).
         labels: The classifier's label names in output order, when its config
             lacks them (empty = its ``id2label``), e.g. ``entailment+neutral+contradiction``.
+        unit: What of the response is checked: ``sentence``, ``response`` (the
+            whole of it) or ``claims`` (split by ``splitter``).
+        splitter: The LLM that splits a response into claims, required with
+            ``unit=claims`` and refused otherwise, e.g. ``openai[model=gpt-4o]``.
     """
 
     judge: Backend = nested(
@@ -87,6 +137,10 @@ class PairGrounding(Detector):
         aliases=("classifier",),
     )
     labels: tuple[str, ...] = param((), SequenceOf(InstanceOf(str)), convert=as_tuple)
+    unit: Unit = _unit("sentence", *UNITS)
+    splitter: Backend | None = nested(
+        "backends", doc="the LLM that splits a response into claims (unit=claims)"
+    )
     needs: ClassVar[frozenset[str]] = frozenset({"context"})
 
     def __post_init__(self) -> None:
@@ -94,38 +148,114 @@ class PairGrounding(Detector):
         from realitycheck.backends import require_pairs
 
         require_pairs(self.judge, self.name)
+        if self.unit == "claims" and self.splitter is None:
+            raise param_error(
+                "splitter",
+                self.name,
+                "a backend that splits responses into claims, e.g. "
+                "splitter=openai[model=gpt-4o], when unit='claims'",
+                None,
+            )
+        if self.unit != "claims" and self.splitter is not None:
+            raise param_error(
+                "splitter",
+                self.name,
+                "left out unless unit='claims'",
+                got=repr(self.splitter.key),
+            )
 
     def premises(self, context: str) -> list[str]:
         """Return the parts of the source each hypothesis is checked against."""
         raise NotImplementedError
 
     def hypotheses(self, text: str) -> list[str]:
-        """Return the parts of the response that must each be supported."""
-        raise NotImplementedError
+        """Return the parts of the response that must each be supported (``unit``).
 
-    def _plan(self, response: Response, needs: Needs) -> _Plan | str:
-        """Return the response's (premises, hypotheses), or why it cannot be scored."""
+        The response's sentences, or the whole response (stripped); empty for
+        an empty response. The claims of ``unit=claims`` come from the
+        splitter's replies instead: this returns the whole response, the text
+        that is split.
+        """
+        if self.unit == "sentence":
+            return split_sentences(text)
+        return [text.strip()] if text.strip() else []
+
+    def _plan(self, response: Response, needs: Needs) -> _Plan | Score:
+        """Return the response's (premises, hypotheses), or its score when it cannot be scored."""
         example = needs.examples.get(response.example_id)
         if example is None:
-            return f"example {response.example_id!r} was not given"
+            return self._score(
+                response, None, error=f"example {response.example_id!r} was not given"
+            )
         premises = self.premises(example.context)
         if not premises:
-            return "the example has no context"
+            return self._score(response, None, error="the example has no context")
         hypotheses = self.hypotheses(response.text)
         if not hypotheses:
-            return "the response is empty"
+            return self._score(response, None, error="the response is empty")
         return premises, hypotheses
+
+    def _claims(
+        self,
+        splitter: Backend,
+        responses: Sequence[Response],
+        plans: list[_Plan | Score],
+        needs: Needs,
+    ) -> list[_Plan | Score]:
+        """Return ``plans`` with each response's claims as its hypotheses, or why there are none.
+
+        One split request per response, through the call cache
+        (:func:`realitycheck.claims.split_request`, ``claim_judge``'s request).
+        """
+        from realitycheck.backends import cached_generate
+        from realitycheck.claims import read_split, split_prompt, split_request
+
+        premises: dict[int, list[str]] = {}
+        asked: dict[int, GenerationRequest] = {}
+        for i, (response, plan) in enumerate(zip(responses, plans, strict=True)):
+            if not isinstance(plan, Score):
+                premises[i] = plan[0]
+                task = needs.examples[response.example_id].task
+                asked[i] = split_request(splitter, split_prompt(task, response.text))
+        answers = cached_generate(splitter, list(asked.values()), cache=needs.cache)
+        out = list(plans)
+        for i, generation in zip(asked, answers, strict=True):
+            response = responses[i]
+            if generation.error:
+                out[i] = self._score(
+                    response,
+                    None,
+                    error=f"the splitter {splitter.key!r} failed on the claim split: "
+                    f"{generation.error}",
+                    retryable=generation.retryable,
+                    failed=True,
+                )
+                continue
+            split = read_split(generation)
+            if split.claims is None:
+                out[i] = self._score(
+                    response,
+                    None,
+                    error=f"no claims in the reply of the splitter {splitter.key!r} "
+                    f"({split.reason}): {quote_reply(split.reply)}",
+                    unreadable=1,
+                )
+                continue
+            out[i] = premises[i], list(split.claims)
+        return out
 
     def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
         """Return one score per response, in order (``1 - min`` support, in [0, 1])."""
         from realitycheck.backends import cached_pairs
 
         plans = [self._plan(response, needs) for response in responses]
+        if self.splitter is not None:  # unit=claims (checked when built)
+            plans = self._claims(self.splitter, responses, plans, needs)
         pairs = sorted(
             {
                 (p, h)
                 for plan in plans
-                if not isinstance(plan, str)
+                if not isinstance(plan, Score)
                 for h in plan[1]
                 for p in plan[0]
             }
@@ -134,10 +264,13 @@ class PairGrounding(Detector):
         answers = dict(zip(pairs, scored, strict=True))
         out = []
         for response, plan in zip(responses, plans, strict=True):
-            if isinstance(plan, str):
-                out.append(self._score(response, None, error=plan))
+            if isinstance(plan, Score):
+                out.append(plan)
                 continue
             premises, hypotheses = plan
+            if not hypotheses:  # no claim, so none unsupported
+                out.append(self._score(response, 0.0))
+                continue
             failed = [answers[p, h].error for h in hypotheses for p in premises]
             failed = [e for e in failed if e]
             if failed:
@@ -171,17 +304,26 @@ class NLIGrounding(PairGrounding):
     some sentence is entailed by no part of the source = more likely
     hallucinated. (SummaC-ZS itself scores entailment minus contradiction and
     averages over sentences; this keeps entailment and the weakest sentence.)
-    An example without context or an empty response gets ``value=None`` and
-    an error.
+    With ``unit=claims`` the hypotheses are the claims the ``splitter`` LLM
+    finds in the response instead of its sentences (see the module
+    documentation), e.g. ``nli_grounding[judge=hf[model=PATH],unit=claims,
+    splitter=openai[model=gpt-4o]]``. An example without context or an empty
+    response gets ``value=None`` and an error; so does a response whose
+    split reply gives no claim list (counted as unreadable).
 
     Args:
         judge: The pair classifier, a backend with the ``pairs`` capability, e.g.
             ``hf[model=PATH]`` (formerly ``classifier``, still read with a warning).
         labels: The classifier's label names in output order, when its config
             lacks them (empty = its ``id2label``).
+        unit: ``sentence`` (each sentence of the response) or ``claims`` (each
+            claim ``splitter`` finds in it; seed paper 003's claim-wise use).
+        splitter: The LLM that splits a response into claims, required with
+            ``unit=claims`` and refused otherwise, e.g. ``openai[model=gpt-4o]``.
         chunk_sentences: Source sentences per premise.
     """
 
+    unit: Unit = _unit("sentence", "sentence", "claims")
     chunk_sentences: int = param(1, Interval(int, 1))
 
     def premises(self, context: str) -> list[str]:
@@ -189,10 +331,6 @@ class NLIGrounding(PairGrounding):
         sentences = split_sentences(context)
         k = self.chunk_sentences
         return [" ".join(sentences[i : i + k]) for i in range(0, len(sentences), k)]
-
-    def hypotheses(self, text: str) -> list[str]:
-        """Return the response's sentences."""
-        return split_sentences(text)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -237,45 +375,57 @@ class CrossEncoder(_Windowed):
     largest over the windows; ``value = 1 - consistency``, in [0, 1], higher
     = more likely hallucinated. A response drawing on two distant windows is
     therefore judged against each alone: raise ``window`` (up to the model's
-    limit) for such sources. An example without context or an empty response
-    gets ``value=None`` and an error.
+    limit) for such sources. With ``unit=claims`` the classifier reads
+    (window, claim) pairs for each claim the ``splitter`` LLM finds in the
+    response, and ``value = 1 - min`` consistency over the claims: HHEM
+    applied claim-wise, as seed paper 003 (Table 1) does. An example without
+    context or an empty response gets ``value=None`` and an error; so does a
+    response whose split reply gives no claim list (counted as unreadable).
 
     Args:
         judge: The pair classifier, a backend with the ``pairs`` capability, e.g.
             ``hf[model=PATH]`` (formerly ``classifier``, still read with a warning).
         labels: The classifier's label names in output order, when its config
             lacks them (empty = its ``id2label``).
+        unit: ``response`` (the whole response, as HHEM reads it) or ``claims``
+            (each claim ``splitter`` finds in it; seed paper 003's claim-wise use).
+        splitter: The LLM that splits a response into claims, required with
+            ``unit=claims`` and refused otherwise, e.g. ``openai[model=gpt-4o]``.
     """
 
-    def hypotheses(self, text: str) -> list[str]:
-        """Return the whole response (stripped) as the one hypothesis."""
-        return [text.strip()] if text.strip() else []
+    unit: Unit = _unit("response", "response", "claims")
 
 
 @detector("claim_check")
 @dataclass(frozen=True, kw_only=True)
 class ClaimCheck(_Windowed):
-    """MiniCheck / AlignScore-style: the weakest response sentence against source windows.
+    """MiniCheck / AlignScore-style: the weakest response claim against source windows.
 
-    The claims are the response's sentences
+    By default (``unit=sentence``) the claims are the response's sentences
     (:func:`realitycheck.text.split_sentences`): no model decomposes them into
-    atomic facts (as FActScore does with an LLM), so a sentence holding two
-    facts is checked as one claim. The source is split into
-    windows of ``window`` words, one every ``stride`` words (AlignScore
-    chunks the source the same way). A claim's support is its largest
-    P(entailment) (or consistency, for a single-logit checker such as
-    MiniCheck's) over the windows; ``value = 1 - min`` over the claims, in
-    [0, 1], higher = some claim is supported by no window = more likely
-    hallucinated. An example without context or an empty response gets
-    ``value=None`` and an error.
+    atomic facts, so a sentence holding two facts is checked as one claim.
+    With ``unit=claims`` an LLM, the ``splitter``, decomposes the response
+    into self-contained claims first, as seed paper 003 (§6.2, after
+    MiniCheck and FActScore) does (see the module documentation). The
+    source is split into windows of ``window`` words, one every ``stride``
+    words (AlignScore chunks the source the same way). A claim's support is
+    its largest P(entailment) (or consistency, for a single-logit checker
+    such as MiniCheck's) over the windows; ``value = 1 - min`` over the
+    claims, in [0, 1], higher = some claim is supported by no window = more
+    likely hallucinated (any unsupported claim makes the response
+    hallucinated). An example without context or an empty response gets
+    ``value=None`` and an error; so does a response whose split reply gives
+    no claim list (counted as unreadable).
 
     Args:
         judge: The pair classifier, a backend with the ``pairs`` capability, e.g.
             ``hf[model=PATH]`` (formerly ``classifier``, still read with a warning).
         labels: The classifier's label names in output order, when its config
             lacks them (empty = its ``id2label``).
+        unit: ``sentence`` (each sentence of the response) or ``claims`` (each
+            claim ``splitter`` finds in it; seed paper 003's claim-wise use).
+        splitter: The LLM that splits a response into claims, required with
+            ``unit=claims`` and refused otherwise, e.g. ``openai[model=gpt-4o]``.
     """
 
-    def hypotheses(self, text: str) -> list[str]:
-        """Return the response's sentences (the claims)."""
-        return split_sentences(text)
+    unit: Unit = _unit("sentence", "sentence", "claims")
