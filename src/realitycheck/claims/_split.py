@@ -10,8 +10,6 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from realitycheck.verdicts import quote_reply
-
 if TYPE_CHECKING:
     from realitycheck.backends import Backend, Generation, GenerationRequest
 
@@ -169,12 +167,6 @@ class Split:
     claims: tuple[str, ...] | None
     reason: str
     reply: str
-
-    def error(self) -> str:
-        """Return the error of a reply that gives no list: the reason and a quote, or ``""``."""
-        if self.claims is not None:
-            return ""
-        return f"no claim list in the reply ({self.reason}): {quote_reply(self.reply)}"
 
 
 def read_split(generation: Generation) -> Split:
