@@ -49,7 +49,7 @@ def test_the_three_label_real_begin_rows_and_a_rerun_computes_nothing(
     keys = [
         f'unieval[model="{t5}",dimension=groundedness,device=cpu]',
         f'critic[model="{critic}",device=cpu]',
-        f'q2[generator="{generator}",reader="{reader}",nli=hf[model="{nli}",device=cpu],'
+        f'q2[generator="{generator}",reader="{reader}",judge=hf[model="{nli}",device=cpu],'
         "max_question_tokens=6,device=cpu]",
     ]
     out, cache = tmp_path / "run", tmp_path / "cache"

@@ -164,7 +164,7 @@ def _key(models, **extra) -> str:
     params = {
         "generator": f'"{models["generator"]}"',
         "reader": f'"{models["reader"]}"',
-        "nli": f'hf[model="{models["nli"]}",device=cpu]',
+        "judge": f'hf[model="{models["nli"]}",device=cpu]',
         "max_question_tokens": 6,
         "device": "cpu",
         "batch_size": 3,
@@ -219,12 +219,12 @@ def test_q2_equals_the_pipeline_run_step_by_step_and_a_rerun_is_read_from_the_ca
 
 def test_without_nli_q2_is_the_mean_f1_and_a_response_without_a_question_has_none(models, cache):
     examples, responses = _records()
-    lab = labelers.create_from_key(_key(models, nli=None))
+    lab = labelers.create_from_key(_key(models, judge=None))
     labels = {x.response_id: x for x in lab.label(responses, examples, cache=cache)}
     assert labels["r0"].score == 0.0 and labels["r0"].hallucinated is False  # Paris = Paris
     assert json.loads(labels["r2"].raw)["questions"][0]["knowledge_answer"] is None
     assert labels["r2"].score == 1.0  # the knowledge has no answer: F1 = 0
-    assert labels["r3"].hallucinated is None and "needs the nli parameter" in labels["r3"].error
+    assert labels["r3"].hallucinated is None and "needs the judge parameter" in labels["r3"].error
     for label in labels.values():
         if label.score is not None:
             raw = json.loads(label.raw)

@@ -171,7 +171,7 @@ class Q2(Labeler):
     ``reader=deepset/roberta-base-squad2``) answers from the response with
     the span itself is the span's question. Its value is the token F1 of the
     span and the reader's answer from the knowledge (the example's context;
-    0 when the knowledge gives no answer); where ``0 <= F1 < 1`` the ``nli``
+    0 when the knowledge gives no answer); where ``0 <= F1 < 1`` the ``judge``
     classifier turns it into 1 (entailment) or 0 (contradiction). Q² is the
     mean over the spans with a question; a response with none gets the
     end-to-end NLI value (1, 0, or 0.5 when neutral). The rules, and where
@@ -182,7 +182,7 @@ class Q2(Labeler):
     ``q2``, ``q2_f1`` (the same without NLI on the answer pairs: the
     authors' ``Q2_no_nli``), ``fallback`` (the NLI class when no question
     was valid) and each span's ``questions`` (:class:`QuestionScore`).
-    Without ``nli``, Q² is the mean F1 (token-level Q²) and a response with
+    Without ``judge``, Q² is the mean F1 (token-level Q²) and a response with
     no valid question gets ``hallucinated=None`` saying so. The generated
     questions and the NLI answers go through the run's call cache. An
     example without context, an empty response, or a model call that failed
@@ -191,8 +191,9 @@ class Q2(Labeler):
     Args:
         generator: The question generator, a T5 checkpoint (folder or hub id).
         reader: The extractive question-answering checkpoint (SQuAD 2.0), with a fast tokenizer.
-        nli: The NLI classifier, a backend with the ``pairs`` capability (e.g.
-            ``hf[model=PATH]``); none = Q² without NLI.
+        judge: The NLI classifier, a backend with the ``pairs`` capability (e.g.
+            ``hf[model=PATH]``; ``judge`` is every component's name for the model
+            it asks); none = Q² without NLI.
         labels: The NLI classifier's label names in output order, when its
             config lacks them (empty = its ``id2label``).
         threshold: Q² below which a response is labelled hallucinated, in [0, 1].
@@ -204,7 +205,7 @@ class Q2(Labeler):
 
     generator: str = required(NonEmptyStr(), doc="the question generator")
     reader: str = required(NonEmptyStr(), doc="the extractive reader")
-    nli: Backend | None = nested("backends", doc="the NLI classifier (pairs)")
+    judge: Backend | None = nested("backends", doc="the NLI classifier (pairs)")
     labels: tuple[str, ...] = param((), SequenceOf(InstanceOf(str)), convert=as_tuple)
     threshold: float = param(0.5, Interval(float, 0, 1))
     max_question_tokens: int = param(128, Interval(int, 2))
@@ -215,10 +216,10 @@ class Q2(Labeler):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.nli is not None:
+        if self.judge is not None:
             from realitycheck.backends import require_pairs
 
-            require_pairs(self.nli, self.name)
+            require_pairs(self.judge, self.name)
 
     def label(
         self,
@@ -288,7 +289,7 @@ class Q2(Labeler):
         cache: CallCache | None,
     ) -> dict[tuple[str, str], PairScore]:
         """Return the NLI answer of every pair Q² asks about (none without ``nli``)."""
-        if self.nli is None:
+        if self.judge is None:
             return {}
         from realitycheck.backends import cached_pairs
 
@@ -300,7 +301,7 @@ class Q2(Labeler):
             if not outcome.scores:
                 pairs.add(_fallback_pair(outcome.plan))
         wanted = sorted(pairs)
-        answers = cached_pairs(self.nli, wanted, labels=self.labels, cache=cache)
+        answers = cached_pairs(self.judge, wanted, labels=self.labels, cache=cache)
         return dict(zip(wanted, answers, strict=True))
 
     def _verdict(
@@ -313,7 +314,7 @@ class Q2(Labeler):
         if plan is None:
             return self._label(response, None, error=outcome.error, failed=outcome.failed)
         fallback = ""
-        if self.nli is not None:
+        if self.judge is not None:
             asked = [_fallback_pair(plan)] if not scores else []
             asked += [_answer_pair(s) for s in scores if _needs_nli(s)]
             failed = [verdicts[p].error for p in asked if verdicts[p].error]
@@ -330,7 +331,7 @@ class Q2(Labeler):
                 response,
                 None,
                 error="no question about the response passed Q²'s checks; Q²'s NLI fallback "
-                "needs the nli parameter",
+                "needs the judge parameter (the NLI classifier)",
             )
         if scores:
             q2 = sum(s.value for s in scores) / len(scores)
