@@ -19,7 +19,7 @@ command::
     studies        one diagnostic each; read a run, return tables, figures, a finding
     pipeline       stages: ingest, label, detect, evaluate   | generation | annotation
     components     labelers, detectors (a panel fits Dawid-Skene with analysis)
-    analysis       splits, thresholds, Bootstrap settings, Measure, rater agreement
+    analysis       splits, thresholds, Bootstrap settings, Measure, rater agreement | claims
     components     datasets, backends, retrievers
     store          run folder, Parquet parts, manifest, study results, secrets, locks
     metrics · plots · raters   (raters: Dawid-Skene, read by datasets and analysis)

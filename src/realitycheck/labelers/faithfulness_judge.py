@@ -29,6 +29,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
 
+from realitycheck.claims import OTHER_KIND, TASK_KINDS
 from realitycheck.labelers._base import labeler
 from realitycheck.labelers._judge import (
     Judge,
@@ -48,13 +49,8 @@ __all__ = ["FaithfulnessJudge", "source_fields"]
 TEMPLATES = {"facts": "faithfulness_facts.v1.txt", "cot": "faithfulness_cot.v1.txt"}
 STYLES = tuple(TEMPLATES)
 
-_KINDS = {
-    "rag_qa": "an answer to the request, written from the passages given as the source",
-    "summary": "a summary of the document given as the source",
-    "data2text": "a description written from the structured data given as the source",
-    "dialogue": "a reply in a conversation, written from the knowledge given as the source",
-}
-_OTHER_KIND = "a text written from the material given as the source"
+_KINDS = TASK_KINDS  # one wording of each task for the judges and the claim split
+_OTHER_KIND = OTHER_KIND
 
 
 def source_fields(response: Response, example: Example | None) -> dict[str, str]:
