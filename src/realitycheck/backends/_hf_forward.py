@@ -21,6 +21,7 @@ public verb, for any backend that reads fixed answers (``hf``).
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +34,7 @@ __all__ = [
     "SequenceFeatures",
     "accepts_logits_to_keep",
     "answer_tokens",
+    "cache_keyword",
     "forced_answers",
     "forced_features",
     "forward_features",
@@ -106,6 +108,36 @@ def accepts_logits_to_keep(model: Any) -> bool:
         return "logits_to_keep" in inspect.signature(model.forward).parameters
     except (TypeError, ValueError):  # pragma: no cover - exotic wrappers
         return False
+
+
+_CACHE_KEYWORDS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+def cache_keyword(model: Any) -> str:
+    """Return the name under which ``model.forward`` takes, and returns, its key/value cache.
+
+    transformers 5.24 renamed ``past_key_values`` to ``cache``, both the
+    forward argument and the output field; the old names still work there but
+    print a deprecation warning (the argument is to go in 5.40). Earlier 5.x
+    releases, and remote-code models written for them, know only
+    ``past_key_values``. The answer is ``"cache"`` when ``model.forward``'s
+    signature has that parameter, else ``"past_key_values"``; it is read once
+    per model (a model not weak-referenceable is inspected on every call).
+    """
+    try:
+        return _CACHE_KEYWORDS[model]
+    except (KeyError, TypeError):
+        pass
+    try:
+        takes_cache = "cache" in inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):  # pragma: no cover - exotic wrappers
+        takes_cache = False
+    name = "cache" if takes_cache else "past_key_values"
+    try:
+        _CACHE_KEYWORDS[model] = name
+    except TypeError:  # pragma: no cover - not weak-referenceable
+        pass
+    return name
 
 
 def padded(rows: Sequence[Sequence[int]], pad_id: int, *, left: bool) -> tuple[Any, Any]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from realitycheck.backends._hf_forward import accepts_logits_to_keep, padded
+from realitycheck.backends._hf_forward import accepts_logits_to_keep, cache_keyword, padded
 
 __all__ = ["by_context", "shared_context_logliks"]
 
@@ -46,16 +46,17 @@ def _score_chunk(
     opt_ids, opt_mask = opt_ids.to(device), opt_mask.to(device)
     lengths = torch.tensor([len(c) for c, _ in chunk], device=device)
     steps = torch.arange(opt_ids.shape[1], device=device)
+    name = cache_keyword(model)  # "cache" from transformers 5.24, else "past_key_values"
     with torch.inference_mode():
         first = model(**kwargs)
-        cache = first.past_key_values
+        cache = getattr(first, name)
         cache.batch_select_indices(owners)
         second = model(
             input_ids=opt_ids,
             attention_mask=torch.cat([ctx_mask[owners], opt_mask], dim=1),
             position_ids=lengths[owners][:, None] + steps[None, :],
-            past_key_values=cache,
             use_cache=True,
+            **{name: cache},
         )
         # Option token j is predicted by the context's last position (j = 0) or by
         # option position j - 1.

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from realitycheck.backends._base import GenerationRequest
-from realitycheck.backends._hf_forward import accepts_logits_to_keep
+from realitycheck.backends._hf_forward import accepts_logits_to_keep, cache_keyword
 
 __all__ = ["Decoded", "decode", "is_loop_decoded", "is_seeded_sampling", "row_seed"]
 
@@ -221,11 +221,12 @@ def decode(
     positions = (mask.cumsum(-1) - 1).clamp(min=0)
     eos_ids = torch.tensor(sorted(eos) or [pad_id], device=ids.device)
     keep = {"logits_to_keep": 1} if accepts_logits_to_keep(model) else {}
+    name = cache_keyword(model)  # "cache" from transformers 5.24, else "past_key_values"
     with torch.inference_mode():
         out = model(
             input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, **keep
         )
-        past, logits = out.past_key_values, out.logits[:, -1, :].float()
+        past, logits = getattr(out, name), out.logits[:, -1, :].float()
         if n > 1:  # the prompt is encoded once, its cache shared by its n rows
             past.batch_repeat_interleave(n)
             logits = logits.repeat_interleave(n, dim=0)
@@ -253,11 +254,11 @@ def decode(
                 input_ids=tokens[:, None],
                 attention_mask=mask,
                 position_ids=step_pos,
-                past_key_values=past,
                 use_cache=True,
                 output_hidden_states=bool(record.layers),
+                **{name: past},
             )
-            past, logits = out.past_key_values, out.logits[:, -1, :].float()
+            past, logits = getattr(out, name), out.logits[:, -1, :].float()
             if record.layers:
                 record.states_of(out.hidden_states)
     tokens = torch.stack(drawn, dim=1) if drawn else ids.new_zeros((ids.shape[0] * n, 0))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -152,7 +153,13 @@ class FineTuned(SupervisedDetector):
                     lora_alpha=2 * self.lora_rank,
                     lora_dropout=0.0,
                 )
-                net = peft.get_peft_model(net, config)
+                with warnings.catch_warnings():
+                    # peft reads the model's `is_gradient_checkpointing`, which
+                    # transformers 5.24 deprecates (a FutureWarning the user cannot act on).
+                    warnings.filterwarnings(
+                        "ignore", "`is_gradient_checkpointing` is deprecated", FutureWarning
+                    )
+                    net = peft.get_peft_model(net, config)
             net.to(device).train()
             trainable = [p for p in net.parameters() if p.requires_grad]
             optimiser = torch.optim.AdamW(trainable, lr=self.learning_rate)
