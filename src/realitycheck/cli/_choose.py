@@ -57,6 +57,14 @@ __all__: list[str] = []
     help="Fixed demonstrations: the dataset's first N other questions.",
 )
 @click.option(
+    "--top-logprobs",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Alternatives per token of the chosen option to keep in its features (backends that "
+    "read fixed answers: hf).",
+)
+@click.option(
     "--variant",
     "variant_keys",
     multiple=True,
@@ -89,6 +97,7 @@ def choose_cmd(
     normalisation: str,
     template: str,
     shots: int,
+    top_logprobs: int,
     variant_keys: tuple[str, ...],
     retriever_key: str | None,
     without_retrieval: bool,
@@ -102,7 +111,9 @@ def choose_cmd(
 
     Each response's text is the chosen option; its meta holds every option's
     summed, per-token and per-character log-likelihood, and a 'gold' label
-    says whether the choice is correct. With --retriever, the retrieved
+    says whether the choice is correct. Its features hold the chosen option's
+    token log-probs (and, on hf, its tokens and token entropies), so
+    'detect -D perplexity' scores the answers. With --retriever, the retrieved
     passages come before each question and their ids are stored. Run the
     same command again to resume; scored options come from the call cache.
     """
@@ -114,7 +125,13 @@ def choose_cmd(
     if without_retrieval and retriever_key is None:
         raise click.UsageError("--without-retrieval compares with a --retriever; name one.")
     extra: dict[str, Any] = {} if retriever_key is None else {"retriever": retriever_key}
-    plan = ChoicePlan(normalisation=normalisation, template=template, shots=shots, **extra)
+    plan = ChoicePlan(
+        normalisation=normalisation,
+        template=template,
+        shots=shots,
+        top_logprobs=top_logprobs,
+        **extra,
+    )
     keys = split_keys(variant_keys) if variant_keys else ["default"]
     chosen_variants = tuple(variants.create_from_key(k) for k in keys)
     backend = backend_from(backend_key, model)

@@ -19,6 +19,14 @@ and of the backend and plan keys) and:
   ids of the passages shown before the question, best first) and
   ``retriever`` (its key), neither without one. The retriever is part of the
   plan's key, so answers with and without retrieval get different ids;
+* ``features``: the chosen option's token features in the generate stage's
+  layout (``{"best": {"token_logprobs", ...}}``, see
+  :mod:`realitycheck.generation._choice_features`): its token log-probs as
+  the choice scored them on every backend, and its tokens, token entropies
+  and (with ``top_logprobs``) alternatives where the backend can read a
+  fixed answer (``hf``); what could not be read is named, with the reason,
+  in ``meta["unsupported"]``. Perplexity and entropy detectors score the
+  answers from them;
 
 plus a label by the ``gold`` labeler: ``hallucinated`` is ``True`` when the
 chosen option is not a correct one (category ``correct`` / ``incorrect``).
@@ -46,8 +54,10 @@ from realitycheck.generation._choice import (
     render,
     true_mass,
 )
+from realitycheck.generation._choice_features import ChosenFeatures, chosen_features
 from realitycheck.generation._manifest import stage_entry
 from realitycheck.generation._retrieval import retrieval_meta, retrieve
+from realitycheck.generation._unsupported import UNSUPPORTED
 from realitycheck.generation.variants import PromptVariant, Skipped, demo_of
 from realitycheck.params import InstanceOf, Interval, OneOf, SequenceOf, check_arg, param
 from realitycheck.progress import NullProgress, Progress
@@ -79,12 +89,15 @@ class ChoicePlan(Component):
         retriever: Passages shown before each question (in-context retrieval
             augmentation, e.g. ``bm25[corpus=passages.jsonl,k=3]``); the
             example's question is the query. ``None`` = no retrieval.
+        top_logprobs: Alternatives per token of the chosen option to keep in
+            its features (0 = none), where the backend reads fixed answers.
     """
 
     normalisation: str = param("token", OneOf(NORMALISATIONS))
     template: str = param("plain", OneOf(TEMPLATES))
     shots: int = param(0, Interval(int, 0))
     retriever: Retriever | None = nested("retrievers")
+    top_logprobs: int = param(0, Interval(int, 0))
 
     name: ClassVar[str] = "choice"
     family: ClassVar[str] = "plans"
@@ -100,6 +113,8 @@ class ChoiceReport:
         reused: Responses already stored (skipped).
         skipped: Per variant key, questions it could not apply to, and the first reason.
         pairs_scored: (prompt, option) pairs sent to the backend (0 on a cached rerun).
+        options_read: Chosen options teacher-forced for their token features
+            (0 on a cached rerun, and on a backend that cannot).
     """
 
     choice: str
@@ -107,6 +122,7 @@ class ChoiceReport:
     reused: int = 0
     skipped: dict[str, dict[str, Any]] = field(default_factory=dict)
     pairs_scored: int = 0
+    options_read: int = 0
 
 
 def choice_key(backend: Backend, plan: ChoicePlan) -> str:
@@ -207,9 +223,24 @@ def _jobs(
     return jobs
 
 
-def _answer(
-    job: _Job, values: Sequence[tuple[float, ...]], context: str, plan: ChoicePlan, model: str
-) -> tuple[Response, Label]:
+@dataclass(frozen=True)
+class _Choice:
+    """One job's options scored, the option chosen, and its continuation and token log-probs."""
+
+    job: _Job
+    context: str
+    scores: list[OptionScore]
+    chosen: int
+    continuation: str
+    values: tuple[float, ...]
+
+
+def _choice(
+    job: _Job,
+    values: Sequence[tuple[float, ...]],
+    rendered: tuple[str, list[str]],
+    plan: ChoicePlan,
+) -> _Choice:
     example, prompt = job.example, job.prompt
     scores = sorted(
         (
@@ -224,6 +255,16 @@ def _answer(
         key=lambda s: s.index,
     )
     chosen = choose_option(scores, plan.normalisation)
+    position = prompt.order.index(chosen)
+    context, continuations = rendered
+    return _Choice(job, context, scores, chosen, continuations[position], values[position])
+
+
+def _answer(
+    choice: _Choice, features: ChosenFeatures, plan: ChoicePlan, model: str
+) -> tuple[Response, Label]:
+    job, scores, chosen = choice.job, choice.scores, choice.chosen
+    example, prompt, context = job.example, job.prompt, choice.context
     gold = [int(g) for g in example.meta["gold"]]
     meta: dict[str, Any] = {
         "chosen": chosen,
@@ -240,6 +281,8 @@ def _answer(
     if prompt.paraphrased:
         meta["paraphrase"] = prompt.question
     meta.update(retrieval_meta(plan.retriever, [p.passage_id for p in prompt.passages]))
+    if features.unsupported:
+        meta[UNSUPPORTED] = features.unsupported
     response = Response(
         response_id=job.response_id,
         example_id=example.example_id,
@@ -247,6 +290,7 @@ def _answer(
         text=example.choices[chosen],
         prompt_variant=job.variant.key,
         decoding="loglik",
+        features=features.features,
         meta=meta,
     )
     correct = chosen in gold
@@ -317,12 +361,21 @@ def choose(
             pairs = [(context, c) for context, conts in rendered for c in conts]
             values, sent = cached_loglik_tokens(backend, pairs, cache=cache)
             report.pairs_scored += sent
+            choices, offset = [], 0
+            for job, text in zip(batch, rendered, strict=True):
+                part = values[offset : offset + len(text[1])]
+                offset += len(text[1])
+                choices.append(_choice(job, part, text, plan))
+            features, read = chosen_features(
+                backend,
+                [(c.context, c.continuation, c.values) for c in choices],
+                top_logprobs=plan.top_logprobs,
+                cache=cache,
+            )
+            report.options_read += read
             records: list[Response | Label] = []
-            offset = 0
-            for job, (context, conts) in zip(batch, rendered, strict=True):
-                part = values[offset : offset + len(conts)]
-                offset += len(conts)
-                records.extend(_answer(job, part, context, plan, model))
+            for choice, chosen in zip(choices, features, strict=True):
+                records.extend(_answer(choice, chosen, plan, model))
             store.append([r for r in records if isinstance(r, Response)])
             store.append([r for r in records if isinstance(r, Label)])
             report.computed += len(batch)
