@@ -157,13 +157,22 @@ def test_detector_means_and_wilcoxon_match_scipy(tmp_path):
     np.testing.assert_allclose(means["mean_incorrect"], truth["i"])
     np.testing.assert_allclose(means["mean_agnostic"], truth["a"])
     np.testing.assert_allclose(means["mean_sensitive"], truth["s"])
-    tests = result.table("detector_tests").set_index("axis")
+    tests = result.table("detector_tests").set_index(["retriever", "axis"])
+    assert len(tests) == 2 * 2  # (no retrieval, RAG) x two axes: models counted by name
+    plain = truth[truth["retriever"] == ""]
     for axis, (a, b) in {"correctness": ("c", "i"), "consistency": ("a", "s")}.items():
-        diffs = (truth[a] - truth[b]).dropna()
-        assert tests.loc[axis, "n_models"] == len(diffs) >= 6
-        assert tests.loc[axis, "p_value"] == pytest.approx(stats.wilcoxon(diffs).pvalue)
-        assert tests.loc[axis, "mean_difference"] == pytest.approx(diffs.mean())
+        diffs = (plain[a] - plain[b]).dropna()
+        row = tests.loc[("", axis)]
+        assert row["n_models"] == len(diffs) >= 6  # the 7 models without retrieval, not 8
+        assert row["p_value"] == pytest.approx(stats.wilcoxon(diffs).pvalue)
+        assert row["mean_difference"] == pytest.approx(diffs.mean())
+        rag = tests.loc[(RAG, axis)]  # one model answered with retrieval: no p-value
+        assert rag["n_models"] <= 1 and np.isnan(rag["p_value"])
     assert "Wilcoxon p = " in result.finding
+    assert "toy without retrieval" in result.finding
+    assert f"On toy, {len(MODELS)} models answered without retrieval, and with {RAG}." in (
+        result.finding
+    )
 
 
 def test_too_few_models_gives_no_p_value_but_says_why(tmp_path):

@@ -10,6 +10,13 @@ prompt-agnostic error / randomness taxonomy at ``tau`` (section 3), whether
 each detector's score tracks correctness or consistency (section 5.1,
 Figure 4), and how the categories move when retrieval is added (section 5.2).
 
+Models are counted by name; the retrieval setting (the retriever's key in a
+response's meta, none without) is a factor of its own, a column of every
+table, never another model: the Wilcoxon test of section 5.1 runs across the
+models within each retrieval setting. The choose stage's answers carry their
+chosen option's token log-probs (and, on ``hf``, entropies) as features, so
+``perplexity`` and ``mean_token_entropy`` take part in that test.
+
 It works on the choose stage's multiple-choice answers and on free-form
 answers from ``generate`` with several ``variants``; see
 :mod:`realitycheck.studies.prompt_multiplicity._answers` for when two answers
@@ -80,8 +87,9 @@ class PromptMultiplicity(Study):
             or ``label`` (same correctness label).
         default_variant: The variant key of the default prompt; ``auto``
             takes ``default`` (choose) and else ``zero_shot`` (generate).
-        min_models: Fewest models for a Wilcoxon p-value (6 is the fewest for
-            which the exact two-sided p can fall below 0.05).
+        min_models: Fewest models (by name, within one retrieval setting)
+            for a Wilcoxon p-value (6 is the fewest for which the exact
+            two-sided p can fall below 0.05).
     """
 
     tau: float = param(0.8, Interval(float, 0, 1))

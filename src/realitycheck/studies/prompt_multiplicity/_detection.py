@@ -1,13 +1,20 @@
 """Does a detector track correctness or consistency (seed paper 004, section 5.1, Figure 4)?
 
-For each detector and each model (each retrieval setting counts as its own
-model), over the default prompt's answers to the questions answered under
-two or more variants: the detector's mean score on correct and on incorrect
-answers, and on prompt-agnostic and prompt-sensitive ones. The differences
-(correct - incorrect, agnostic - sensitive; detector scores are higher for
-"more likely hallucinated", so a detector that tracks correctness has a
-negative first difference) are tested across models by the two-sided
-Wilcoxon signed-rank test (:func:`realitycheck.analysis.consistency_vs_correctness`).
+For each detector, model and retrieval setting, over the default prompt's
+answers to the questions answered under two or more variants: the
+detector's mean score on correct and on incorrect answers, and on
+prompt-agnostic and prompt-sensitive ones. The differences (correct -
+incorrect, agnostic - sensitive; detector scores are higher for "more likely
+hallucinated", so a detector that tracks correctness has a negative first
+difference) are tested across models by the two-sided Wilcoxon signed-rank
+test (:func:`realitycheck.analysis.consistency_vs_correctness`).
+
+Models are counted by their name: the retrieval setting is a factor of its
+own, not another model. The test runs across the models within each
+retrieval setting (the paper's section 5.1 tests the models without
+retrieval), so six models answered with and without BM25 make two tests of
+six models each, never one of twelve: a model's answers with and without
+retrieval are not independent draws.
 
 With ``n`` models the exact two-sided test's smallest p-value is ``2 / 2**n``;
 below ``min_models`` no p-value is given and the note says why (the default,
@@ -27,7 +34,7 @@ MEAN_COLUMNS = [
     "detector", "model", "retriever", "n", "mean_correct", "mean_incorrect", "mean_agnostic",
     "mean_sensitive",
 ]  # fmt: skip
-TEST_COLUMNS = ["detector", "axis", "n_models", "mean_difference", "p_value", "note"]
+TEST_COLUMNS = ["detector", "retriever", "axis", "n_models", "mean_difference", "p_value", "note"]
 AXES = {"correctness": ("mean_correct", "mean_incorrect"),
         "consistency": ("mean_agnostic", "mean_sensitive")}  # fmt: skip
 
@@ -75,28 +82,31 @@ def detector_means(rows: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def detector_tests(rows: pd.DataFrame, scores: pd.DataFrame, min_models: int) -> pd.DataFrame:
-    """Wilcoxon signed-rank test across models on each axis, per detector (:data:`TEST_COLUMNS`)."""
+    """Per detector and retrieval setting, the Wilcoxon test across models on each axis.
+
+    Each model (by name) is one pair of means within a retrieval setting
+    (:data:`TEST_COLUMNS`; ``retriever`` empty: without retrieval).
+    """
     out = []
     for detector in scores.columns:
         values = scores[detector].reindex(rows["response_id"]).to_numpy(dtype=float)
-        per_model = [g for _, g in rows.assign(_s=values).groupby(["model", "retriever"])]
-        if not per_model:
-            continue
-        tested = consistency_vs_correctness(
-            [g["_s"].to_numpy() for g in per_model],
-            [g["correct"].to_numpy(dtype=bool) for g in per_model],
-            [g["agnostic"].to_numpy(dtype=bool) for g in per_model],
-        )
-        for axis, result in tested.items():
-            n = int(result["models"])
-            p, note = result["p_value"], ""
-            if n < min_models:
-                p = float("nan")
-                note = (
-                    f"no p-value: {n} model(s) with both sides, the test needs at least "
-                    f"{min_models} (with n models the smallest two-sided p is 2/2^n)"
-                )
-            elif np.isnan(p):
-                note = "no p-value: every model's difference is zero"
-            out.append([detector, axis, n, result["mean_difference"], p, note])
+        for retriever, setting in rows.assign(_s=values).groupby("retriever", sort=True):
+            per_model = [g for _, g in setting.groupby("model", sort=True)]
+            tested = consistency_vs_correctness(
+                [g["_s"].to_numpy() for g in per_model],
+                [g["correct"].to_numpy(dtype=bool) for g in per_model],
+                [g["agnostic"].to_numpy(dtype=bool) for g in per_model],
+            )
+            for axis, result in tested.items():
+                n = int(result["models"])
+                p, note = result["p_value"], ""
+                if n < min_models:
+                    p = float("nan")
+                    note = (
+                        f"no p-value: {n} model(s) with both sides, the test needs at least "
+                        f"{min_models} (with n models the smallest two-sided p is 2/2^n)"
+                    )
+                elif np.isnan(p):
+                    note = "no p-value: every model's difference is zero"
+                out.append([detector, retriever, axis, n, result["mean_difference"], p, note])
     return pd.DataFrame(out, columns=TEST_COLUMNS)

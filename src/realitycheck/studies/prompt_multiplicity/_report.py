@@ -9,6 +9,7 @@ from realitycheck.studies import fmt
 __all__ = ["CAPTIONS", "finding"]
 
 ALPHA = 0.05
+AXES = {"correctness": "correct vs incorrect", "consistency": "agnostic vs sensitive"}
 MAX_SETTINGS = 4
 CAPTIONS = {
     "multiplicity": "Per dataset, model and retrieval setting (retriever empty: none): "
@@ -24,18 +25,37 @@ CAPTIONS = {
     "self-consistency, prompt-agnostic (>= tau), whether the default prompt's answer is "
     "correct (empty: no default answer) and the category.",
     "detector_means": "Each detector's mean score (higher = more likely hallucinated) over "
-    "the default prompt's answers, per model (a model with retrieval counts as its own): on "
-    "correct vs incorrect answers and on "
+    "the default prompt's answers, per model and retrieval setting (retriever empty: none): "
+    "on correct vs incorrect answers and on "
     "prompt-agnostic vs prompt-sensitive questions (seed paper 004, Figure 4).",
-    "detector_tests": "Per detector and axis, the two-sided Wilcoxon signed-rank test across "
-    "models of the per-model differences (correct - incorrect; agnostic - sensitive); no "
-    "p-value with fewer than {s.min_models} models (see note).",
+    "detector_tests": "Per detector, retrieval setting and axis, the two-sided Wilcoxon "
+    "signed-rank test across models (counted by name; the retrieval setting is its own "
+    "factor, not another model) of the per-model differences (correct - incorrect; agnostic "
+    "- sensitive); no p-value with fewer than {s.min_models} models (see note).",
     "transitions": "Each question's category without -> with retrieval, on the variants "
     "answered in both settings (paired by model, question and variant): count and share of "
     "the model's paired questions.",
     "retrieval_ambiguity": "Share of questions whose retrieved passage set changes across "
     "prompt variants (ambiguity over retrieved documents, seed paper 004 section 5.2).",
 }
+
+
+def _setting(retriever: str) -> str:
+    return f"with {retriever}" if retriever else "without retrieval"
+
+
+def _models(summary: pd.DataFrame) -> list[str]:
+    """Per dataset, how many models (by name) under which retrieval settings."""
+    out = []
+    for ds, part in summary.groupby("dataset", sort=False):
+        n = part["model"].nunique()
+        settings = sorted(set(part["retriever"]))
+        out.append(
+            f"On {ds}, {n} model{'s' if n != 1 else ''} answered "
+            + ", and ".join(_setting(r) for r in settings)
+            + "."
+        )
+    return out[:MAX_SETTINGS]
 
 
 def _settings(summary: pd.DataFrame) -> list[str]:
@@ -70,24 +90,35 @@ def _detection(tests: pd.DataFrame, min_models: int) -> list[str]:
     if tests.empty:
         return []
     wide = tests.pivot_table(
-        index=["dataset", "detector"], columns="axis", values="p_value", dropna=False
+        index=["dataset", "detector", "retriever"], columns="axis", values="p_value", dropna=False
     )
-    tested = wide.dropna()
+    wide = wide.reindex(columns=list(AXES))
+    tested = wide.dropna(how="all")
     if tested.empty:
         n = int(tests["n_models"].max())
-        return [
-            f"No detector was tested across models: the Wilcoxon test needs at least "
-            f"{min_models} models with both sides of an axis, and this run has at most {n}."
-        ]
+        if n < min_models:
+            return [
+                f"No detector was tested across models: the Wilcoxon test needs at least "
+                f"{min_models} models with both sides of an axis in one retrieval setting, "
+                f"and this run has at most {n}."
+            ]
+        return ["No detector was tested across models: every model's difference is zero."]
     out = []
-    for ds, det, p_correct, p_consistent in (
-        tested.head(MAX_SETTINGS)
-        .reset_index()[["dataset", "detector", "correctness", "consistency"]]
-        .itertuples(index=False)
-    ):
+    rows = tested.head(MAX_SETTINGS).reset_index()
+    for ds, det, retriever, p_correct, p_consistent in rows[
+        ["dataset", "detector", "retriever", *AXES]
+    ].itertuples(index=False):
+        where = f"On {ds} {_setting(str(retriever))}, {det}"
+        if pd.isna(p_correct) or pd.isna(p_consistent):
+            parts = [
+                f"p = {fmt(p)} {AXES[axis]}" if pd.notna(p) else f"no p-value {AXES[axis]}"
+                for axis, p in (("correctness", p_correct), ("consistency", p_consistent))
+            ]
+            out.append(f"{where}: Wilcoxon {', '.join(parts)} (see detector_tests).")
+            continue
         out.append(
-            f"On {ds}, {det} {_verdict(p_correct, p_consistent)} (Wilcoxon p = "
-            f"{fmt(p_correct)} correct vs incorrect, {fmt(p_consistent)} agnostic vs sensitive)."
+            f"{where} {_verdict(p_correct, p_consistent)} (Wilcoxon p = {fmt(p_correct)} "
+            f"{AXES['correctness']}, {fmt(p_consistent)} {AXES['consistency']})."
         )
     return out
 
@@ -110,7 +141,7 @@ def _flows(frame: pd.DataFrame) -> list[str]:
 def finding(
     frames: dict[str, pd.DataFrame], skipped: list[str], *, tau: float, min_models: int
 ) -> str:
-    """The finding: per model setting, then detectors, then retrieval; or why nothing ran."""
+    """The finding: models, each model setting, then detectors, then retrieval; or why not run."""
     summary = frames["multiplicity"]
     if summary.empty:
         first = skipped[0] if skipped else "the run has no responses"
@@ -119,7 +150,7 @@ def finding(
             f"with correctness labels, so nothing was measured ({first})."
         )
     tests = frames["detector_tests"]
-    sentences = [*_settings(summary), *_detection(tests, min_models)]
+    sentences = [*_models(summary), *_settings(summary), *_detection(tests, min_models)]
     sentences += _flows(frames["transitions"])
     sentences.append(f"Prompt-agnostic means self-consistency >= {tau:g}.")
     return " ".join(sentences)
