@@ -138,11 +138,17 @@ def test_wordings_differ_and_keep_the_structure():
             Example(example_id="s", dataset="d", task="summary", context="Text."),
             "few_shot",
             (QUESTION,),
-            "qa task only",
+            "qa and dialogue tasks only",
         ),
         (Example(example_id="s", dataset="d", task="summary"), "zero_shot", (), "context"),
         (
             Example(example_id="s", dataset="d", task="dialogue", question="Hi"),
+            "zero_shot",
+            (),
+            "dialogue prompt needs the example's context",
+        ),
+        (
+            Example(example_id="s", dataset="d", task="mcq", question="Hi", choices=("a", "b")),
             "zero_shot",
             (),
             "no generation prompt",

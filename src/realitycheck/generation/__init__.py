@@ -8,6 +8,8 @@ the shared call cache and stores one response per example and variant, resuming
 a stopped run. :class:`GenerationPrompt` rebuilds the prompt a response answers,
 for a proxy model that reads answers a run did not generate
 (:class:`realitycheck.pipeline.ProxyModel`).
+A plan's variant may also rewrite the question, e.g. ``paraphrase[backend=...]``
+(:data:`REWRITE_TASKS`), as the choose stage's variants do for multiple-choice prompts.
 """
 
 from realitycheck.generation._choice import (
@@ -38,6 +40,7 @@ from realitycheck.generation._plans import (
     make_plan,
 )
 from realitycheck.generation._prompts import (
+    FEW_SHOT_TASKS,
     PROMPT_TASKS,
     RETRIEVAL_TASKS,
     STYLES,
@@ -45,9 +48,11 @@ from realitycheck.generation._prompts import (
     build_prompt,
     choose_demos,
     delimit,
+    demo_answer,
     parse_variant,
 )
 from realitycheck.generation._proxy_prompt import GenerationPrompt
+from realitycheck.generation._rewrites import REWRITE_TASKS
 from realitycheck.generation._stage import (
     DEFAULT_BATCH_SIZE,
     GenerationReport,
@@ -62,6 +67,7 @@ __all__ = [
     "ChoiceReport",
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_MAX_TOKENS",
+    "FEW_SHOT_TASKS",
     "FORMATS",
     "GOLD_LABELER",
     "GenerationPrompt",
@@ -75,6 +81,7 @@ __all__ = [
     "Prompt",
     "PromptVariant",
     "RETRIEVAL_TASKS",
+    "REWRITE_TASKS",
     "SAMPLE_DECODINGS",
     "STYLES",
     "SamplingPlan",
@@ -87,6 +94,7 @@ __all__ = [
     "choose_demos",
     "choose_option",
     "delimit",
+    "demo_answer",
     "generate",
     "generation_errors",
     "generation_key",

@@ -18,7 +18,8 @@ from typing import Any, ClassVar
 
 from realitycheck.backends import DECODINGS, Backend, GenerationRequest, require
 from realitycheck.errors import InvalidInputError, did_you_mean
-from realitycheck.generation._prompts import VARIANT, Prompt
+from realitycheck.generation._prompts import Prompt
+from realitycheck.generation._rewrites import PLAN_VARIANT
 from realitycheck.params import (
     InstanceOf,
     Interval,
@@ -46,7 +47,15 @@ __all__ = [
 
 FORMATS = ("auto", "chat", "completion")
 SAMPLE_DECODINGS = ("sampling", "top_k", "top_p")
-DEFAULT_MAX_TOKENS = {"qa": 64, "open": 256, "rag_qa": 256, "summary": 512, "data2text": 512}
+DEFAULT_MAX_TOKENS = {
+    "qa": 64,
+    "open": 256,
+    "rag_qa": 256,
+    "summary": 512,
+    "data2text": 512,
+    "dialogue": 128,
+}
+_ONE_LINE_TASKS = ("qa", "dialogue")  # a completion prompt's answer ends at a newline
 _FEATURES = frozenset({"logprobs", "top_logprobs", "entropy", "hidden"})
 PLANS: dict[str, dict[str, Any]] = {
     "default": {},
@@ -72,12 +81,15 @@ class SamplingPlan(Component):
         top_p: Probability mass kept by ``top_p`` decoding.
         num_beams: Beams of ``beam`` decoding.
         max_tokens: Most new tokens; ``None`` = by task (64 for qa, up to 512 for summaries).
-        stop: Stop strings; ``None`` = a newline for completion-style qa, none otherwise.
+        stop: Stop strings; ``None`` = a newline for completion-style qa and dialogue
+            (one answer, one turn), none otherwise.
         format: ``chat``, ``completion`` or ``auto`` (chat when the backend takes it).
         logprobs: Ask for token log-probabilities; ``None`` = whenever the backend can.
         top_logprobs: Alternatives per token to ask for (0 = none).
         hidden_layers: Layers whose hidden-state features to ask for (white-box backends).
-        variants: Prompt variants to answer (``zero_shot``, ``few_shot``, ``@2`` wordings).
+        variants: Prompt variants to answer (``zero_shot``, ``few_shot``, ``@2`` wordings,
+            or a variant that rewrites the question such as ``paraphrase[backend=...]``;
+            see :mod:`realitycheck.generation._rewrites`).
         few_shot_k: Demonstrations in a few-shot prompt.
         retriever: Passages to prepend to each question's prompt (in-context
             retrieval augmentation, e.g. ``bm25[corpus=passages.jsonl,k=3]``); the
@@ -108,7 +120,7 @@ class SamplingPlan(Component):
     hidden_layers: tuple[int, ...] = param((), SequenceOf(Interval(int)), convert=as_tuple)
     variants: tuple[str, ...] = param(
         ("zero_shot",),
-        SequenceOf(VARIANT, min_length=1, unique=True),
+        SequenceOf(PLAN_VARIANT, min_length=1, unique=True),
         convert=as_tuple,
         in_key=False,
     )
@@ -218,7 +230,7 @@ class SamplingPlan(Component):
         if self.stop is not None:
             stop = self.stop
         else:
-            stop = ("\n",) if fmt == "completion" and task == "qa" else ()
+            stop = ("\n",) if fmt == "completion" and task in _ONE_LINE_TASKS else ()
         logprobs = "logprobs" in capabilities if self.logprobs is None else self.logprobs
         common: dict[str, Any] = {
             **text_or_messages,

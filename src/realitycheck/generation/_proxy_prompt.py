@@ -12,6 +12,7 @@ it as its ``PromptBuilder`` (it cannot import generation: they share a layer).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 from realitycheck.backends import Backend, GenerationRequest
@@ -28,9 +29,11 @@ class GenerationPrompt:
 
     The response's prompt variant (``zero_shot`` when it names none, as a
     dataset's answers do; a few-shot one with the demonstrations its meta
-    names) under the ``greedy`` plan, in the format the backend takes
-    (chat or completion, by its capabilities). A prompt that held retrieved
-    passages is not rebuilt (the passages' texts are not stored).
+    names; the zero-shot prompt of the question its meta stores as
+    ``paraphrase`` for a variant that rewrote it) under the ``greedy`` plan,
+    in the format the backend takes (chat or completion, by its capabilities).
+    A prompt that held retrieved passages is not rebuilt (the passages' texts
+    are not stored).
 
     Attributes:
         key: How prompts are built (the plan and the variant rule); part of
@@ -59,6 +62,9 @@ class GenerationPrompt:
             style, _ = parse_variant(variant)
         except InvalidInputError:
             variant, style = "zero_shot", "zero_shot"
+            paraphrase = response.meta.get("paraphrase")
+            if isinstance(paraphrase, str) and paraphrase.strip():  # a rewriting variant's
+                example = dataclasses.replace(example, question=paraphrase)
         if response.meta.get("passages"):
             raise InvalidInputError("its prompt held retrieved passages, which are not stored")
         demos = [examples[i] for i in response.meta.get("demos", ())] if style == "few_shot" else []

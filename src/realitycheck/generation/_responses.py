@@ -42,11 +42,24 @@ def _sequence(generation: Generation, i: int) -> dict[str, Any]:
 
 @dataclass(frozen=True, kw_only=True)
 class Job:
+    """One (example, prompt variant) to answer.
+
+    Attributes:
+        example: The example, as stored.
+        variant: The prompt variant's key (the response's ``prompt_variant``).
+        response_id: The id of the response.
+        prompt: The prompt sent.
+        requests: The requests answering it.
+        rewritten: The question as a rewriting variant (a paraphrase) put it in
+            the prompt, stored as ``meta["paraphrase"]``; ``None`` for a style.
+    """
+
     example: Example
     variant: str
     response_id: str
     prompt: Prompt
     requests: PlanRequests
+    rewritten: str | None = None
 
 
 def assemble_response(
@@ -75,6 +88,8 @@ def assemble_response(
     meta: dict[str, Any] = {"backend": backend.key, "plan": plan.key, "generation": key}
     if job.prompt.demos:
         meta["demos"] = list(job.prompt.demos)
+    if job.rewritten is not None:
+        meta["paraphrase"] = job.rewritten
     meta.update(retrieval_meta(plan.retriever, job.prompt.passages))
     if best.finish_reasons:
         meta["finish_reason"] = best.finish_reasons[0]

@@ -16,7 +16,10 @@ What a response stores (the shared conventions of the backends):
   ``token_entropies``, ``top_logprobs`` and ``hidden`` (feature name → floats);
 * ``model``, ``decoding`` (of the best answer) and ``prompt_variant``;
 * ``meta``: the backend and plan keys, the generation hash, the ids of few-shot
-  demonstrations, the ids of the retrieved passages (``passages``, best first)
+  demonstrations, the rewritten question (``paraphrase``) of a variant that
+  rewrites questions (see :mod:`realitycheck.generation._rewrites`, whose
+  response ids name the variant by a short hash of its key), the ids of the
+  retrieved passages (``passages``, best first)
   and the retriever's key (``retriever``) when the plan has a retriever, the
   finish reason of the best answer, and ``unsupported`` when the server did not
   give back a feature the plan asked for (feature → cause, see
@@ -34,27 +37,39 @@ version and has its records recomputed, LLM judges' calls from the call cache.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 from realitycheck.backends import Backend, CallCache, Usage
-from realitycheck.datasets import Dataset
+from realitycheck.datasets import Bundle, Dataset
 from realitycheck.errors import InvalidInputError
 from realitycheck.executors import Executor, LocalExecutor
 from realitycheck.generation._errors import update_generation_errors
 from realitycheck.generation._manifest import stage_entry
 from realitycheck.generation._plans import SamplingPlan, usable_capabilities
 from realitycheck.generation._prompts import (
+    FAITHFUL_REPLIES,
+    FEW_SHOT_TASKS,
     RETRIEVAL_TASKS,
     build_prompt,
     choose_demos,
     parse_variant,
 )
-from realitycheck.generation._responses import Forward, Job
+from realitycheck.generation._responses import Forward, Job, paid_usage
 from realitycheck.generation._retrieval import retrieve
+from realitycheck.generation._rewrites import (
+    BASE_STYLE,
+    check_rewritable,
+    rewrite_examples,
+    rewriter,
+    variant_part,
+)
 from realitycheck.generation._unsupported import lacking_responses
+from realitycheck.generation.variants import PromptVariant
 from realitycheck.params import InstanceOf, Interval, check_arg
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import Example
@@ -86,8 +101,11 @@ class GenerationReport:
         dropped_labels: Stored labels dropped because their response is regenerated
             (computed from the old version; the next label stage recomputes them).
         dropped_scores: Stored scores dropped likewise (recomputed by the next detect stage).
-        usage: Calls, cache hits, tokens and cost of this call (see ``usage_of``).
+        usage: Calls, cache hits, tokens and cost of this call (see ``usage_of``), the
+            calls of a variant that rewrites questions (a paraphraser) included.
         errors: The first few error messages.
+        skipped: Per variant key that rewrites questions, the examples it left
+            unanswered because they have no question (``{"questions": n, "reason": ...}``).
     """
 
     generation: str
@@ -101,6 +119,7 @@ class GenerationReport:
     dropped_scores: int = 0
     usage: Usage = field(default_factory=Usage)
     errors: list[str] = field(default_factory=list)
+    skipped: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def generation_key(backend: Backend, plan: SamplingPlan) -> str:
@@ -120,12 +139,20 @@ def load_inputs(
     so later stages on this run label and score the generated responses only.
     Pass a slice of the result to :func:`generate` and the whole of it as
     ``demos``, so few-shot demonstrations do not depend on the slice.
+
+    A dialogue example without references gets, as ``meta["faithful_replies"]``,
+    the texts of the dataset's own replies to it that its ``human`` labels judge
+    not hallucinated (FaithDial's BEGIN entailment or uncooperative turns,
+    BEGIN's fully attributable ones), so another example's few-shot prompt
+    can show one as a demonstration; the example's own replies never appear in
+    its own prompt.
     """
     with (progress or NullProgress()).task(f"loading {dataset.key}", None) as task:
         bundle = dataset.load(progress=task.advance)
+    examples = _with_faithful_replies(bundle)
     loaded = store.read_manifest().get("datasets", {}).get(dataset.key)
     if loaded is not None and loaded.get("spec") == dataset.spec:
-        return list(bundle.examples)  # already recorded (as input, or ingested whole)
+        return examples  # already recorded (as input, or ingested whole)
     store.update_manifest(
         datasets={
             dataset.key: {
@@ -139,7 +166,63 @@ def load_inputs(
             }
         }
     )
-    return list(bundle.examples)
+    return examples
+
+
+def _with_faithful_replies(bundle: Bundle) -> list[Example]:
+    """The bundle's examples, dialogues without references given their faithful replies."""
+    dialogues = {e.example_id for e in bundle.examples if e.task == "dialogue" and not e.references}
+    if not dialogues:
+        return list(bundle.examples)
+    faithful = {
+        label.response_id
+        for label in bundle.labels
+        if label.labeler == "human" and label.hallucinated is False
+    }
+    replies: dict[str, list[str]] = {}
+    for response in bundle.responses:
+        if response.example_id in dialogues and response.response_id in faithful:
+            texts = replies.setdefault(response.example_id, [])
+            if response.text.strip() and response.text not in texts:
+                texts.append(response.text)
+    return [
+        dataclasses.replace(e, meta={**e.meta, FAITHFUL_REPLIES: replies[e.example_id]})
+        if e.example_id in replies
+        else e
+        for e in bundle.examples
+    ]
+
+
+@dataclass
+class _Plan:
+    """The jobs of one generate call, and what was settled before any answer was asked for."""
+
+    jobs: list[Job] = field(default_factory=list)
+    reused: int = 0
+    failed: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    permanent: int = 0
+    skipped: dict[str, dict[str, Any]] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
+
+
+def _variants(plan: SamplingPlan) -> list[tuple[str, PromptVariant | None]]:
+    """Each plan variant as (its key in responses, its rewriting variant or None for a style).
+
+    Raises:
+        InvalidInputError: Two of the plan's variants are one variant written twice.
+    """
+    out: dict[str, tuple[str, PromptVariant | None]] = {}
+    for given in plan.variants:
+        rewriting = rewriter(given)
+        key = given if rewriting is None else rewriting.key
+        if key in out:
+            raise InvalidInputError(
+                f"The prompt variants {out[key][0]!r} and {given!r} of the sampling plan are "
+                f"one variant ({key!r}); give it once."
+            )
+        out[key] = (given, rewriting)
+    return [(key, rewriting) for key, (_, rewriting) in out.items()]
 
 
 def _jobs(
@@ -149,54 +232,99 @@ def _jobs(
     backend: Backend,
     key: str,
     done: set[str],
-) -> tuple[list[Job], int]:
+    cache: CallCache | None,
+) -> _Plan:
     by_dataset: dict[str, list[Example]] = {}
     for example in pool:
         by_dataset.setdefault(example.dataset, []).append(example)
-    jobs, reused = [], 0
+    out = _Plan()
     capabilities = usable_capabilities(backend)
-    todo = [
-        e for e in examples if any(f"{e.example_id}/{v}/{key}" not in done for v in plan.variants)
-    ]
-    retrieved = _retrieve(todo, plan)
+    chosen = _variants(plan)
+    ids = {
+        v: {e.example_id: f"{e.example_id}/{variant_part(v)}/{key}" for e in examples}
+        for v, _ in chosen
+    }
+    todo = {v: [e for e in examples if ids[v][e.example_id] not in done] for v, _ in chosen}
+    out.reused = sum(len(examples) - len(todo[v]) for v, _ in chosen)
+    styled = {e.example_id: e for v, r in chosen if r is None for e in todo[v]}
+    for v, rewriting in chosen:
+        if rewriting is not None:
+            check_rewritable(rewriting, todo[v])
+    _check_retrieval([e for v, _ in chosen for e in todo[v]], plan)
+    retrieved = _retrieve(list(styled.values()), plan)
+    rewritten: dict[str, dict[str, Example]] = {}
+    found: dict[str, dict[str, tuple[Passage, ...]]] = {}
+    for v, rewriting in chosen:
+        if rewriting is None or not todo[v]:
+            continue
+        result = rewrite_examples(rewriting, todo[v], cache=cache)
+        paraphraser = getattr(rewriting, "backend", None)  # priced by the backend it calls
+        if isinstance(paraphraser, Backend):
+            out.usage = _add(out.usage, paid_usage(result.generations, paraphraser))
+        rewritten[v] = result.examples
+        found[v] = _retrieve(list(result.examples.values()), plan)  # the new question is the query
+        if result.skipped:
+            out.skipped[v] = {
+                "questions": len(result.skipped),
+                "reason": "no question to rewrite (a dialogue the model opens)",
+            }
+        for example_id, why in result.failed.items():
+            response_id = ids[v][example_id]
+            out.failed.append(
+                {
+                    "response_id": response_id,
+                    "example_id": example_id,
+                    "prompt_variant": v,
+                    "backend": backend.key,
+                    "plan": plan.key,
+                    "generation": key,
+                    "error": why.reason,
+                }
+            )
+            out.errors.append(f"{response_id}: {why.reason}")
+            out.permanent += not why.retryable
     for example in examples:
-        for variant in plan.variants:
-            response_id = f"{example.example_id}/{variant}/{key}"
+        for v, rewriting in chosen:
+            response_id = ids[v][example.example_id]
             if response_id in done:
-                reused += 1
                 continue
+            if rewriting is None:
+                asked, style = example, v
+                passages = retrieved.get(example.example_id, ())
+            elif example.example_id in rewritten.get(v, {}):
+                asked, style = rewritten[v][example.example_id], BASE_STYLE
+                passages = found[v].get(example.example_id, ())
+            else:
+                continue  # skipped or failed: counted above
             demos: list[Example] = []
-            if parse_variant(variant)[0] == "few_shot" and example.task == "qa":
+            if parse_variant(style)[0] == "few_shot" and example.task in FEW_SHOT_TASKS:
                 demos = choose_demos(
                     example,
                     by_dataset.get(example.dataset, []),
                     plan.few_shot_k,
                     seed=plan.seed if plan.seed is not None else 0,
                 )
-            passages = retrieved.get(example.example_id, ())
-            prompt = build_prompt(example, variant, demos=demos, passages=passages)
+            prompt = build_prompt(asked, style, demos=demos, passages=passages)
             requests = plan.requests(
                 prompt, task=example.task, capabilities=capabilities, tag=response_id
             )
-            jobs.append(
+            out.jobs.append(
                 Job(
                     example=example,
-                    variant=variant,
+                    variant=v,
                     response_id=response_id,
                     prompt=prompt,
                     requests=requests,
+                    rewritten=asked.question if rewriting is not None else None,
                 )
             )
-    return jobs, reused
+    return out
 
 
-def _retrieve(examples: Sequence[Example], plan: SamplingPlan) -> dict[str, tuple[Passage, ...]]:
-    """Return the passages the plan's retriever finds for each example's question (none without).
-
-    Every task is checked before the corpus is read, and the corpus before any call.
-    """
-    if plan.retriever is None or not examples:
-        return {}
+def _check_retrieval(examples: Sequence[Example], plan: SamplingPlan) -> None:
+    """Fail when the plan retrieves passages for a task whose prompts cannot take them."""
+    if plan.retriever is None:
+        return
     for example in examples:
         if example.task not in RETRIEVAL_TASKS:
             raise InvalidInputError(
@@ -204,6 +332,16 @@ def _retrieve(examples: Sequence[Example], plan: SamplingPlan) -> dict[str, tupl
                 f"{' and '.join(RETRIEVAL_TASKS)} prompts can take; example "
                 f"{example.example_id!r} has task {example.task!r}."
             )
+
+
+def _retrieve(examples: Sequence[Example], plan: SamplingPlan) -> dict[str, tuple[Passage, ...]]:
+    """Return the passages the plan's retriever finds for each example's question (none without).
+
+    Every task is checked (:func:`_check_retrieval`) before the corpus is read,
+    and the corpus before any call.
+    """
+    if plan.retriever is None or not examples:
+        return {}
     return retrieve(plan.retriever, examples)
 
 
@@ -257,10 +395,22 @@ def generate(
     # A response that lacks an asked feature is asked for again, like a failed one.
     stored_ids = {rid for (rid,) in store.keys("responses", ["response_id"])}
     lacking = lacking_responses(store, key)
-    jobs, reused = _jobs(
-        examples, examples if demos is None else demos, plan, backend, key, stored_ids - lacking
+    planned = _jobs(
+        examples,
+        examples if demos is None else demos,
+        plan,
+        backend,
+        key,
+        stored_ids - lacking,
+        cache,
     )
-    report = GenerationReport(generation=key, reused=reused)
+    jobs = planned.jobs
+    report = GenerationReport(generation=key, reused=planned.reused, skipped=planned.skipped)
+    report.failed, report.permanent = len(planned.failed), planned.permanent
+    report.errors = planned.errors[:_MAX_ERRORS_SHOWN]
+    report.usage = planned.usage
+    if planned.failed:
+        update_generation_errors(store, failed=planned.failed, succeeded=())
     _drop_records_of(store, [job.response_id for job in jobs if job.response_id in lacking], report)
     _record(store, backend, plan, key, examples, report, start=True)
     stored = {eid for (eid,) in store.keys("examples", ["example_id"])}
@@ -324,6 +474,8 @@ def _record(
         entry["dropped"] = {"labels": report.dropped_labels, "scores": report.dropped_scores}
         entry["usage"] = _add_usage(entry.get("usage", {}), report.usage.as_dict())
         entry["first_errors"] = report.errors
+        if report.skipped:
+            entry["skipped"] = report.skipped
     generations[key] = entry
     store.update_manifest(config={"generation": generations})
 

@@ -18,6 +18,14 @@ never the question itself), ``instruction`` (a wording read from a user
 file) and ``paraphrase`` (the question rewritten by any backend, through the
 call cache; the paraphrase is stored with each response). Third-party
 packages add variants through the ``realitycheck.variants`` entry-point group.
+
+A variant that rewrites the question alone (``rewrites_questions = True``,
+implementing :meth:`PromptVariant.rewrite`) also varies the free-form prompts
+of the generate stage: ``generate --variant 'paraphrase[backend=...]'``
+answers each question's zero-shot prompt with the question rewritten (see
+:mod:`realitycheck.generation._rewrites`). The same request goes to the same
+backend either way, so ``choose`` and ``generate`` share one cached paraphrase
+of a question.
 """
 
 from __future__ import annotations
@@ -27,11 +35,17 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from realitycheck.backends import Backend, CallCache, GenerationRequest, cached_generate
+from realitycheck.backends import (
+    Backend,
+    CallCache,
+    Generation,
+    GenerationRequest,
+    cached_generate,
+)
 from realitycheck.errors import InvalidInputError
 from realitycheck.generation._choice import McqPrompt
 from realitycheck.generation._prompts import delimit
@@ -43,8 +57,11 @@ __all__ = [
     "Default",
     "Instruction",
     "KShot",
+    "NotRewritten",
     "Paraphrase",
     "PromptVariant",
+    "RewriteOutcome",
+    "Rewritten",
     "ShuffleDemos",
     "ShuffleOptions",
     "Skipped",
@@ -63,13 +80,58 @@ class Skipped:
 Outcome = McqPrompt | Skipped
 
 
+@dataclass(frozen=True)
+class Rewritten:
+    """A question rewritten by a variant, with the calls that rewrote it.
+
+    Attributes:
+        text: The new question.
+        generation: The backend's answer it was read from (``None`` without a call).
+    """
+
+    text: str
+    generation: Generation | None = None
+
+
+@dataclass(frozen=True)
+class NotRewritten(Skipped):
+    """Why a question could not be rewritten, and whether retrying may help.
+
+    Attributes:
+        retryable: The call failed for a reason that may pass (a rerun retries it).
+        generation: The backend's answer (``None`` without a call).
+    """
+
+    retryable: bool = False
+    generation: Generation | None = None
+
+
+RewriteOutcome = Rewritten | NotRewritten
+
+
 @dataclass(frozen=True, kw_only=True)
 class PromptVariant(Component):
     """A way to rewrite a multiple-choice prompt into an equivalent one.
 
     Subclasses implement :meth:`vary` (one question at a time) or override
-    :meth:`apply` (a whole batch, e.g. to call a backend once).
+    :meth:`apply` (a whole batch, e.g. to call a backend once). One that
+    rewrites the question only sets :attr:`rewrites_questions` and implements
+    :meth:`rewrite`, which the generate stage uses too.
     """
+
+    rewrites_questions: ClassVar[bool] = False
+    """Whether :meth:`rewrite` is implemented (the variant can vary generate's prompts)."""
+
+    def rewrite(
+        self, questions: Sequence[str], *, cache: CallCache | None = None
+    ) -> list[RewriteOutcome]:
+        """Return each question rewritten (a :class:`Rewritten`), or why it could not be.
+
+        Args:
+            questions: The questions' texts.
+            cache: The shared call cache (for variants that call a backend).
+        """
+        raise NotImplementedError(f"The {self.name!r} variant does not rewrite questions.")
 
     def apply(
         self,
@@ -291,6 +353,7 @@ class Paraphrase(PromptVariant):
     """
 
     backend: Backend = nested("backends", default=dataclasses.MISSING, doc="the paraphraser")
+    rewrites_questions: ClassVar[bool] = True
     seed: int = param(0, Interval(int, 0))
     temperature: float = param(1.0, Interval(float, 0))
     max_tokens: int = param(256, Interval(int, 1))
@@ -306,6 +369,32 @@ class Paraphrase(PromptVariant):
             max_tokens=self.max_tokens,
         )
 
+    def rewrite(
+        self, questions: Sequence[str], *, cache: CallCache | None = None
+    ) -> list[RewriteOutcome]:
+        """Return each question paraphrased (one cached call per question), or why not.
+
+        A failed call is a :class:`NotRewritten` that keeps the call's
+        ``retryable``; an empty reply is one that is not retryable (the
+        cache would give it back).
+        """
+        requests = [self.request(q) for q in questions]
+        answers = cached_generate(self.backend, requests, cache=cache)
+        out: list[RewriteOutcome] = []
+        for answer in answers:
+            text = answer.texts[0].strip() if answer.texts else ""
+            if answer.error or not text:
+                out.append(
+                    NotRewritten(
+                        f"the paraphrase failed: {answer.error or 'empty reply'}",
+                        retryable=bool(answer.error) and answer.retryable,
+                        generation=answer,
+                    )
+                )
+            else:
+                out.append(Rewritten(text, generation=answer))
+        return out
+
     def apply(
         self,
         prompts: Sequence[McqPrompt],
@@ -315,13 +404,11 @@ class Paraphrase(PromptVariant):
         cache: CallCache | None = None,
     ) -> list[Outcome]:
         """Return each prompt with its question paraphrased (one cached call per question)."""
-        requests = [self.request(p.question) for p in prompts]
-        answers = cached_generate(self.backend, requests, cache=cache)
+        rewritten = self.rewrite([p.question for p in prompts], cache=cache)
         out: list[Outcome] = []
-        for prompt, answer in zip(prompts, answers, strict=True):
-            text = answer.texts[0].strip() if answer.texts else ""
-            if answer.error or not text:
-                out.append(Skipped(f"the paraphrase failed: {answer.error or 'empty reply'}"))
-                continue
-            out.append(dataclasses.replace(prompt, question=text, paraphrased=True))
+        for prompt, outcome in zip(prompts, rewritten, strict=True):
+            if isinstance(outcome, Rewritten):
+                out.append(dataclasses.replace(prompt, question=outcome.text, paraphrased=True))
+            else:
+                out.append(Skipped(outcome.reason))
         return out
