@@ -22,6 +22,7 @@ from realitycheck.errors import InvalidInputError
 __all__ = [
     "INVALID",
     "TASKS",
+    "AgreementResult",
     "Example",
     "Label",
     "MetricResult",
@@ -255,10 +256,12 @@ class Score:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MetricResult:
-    """One metric of one detector (or labeler) against one reference labeler.
+    """One metric of one detector against one reference labeler (the metrics table).
+
+    A labeler measured against another is an :class:`AgreementResult`.
 
     Attributes:
-        detector: Key of the detector or labeler being measured.
+        detector: Key of the detector being measured.
         labeler: Key of the labeler used as ground truth.
         metric: Metric name (``auroc``, ``pr_auc``, ``f1_macro``…).
         value: The metric on all usable items; NaN when undefined.
@@ -291,8 +294,51 @@ class MetricResult:
     key: ClassVar[tuple[str, ...]] = ("dataset", "slice", "detector", "labeler", "metric")
 
 
-Record = Example | Response | Label | Score | MetricResult
-R = TypeVar("R", Example, Response, Label, Score, MetricResult)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgreementResult:
+    """One metric of one labeler against the labeler taken as ground truth (the agreement table).
+
+    The fields of :class:`MetricResult`, but for a labeler's verdicts (or its
+    continuous score) in place of a detector's score; both sides are
+    labelers, so the one measured is ``labeler`` and its ground truth
+    ``reference``.
+
+    Attributes:
+        labeler: Key of the labeler being measured.
+        reference: Key of the labeler used as ground truth (``human``…).
+        metric: Metric name (``accuracy``, ``cohen_kappa``, ``auroc``…).
+        value: The metric on all usable items; NaN when undefined.
+        ci_low: Lower end of the bootstrap confidence interval.
+        ci_high: Upper end of the bootstrap confidence interval.
+        n: Items used.
+        n_positive: Hallucinated items among them (by the reference).
+        n_excluded: Items dropped because a verdict or score was missing.
+        slice: Which subset (``all``, ``task=qa``, ``model=gpt-4-0613``…).
+        dataset: The dataset the items come from.
+        threshold: Decision threshold, if any.
+        note: What was measured (the verdict or the score), or why the value is NaN.
+    """
+
+    labeler: str
+    reference: str
+    metric: str
+    value: float
+    ci_low: float
+    ci_high: float
+    n: int
+    n_positive: int
+    n_excluded: int
+    slice: str = "all"
+    dataset: str = ""
+    threshold: float | None = None
+    note: str = ""
+
+    table: ClassVar[str] = "agreement"
+    key: ClassVar[tuple[str, ...]] = ("dataset", "slice", "labeler", "reference", "metric")
+
+
+Record = Example | Response | Label | Score | MetricResult | AgreementResult
+R = TypeVar("R", Example, Response, Label, Score, MetricResult, AgreementResult)
 
 _JSON_FIELDS = {"meta", "features"}
 # ``_to_json(value)``, with one encoder built once.

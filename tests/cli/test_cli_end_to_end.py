@@ -41,7 +41,7 @@ def test_evaluate_a_user_file_then_rerun_resumes(tmp_path, user_file, capsys):
     assert set(auroc["slice"]) == {"all", "model=model-a", "model=model-b"}
     assert (auroc["value"] > 0.9).all()  # the wrong answers are the long ones
     agreement = pd.read_csv(run / "agreement.csv")
-    assert {"rouge_l", "token_f1"} <= set(agreement["detector"])
+    assert {"rouge_l", "token_f1"} <= set(agreement["labeler"])
     assert main(args) == 0
     assert "rouge_l: 0 computed, 60 already stored" in capsys.readouterr().out
 
@@ -107,7 +107,7 @@ def test_reference_option_on_evaluate_study_and_report(tmp_path, user_file, caps
     evaluate = ["-q", "evaluate", "-d", dataset, "-l", "rouge_l", "-D", "length"]
     assert main([*evaluate, *common, "--reference", "rouge_l", "--out", str(run)]) == 0
     agreement = pd.read_csv(run / "agreement.csv")
-    assert set(agreement["labeler"]) == {"rouge_l"} and set(agreement["detector"]) == {"human"}
+    assert set(agreement["reference"]) == {"rouge_l"} and set(agreement["labeler"]) == {"human"}
     html = (run / "report.html").read_text()  # the report takes evaluate's reference
     assert "Labeler agreement with rouge_l" in html and "against rouge_l labels" in html
     study = ["-q", "study", "leaderboard,labeler_shift", "--run", str(run), *common]

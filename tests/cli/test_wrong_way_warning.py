@@ -60,10 +60,17 @@ def _write_csv(path: Path, n: int = 120) -> Path:
     return path
 
 
+def _sides(frame: pd.DataFrame | pd.Series) -> tuple[str, str]:
+    """The columns of the one measured and of its reference: metrics or agreement table."""
+    names = frame.columns if isinstance(frame, pd.DataFrame) else frame.index
+    return ("detector", "labeler") if "detector" in names else ("labeler", "reference")
+
+
 def _line(row: pd.Series, reference: str, what: str = "detector") -> str:
     where = "all responses" if row["slice"] == "all" else f"slice {row['slice']}"
+    measured = row[_sides(row)[0]]
     return (
-        f"{LEAD}{what} {row['detector']} on {row['dataset']}, {where}, against {reference} "
+        f"{LEAD}{what} {measured} on {row['dataset']}, {where}, against {reference} "
         f"labels: AUROC {row['value']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}] "
         f"(n = {int(row['n']):,}), its whole interval below 0.5; a higher score means less "
         "likely hallucinated here: check its sign."
@@ -71,9 +78,10 @@ def _line(row: pd.Series, reference: str, what: str = "detector") -> str:
 
 
 def _auroc(frame: pd.DataFrame, detector: str, reference: str) -> pd.Series:
+    measured, truth = _sides(frame)
     rows = frame[
-        (frame["detector"] == detector)
-        & (frame["labeler"] == reference)
+        (frame[measured] == detector)
+        & (frame[truth] == reference)
         & (frame["metric"] == "auroc")
         & (frame["slice"] == "all")
     ]

@@ -345,8 +345,8 @@ def test_evaluate_with_a_recorded_judge_as_reference(tmp_path, faithbench_csv, c
     assert main(args) == 0
     agreement = pd.read_csv(run / "agreement.csv")
     kappa = agreement.query("slice == 'all' and metric == 'cohen_kappa'")
-    assert set(kappa["labeler"]) == {"recorded:gpt_4o"}  # the reference
-    assert set(kappa["detector"]) == {"recorded:gpt-4-turbo"}  # the labeler measured
+    assert set(kappa["reference"]) == {"recorded:gpt_4o"}
+    assert set(kappa["labeler"]) == {"recorded:gpt-4-turbo"}  # the labeler measured
     accuracy = agreement.query("slice == 'all' and metric == 'accuracy'")["value"].iloc[0]
     assert accuracy == pytest.approx(654 / 750)  # 584 + 70 agree in the JSON
     metrics = pd.read_csv(run / "metrics.csv")

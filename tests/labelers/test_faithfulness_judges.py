@@ -405,8 +405,8 @@ def test_ragtruth_label_and_evaluate_end_to_end(tmp_path, data_dir, sent):
     agreement = evaluate(store).agreement
     for judge in (faith, claims):
         rows = agreement[
-            (agreement["detector"] == judge.key)
-            & (agreement["labeler"] == "human")
+            (agreement["labeler"] == judge.key)
+            & (agreement["reference"] == "human")
             & (agreement["metric"] == "balanced_accuracy")
             & (agreement["slice"] == "all")
         ]

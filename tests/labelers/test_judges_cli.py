@@ -53,8 +53,8 @@ def test_label_with_a_judge_resumes_then_evaluate_shows_it_as_a_labeler(tmp_path
     assert main([*args, *common]) == 0
     assert ": 0 computed, 12 already stored" in capsys.readouterr().out
     agreement = pd.read_csv(run / "agreement.csv")
-    judged = agreement[agreement["detector"].str.startswith("qa_judge")]
-    accuracy = judged.query("labeler == 'human' and metric == 'accuracy' and slice == 'all'")
+    judged = agreement[agreement["labeler"].str.startswith("qa_judge")]
+    accuracy = judged.query("reference == 'human' and metric == 'accuracy' and slice == 'all'")
     assert accuracy["value"].tolist() == [pytest.approx(11 / 12)]  # only the refusal disagrees
     metrics = pd.read_csv(run / "metrics.csv")  # the judge is also a reference for detectors
     assert metrics["labeler"].str.startswith("qa_judge").any()
@@ -68,8 +68,8 @@ def test_refusal_excluded_leaves_it_out_of_the_metrics(tmp_path, dataset, capsys
     capsys.readouterr()
     agreement = pd.read_csv(run / "agreement.csv")
     row = agreement[
-        agreement["detector"].str.startswith("qa_judge")
-        & (agreement["labeler"] == "human")
+        agreement["labeler"].str.startswith("qa_judge")
+        & (agreement["reference"] == "human")
         & (agreement["metric"] == "accuracy")
         & (agreement["slice"] == "all")
     ]

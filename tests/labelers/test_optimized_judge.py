@@ -117,7 +117,7 @@ def test_it_grades_the_test_split_only_and_evaluation_counts_only_those(tmp_path
     test_graded = [r for r, x in found.items() if x.hallucinated is not None]
     assert test_graded and all(side(r) == "test" for r in test_graded)
     agreement = evaluate(store, EvaluationConfig(bootstrap=Bootstrap(n_resamples=10))).agreement
-    rows = agreement[(agreement["detector"] == opt.key) & (agreement["slice"] == "all")]
+    rows = agreement[(agreement["labeler"] == opt.key) & (agreement["slice"] == "all")]
     # Measured on the graded test responses with a human label, never on calibration ones.
     assert set(rows["n"]) == {sum(r in truth for r in test_graded)}
 

@@ -347,8 +347,8 @@ def test_a_real_run_lexical_panel_on_truthfulqa_through_label_and_evaluate(tmp_p
 
     agreement = evaluate(store).agreement
     rows = agreement[
-        (agreement["detector"] == majority.key)
-        & (agreement["labeler"] == "human")
+        (agreement["labeler"] == majority.key)
+        & (agreement["reference"] == "human")
         & (agreement["metric"] == "balanced_accuracy")
         & (agreement["slice"] == "all")
     ]

@@ -89,7 +89,7 @@ def test_agreement_of_an_automatic_labeler_with_humans(run):
     ]
     run.append(flipped)
     result = evaluate(run, EvaluationConfig(bootstrap=Bootstrap(n_resamples=50)))
-    a = result.agreement.set_index(["slice", "detector", "labeler", "metric"])
+    a = result.agreement.set_index(["slice", "labeler", "reference", "metric"])
     y = labels["hallucinated"].astype(int).to_numpy()
     p = np.array([int(i % 3 == 0) for i in range(len(y))])
     row = a.loc[("all", "coin", "human", "f1")]
@@ -221,8 +221,8 @@ def test_a_labeler_as_reference_is_the_ground_truth_of_agreement_and_first_of_me
     label(run, [labelers.create("rouge_l")])
     config = EvaluationConfig(reference="rouge_l", bootstrap=Bootstrap(n_resamples=30))
     result = evaluate(run, config)
-    assert set(result.agreement["labeler"]) == {"rouge_l"}
-    assert set(result.agreement["detector"]) == {"human"}  # humans measured against it
+    assert set(result.agreement["reference"]) == {"rouge_l"}
+    assert set(result.agreement["labeler"]) == {"human"}  # humans measured against it
     assert result.metrics["labeler"].iloc[0] == "rouge_l"
     rouge = run.frame("labels").query("labeler == 'rouge_l'").set_index("response_id")
     _, _, s, _, responses = _truth(run)

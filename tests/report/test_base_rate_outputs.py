@@ -117,7 +117,7 @@ def test_metrics_and_agreement_csvs_carry_the_base_rate(built, name):
     labels = store.frame("labels")
     human = labels[labels["labeler"] == "human"]["hallucinated"]
     pr = frame[(frame["metric"] == "pr_auc") & (frame["slice"] == "all")]
-    pr = pr[pr["labeler"] == "human"]
+    pr = pr[pr["labeler" if name == "metrics.csv" else "reference"] == "human"]
     assert len(pr)
     assert (pr["base_rate"] == human.sum() / len(human)).all()
     # Nothing else is added or dropped.
@@ -134,7 +134,8 @@ def test_the_runner_writes_the_base_rate_too(built, tmp_path):
     for name in ("metrics.csv", "agreement.csv"):
         ours = pd.read_csv(tmp_path / name)
         _assert_base_rate(ours, ("n", "n_positive"), "n_positive")
-        key = ["dataset", "slice", "detector", "labeler", "metric"]
+        measured = ["detector", "labeler"] if name == "metrics.csv" else ["labeler", "reference"]
+        key = ["dataset", "slice", *measured, "metric"]
         both = ours.merge(pd.read_csv(out / name), on=key, suffixes=("", "_report"))
         assert len(both) == len(ours)
         np.testing.assert_array_equal(both["base_rate"], both["base_rate_report"])

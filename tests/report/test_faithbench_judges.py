@@ -25,11 +25,11 @@ def faithbench(tmp_path_factory, data_dir):
 def test_every_judge_is_measured_against_both_protocols(faithbench):
     store, evaluation, _ = faithbench
     agreement = evaluation.agreement.query("slice == 'all'")
-    assert "human[protocol=majority]" not in set(agreement["labeler"])
+    assert "human[protocol=majority]" not in set(agreement["reference"])
     labels = store.frame("labels")
     for judge in JUDGES:
         for truth in PROTOCOLS:
-            rows = agreement[(agreement["detector"] == judge) & (agreement["labeler"] == truth)]
+            rows = agreement[(agreement["labeler"] == judge) & (agreement["reference"] == truth)]
             by = rows.set_index("metric")
             assert {"balanced_accuracy", "f1_macro", "cohen_kappa"} <= set(by.index)
             y = labels[labels["labeler"] == truth].set_index("response_id")["hallucinated"]

@@ -69,8 +69,8 @@ def test_each_labeler_agreement_is_shown(files):
     row = a[
         (a["dataset"] == "alpha")
         & (a["slice"] == "all")
-        & (a["detector"] == "rouge_l")
-        & (a["labeler"] == "human")
+        & (a["labeler"] == "rouge_l")
+        & (a["reference"] == "human")
     ].set_index("metric")
     panel = _panel(out.html.read_text("utf-8"))
     kappa = row.loc["cohen_kappa"]

@@ -383,9 +383,9 @@ def test_a_named_files_dataset_keeps_its_mapping_notes_in_its_own_section(tmp_pa
 )
 def test_a_labelers_row_shows_its_stored_intervals_and_items(run, report, metrics, where):
     markdown = report.markdown.read_text(encoding="utf-8")
-    stored = run.frame("agreement").query("slice == 'all' and labeler == 'human'")
+    stored = run.frame("agreement").query("slice == 'all' and reference == 'human'")
     for _, rows in stored.groupby("dataset"):
-        by = rows[rows["detector"] == "rouge_l"].set_index("metric")
+        by = rows[rows["labeler"] == "rouge_l"].set_index("metric")
         cells = []
         for m in metrics:
             r = by.loc[m]

@@ -105,12 +105,14 @@ def files(tmp_path_factory):
 
 
 def _stored(store, table: str, detector: str, metric: str, sl: str = "all") -> pd.Series:
+    """The row of ``detector`` (a labeler, in the agreement table) against human labels."""
     df = store.frame(table)
+    measured, truth = ("detector", "labeler") if table == "metrics" else ("labeler", "reference")
     rows = df[
         (df["dataset"] == "alpha")
         & (df["slice"] == sl)
-        & (df["detector"] == detector)
-        & (df["labeler"] == "human")
+        & (df[measured] == detector)
+        & (df[truth] == "human")
         & (df["metric"] == metric)
     ]
     assert len(rows) == 1

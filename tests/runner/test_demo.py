@@ -29,7 +29,7 @@ def test_demo_measures_against_the_reference_it_is_given(small_plan, tmp_path):
     metrics = store.frame("metrics")
     assert metrics["labeler"].iloc[0] == "recorded:gpt_4o"
     agreement = store.frame("agreement")
-    assert len(agreement) and set(agreement["labeler"]) == {"recorded:gpt_4o"}
+    assert len(agreement) and set(agreement["reference"]) == {"recorded:gpt_4o"}
     (leaderboard,) = load_results(store)
     assert leaderboard.spec["params"]["reference"] == "recorded:gpt_4o"
     assert store.read_manifest()["config"]["evaluate"]["reference"] == "recorded:gpt_4o"

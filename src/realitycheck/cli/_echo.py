@@ -129,16 +129,22 @@ def echo_wrong_way(evaluation: Any, reference: str) -> None:
     """
     from realitycheck.analysis import wrong_way
 
-    for kind, table in (("detector", evaluation.metrics), ("labeler", evaluation.agreement)):
+    # The metrics table names a detector and its reference labeler; the agreement
+    # table a labeler and its reference.
+    sides = (
+        ("detector", "labeler", evaluation.metrics),
+        ("labeler", "reference", evaluation.agreement),
+    )
+    for measured, truth, table in sides:
         if table is None or table.empty:
             continue
-        rows = table[(table["labeler"] == reference) & (table["metric"] == "auroc")]
-        for r in rows.itertuples(index=False):
+        rows = table[(table[truth] == reference) & (table["metric"] == "auroc")]
+        for key, r in zip(rows[measured], rows.itertuples(index=False), strict=True):
             if not wrong_way("auroc", r.value, r.ci_low, r.ci_high):
                 continue
-            what = "detector" if kind == "detector" else "the score of labeler"
+            what = "detector" if measured == "detector" else "the score of labeler"
             line = (
-                f"warning: ranked the wrong way round: {what} {r.detector} on {r.dataset}, "
+                f"warning: ranked the wrong way round: {what} {key} on {r.dataset}, "
                 f"{_where(str(r.slice))}, against {reference} labels: AUROC {r.value:.3f} "
                 f"[{r.ci_low:.3f}, {r.ci_high:.3f}] (n = {int(r.n):,}), its whole interval "
                 "below 0.5; a higher score means less likely hallucinated here: check its sign."

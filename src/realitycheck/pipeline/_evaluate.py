@@ -1,6 +1,12 @@
 """The evaluate stage: detectors and labelers measured against reference labels.
 
-Two tables come out of it:
+Two tables come out of it, and each describes the whole run: every stored
+detector and labeler is measured, the ones a caller named (the ones it just
+ran) and those an earlier stage or config stored, so a second config on the
+same run adds its components to the tables instead of replacing them.
+Only with ``only`` set do the tables hold the named components alone.
+Either way both tables are computed afresh from the stored labels and scores
+and replace the stored ones: no row outlives the records it was measured on.
 
 * **metrics** — every detector against every reference labeler (human labels
   and, for labeler-shift analyses, the automatic labelers), per dataset and per
@@ -12,8 +18,9 @@ Two tables come out of it:
   (or given, for binary detectors); ECE and the Brier score on the *test* split
   of probabilities mapped from the score by Platt scaling or isotonic regression
   fitted on the calibration split.
-* **agreement** — every automatic labeler against the human labels (or, with
-  ``reference`` set, every other labeler against the reference): precision,
+* **agreement** — every automatic labeler (column ``labeler``) against the
+  human labels (column ``reference``; with ``reference`` set, every other
+  labeler against that reference): precision,
   recall, F1, agreement (accuracy), Cohen's kappa, balanced accuracy and
   F1-macro of its verdicts, and AUROC / PR-AUC of its continuous score.
 
@@ -30,6 +37,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -59,6 +67,7 @@ from realitycheck.params import (
 from realitycheck.pipeline._checks import check_keys, explain_empty
 from realitycheck.pipeline._evaluate_load import load_frame
 from realitycheck.pipeline._evaluate_rows import (
+    Row,
     Unit,
     Work,
     blas_threads,
@@ -68,7 +77,7 @@ from realitycheck.pipeline._evaluate_rows import (
     references,
 )
 from realitycheck.progress import NullProgress, Progress
-from realitycheck.records import MetricResult
+from realitycheck.records import AgreementResult, MetricResult
 from realitycheck.store import RunStore
 
 __all__ = ["Evaluation", "EvaluationConfig", "evaluate"]
@@ -94,8 +103,21 @@ class EvaluationConfig:
             labels: agreement against every human aggregate. When set, every
             other labeler (human aggregates included, single annotators not) is
             measured against it, and it is the first reference of the detectors.
-        labelers: Automatic labelers to compare with humans (with the reference,
-            when one is set, and then the human aggregates too); ``None`` = all stored.
+        detectors: The detectors the caller named (those its detect stage ran),
+            stored detector keys or a family of stored records (``recorded``);
+            each must have scores in the run. ``None`` = none named. Every
+            stored detector is measured either way, unless ``only`` is set.
+        labelers: The automatic labelers the caller named (those its label
+            stage ran); each must have labels in the run. ``None`` = none
+            named. Every stored labeler is compared with humans (with the
+            reference, when one is set, and then the human aggregates too)
+            either way, unless ``only`` is set.
+        only: Measure the named components alone: the metrics table holds only
+            the ``detectors`` named and the agreement table only the
+            ``labelers`` named (against a non-human reference, with the human
+            aggregates); a family left unnamed (``None``) is measured whole.
+            ``False`` (the default): every stored detector and labeler is
+            measured, so the tables describe the whole run.
         references: Labelers used as ground truth for detectors; ``None`` = the
             human aggregates (not single annotators) and every automatic labeler.
         bootstrap: Resamples, confidence and seed of every interval.
@@ -119,6 +141,7 @@ class EvaluationConfig:
     reference: str | None = param(None, OrNone(NonEmptyStr()))
     detectors: tuple[str, ...] | None = param(None, _KEYS, convert=as_tuple)
     labelers: tuple[str, ...] | None = param(None, _KEYS, convert=as_tuple)
+    only: bool = param(False, InstanceOf(bool))
     references: tuple[str, ...] | None = param(None, _KEYS, convert=as_tuple)
     bootstrap: Bootstrap = param(MISSING, InstanceOf(Bootstrap), default_factory=Bootstrap)
     threshold_objective: str = param("f1_macro", OneOf(*OBJECTIVES))
@@ -134,6 +157,16 @@ class EvaluationConfig:
     def __post_init__(self) -> None:
         check_params(self, owner="evaluate")
 
+    @property
+    def measured_detectors(self) -> tuple[str, ...] | None:
+        """The detectors the metrics table holds: the named ones with ``only``, else all (None)."""
+        return self.detectors if self.only else None
+
+    @property
+    def measured_labelers(self) -> tuple[str, ...] | None:
+        """The labelers the agreement table holds: the named ones with ``only``, else all (None)."""
+        return self.labelers if self.only else None
+
     def as_dict(self) -> dict[str, object]:
         """The settings as plain JSON-able values (written to the run manifest)."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -144,7 +177,12 @@ class EvaluationConfig:
 
 @dataclass(kw_only=True)
 class Evaluation:
-    """The tables the evaluate stage produced, as DataFrames of MetricResult rows.
+    """The tables the evaluate stage produced, as DataFrames.
+
+    ``metrics`` holds :class:`~realitycheck.records.MetricResult` rows (a
+    detector, its reference ``labeler``); ``agreement`` holds
+    :class:`~realitycheck.records.AgreementResult` rows (the ``labeler``
+    measured, its ``reference``).
 
     ``reference`` is the labeler the stage took as ground truth (its config's,
     else ``human``), as the report reads it back from the manifest.
@@ -157,13 +195,17 @@ class Evaluation:
 
 
 def _in_unit_order(
-    units: list[Unit], measured: list[list[MetricResult]]
-) -> tuple[list[MetricResult], list[MetricResult]]:
+    units: list[Unit], measured: list[list[Row]]
+) -> tuple[list[MetricResult], list[AgreementResult]]:
     """The metrics rows and the agreement rows, each unit's in turn."""
-    tables: dict[str, list[MetricResult]] = {"metrics": [], "agreement": []}
+    tables: dict[str, list[Row]] = {"metrics": [], "agreement": []}
     for unit, unit_rows in zip(units, measured, strict=True):
         tables[unit.table] += unit_rows
-    return tables["metrics"], tables["agreement"]
+    # A metrics unit gives MetricResult rows, an agreement unit AgreementResult rows.
+    return (
+        cast(list[MetricResult], tables["metrics"]),
+        cast(list[AgreementResult], tables["agreement"]),
+    )
 
 
 def evaluate(
@@ -174,6 +216,13 @@ def evaluate(
     progress: Progress | None = None,
 ) -> Evaluation:
     """Measure the run's detectors and labelers and store the two tables.
+
+    Every stored detector and labeler is measured (only the named ones with
+    ``config.only``; see :class:`EvaluationConfig`), and the two tables
+    replace the stored ones whole, so they always describe the run's current
+    labels and scores: evaluating again with the same settings gives the same
+    tables, and a component whose scores were dropped or recomputed is
+    measured on what is stored now.
 
     The run is read here; its units of work (each dataset against each ground
     truth) are measured by ``executor`` (default: this process, on one thread
@@ -203,7 +252,7 @@ def evaluate(
     for ds in sorted(frame.base["dataset"].unique()):
         rows[ds] = idx = np.flatnonzero((frame.base["dataset"] == ds).to_numpy())
         refs = references(frame, ds, idx, config, notes)
-        found[ds] = (refs, present(frame.scores, idx, config.detectors))
+        found[ds] = (refs, present(frame.scores, idx, config.measured_detectors))
         units += plan_units(frame, ds, idx, refs, config)
     work = Work(
         frame=frame,
@@ -212,7 +261,7 @@ def evaluate(
         rows=rows,
         threads=blas_threads(),
     )
-    measured: list[list[MetricResult]] = [[] for _ in units]
+    measured: list[list[Row]] = [[] for _ in units]
     # Units on threads enter and leave warning filters out of turn; the filters
     # they set (undefined metrics silenced) hold throughout and are undone here.
     with progress.task("evaluating", len(units)) as task, warnings.catch_warnings():
@@ -223,8 +272,8 @@ def evaluate(
     metric_rows, agreement_rows = _in_unit_order(units, measured)
     if not metric_rows and (not agreement_rows or config.detectors):
         raise InvalidInputError(explain_empty(frame.labels, frame.scores, found))
-    store.replace(metric_rows, table="metrics")
-    store.replace(agreement_rows, table="agreement")
+    store.replace(metric_rows, table=MetricResult.table)
+    store.replace(agreement_rows, table=AgreementResult.table)
     store.update_manifest(config={"evaluate": config.as_dict()}, notes=notes)
     return Evaluation(
         metrics=store.frame("metrics"),

@@ -17,13 +17,14 @@ in unit order. A local executor runs the units on threads of this process
   per slice (AUROC, PR-AUC, PRR on every usable item; thresholded and
   calibration metrics on the test split);
 - an ``agreement`` unit: every automatic labeler of one dataset against one
-  ground truth, per slice.
+  ground truth, per slice, as :class:`~realitycheck.records.AgreementResult`
+  rows (the labeler measured in ``labeler``, the ground truth in ``reference``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -47,12 +48,24 @@ from realitycheck.keys import LabelKey
 from realitycheck.pipeline._evaluate_load import Frame
 from realitycheck.pipeline._slices import slices
 from realitycheck.pipeline._test_split import fit_calibrations, fit_thresholds, test_split_rows
-from realitycheck.records import MetricResult
+from realitycheck.records import AgreementResult, MetricResult
 
 if TYPE_CHECKING:
     from realitycheck.pipeline._evaluate import EvaluationConfig
 
-__all__ = ["Unit", "Work", "blas_threads", "measure_unit", "plan_units", "present", "references"]
+__all__ = [
+    "Row",
+    "Unit",
+    "Work",
+    "blas_threads",
+    "measure_unit",
+    "plan_units",
+    "present",
+    "references",
+]
+
+Row = MetricResult | AgreementResult
+"""A row of a unit: of the metrics table, or of the agreement table."""
 
 
 @dataclass(frozen=True)
@@ -151,12 +164,13 @@ def _agreement_plan(
             k for k in found if LabelKey.parse(k).is_human_aggregate
         ]
         autos = [k for k in found if not LabelKey.parse(k).is_human]
-    if config.labelers is not None:
+    named = config.measured_labelers
+    if named is not None:
         # Against a non-human reference, the human aggregates are always measured too.
         humans = (
             [] if config.reference is None else [k for k in autos if LabelKey.parse(k).is_human]
         )
-        autos = [k for k in config.labelers if k in autos and k not in humans] + humans
+        autos = [k for k in named if k in autos and k not in humans] + humans
     return truths, autos
 
 
@@ -164,7 +178,7 @@ def plan_units(
     frame: Frame, dataset: str, rows_idx: np.ndarray, refs: list[str], config: EvaluationConfig
 ) -> list[Unit]:
     """One dataset's units: detectors against each reference, then labelers against each truth."""
-    dets = tuple(present(frame.scores, rows_idx, config.detectors))
+    dets = tuple(present(frame.scores, rows_idx, config.measured_detectors))
     truths, autos = _agreement_plan(frame, rows_idx, refs, config)
     return [Unit("metrics", dataset, ref, dets) for ref in refs] + [
         Unit("agreement", dataset, truth, tuple(autos)) for truth in truths
@@ -172,7 +186,7 @@ def plan_units(
 
 
 @thread_safe
-def measure_unit(work: Work, numbered: tuple[int, Unit]) -> tuple[int, list[MetricResult]]:
+def measure_unit(work: Work, numbered: tuple[int, Unit]) -> tuple[int, list[Row]]:
     """Return the unit's number and its rows (an executor's task; see the module docstring).
 
     Thread-safe: units share ``work.measure``, whose resamples are drawn under locks.
@@ -182,10 +196,11 @@ def measure_unit(work: Work, numbered: tuple[int, Unit]) -> tuple[int, list[Metr
     with BLAS_LOCK:  # no other thread is between setting and restoring its counts
         limits = threadpool_limits(limits=dict(work.threads))
     try:
+        measured: list[Row]
         if unit.table == "metrics":
-            measured = _detector_rows(work, rows_idx, unit)
+            measured = list(_detector_rows(work, rows_idx, unit))
         else:
-            measured = _agreement_rows(work, rows_idx, unit)
+            measured = list(_agreement_rows(work, rows_idx, unit))
     finally:
         with BLAS_LOCK:
             limits.restore_original_limits()
@@ -226,10 +241,17 @@ def _detector_rows(work: Work, rows_idx: np.ndarray, unit: Unit) -> list[MetricR
     return out
 
 
-def _agreement_rows(work: Work, rows_idx: np.ndarray, unit: Unit) -> list[MetricResult]:
+def _as_agreement(row: MetricResult) -> AgreementResult:
+    """A labeler's row, measured as if it were a detector against ``row.labeler``."""
+    fields = asdict(row)
+    fields["labeler"], fields["reference"] = fields.pop("detector"), fields["labeler"]
+    return AgreementResult(**fields)
+
+
+def _agreement_rows(work: Work, rows_idx: np.ndarray, unit: Unit) -> list[AgreementResult]:
     frame, measure = work.frame, work.measure
     base = frame.base.iloc[rows_idx]
-    out: list[MetricResult] = []
+    out: list[AgreementResult] = []
     y_all = frame.labels[unit.truth].to_numpy()[rows_idx]
     for slice_name, in_slice in slices(base):
         for lab in unit.keys:
@@ -249,12 +271,15 @@ def _agreement_rows(work: Work, rows_idx: np.ndarray, unit: Unit) -> list[Metric
                     n_excluded=int(in_slice.sum() - mask.sum()),
                 )
                 for metric in metrics:
-                    out += measure.rows(
-                        metric,
-                        [lab],
-                        y_all[mask],
-                        values[mask][None, :],
-                        where,
-                        notes=[kind],
+                    out += map(
+                        _as_agreement,
+                        measure.rows(
+                            metric,
+                            [lab],
+                            y_all[mask],
+                            values[mask][None, :],
+                            where,
+                            notes=[kind],
+                        ),
                     )
     return out

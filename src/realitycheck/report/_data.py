@@ -12,7 +12,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from realitycheck.keys import LabelKey, annotator_key
-from realitycheck.records import INVALID, MetricResult
+from realitycheck.records import INVALID, AgreementResult, MetricResult
 from realitycheck.store import RunStore
 
 __all__ = [
@@ -46,11 +46,11 @@ _COLUMNS = {
     ),
     "scores": ("response_id", "detector", "value", "error", "unreadable", "failed", "retryable"),
 }
-# The metrics and agreement tables: every field of MetricResult, its key first.
-_METRIC_COLUMNS = (
-    *MetricResult.key,
-    *(f.name for f in fields(MetricResult) if f.name not in MetricResult.key),
-)
+# The metrics and agreement tables: every field of their record type, its key first.
+_RESULT_COLUMNS = {
+    cls.table: (*cls.key, *(f.name for f in fields(cls) if f.name not in cls.key))
+    for cls in (MetricResult, AgreementResult)
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,8 +65,10 @@ class ReportData:
             is missing for a response whose example the run does not hold.
         labels: ``response_id, labeler, hallucinated, score, error, category, unreadable``.
         scores: ``response_id, detector, value, error, unreadable``.
-        metrics: The metrics table (MetricResult columns).
-        agreement: The agreement table (MetricResult columns).
+        metrics: The metrics table (MetricResult columns: ``detector``, and the
+            ``labeler`` it is measured against).
+        agreement: The agreement table (AgreementResult columns: ``labeler``,
+            and the ``reference`` it is measured against).
         present: Names of the tables that hold at least one row.
     """
 
@@ -102,11 +104,12 @@ def load(store: RunStore) -> ReportData:
         examples.drop_duplicates("example_id"), on="example_id", how="left"
     )
     tables = {}
-    for name in ("metrics", "agreement"):
-        df = _trim(store.frame(name), _METRIC_COLUMNS)
+    for name, columns in _RESULT_COLUMNS.items():
+        df = _trim(store.frame(name), columns)
         if not df.empty:
             present.add(name)
-        tables[name] = df.astype({"dataset": str, "slice": str, "detector": str, "labeler": str})
+        keys = columns[: columns.index("metric")]  # the key's names, as text
+        tables[name] = df.astype(dict.fromkeys(keys, str))
     return ReportData(
         path=store.path if store.remote is None else Path(store.remote.root),  # a name only
         manifest=store.read_manifest(),

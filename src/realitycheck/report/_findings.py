@@ -106,9 +106,9 @@ def _labeler_table(data: ReportData, reference: str) -> Table | None:
     a = data.agreement
     if a.empty:
         return None
-    a = a[(a["slice"] == "all") & (a["labeler"] == reference)]
+    a = a[(a["slice"] == "all") & (a["reference"] == reference)]
     rows: list[tuple[Inline, ...]] = []
-    for (ds, lab), part in sorted(a.groupby(["dataset", "detector"]), key=lambda x: x[0]):
+    for (ds, lab), part in sorted(a.groupby(["dataset", "labeler"]), key=lambda x: x[0]):
         by = {str(m): r for m, r in zip(part["metric"], part.itertuples(), strict=True)}
         kappa, acc = by.get("cohen_kappa"), by.get("accuracy")
         if kappa is None and acc is None:
@@ -134,11 +134,15 @@ def _labeler_table(data: ReportData, reference: str) -> Table | None:
     )
 
 
-def _flagged(table: pd.DataFrame, reference: str) -> pd.DataFrame:
-    """The AUROC rows against ``reference`` whose whole interval lies below 0.5."""
+# The columns of the one measured and of its ground truth: in the metrics and agreement tables.
+_SIDES = {"detector": ("detector", "labeler"), "labeler": ("labeler", "reference")}
+
+
+def _flagged(table: pd.DataFrame, reference: str, truth: str) -> pd.DataFrame:
+    """The AUROC rows against ``reference`` (in column ``truth``) whose interval lies below 0.5."""
     if table.empty:
         return table
-    rows = table[(table["labeler"] == reference) & (table["metric"] == "auroc")]
+    rows = table[(table[truth] == reference) & (table["metric"] == "auroc")]
     ends = zip(rows["value"], rows["ci_low"], rows["ci_high"], strict=True)
     return rows[[wrong_way("auroc", v, lo, hi) for v, lo, hi in ends]]
 
@@ -153,14 +157,18 @@ def _wrong_way_items(data: ReportData, reference: str) -> list[Inline]:
     """
     out: list[Inline] = []
     for kind, table in (("detector", data.metrics), ("labeler", data.agreement)):
-        flagged = _flagged(table, reference)
+        measured, truth = _SIDES[kind]
+        flagged = _flagged(table, reference, truth)
         if flagged.empty:
             continue
-        pr = table[(table["labeler"] == reference) & (table["metric"] == "pr_auc")]
+        pr = table[(table[truth] == reference) & (table["metric"] == "pr_auc")]
         pr_of = {
-            (str(r.dataset), str(r.slice), str(r.detector)): r for r in pr.itertuples(index=False)
+            (str(ds), str(sl), str(key)): row
+            for ds, sl, key, row in zip(
+                pr["dataset"], pr["slice"], pr[measured], pr.itertuples(index=False), strict=True
+            )
         }
-        for (ds, det), part in flagged.groupby(["dataset", "detector"], sort=True):
+        for (ds, det), part in flagged.groupby(["dataset", measured], sort=True):
             part = part.assign(_later=part["slice"] != "all").sort_values(["_later", "slice"])
             shown = []
             for r in part.head(SLICES_NAMED).itertuples(index=False):

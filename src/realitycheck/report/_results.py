@@ -153,14 +153,22 @@ def _threshold_table(index: Index, dets: list[str], reference: str, metrics: lis
     )
 
 
+def _agreement_index(agreement: pd.DataFrame) -> Index:
+    """Key agreement rows as :func:`index_rows` keys metric rows: (slice, measured, truth, metric).
+
+    The one measured is the agreement table's ``labeler``, its ground truth its ``reference``.
+    """
+    return index_rows(agreement.rename(columns={"labeler": "detector", "reference": "labeler"}))
+
+
 def _labelers_beside(agreement: pd.DataFrame, reference: str) -> Table | None:
     """The labelers' verdicts against ``reference`` (balanced accuracy, F1-macro, kappa)."""
-    df = agreement[agreement["labeler"] == reference]
+    df = agreement[agreement["reference"] == reference]
     if df.empty:
         return None
-    index = index_rows(df)
+    index = _agreement_index(df)
     rows = []
-    for lab in sorted(set(df["detector"]), key=lambda x: (-_kappa_of(index, x, reference), x)):
+    for lab in sorted(set(df["labeler"]), key=lambda x: (-_kappa_of(index, x, reference), x)):
         found = [index.get(("all", lab, reference, m)) for m in BESIDE_DETECTORS]
         base = next((r for r in found if r is not None), None)
         if base is None:
@@ -387,13 +395,13 @@ def agreement_section(data: ReportData, reference: str) -> list[Block]:
         return out
     for ds in sorted(set(data.agreement["dataset"])):
         df = data.agreement[data.agreement["dataset"] == ds]
-        index = index_rows(df)
+        index = _agreement_index(df)
         out.append(Heading(ds, 3))
-        for ref in _ordered(sorted(set(df["labeler"])), reference):
-            found = set(df.loc[df["labeler"] == ref, "detector"])
+        for ref in _ordered(sorted(set(df["reference"])), reference):
+            found = set(df.loc[df["reference"] == ref, "labeler"])
             labs = [lab for _, lab in sorted((-_kappa_of(index, x, ref), x) for x in found)]
             out.append(_agreement_table(index, labs, ref))
-            groups = list(_slices(df[df["labeler"] == ref]).values())
+            groups = list(_slices(df[df["reference"] == ref]).values())
             if groups:
                 out.append(Fold(f"Cohen's kappa against {ref} per slice on {ds}"))
                 for slices in groups:

@@ -38,22 +38,22 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from realitycheck.errors import RunFolderError
-from realitycheck.records import Example, Label, MetricResult, Response, Score
+from realitycheck.records import AgreementResult, Example, Label, MetricResult, Response, Score
 from realitycheck.store._check_folder import CheckedFolder, LocalRun, RemoteRun
 from realitycheck.store._columns import record_schema
 from realitycheck.store._files import MANIFEST
 from realitycheck.store._fingerprint import changed_files, fingerprint
 from realitycheck.store._fs import remote_folder
 from realitycheck.store._lock import LOCK_NAME, RunLock, lock_holder, lock_is_stale
-from realitycheck.store._manifest import SCHEMA_VERSION
+from realitycheck.store._manifest import READABLE_VERSIONS
+from realitycheck.store._read import upgraded
 from realitycheck.store._secrets import scrub_text
 
 __all__ = ["CheckReport", "Finding", "check_run"]
 
 
 _TYPES: dict[str, type[Any]] = {
-    **{cls.table: cls for cls in (Example, Response, Label, Score, MetricResult)},
-    "agreement": MetricResult,  # agreement between labelers, stored as metric results
+    cls.table: cls for cls in (Example, Response, Label, Score, MetricResult, AgreementResult)
 }
 _RECOMPUTE = {
     "examples": "the datasets they came from are loaded again by the next label, detect "
@@ -160,6 +160,7 @@ def _check_part(folder: CheckedFolder, name: str, table: str, out: CheckReport) 
     cls = _TYPES.get(table.split(".")[0])
     if cls is None:
         return data
+    data = upgraded(data, cls)  # a file of an older schema, under the current names
     missing = [c for c in _required(cls) if c not in data.column_names]
     if missing:
         problem = f"missing the columns {missing} of {table}"
@@ -239,8 +240,10 @@ def _check_manifest(
         problem = "does not hold a JSON object"
         out.findings.append(Finding(path, problem, "quarantine", MANIFEST))
         return {}
-    if data.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
-        problem = f"schema version {data['schema_version']}, not {SCHEMA_VERSION}"
+    version = data.get("schema_version", READABLE_VERSIONS[-1])
+    if version not in READABLE_VERSIONS:
+        readable = ", ".join(map(str, READABLE_VERSIONS))
+        problem = f"schema version {version}, not one this realitycheck reads ({readable})"
         out.findings.append(Finding(path, problem, name=MANIFEST))
     for key, entry in dict(data.get("datasets") or {}).items():
         if not isinstance(entry, dict) or not isinstance(entry.get("spec"), dict):

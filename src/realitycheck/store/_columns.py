@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from realitycheck.records import (
+    AgreementResult,
     Example,
     Label,
     MetricResult,
@@ -58,7 +59,7 @@ _ARROW_TYPES = {
     "Mapping[str, Any]": pa.string(),
 }
 _RECORD_TYPES: dict[str, type[Any]] = {
-    cls.table: cls for cls in (Example, Response, Label, Score, MetricResult)
+    cls.table: cls for cls in (Example, Response, Label, Score, MetricResult, AgreementResult)
 }
 
 

@@ -9,9 +9,37 @@ import re
 import sys
 from typing import Any
 
-__all__ = ["SCHEMA_VERSION", "package_versions", "scrub_secrets"]
+__all__ = [
+    "READABLE_VERSIONS",
+    "RENAMED",
+    "SCHEMA_VERSION",
+    "package_versions",
+    "scrub_secrets",
+]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""The layout of a run's tables this realitycheck writes (``schema_version`` in the manifest).
+
+1. The first layout.
+2. The agreement table names the labeler measured ``labeler`` and its ground
+   truth ``reference``; schema 1 called them ``detector`` and ``labeler``, as
+   the metrics table names a detector and its reference.
+
+A manifest holds the version of the newest realitycheck that wrote to the
+run; an older realitycheck refuses the run rather than misread it. Files of
+an earlier layout are read under the current names (:data:`RENAMED`), so a
+run of any version in :data:`READABLE_VERSIONS` reads as a current one.
+"""
+
+READABLE_VERSIONS: tuple[int, ...] = (1, 2)
+"""The schema versions whose runs this realitycheck opens."""
+
+RENAMED: dict[str, dict[str, str]] = {"agreement": {"detector": "labeler", "labeler": "reference"}}
+"""Columns renamed since schema 1, by table: old name -> current name.
+
+A file holding a column that no longer exists (``detector`` in an agreement
+file) was written under the old names, and all of them are renamed at once.
+"""
 
 _PACKAGES = (
     "realitycheck",

@@ -3,7 +3,8 @@
 A *source* is a local :class:`~pathlib.Path` or a
 :class:`~realitycheck.store._fs.RemoteFile`; each is opened once (its footer
 read once) per read. A file written before a record gained a field reads as
-if it held the field's default.
+if it held the field's default, and one written under an older schema reads
+under the current column names (:data:`~realitycheck.store._manifest.RENAMED`).
 """
 
 from __future__ import annotations
@@ -19,8 +20,18 @@ import pyarrow.parquet as pq
 from realitycheck.errors import RunFolderError
 from realitycheck.store._columns import record_schema
 from realitycheck.store._fs import RemoteFile
+from realitycheck.store._manifest import RENAMED
 
-__all__ = ["Source", "defaults", "read_arrow_part", "read_part", "read_table", "unreadable"]
+__all__ = [
+    "Source",
+    "defaults",
+    "read_arrow_part",
+    "read_part",
+    "read_table",
+    "renamed_columns",
+    "unreadable",
+    "upgraded",
+]
 
 Source = Path | RemoteFile
 
@@ -57,13 +68,42 @@ def _open(source: Source) -> pq.ParquetFile:
     return source.parquet() if isinstance(source, RemoteFile) else pq.ParquetFile(source)
 
 
-def _read(source: Source, wanted: Sequence[str] | None) -> tuple[list[str], pa.Table]:
-    """The column names a file holds, and the ``wanted`` ones of them (all when ``None``)."""
+def renamed_columns(record_type: type[Any] | None, names: Sequence[str]) -> dict[str, str]:
+    """Old name -> current name of each renamed column, for a file written under an older schema.
+
+    ``names`` are the file's columns; a file of the current schema (or of a
+    table never renamed) gets ``{}``.
+    """
+    renames = RENAMED.get(getattr(record_type, "table", ""), {})
+    gone = set(renames) - set(renames.values())
+    return dict(renames) if gone & set(names) else {}
+
+
+def upgraded(table: pa.Table, record_type: type[Any] | None) -> pa.Table:
+    """``table``, read from one file of ``record_type``'s table, under the current column names."""
+    renames = renamed_columns(record_type, table.column_names)
+    if not renames:
+        return table
+    return table.rename_columns([renames.get(n, n) for n in table.column_names])
+
+
+def _read(
+    source: Source, wanted: Sequence[str] | None, record_type: type[Any] | None = None
+) -> tuple[list[str], pa.Table]:
+    """The column names a file holds, and the ``wanted`` ones of them (all when ``None``).
+
+    Both under the current names of ``record_type``'s columns (see :func:`upgraded`).
+    """
     try:
         with _open(source) as file:
-            names = list(file.schema_arrow.names)
+            stored = list(file.schema_arrow.names)
+            renames = renamed_columns(record_type, stored)
+            names = [renames.get(n, n) for n in stored]
             keep = None if wanted is None else [c for c in wanted if c in names]
-            return names, file.read(columns=keep)
+            if renames and keep is not None:
+                old = {new: former for former, new in renames.items()}
+                keep = [old.get(c, c) for c in keep]
+            return names, upgraded(file.read(columns=keep), record_type)
     except _READ_ERRORS as exc:
         raise unreadable(source, exc) from None
 
@@ -79,7 +119,7 @@ def read_table(source: Source, columns: Sequence[str] | None = None) -> pa.Table
 
 def read_part(source: Source, record_type: type[Any] | None, columns: Sequence[str] | None) -> Any:
     """Read one file as a DataFrame, adding the defaults of fields it was written without."""
-    _, table = _read(source, columns)
+    _, table = _read(source, columns, record_type)
     df = table.to_pandas()
     if record_type is not None:
         for name, default in defaults(record_type).items():
@@ -90,7 +130,7 @@ def read_part(source: Source, record_type: type[Any] | None, columns: Sequence[s
 
 def read_arrow_part(source: Source, record_type: type[Any], names: Sequence[str]) -> pa.Table:
     """Read ``names`` of one file in the record type's schema, adding defaults of missing fields."""
-    present, table = _read(source, names)
+    present, table = _read(source, names, record_type)
     schema, default = record_schema(record_type), defaults(record_type)
     columns = []
     for name in names:

@@ -21,7 +21,10 @@ with the same key: parts are named by the time they were written, so the
 newest row of a key wins (a recomputed label replaces the error it retried).
 Parts written by different machines (shards) merge the same way. A file written
 before a record gained a field reads as if it held the field's default (for
-``retryable``, ``failed``: ``False``, a permanent error; ``unreadable``: 0).
+``retryable``, ``failed``: ``False``, a permanent error; ``unreadable``: 0),
+and a run of an older schema version reads under the current column names
+(an agreement table of schema 1: ``detector``, ``labeler`` read as ``labeler``,
+``reference``; see :data:`~realitycheck.store._manifest.SCHEMA_VERSION`).
 """
 
 from __future__ import annotations
@@ -53,7 +56,12 @@ from realitycheck.store._columns import (
 )
 from realitycheck.store._files import MANIFEST, LocalFiles, RemoteFiles, TableFiles
 from realitycheck.store._fs import RemoteFile, RemoteFolder, remote_folder
-from realitycheck.store._manifest import SCHEMA_VERSION, package_versions, scrub_secrets
+from realitycheck.store._manifest import (
+    READABLE_VERSIONS,
+    SCHEMA_VERSION,
+    package_versions,
+    scrub_secrets,
+)
 from realitycheck.store._read import (
     Source,
     read_arrow_part,
@@ -109,7 +117,8 @@ class RunStore:
 
     Raises:
         InvalidInputError: A file where the folder should be, a URI pyarrow cannot
-            open, or a run of another schema version.
+            open, or a run of a schema version this realitycheck does not read
+            (a newer one).
         RunFolderError: The bucket is missing or the endpoint unreachable.
     """
 
@@ -129,10 +138,12 @@ class RunStore:
             self._path.mkdir(parents=True, exist_ok=True)
             self._files = LocalFiles(self._path)
         manifest = self.read_manifest()
-        if manifest.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
+        if manifest.get("schema_version", SCHEMA_VERSION) not in READABLE_VERSIONS:
+            readable = ", ".join(map(str, READABLE_VERSIONS))
             raise InvalidInputError(
                 f"The run at {self.location} has schema version {manifest['schema_version']}; "
-                f"this realitycheck reads version {SCHEMA_VERSION}.",
+                f"this realitycheck reads versions {readable} (a run that a newer "
+                "realitycheck wrote needs that version).",
                 path=self.manifest_path,
                 field="schema_version",
             )
@@ -218,7 +229,8 @@ class RunStore:
         register_from_specs([config or {}, components or {}])  # their api_key_env values
         manifest = self.read_manifest()
         now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-        manifest.setdefault("schema_version", SCHEMA_VERSION)
+        # The newest layout written to the run: an older realitycheck refuses it.
+        manifest["schema_version"] = SCHEMA_VERSION
         manifest.setdefault("created", now)
         manifest["updated"] = now
         manifest["versions"] = package_versions()
