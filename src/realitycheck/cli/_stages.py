@@ -202,9 +202,26 @@ def _proxy_from(key: str) -> Any:
 @_dataset_option
 @_data_dir_option
 @click.option(
-    "--labelers", "-l", multiple=True, help="Labeler keys to run and compare with humans."
+    "--labelers",
+    "-l",
+    multiple=True,
+    help="Labeler keys to run; each is compared with humans beside every labeler already "
+    "stored (see --only).",
 )
-@click.option("--detectors", "-D", multiple=True, help="Detector keys to run and measure.")
+@click.option(
+    "--detectors",
+    "-D",
+    multiple=True,
+    help="Detector keys to run; each is measured beside every detector already stored "
+    "(see --only).",
+)
+@click.option(
+    "--only",
+    is_flag=True,
+    help="Measure only the detectors and labelers named with -D / -l: metrics.csv and "
+    "agreement.csv then hold them alone. Without it every stored detector and labeler is "
+    "measured, so the tables describe the whole run.",
+)
 @click.option(
     "--references",
     "-r",
@@ -271,6 +288,7 @@ def evaluate_cmd(
     data_dir: str | None,
     labelers: tuple[str, ...],
     detectors: tuple[str, ...],
+    only: bool,
     references: tuple[str, ...],
     reference: str | None,
     n_resamples: int,
@@ -295,6 +313,11 @@ def evaluate_cmd(
 ) -> None:
     """Label, detect and measure detectors and labelers against human labels.
 
+    The labelers (-l) and detectors (-D) named are run first; then every
+    detector and labeler the run stores is measured, those of earlier
+    commands too, and metrics.csv and agreement.csv are written anew for the
+    whole run. With --only, the tables hold the named ones alone.
+
     With --reference KEY, every other labeler is measured against KEY instead,
     and KEY comes first among the detectors' references.
     """
@@ -311,6 +334,7 @@ def evaluate_cmd(
     config = EvaluationConfig(
         detectors=tuple(_measured_keys(det_keys, dets)) if det_keys else None,
         labelers=tuple(_measured_keys(lab_keys, labs)) if lab_keys else None,
+        only=only,
         references=tuple(split_keys(references)) or None,
         reference=reference,
         bootstrap=bootstrap_from(n_resamples, confidence, seed),

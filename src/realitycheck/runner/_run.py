@@ -208,6 +208,12 @@ def measure_run(
 ) -> RunOutcome:
     """Label, detect and evaluate a run, write ``metrics.csv`` and, if asked, the report.
 
+    ``labelers`` and ``detectors`` are run; evaluate then measures every
+    labeler and detector the run stores, those of earlier calls too, so
+    ``metrics.csv`` and ``agreement.csv`` describe the whole run (with
+    ``config.only``: the named ones alone; see
+    :class:`~realitycheck.pipeline.EvaluationConfig`).
+
     Components that call a model (LLM judges, semantic entropy's judge) go
     through ``cache``, the run's call cache, so a rerun pays for no call twice.
     ``executor`` computes the label and detect stages' batches and evaluate's
@@ -272,6 +278,11 @@ def run_config(
     computes the batches of generation, label, detect and evaluate; default:
     the one ``config.executor`` names, joined before any work and closed when
     the run ends.
+
+    A second config on the same run adds its labelers and detectors to the
+    run's tables: ``metrics.csv`` and ``agreement.csv`` hold every stored
+    one, the first config's too, unless its ``[evaluate]`` table sets
+    ``only = true`` (then they hold its own alone).
     """
     if executor is None:
         owned = config.executor.build()
