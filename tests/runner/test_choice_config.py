@@ -114,3 +114,14 @@ def test_the_example_configs_parse(name):
     assert {b.name for b in config.backends} == {name.endswith("vllm.toml") and "vllm" or "hf"}
     wordings = config.choice.variants[-1].file
     assert Path(wordings).is_file()  # relative to the config, not the working directory
+
+
+def test_every_choice_plan_field_is_a_key_of_the_choice_table():
+    # Declared once: a field added to ChoicePlan (top_logprobs) is a [choice] key at once.
+    import dataclasses
+
+    from realitycheck.generation import ChoicePlan
+    from realitycheck.runner._choice_config import CHOICE_KEYS
+
+    fields = {f.name for f in dataclasses.fields(ChoicePlan) if f.init}
+    assert "top_logprobs" in fields and fields <= set(CHOICE_KEYS)

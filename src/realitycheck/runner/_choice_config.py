@@ -42,7 +42,13 @@ from realitycheck.runner._reader_protocol import ConfigReader
 
 __all__ = ["CHOICE_KEYS", "ChoiceSettings", "build_retriever", "parse_choice"]
 
-CHOICE_KEYS = ("normalisation", "template", "shots", "variants", "retriever", "without_retrieval")
+CHOICE_KEYS = (
+    *(f.name for f in dataclasses.fields(ChoicePlan) if f.init),
+    "variants",
+    "without_retrieval",
+)
+"""The keys of ``[choice]``: every field of :class:`ChoicePlan` (declared there once), the
+variants and ``without_retrieval``."""
 
 
 @dataclass(frozen=True, kw_only=True)
