@@ -255,8 +255,8 @@ def _proxy_from(key: str) -> Any:
     "slice_by",
     multiple=True,
     metavar="COLUMN",
-    help="Also measure per value of this metadata column (a files dataset's meta=); "
-    "repeatable or a comma list.",
+    help="Also measure per value of this column: prompt_variant (sliced only when named), "
+    "model, task, dataset, or a files dataset's meta= column; repeatable or a comma list.",
 )
 @click.option(
     "--report/--no-report",
