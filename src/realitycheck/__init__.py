@@ -63,7 +63,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers 
     from realitycheck.generation import SamplingPlan, generate, make_plan
     from realitycheck.labelers import Labeler
     from realitycheck.pipeline import Evaluation, EvaluationConfig, detect, evaluate, ingest, label
-    from realitycheck.records import Example, Label, MetricResult, Response, Score
+    from realitycheck.records import AgreementResult, Example, Label, MetricResult, Response, Score
     from realitycheck.registry import Component, Registry
     from realitycheck.report import ReportFiles, write_report
     from realitycheck.runner import load_run_config, run_config, run_demo, run_studies
@@ -95,7 +95,9 @@ _WHERE: dict[str, str] = {
     **dict.fromkeys(
         ("Evaluation", "EvaluationConfig", "detect", "evaluate", "ingest", "label"), "pipeline"
     ),
-    **dict.fromkeys(("Example", "Label", "MetricResult", "Response", "Score"), "records"),
+    **dict.fromkeys(
+        ("AgreementResult", "Example", "Label", "MetricResult", "Response", "Score"), "records"
+    ),
     **dict.fromkeys(("Component", "Registry"), "registry"),
     **dict.fromkeys(("ReportFiles", "write_report"), "report"),
     **dict.fromkeys(("load_run_config", "run_config", "run_demo", "run_studies"), "runner"),
@@ -104,6 +106,7 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
+    "AgreementResult",
     "Backend",
     "BackendError",
     "Bootstrap",
