@@ -76,7 +76,7 @@ def test_two_mock_models_answer_with_and_without_retrieval(tmp_path, data_dir):
             MOCK + '[choice]\nretriever = "bm25[corpus=missing.jsonl]"\n',
             r"missing\.jsonl.*does not exist",
         ),
-        (MOCK + OTHER_MOCK + "[plan]\nn_samples = 0\n", r"field 'backend'.*\(\[choice\]\) only"),
+        (MOCK + MOCK + "[plan]\nn_samples = 0\n", r"field 'backend\[1\]'.*named twice"),
         (MOCK + MOCK + "[choice]\n", r"field 'backend\[1\]'.*named twice"),
     ],
 )

@@ -21,9 +21,8 @@ torch = pytest.importorskip("torch")
 @pytest.fixture(scope="module")
 def long_lm_dir(tmp_path_factory):
     """The fixture's tiny Llama, with room for FaithDial's knowledge (long word-level prompts)."""
-    from transformers import LlamaConfig, LlamaForCausalLM
-
     from tests.whitebox.conftest import HIDDEN, build_tokenizer
+    from transformers import LlamaConfig, LlamaForCausalLM
 
     tokenizer = build_tokenizer()
     config = LlamaConfig(

@@ -32,10 +32,12 @@
     spec = ["board.toml", "more.yaml"]   # path or a list; each of their datasets joins
 
     [backend]                      # leave out to evaluate the datasets' own responses
-    name = "hf"                    # ([[backend]] tables, one per model, with [choice])
+    name = "hf"                    # ([[backend]] tables: several models, each answers all)
     params = { model = "path/to/model" }
 
     [plan]                         # a SamplingPlan: preset = "default" | "greedy" | "beam"
+                                   # ([[plan]] tables: several plans, e.g. one per decoding;
+                                   # each model generates with each)
     n_samples = 10
     variants = ["zero_shot", "few_shot"]
     retriever = { name = "bm25", params = { corpus = "passages.jsonl", k = 3 } }
@@ -99,7 +101,6 @@ from realitycheck.model_info import ModelInfo, models_from_table
 from realitycheck.params import NonEmptyStr, OrNone, check_params, param
 from realitycheck.pipeline import EvaluationConfig, ProxyModel
 from realitycheck.registry import Component
-from realitycheck.retrievers import Retriever
 from realitycheck.runner._choice_config import ChoiceSettings, build_retriever, parse_choice
 from realitycheck.runner._executor_config import ExecutorSettings, parse_executor
 from realitycheck.store import RemoteFolder, is_uri
@@ -189,8 +190,10 @@ class RunConfig:
         datasets: The datasets, in file order.
         backend: The model to generate with; ``None`` = evaluate the datasets' own responses.
         backends: Every model of the run: ``backend`` first, then any further
-            ``[[backend]]`` table (several only with ``[choice]``).
-        plan: How to sample.
+            ``[[backend]]`` table.
+        plan: How to sample (the first plan).
+        plans: Every sampling plan: ``plan`` first, then any further ``[[plan]]``
+            table; each model generates with each plan (a sweep of decodings).
         choice: How to answer MCQ datasets by likelihood (a ``[choice]`` table), or
             ``None`` to generate with ``plan``.
         labelers: Labelers to run.
@@ -219,6 +222,7 @@ class RunConfig:
     backend: Backend | None
     plan: SamplingPlan
     backends: tuple[Backend, ...] = ()
+    plans: tuple[SamplingPlan, ...] = ()
     choice: ChoiceSettings | None = None
     labelers: tuple[Labeler, ...] = ()
     detectors: tuple[Detector, ...] = ()
@@ -522,24 +526,37 @@ def _backends(reader: _Reader, raw: Mapping[str, Any]) -> tuple[Backend, ...]:
     return built
 
 
-def _retriever(reader: _Reader, value: Any) -> Retriever:
-    """Build the plan's retriever, its corpus path taken relative to the config file."""
-    return build_retriever(reader, value, ["plan", "retriever"])
-
-
-def _plan(reader: _Reader, raw: Any) -> SamplingPlan:
-    table = dict(reader.typed(raw if raw is not None else {}, dict, ["plan"]))
-    preset = reader.typed(table.pop("preset", "default"), str, ["plan", "preset"])
+def _plan(reader: _Reader, raw: Any, where: list[str | int]) -> SamplingPlan:
+    table = dict(reader.typed(raw if raw is not None else {}, dict, where))
+    preset = reader.typed(table.pop("preset", "default"), str, [*where, "preset"])
     allowed = ["preset", *(f.name for f in dataclasses.fields(SamplingPlan) if f.init)]
-    reader.table(table, ["plan"], allowed)
-    if "retriever" in table:
-        table["retriever"] = _retriever(reader, table["retriever"])
+    reader.table(table, where, allowed)
+    if "retriever" in table:  # its corpus path is relative to the config file
+        table["retriever"] = build_retriever(reader, table["retriever"], [*where, "retriever"])
     for key, value in table.items():
         try:
             make_plan(preset, **{key: value})
         except InvalidInputError as exc:
-            raise reader.fail(str(exc), ["plan", key]) from None
-    return reader.build(["plan", "preset"], lambda: make_plan(preset, **table))
+            raise reader.fail(str(exc), [*where, key]) from None
+    return reader.build([*where, "preset"], lambda: make_plan(preset, **table))
+
+
+def _plans(reader: _Reader, raw: Any) -> tuple[SamplingPlan, ...]:
+    """Build the ``[plan]`` table, or each ``[[plan]]`` table (a sweep of sampling plans)."""
+    if not isinstance(raw, list):
+        return (_plan(reader, raw, ["plan"]),)
+    if not raw:
+        raise reader.fail("Expected at least one [[plan]] table.", ["plan"])
+    built = tuple(_plan(reader, t, ["plan", i]) for i, t in enumerate(raw))
+    keys = [p.key for p in built]
+    for i, key in enumerate(keys):
+        if key in keys[:i]:
+            raise reader.fail(
+                f"The sampling plan {key!r} is given twice (plans that differ only in their "
+                "variants are one plan: list the variants in one table).",
+                ["plan", i],
+            )
+    return built
 
 
 def _proxy(
@@ -644,12 +661,6 @@ def load_run_config(path: str | Path) -> RunConfig:
     data_dir = reader.path_of(run["data_dir"], ["run", "data_dir"]) if "data_dir" in run else None
     found = _backends(reader, raw)
     backend = found[0] if found else None
-    if len(found) > 1 and "choice" not in raw:
-        raise reader.fail(
-            "Several [[backend]] tables answer MCQ datasets by likelihood ([choice]) only; "
-            "generate with one backend per run.",
-            ["backend"],
-        )
     if not found and ("plan" in raw or "choice" in raw):
         table_name = "plan" if "plan" in raw else "choice"
         raise reader.fail(f"A [{table_name}] needs a [backend] to answer with.", [table_name])
@@ -666,7 +677,8 @@ def load_run_config(path: str | Path) -> RunConfig:
         study_keys = ["all"]
     else:
         study_keys = _components(reader, raw, "studies", study_registry)[1]
-    plan = _plan(reader, raw.get("plan"))
+    plans = _plans(reader, raw.get("plan"))
+    plan = plans[0]
     generating = backend is not None
     proxy = _proxy(reader, raw.get("detect"), dets, generating=generating)  # type: ignore[arg-type]
     if backend is not None and choice is not None:
@@ -674,7 +686,9 @@ def load_run_config(path: str | Path) -> RunConfig:
             reader.build(["backend"], partial(require, {"loglik"}, b, who="[choice]"))
     elif backend is not None:
         needs = {d.key: frozenset(getattr(d, "needs", frozenset())) for d in dets}
-        reader.build(["detectors"], lambda: plan.check(backend, needs=needs))
+        for b in found:
+            for p in plans:
+                reader.build(["detectors"], partial(p.check, b, needs=needs))
     batch_size = reader.typed(run.get("batch_size", 16), int, ["run", "batch_size"])
     if batch_size < 1:
         raise reader.fail(
@@ -694,6 +708,7 @@ def load_run_config(path: str | Path) -> RunConfig:
         backend=backend,
         backends=found,
         plan=plan,
+        plans=plans,
         choice=choice,
         labelers=tuple(labs),  # type: ignore[arg-type]
         detectors=tuple(dets),  # type: ignore[arg-type]

@@ -333,18 +333,24 @@ def run_config(
             chosen.update({name + tag: report for name, report in done.items()})
         names = list(dict.fromkeys(entry.dataset.run_name for entry in config.datasets))
     elif config.backend is not None:
-        generation = generate_datasets(
-            store,
-            [(entry.dataset, entry.limit) for entry in config.datasets],
-            config.backend,
-            config.plan,
-            cache=cache,
-            batch_size=config.batch_size,
-            executor=executor,
-            progress=progress,
-            listener=listener,
-        )
-        names = list(generation)
+        models = config.backends or (config.backend,)
+        plans = config.plans or (config.plan,)
+        for backend in models:  # every model with every plan (a sweep of decodings, sizes)
+            for plan in plans:
+                made = generate_datasets(
+                    store,
+                    [(entry.dataset, entry.limit) for entry in config.datasets],
+                    backend,
+                    plan,
+                    cache=cache,
+                    batch_size=config.batch_size,
+                    executor=executor,
+                    progress=progress,
+                    listener=listener,
+                )
+                tag = ", ".join([backend.key] * (len(models) > 1) + [plan.key] * (len(plans) > 1))
+                generation.update({f"{n} ({tag})" if tag else n: r for n, r in made.items()})
+        names = list(dict.fromkeys(entry.dataset.run_name for entry in config.datasets))
     else:
         names = []
         for entry in config.datasets:
