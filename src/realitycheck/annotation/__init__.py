@@ -31,12 +31,7 @@ from realitycheck.annotation._names import (
 if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers
     from realitycheck.annotation._agreement import MIN_OVERLAP, Agreement
     from realitycheck.annotation._export import MANIFEST, ExportReport, export_items
-    from realitycheck.annotation._import import (
-        AGGREGATE_SPEC,
-        SOURCE_SPEC,
-        ImportReport,
-        import_annotations,
-    )
+    from realitycheck.annotation._import import AGGREGATE_SPEC, SOURCE_SPEC, import_annotations
     from realitycheck.annotation._items import Item, item_id
     from realitycheck.annotation._label_studio import (
         Annotation,
@@ -45,7 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers
         read_label_studio,
     )
     from realitycheck.annotation._plain import PLAIN_COLUMNS, read_plain
-    from realitycheck.annotation._result import RESULT_KEY
+    from realitycheck.annotation._result import RESULT_KEY, ImportReport
     from realitycheck.annotation._select import Choice, Selection, choose
     from realitycheck.annotation._sources import FileRead
 
@@ -53,7 +48,7 @@ _WHERE: dict[str, str] = {
     **dict.fromkeys(("MIN_OVERLAP", "Agreement"), "_agreement"),
     **dict.fromkeys(("MANIFEST", "ExportReport", "export_items"), "_export"),
     **dict.fromkeys(
-        ("AGGREGATE_SPEC", "SOURCE_SPEC", "ImportReport", "import_annotations"),
+        ("AGGREGATE_SPEC", "SOURCE_SPEC", "import_annotations"),
         "_import",
     ),
     **dict.fromkeys(("Item", "item_id"), "_items"),
@@ -62,7 +57,7 @@ _WHERE: dict[str, str] = {
         "_label_studio",
     ),
     **dict.fromkeys(("PLAIN_COLUMNS", "read_plain"), "_plain"),
-    "RESULT_KEY": "_result",
+    **dict.fromkeys(("RESULT_KEY", "ImportReport"), "_result"),
     "FileRead": "_sources",
     **dict.fromkeys(("Choice", "Selection", "choose"), "_select"),
 }

@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +30,6 @@ import numpy as np
 
 from realitycheck import analysis as A
 from realitycheck.annotation._agreement import (
-    Agreement,
     aggregate_votes,
     agreement,
     fit_or_none,
@@ -39,7 +37,7 @@ from realitycheck.annotation._agreement import (
 )
 from realitycheck.annotation._label_studio import Annotation
 from realitycheck.annotation._names import AGGREGATES
-from realitycheck.annotation._result import save_agreement
+from realitycheck.annotation._result import ImportReport, save_agreement
 from realitycheck.annotation._sources import FileRead, read_source, resolve
 from realitycheck.errors import InvalidInputError
 from realitycheck.keys import HUMAN, LabelKey, annotator_key
@@ -50,46 +48,13 @@ from realitycheck.store import RunStore
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["AGGREGATE_SPEC", "SOURCE_SPEC", "ImportReport", "import_annotations"]
+__all__ = ["AGGREGATE_SPEC", "SOURCE_SPEC", "import_annotations"]
 
 SOURCE_SPEC = "annotation_import"
 """Spec name of an annotator's label read from a file."""
 AGGREGATE_SPEC = "annotation"
 """Spec name of the aggregate of imported annotators."""
 _OWNER = "annotate import"
-
-
-@dataclass
-class ImportReport:
-    """What an import did.
-
-    Attributes:
-        files: Each file read.
-        added: Labels that were not stored before.
-        changed: Stored labels replaced by a different one.
-        unchanged: Labels already stored as they are.
-        foreign: Annotations left out as not items of this run (``skip_unknown``).
-        annotators: Every imported annotator of the run, sorted.
-        dropped: Annotators left out of the aggregate, least reliable first.
-        into: The aggregate's key.
-        counts: The aggregate's verdicts: hallucinated, faithful, no verdict.
-        agreement: The agreement tables.
-        result_dir: Where the agreement was stored as a study result (None on object storage).
-        notes: Lines worth printing.
-    """
-
-    files: list[FileRead]
-    added: int = 0
-    changed: int = 0
-    unchanged: int = 0
-    foreign: int = 0
-    annotators: list[str] = field(default_factory=list)
-    dropped: list[str] = field(default_factory=list)
-    into: str = HUMAN
-    counts: dict[str, int] = field(default_factory=dict)
-    agreement: Agreement | None = None
-    result_dir: Path | None = None
-    notes: list[str] = field(default_factory=list)
 
 
 def _spec(name: str, params: dict[str, Any]) -> str:

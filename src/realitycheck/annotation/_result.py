@@ -10,20 +10,53 @@ printed all the same).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from realitycheck.annotation._agreement import Agreement
+from realitycheck.annotation._sources import FileRead
+from realitycheck.keys import HUMAN
 from realitycheck.store import RunStore, StudyResult, StudyTable, save_result
 
-if TYPE_CHECKING:
-    from realitycheck.annotation._import import ImportReport
-
-__all__ = ["RESULT_KEY", "finding", "save_agreement"]
+__all__ = ["RESULT_KEY", "ImportReport", "finding", "save_agreement"]
 
 RESULT_KEY = "annotation"
 """The study-result key of the imported annotators' agreement."""
+
+
+@dataclass
+class ImportReport:
+    """What an import did.
+
+    Attributes:
+        files: Each file read.
+        added: Labels that were not stored before.
+        changed: Stored labels replaced by a different one.
+        unchanged: Labels already stored as they are.
+        foreign: Annotations left out as not items of this run (``skip_unknown``).
+        annotators: Every imported annotator of the run, sorted.
+        dropped: Annotators left out of the aggregate, least reliable first.
+        into: The aggregate's key.
+        counts: The aggregate's verdicts: hallucinated, faithful, no verdict.
+        agreement: The agreement tables.
+        result_dir: Where the agreement was stored as a study result (None on object storage).
+        notes: Lines worth printing.
+    """
+
+    files: list[FileRead]
+    added: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    foreign: int = 0
+    annotators: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    into: str = HUMAN
+    counts: dict[str, int] = field(default_factory=dict)
+    agreement: Agreement | None = None
+    result_dir: Path | None = None
+    notes: list[str] = field(default_factory=list)
 
 
 def finding(report: ImportReport, n_items: int) -> str:
