@@ -40,7 +40,7 @@ def cache(tmp_path, monkeypatch):
     from realitycheck.backends import CallCache
 
     monkeypatch.setenv("REALITYCHECK_CACHE_DIR", str(tmp_path / "cache"))
-    return CallCache(tmp_path / "cache")
+    return CallCache(tmp_path / "calls.sqlite")  # the file of the call cache
 
 
 @pytest.fixture
@@ -228,3 +228,27 @@ def test_the_cli_takes_a_paraphrase_variant(tmp_path, cache):
     assert sorted(r.prompt_variant for r in responses) == [variant] * 2 + ["zero_shot"] * 2
     para = [r for r in responses if r.prompt_variant == variant]
     assert {r.meta["paraphrase"] for r in para} == {"Tell me the answer please"}
+
+
+def test_with_a_retriever_the_paraphrase_is_the_query(tmp_path, cache):
+    import json
+
+    corpus = tmp_path / "passages.jsonl"
+    rows = [
+        {"id": "t", "text": "Every thing has a name and a number."},
+        {"id": "z", "text": "Zebras graze on the savanna at dawn."},
+    ]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    variant = "paraphrase[backend=mock[reply=Where do zebras graze at dawn?],temperature=0]"
+    plan = make_plan(
+        "greedy", variants=["zero_shot", variant], retriever=f"bm25[corpus={corpus},k=1]"
+    )
+    store = RunStore(tmp_path / "run")
+    generate(store, make_examples(2), FakeBackend(), plan, cache=cache)
+    found = {(r.example_id, r.prompt_variant): r.meta["passages"] for r in store.read(Response)}
+    assert found == {
+        ("toy/0", "zero_shot"): ["t"],
+        ("toy/1", "zero_shot"): ["t"],
+        ("toy/0", variant): ["z"],
+        ("toy/1", variant): ["z"],
+    }
