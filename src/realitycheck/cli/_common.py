@@ -299,19 +299,13 @@ def bootstrap_from(n_resamples: int, confidence: float, seed: int) -> Any:
 
 
 def progress_for(ctx: click.Context) -> Any:
-    """Rich bars on stderr; none with ``--quiet`` or when stderr is not a terminal.
+    """Rich bars on a terminal, plain lines in a log or a pipe; none with ``--quiet``.
 
-    Without bars rich (a fifth of a second to import) is not loaded at all.
+    See :func:`realitycheck.cli._progress.progress_for_stderr` (rich is loaded for bars only).
     """
-    import sys
+    from realitycheck.cli._progress import progress_for_stderr
 
-    if ctx.obj.get("quiet", False) or not sys.stderr.isatty():
-        from realitycheck.progress import NullProgress
-
-        return NullProgress()
-    from realitycheck.cli._progress import RichProgress
-
-    return RichProgress()
+    return progress_for_stderr(quiet=ctx.obj.get("quiet", False))
 
 
 def datasets_from_keys(keys: Sequence[str], data_dir: str | None) -> list[Any]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from realitycheck.analysis import Bootstrap
 from realitycheck.errors import InvalidInputError, RunFolderError
 from realitycheck.executors import available_cores
-from realitycheck.progress import NullProgress, Progress
+from realitycheck.progress import NullProgress, Progress, ProgressTask, describe
 from realitycheck.registry import parse_key
 from realitycheck.runner._study_pool import compute_study, pooled_results
 from realitycheck.store import RunData, RunStore, StudyResult, save_result
@@ -111,7 +111,8 @@ def run_studies(
         bootstrap: Settings of every interval (default :class:`Bootstrap`).
         reference: The ground truth of every study whose key does not name its
             own (any label key); ``None`` = each study's default (``human``).
-        progress: Where to report progress.
+        progress: Where to report progress: one step, ``studies``, named after the
+            study whose result it awaits (with workers, the others run meanwhile).
         on_result: Called after each study is stored (the CLI prints it).
         raise_errors: Let a study's exception propagate (with its traceback)
             instead of storing it as a failed result; the studies then run in
@@ -150,16 +151,24 @@ def run_studies(
         outcomes = _serial_results(store, components, bootstrap, raise_errors)
     out = []
     with closing(outcomes), progress.task("studies", len(components)) as task:
-        for component, (result, error) in zip(components, outcomes, strict=True):
+        named = _named(components, task)  # each study is named before its result is awaited
+        for component, (result, error) in zip(named, outcomes, strict=True):
             stored = result if result is not None else _failed(component, error)
             done = StudyRun(
                 result=stored, folder=save_result(store, stored, folder=folder), error=error
             )
             out.append(done)
+            task.advance()
             if on_result is not None:
                 on_result(done)
-            task.advance()
     return out
+
+
+def _named(components: Sequence[Study], task: ProgressTask) -> Generator[Study, None, None]:
+    """Yield each study after telling ``task`` its key and place: ``study length (3 of 14)``."""
+    for i, component in enumerate(components, 1):
+        describe(task, f"study {component.key} ({i} of {len(components)})")
+        yield component
 
 
 def _importable(components: Sequence[Study]) -> bool:
