@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -9,7 +10,14 @@ import click
 from realitycheck.cli._common import terminal_lines, terminal_text
 from realitycheck.cli._failures import FailureTally
 
-__all__ = ["echo_choice", "echo_generation", "echo_stage", "echo_wrong_way", "listener_for"]
+__all__ = [
+    "echo_choice",
+    "echo_findings",
+    "echo_generation",
+    "echo_stage",
+    "echo_wrong_way",
+    "listener_for",
+]
 
 
 def echo_generation(name: str, report: Any, run_dir: Any) -> None:
@@ -150,6 +158,19 @@ def echo_wrong_way(evaluation: Any, reference: str) -> None:
                 "below 0.5; a higher score means less likely hallucinated here: check its sign."
             )
             click.echo(terminal_text(line, limit=1000), err=True)
+
+
+def echo_findings(findings: Sequence[str]) -> None:
+    """Print a run's headline findings (the demo's: :attr:`DemoResult.findings`), one per line.
+
+    They name models, datasets and components: untrusted, escaped for the
+    terminal. Nothing is printed when there are none.
+    """
+    if not findings:
+        return
+    click.echo("key findings:")
+    for finding in findings:
+        click.echo(terminal_text(f"  - {finding}", limit=2000))
 
 
 def listener_for(ctx: click.Context, failures: FailureTally | None = None) -> Any:

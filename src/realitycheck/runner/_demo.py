@@ -18,7 +18,8 @@ from realitycheck.pipeline import (
     ingest,
     label,
 )
-from realitycheck.progress import NullProgress, Progress
+from realitycheck.progress import NullProgress, Progress, scoped
+from realitycheck.runner._headlines import headline_findings
 from realitycheck.runner._studies import ALL, StudyRun, expand_study_keys, run_studies
 from realitycheck.store import RunStore
 from realitycheck.studies import studies
@@ -104,6 +105,15 @@ class DemoResult:
         """The keys of the studies it ran, in order."""
         return tuple(run.result.study for run in self.runs)
 
+    @property
+    def findings(self) -> tuple[str, ...]:
+        """Its two or three headline findings in words, read from the evaluation's tables.
+
+        See :func:`~realitycheck.runner._headlines.headline_findings`; they name
+        models and datasets (untrusted: escape them before printing).
+        """
+        return headline_findings(self.evaluation)
+
 
 def run_demo(
     out: str | Path,
@@ -147,9 +157,10 @@ def run_demo(
         ingest(store, ds, progress=progress)
         labs = [labelers.create_from_key(k) for k in lab_keys]
         dets = [detectors.create_from_key(k) for k in det_keys]
+        here = scoped(progress, ds.run_name)  # "labeler rouge_l on ragtruth"
         for report in (
-            label(store, labs, datasets=[ds.run_name], progress=progress),
-            detect(store, dets, datasets=[ds.run_name], progress=progress),
+            label(store, labs, datasets=[ds.run_name], progress=here),
+            detect(store, dets, datasets=[ds.run_name], progress=here),
         ):
             notes += [f"{ds.run_name}: {key} skipped {why}" for key, why in report.skipped.items()]
             stages.append(report)
