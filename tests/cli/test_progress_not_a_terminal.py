@@ -230,6 +230,19 @@ def test_the_headlines_name_the_best_detector_the_least_agreeing_labeler_and_a_w
     assert "source_overlap on ragtruth (AUROC 0.410 [0.380, 0.440], all responses)" in wrong
 
 
+def test_a_score_ranked_the_wrong_way_on_all_responses_is_named_before_one_on_a_slice():
+    evaluation = _evaluation()
+    on_a_slice = _row(detector="a_first_name", value=0.3, ci_low=0.2, ci_high=0.4, slice="m=x")
+    metrics = pd.concat(
+        [evaluation.metrics, pd.DataFrame([on_a_slice | {"labeler": "human", "metric": "auroc"}])]
+    )
+    (*_, wrong) = headline_findings(Evaluation(metrics=metrics, agreement=evaluation.agreement))
+    assert (
+        "2 scores: source_overlap on ragtruth (AUROC 0.410 [0.380, 0.440], all responses) and "
+        "a_first_name on ragtruth (AUROC 0.300 [0.200, 0.400], slice m=x). Check the sign of each"
+    ) in wrong
+
+
 def test_a_run_with_nothing_to_say_has_no_headlines(capsys):
     empty = Evaluation(metrics=pd.DataFrame(), agreement=pd.DataFrame(), reference="human")
     assert headline_findings(empty) == ()

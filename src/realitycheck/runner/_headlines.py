@@ -157,8 +157,8 @@ def _wrong_way(evaluation: Evaluation, reference: str) -> str | None:
     first: dict[tuple[str, str], Any] = {}  # each score on each dataset: all responses first
     for what, ds, row in found:
         first.setdefault((what, ds), row)
-    shown = []
-    for (what, ds), row in first.items():
+    shown = []  # those flagged on all responses first
+    for (what, ds), row in sorted(first.items(), key=lambda item: item[1]["slice"] != "all"):
         where = "all responses" if row["slice"] == "all" else f"slice {row['slice']}"
         shown.append(f"{what} on {ds} (AUROC {_with_ci(row)}, {where})")
     count = f"{len(first)} scores: " if len(first) > 1 else ""
