@@ -232,6 +232,17 @@ def _plain(value: Any) -> Any:
 T = TypeVar("T", bound=Component)
 
 
+# How the command line takes a component of each family, in the order a name asked of the
+# wrong family is looked for in the others (``label -l length``: length is a detector).
+_USE = {
+    "labelers": "realitycheck label -l {name}",
+    "detectors": "realitycheck detect -D {name}",
+    "datasets": "-d {name}",
+    "backends": "realitycheck generate -b {name}",
+    "studies": "realitycheck study {name} --run RUN",
+}
+
+
 def _alias(name: str) -> str:
     """The registered spelling of a hyphenated or padded name (`` nq-open`` → ``nq_open``)."""
     return name.strip().replace("-", "_")
@@ -360,12 +371,35 @@ class Registry(Generic[T]):
         if found is not None:
             return self._items[found]
         wanted = _alias(str(name))
-        close = difflib.get_close_matches(wanted, self._items, n=3, cutoff=0.5)
-        hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        hint = self._elsewhere(wanted)
+        if not hint:
+            close = difflib.get_close_matches(wanted, self._items, n=3, cutoff=0.5)
+            hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         raise UnknownComponentError(
             f"There is no {self.kind} named {name!r}.{hint} "
             f"Available: {', '.join(sorted(self._items))}."
         )
+
+    def _elsewhere(self, name: str) -> str:
+        """`` 'length' is a detector, not a labeler: use …`` when another family knows ``name``.
+
+        The families of :data:`_USE` but this one are asked in turn, for the
+        names their built-in sources declare and their loaded components (a
+        look-up imports at most the one module that declares the name); the
+        first that knows it is named (``length`` is a detector and a study: to
+        a labeler's look-up, a detector). ``""`` when none knows it.
+        """
+        for family, use in _USE.items():
+            if family == self.family:
+                continue
+            other = registry_of(family)
+            other._load_declared(name)
+            if name in other._items:
+                return (
+                    f" {name!r} is a {other.kind}, not a {self.kind}: "
+                    f"use `{use.format(name=name)}`."
+                )
+        return ""
 
     def create(self, name: str, /, **params: Any) -> T:
         """Build the component ``name`` with ``params``, checking the parameter names.
