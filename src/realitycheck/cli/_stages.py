@@ -429,12 +429,19 @@ def _write_report(store: Any, out: Path, reference: str | None = None) -> None:
 def report_cmd(ctx: click.Context, run_dir: str, out: str | None, reference: str | None) -> None:
     """Write report.html, report.md and CSV tables for an evaluated run.
 
-    The reference defaults to the one the evaluate stage used.
+    The reference defaults to the one the evaluate stage used; one the run
+    holds no labels of is refused, as evaluate refuses it, and nothing is written.
     """
     from realitycheck.store import RunStore
 
+    made = out is not None and not Path(out).exists()
     target = run_out_folder(run_dir, out)
-    _write_report(RunStore(lock_run(ctx, run_dir)), target, reference)
+    try:
+        _write_report(RunStore(lock_run(ctx, run_dir)), target, reference)
+    except InvalidInputError:
+        if made and not any(target.iterdir()):
+            target.rmdir()  # the --out folder this command made for a report it refused
+        raise
 
 
 @cli.command("demo")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from realitycheck.pipeline._checks import check_keys
 from realitycheck.pipeline._proxy_model import PromptBuilder, ProxyModel
 from realitycheck.pipeline._report import commonest_error
 from realitycheck.pipeline._slices import BUILT_IN_SLICES, check_slice_by
@@ -25,6 +26,7 @@ __all__ = [
     "PromptBuilder",
     "ProxyModel",
     "StageReport",
+    "check_keys",
     "check_slice_by",
     "commonest_error",
     "detect",

@@ -64,7 +64,7 @@ from realitycheck.params import (
     check_params,
     param,
 )
-from realitycheck.pipeline._checks import check_keys, explain_empty
+from realitycheck.pipeline._checks import check_keys, explain_empty, unmeasured
 from realitycheck.pipeline._evaluate_load import load_frame
 from realitycheck.pipeline._evaluate_rows import (
     Row,
@@ -237,9 +237,15 @@ def evaluate(
     executor = executor or LocalExecutor()
     notes: list[str] = []
     frame = load_frame(store, config.calibration_fraction, config.slice_by, notes)
+    # A named component undefined on the data (rouge_l without reference answers) is
+    # missing, not misspelt: say why it has nothing, and measure the rest.
+    missing = unmeasured(
+        store, frame, labelers=config.labelers or (), detectors=config.detectors or ()
+    )
+    notes += missing.notes
     check_keys(
-        labelers=list(frame.labels.columns),
-        detectors=list(frame.scores.columns),
+        labelers=[*frame.labels.columns, *missing.labelers],
+        detectors=[*frame.scores.columns, *missing.detectors],
         references=config.references,
         reference=config.reference,
         measured_labelers=config.labelers,
@@ -271,7 +277,9 @@ def evaluate(
             task.advance()
     metric_rows, agreement_rows = _in_unit_order(units, measured)
     if not metric_rows and (not agreement_rows or config.detectors):
-        raise InvalidInputError(explain_empty(frame.labels, frame.scores, found))
+        raise InvalidInputError(
+            " ".join([explain_empty(frame.labels, frame.scores, found), *missing.notes])
+        )
     store.replace(metric_rows, table=MetricResult.table)
     store.replace(agreement_rows, table=AgreementResult.table)
     store.update_manifest(config={"evaluate": config.as_dict()}, notes=notes)

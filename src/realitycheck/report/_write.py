@@ -20,6 +20,7 @@ from realitycheck.params import (
     check_arg,
     param_error,
 )
+from realitycheck.pipeline import check_keys
 from realitycheck.report._cells import with_base_rate
 from realitycheck.report._data import coverage, human_keys, load, overview
 from realitycheck.report._document import Block, Figure
@@ -150,10 +151,16 @@ def write_report(
         The paths written.
 
     Raises:
-        InvalidInputError: A bad argument, or ``out_dir`` names a file.
+        InvalidInputError: A bad argument, ``out_dir`` names a file, or
+            ``reference`` names no labeler the run holds labels of (nothing is
+            written then).
     """
     out = _check(store, out_dir, title, reference)
     data = load(store)
+    if reference is not None:  # before anything is written, as evaluate refuses it
+        check_keys(
+            labelers=sorted(set(data.labels["labeler"].dropna().astype(str))), reference=reference
+        )
     reference = reference or stored_reference(data.manifest)
     keys = human_keys(data, reference)
     view = overview(data, reference)
