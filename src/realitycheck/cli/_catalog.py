@@ -90,7 +90,12 @@ def _format_summary(key: str, summary: dict[str, Any], indent: int = 0) -> str:
 
 @datasets_group.command("fetch")
 @click.argument("name")
-@click.option("--dest", type=click.Path(file_okay=False), help="Where to put the files.")
+@click.option(
+    "--dest",
+    type=click.Path(file_okay=False),
+    help="Where to put the files (default: $REALITYCHECK_CACHE_DIR/data, else "
+    "~/.cache/realitycheck/data: where datasets are read from).",
+)
 @click.option("--force", is_flag=True, help="Download again even if present.")
 @click.option(
     "--trust-unpinned",

@@ -90,7 +90,15 @@ class Dataset(Component):
 
 
 def cache_dir() -> Path:
-    """Return the user cache folder where ``datasets fetch`` puts downloads."""
+    """Return the user cache folder where ``datasets fetch`` puts downloads, and datasets look.
+
+    ``$REALITYCHECK_CACHE_DIR/data`` when that variable is set (the folder of
+    the call and embedding caches too), else ``realitycheck/data`` under
+    ``$XDG_CACHE_HOME`` or ``~/.cache``.
+    """
+    folder = os.environ.get("REALITYCHECK_CACHE_DIR")
+    if folder:
+        return Path(folder) / "data"
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "realitycheck" / "data"
 

@@ -8,6 +8,7 @@ atomically and checked against the SHA-256 recorded here.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -97,13 +98,16 @@ def fetch(
 
     A file already present with the right checksum is kept (unless ``force``).
     Each download goes to a temporary file beside its target and is moved in
-    place only once its checksum matches. A file whose digest is not pinned
+    place only once its checksum matches; when the fetch fails, the folders it
+    created and left empty are removed again. A file whose digest is not pinned
     here (:data:`UNPINNED`) is checked against the digest recorded at its first
     download (``<file>.sha256``); that first download needs ``trust_unpinned``.
 
     Args:
         name: A registered dataset (``ragtruth``, ``faithbench``…).
-        dest: The data root to fill; the user cache by default.
+        dest: The data root to fill; by default the user cache that datasets
+            read (:func:`cache_dir`: ``$REALITYCHECK_CACHE_DIR/data``, else
+            ``~/.cache/realitycheck/data``).
         force: Download even the files that are already present and correct.
         base_url: Where to download from; ``$REALITYCHECK_DATA_URL`` or the
             GitHub raw-file host by default.
@@ -125,31 +129,53 @@ def fetch(
     root = Path(dest) if dest is not None else cache_dir()
     base = base_url or os.environ.get(URL_ENV) or DEFAULT_BASE_URL
     check_arg(base, _HTTP, name="base_url", owner="fetch")
-    for source in sources:
-        target = root / source.local
-        expected = source.sha256 or _recorded(target)
-        if not expected and not trust_unpinned:
-            raise InvalidInputError(
-                f"realitycheck has no pinned SHA-256 for {source.local} ({source.repo} @ "
-                f"{source.commit[:8]} : {source.path}), and none was recorded in {root}. "
-                "Rerun with --trust-unpinned to download it and record its digest; later "
-                "fetches are checked against that record.",
-                path=target,
-            )
-        if force or not target.is_file() or sha256(target) != expected:
-            got = _download(source, source.url(base), target, expected)
-            if not expected:
-                Path(f"{target}.sha256").write_text(f"{got}  {target.name}\n", encoding="utf-8")
-                logger.warning(
-                    "%s has no pinned digest; recorded sha256 %s from %s. Compare it with the "
-                    "file at the source before you rely on it.",
-                    source.local,
-                    got,
-                    source.url(base),
-                )
-        if progress is not None:
-            progress(1)
+    made: list[Path] = []  # the folders this fetch creates, removed again if it fails empty
+    try:
+        for source in sources:
+            made += _new_folders((root / source.local).parent)
+            _fetch_one(source, root, base, force=force, trust_unpinned=trust_unpinned)
+            if progress is not None:
+                progress(1)
+    except BaseException:
+        for folder in sorted(set(made), key=lambda p: len(p.parts), reverse=True):
+            with contextlib.suppress(OSError):  # not empty: a file it verified stays
+                folder.rmdir()
+        raise
     return root
+
+
+def _new_folders(folder: Path) -> list[Path]:
+    """The folders from ``folder`` up that do not exist yet (``mkdir(parents=True)`` makes them)."""
+    out = []
+    while not folder.exists() and folder.parent != folder:
+        out.append(folder)
+        folder = folder.parent
+    return out
+
+
+def _fetch_one(source: Source, root: Path, base: str, *, force: bool, trust_unpinned: bool) -> None:
+    """Download one file of a dataset into ``root`` unless it is there and verified."""
+    target = root / source.local
+    expected = source.sha256 or _recorded(target)
+    if not expected and not trust_unpinned:
+        raise InvalidInputError(
+            f"realitycheck has no pinned SHA-256 for {source.local} ({source.repo} @ "
+            f"{source.commit[:8]} : {source.path}), and none was recorded in {root}. "
+            "Rerun with --trust-unpinned to download it and record its digest; later "
+            "fetches are checked against that record.",
+            path=target,
+        )
+    if force or not target.is_file() or sha256(target) != expected:
+        got = _download(source, source.url(base), target, expected)
+        if not expected:
+            Path(f"{target}.sha256").write_text(f"{got}  {target.name}\n", encoding="utf-8")
+            logger.warning(
+                "%s has no pinned digest; recorded sha256 %s from %s. Compare it with the "
+                "file at the source before you rely on it.",
+                source.local,
+                got,
+                source.url(base),
+            )
 
 
 def _recorded(target: Path) -> str:
