@@ -90,7 +90,7 @@ def test_a_detector_whose_every_value_is_missing_says_so(tmp_path, capsys):
     printed = capsys.readouterr()
     assert "mean_len: 0 computed, 6 missing, 0 already stored" in printed.out
     assert "length: 6 computed, 0 already stored" in printed.out
-    assert "mean_len: missing because the response has no sampled answers" in printed.err
+    assert "mean_len: missing because the dataset's responses carry no samples" in printed.err
 
 
 def test_the_report_never_says_a_detector_without_values_was_evaluated(tmp_path):

@@ -46,7 +46,7 @@ def test_dropped_samples_are_named_too():
 @pytest.mark.parametrize(
     ("key", "meta"),
     [
-        ("perplexity", {}),
+        ("perplexity", {"backend": "mock[reply=Paris]", "generation": "g"}),
         ("perplexity", {"unsupported": {"n": "only one sequence per call"}}),
         ("perplexity", {"unsupported": "not a mapping"}),
         ("mean_token_entropy", {"unsupported": {"logprobs": REASON}}),

@@ -71,8 +71,11 @@ def missing(what: str, need: str, response: Response | None = None) -> MissingFe
 
     When ``response.meta["unsupported"]`` says the server that generated the
     response did not return the feature (:func:`unsupported_reasons`), the
-    error says so and quotes the reason; otherwise it says to generate the
-    response with a plan that asks for ``need`` on a backend that supplies it.
+    error says so and quotes the reason; for an answer a dataset ships, it
+    says that the dataset has no such feature (no samples: generate answers,
+    or give a files dataset its samples; no log-probabilities: read them
+    through a local model); otherwise it says to generate the response with a
+    plan that asks for ``need`` on a backend that supplies it.
     """
     reasons = unsupported_reasons(response, need)
     if reasons:
@@ -80,11 +83,55 @@ def missing(what: str, need: str, response: Response | None = None) -> MissingFe
             f"the response has no {what}: the server that generated it did not return it "
             f"({'; '.join(reasons)})"
         )
+    shipped = _shipped_hint(response, need)
+    if shipped:
+        return MissingFeatureError(shipped)
     able = ", ".join(providers(need)) or "none installed"
     return MissingFeatureError(
         f"the response has no {what}: it was not asked for or not returned at generation; "
         f"generate it with a plan that asks for {need!r}, on a backend that supplies it "
         f"(available: {able})"
+    )
+
+
+# What a dataset's answers lack, in words, by detector need.
+_SHIPPED_WITHOUT = {
+    "samples": "token log-probabilities of their samples",
+    "logprobs": "token log-probabilities",
+    "entropy": "token entropies",
+    "hidden": "hidden states",
+}
+
+
+def _shipped_hint(response: Response | None, need: str) -> str:
+    """Why an answer a dataset ships lacks ``need`` and how to get it; ``""`` for a generated one.
+
+    A generated response names its backend and generation in ``meta`` (and
+    what the server left out, ``unsupported``); a proxy's view of a dataset's
+    answer names the proxy; a dataset's own answer names none of these and
+    has no decoding. Sampling detectors need several
+    answers per question, which a dataset that ships one answer never has.
+    """
+    if response is None:
+        return ""
+    meta = response.meta if isinstance(response.meta, Mapping) else {}
+    if {"backend", "generation", "unsupported"} & meta.keys():
+        return ""
+    proxied = "proxy" in meta
+    if not proxied and response.decoding:
+        return ""
+    if need == "samples" and not response.samples:
+        return (
+            "the dataset's responses carry no samples (it ships its answers; sampling detectors "
+            "need several answers per question: generate them with `realitycheck generate`, or "
+            "give `samples=` columns to a files dataset)"
+        )
+    if proxied:
+        return ""
+    return (
+        f"the dataset's responses carry no {_SHIPPED_WITHOUT.get(need, need)} (it ships its "
+        "answers: read them through a local model with `realitycheck detect -b "
+        "'hf[model=PATH]'`, or generate answers with `realitycheck generate`)"
     )
 
 
