@@ -73,12 +73,12 @@ def test_the_study_loop_names_each_study_as_it_goes_and_when_it_is_done(tmp_path
     printed = capsys.readouterr()
     err = _plain(printed)
     lines = [line for line in err.splitlines() if re.match(STAMP, line)]
-    steps = [re.sub(STAMP, "", re.sub(r"\d+\.\d s$", "T s", line)) for line in lines]
+    steps = [re.sub(r"\d+\.\d s", "T s", re.sub(STAMP, "", line)) for line in lines]
     assert steps == [
         "study length (1 of 2)…",
-        "study length (1 of 2) done in T s",
+        "study length (1 of 2) done (+T s)",
         "study leaderboard (2 of 2)…",
-        "study leaderboard (2 of 2) done in T s",
+        "study leaderboard (2 of 2) done (+T s)",
         "studies: 2 of 2 done in T s",
     ]
     # Each study is done before its finding is printed.
@@ -159,7 +159,7 @@ def test_plain_progress_names_each_part_and_escapes_untrusted_names(capsys):
     assert "\x1b" not in err and "\x07" not in err and "\u202e" not in err
     assert err.splitlines() == [
         f"[   0.0 s] study {SHOWN} (1 of 2)…",
-        f"[   4.0 s] study {SHOWN} (1 of 2) done in 4.0 s",
+        f"[   4.0 s] study {SHOWN} (1 of 2) done (+4.0 s)",
         f"[   4.0 s] generate {SHOWN} on {SHOWN}: 2 of 2 done in 4.0 s",
     ]
 
@@ -278,7 +278,7 @@ def test_a_piped_demo_prints_its_steps_by_dataset_and_its_studies_then_has_headl
         r"detector source_overlap on faithbench: [\d,]+ of [\d,]+ done in \d+\.\d s",
         r"evaluating: [\d,]+ of [\d,]+ done in \d+\.\d s",
         r"study leaderboard \(1 of 1\)…",
-        r"study leaderboard \(1 of 1\) done in \d+\.\d s",
+        r"study leaderboard \(1 of 1\) done \(\+\d+\.\d s\)",
     ):
         assert len(re.findall(rf"^{STAMP}{step}$", err, re.M)) == 1, (step, err)
     # The same run again through the API: everything is reused, the headlines read its tables.

@@ -60,7 +60,7 @@ class _PlainTask:
         if self._part is not None:
             text, since = self._part
             self._part = None
-            self._owner.line(f"{text} done in {now - since:.1f} s")
+            self._owner.line(f"{text} done (+{now - since:.1f} s)")
             self._last = now
         elif now - self._last >= self._owner.every:
             self._owner.line(f"{self.description}: {self.count()}…")
@@ -91,7 +91,9 @@ class PlainProgress:
     command's start), e.g. ``[  12.3 s] labeler rouge_l on ragtruth: 2,617 of
     2,617 done in 1.2 s``. A step longer than ``every`` seconds also prints its
     count that often; a step that names its parts (the studies) prints each
-    part as it begins and when it is done. Descriptions are escaped for the
+    part as it begins and when it is done, with the seconds since it began
+    (``+6.9 s``: the time awaited, which for studies computed side by side in
+    workers is not the part's own). Descriptions are escaped for the
     terminal (they name models and datasets); no line holds an escape code or
     a carriage return.
     """
