@@ -272,7 +272,11 @@ def test_a_piped_demo_prints_its_steps_by_dataset_and_its_studies_then_has_headl
     monkeypatch.setattr(_demo, "ALL", "leaderboard")
     out = tmp_path / "demo"
     assert main(["demo", "--out", str(out), "--n-resamples", "20"]) == 0
-    err = _plain(capsys.readouterr())
+    printed = capsys.readouterr()
+    err = _plain(printed)
+    # The demo ends with its headline findings in words, after the report's path.
+    tail = printed.out.split("report: ", 1)[1].splitlines()
+    assert tail[1] == "key findings:" and tail[2].startswith("  - Best detector against")
     for step in (
         r"detector length on faithbench: [\d,]+ of [\d,]+ done in \d+\.\d s",
         r"detector source_overlap on faithbench: [\d,]+ of [\d,]+ done in \d+\.\d s",

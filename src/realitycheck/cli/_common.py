@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from realitycheck.text import escape_controls
+from realitycheck.cli._terminal import scrub_text, terminal_lines, terminal_text
 
 __all__ = [
     "EXIT_ERROR",
@@ -41,6 +41,7 @@ __all__ = [
     "run_out_folder",
     "scrub_text",
     "split_keys",
+    "terminal_lines",
     "terminal_text",
     "workers_option",
 ]
@@ -51,32 +52,6 @@ EXIT_INTERNAL = 1
 EXIT_FAILURES = 3
 """The command ran to its end, but items failed: calls never succeeded (``--allow-failures``)."""
 EXIT_INTERRUPTED = 130
-
-
-def scrub_text(text: str) -> str:
-    """Return ``text`` without secrets, fit for the terminal (see ``realitycheck.store``)."""
-    from realitycheck.store import scrub_text as scrub
-
-    return scrub(text)
-
-
-def terminal_text(text: str, *, limit: int = 300) -> str:
-    """Return untrusted ``text`` (an error, a reply) fit for one terminal line.
-
-    Secrets are scrubbed (:func:`scrub_text`); control and escape sequences
-    (C0/C1, ESC, newlines, NUL) and bidi controls are shown as ``[U+001B]``,
-    never sent raw; a text longer than ``limit`` characters is cut with "…".
-    """
-    shown = escape_controls(scrub_text(str(text)))
-    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
-
-
-def terminal_lines(text: str) -> str:
-    """Return untrusted ``text`` of several lines (a study's finding) fit for the terminal.
-
-    As :func:`terminal_text`, but line breaks are kept and nothing is cut.
-    """
-    return escape_controls(scrub_text(str(text)), keep="\n")
 
 
 def split_keys(values: Sequence[str]) -> list[str]:

@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from realitycheck.cli._common import terminal_text
+from realitycheck.cli._terminal import terminal_text
 
 __all__ = ["PlainProgress", "RichProgress", "progress_for_stderr"]
 

@@ -36,7 +36,7 @@ from realitycheck.cli._common import (
     terminal_lines,
     workers_option,
 )
-from realitycheck.cli._echo import echo_stage, listener_for
+from realitycheck.cli._echo import echo_findings, echo_stage, listener_for
 from realitycheck.cli._failures import FailureTally
 from realitycheck.errors import InvalidInputError
 from realitycheck.keys import is_stored
@@ -494,6 +494,7 @@ def demo_cmd(
     )
     click.echo(f"run: {result.run_dir}; studies: {', '.join(result.studies) or 'none'}")
     _write_report(RunStore(result.run_dir), Path(out), reference)
+    echo_findings(result.findings)
     failures = FailureTally()
     for report in result.stages:
         failures.stage(report)
