@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import ClassVar
@@ -138,8 +139,11 @@ def test_missing_samples_or_logprobs_give_none(word_equivalence):
     (score,) = detectors.create("semantic_entropy").score([bare], NEEDS)
     assert score.value is None and "samples" in score.error
     weighted = detectors.create("semantic_entropy", variant="weighted")
-    (score,) = weighted.score([_response("r", ["a", "b"])], NEEDS)
+    generated = dataclasses.replace(_response("r", ["a", "b"]), decoding="sampling")
+    (score,) = weighted.score([generated], NEEDS)
     assert score.value is None and "'logprobs'" in score.error
+    (shipped,) = weighted.score([_response("r", ["a", "b"])], NEEDS)  # a dataset's samples
+    assert shipped.value is None and "carry no token log-probabilities" in shipped.error
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -102,11 +103,17 @@ def test_less_confident_model_scores_higher(name, confident, unsure):
     ],
 )
 def test_missing_feature_gives_none_and_names_the_backends(name, need, supplier, not_supplier):
-    (score,) = detectors.create(name).score([_response("r")], NEEDS)
+    # A generated answer (it has a decoding) lacks what its generation did not ask for:
+    # the message names the backends that supply it.
+    generated = dataclasses.replace(_response("r"), decoding="greedy")
+    (score,) = detectors.create(name).score([generated], NEEDS)
     assert score.value is None
     assert f"'{need}'" in score.error and supplier in score.error
     if not_supplier:
         assert not_supplier not in score.error.split("available:")[1]
+    # A dataset's own answer never had a generation: the message says so instead.
+    (shipped,) = detectors.create(name).score([_response("r")], NEEDS)
+    assert shipped.value is None and shipped.error.startswith("the dataset's responses carry no")
 
 
 @pytest.mark.parametrize(
