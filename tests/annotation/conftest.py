@@ -26,6 +26,12 @@ def _make(folder: Path, dataset: str, labelers: str) -> Path:
 
 
 @pytest.fixture(scope="session")
+def quiz_key() -> str:
+    """The dataset key of the quiz run (for verbs that name the dataset again)."""
+    return QUIZ
+
+
+@pytest.fixture(scope="session")
 def _quiz_template(tmp_path_factory) -> Path:
     return _make(tmp_path_factory.mktemp("quiz"), QUIZ, "exact_match,rouge_l,token_f1")
 

@@ -9,7 +9,6 @@ import sys
 
 import pandas as pd
 
-from conftest import QUIZ  # noqa: I001  (tests/annotation/conftest.py)
 from realitycheck.cli import main
 
 
@@ -90,12 +89,12 @@ def test_skipped_unknown_items_are_counted_on_stderr(quiz_run, tmp_path, capsys)
 
 
 def test_evaluate_against_the_imported_humans_measures_the_labelled_items(
-    quiz_run, tmp_path, capsys
+    quiz_run, quiz_key, tmp_path, capsys
 ):
     out = tmp_path / "sheets"
     assert _export(quiz_run, out, "--format", "csv", "--n", "5") == 0
     assert main(["-q", "annotate", "import", "--run", str(quiz_run), str(_fill(out))]) == 0
-    args = ["-q", "evaluate", "-d", QUIZ, "--run", str(quiz_run), "--reference", "human"]
+    args = ["-q", "evaluate", "-d", quiz_key, "--run", str(quiz_run), "--reference", "human"]
     assert main([*args, "-D", "length", "--n-resamples", "20", "--no-report"]) == 0
     metrics = pd.read_csv(quiz_run / "metrics.csv")
     auroc = metrics.query("detector == 'length' and labeler == 'human' and metric == 'auroc'")
