@@ -7,6 +7,7 @@ have a reference label.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -115,6 +116,18 @@ def _balanced_accuracy(y: np.ndarray, s: np.ndarray, test: np.ndarray) -> tuple[
         return threshold, float(M.balanced_accuracy(yt, (st >= threshold).astype(int)))
 
 
+@functools.lru_cache(maxsize=4)
+def _measure(bootstrap: Bootstrap) -> Measure:
+    """One :class:`Measure` per bootstrap setting for the whole study.
+
+    Its resamples are drawn once per item count and its sorted metric values
+    are kept, so PR-AUC reuses AUROC's pass over the same labels and scores
+    and every condition reuses the draws (the same seeded draws a fresh
+    Measure would make: the numbers are unchanged).
+    """
+    return Measure(bootstrap)
+
+
 def measure_condition(
     y: np.ndarray,
     scores: Mapping[str, np.ndarray],
@@ -128,18 +141,17 @@ def measure_condition(
     """
     valid = {d: ~np.isnan(y) & ~np.isnan(s) for d, s in scores.items()}
     out: dict[str, dict[str, float]] = {d: {} for d in scores}
+    measure = None if bootstrap is None else _measure(bootstrap)
     for keys, mask in group_by_mask(valid):
         ym = y[mask]
         for metric in ("auroc", "pr_auc"):
-            if bootstrap is None:
+            if measure is None:
                 for d in keys:
                     out[d][metric] = _point(metric, ym, scores[d][mask])
                 continue
             stacked = np.vstack([scores[d][mask] for d in keys])
             where = Where(labeler="", slice="", dataset="", n_excluded=0)
-            for d, row in zip(
-                keys, Measure(bootstrap).rows(metric, keys, ym, stacked, where), strict=True
-            ):
+            for d, row in zip(keys, measure.rows(metric, keys, ym, stacked, where), strict=True):
                 out[d].update(
                     {
                         metric: row.value,
