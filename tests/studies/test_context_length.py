@@ -228,3 +228,14 @@ def test_ragtruth_stratum_auroc_matches_a_direct_computation(ragtruth):
     assert m["n"].iloc[0] == long.sum()
     assert m["ci_low"].iloc[0] < m["value"].iloc[0] < m["ci_high"].iloc[0]
     assert "ragtruth" in result.finding
+
+
+def test_toy_finding_gives_each_rate_its_count(toy):
+    _, result = toy
+    strata = result.table("strata").set_index("stratum")
+    for name in ("<1K", "1K-5K", ">5K"):
+        row = strata.loc[name]
+        assert (
+            f"{name} 33% (n = {row['n_responses']:,}; hallucinated "
+            f"{row['hallucination_rate']:.0%} of {row['n_labelled']:,} labelled)"
+        ) in result.finding

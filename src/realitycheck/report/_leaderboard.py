@@ -2,8 +2,12 @@
 
 Per dataset, one sortable table: each generator's hallucination rate under the
 reference labels, overall and per task (when the dataset has several), with a
-Wilson interval, and its rank (1 = fewest hallucinations; generators with the
-same rate share a rank, marked ``=``). The rates count every response that has
+Wilson interval, and its rank range: the ranks it could take (1 = fewest
+hallucinations), one generator ranked above another only where their
+intervals do not overlap (:func:`realitycheck.studies.leaderboard.rank_ranges`),
+so ``1–4`` marks a tie group and a single number a rank the intervals tell
+apart. The frame keeps the strict competition rank too (``rank``; equal rates
+share it, ``tied``). The rates count every response that has
 a reference verdict, so they can differ from the leaderboard study's, which
 also ranks under the other judges and among answers only. The page carries its
 own style and script and links nothing outside it, so it can be put on a
@@ -21,7 +25,8 @@ from realitycheck.metrics import wilson_interval
 from realitycheck.report._data import ReportData, verdicts
 from realitycheck.report._document import Inline, Table
 from realitycheck.report._html import escape_html, page, table_html
-from realitycheck.report._numbers import fmt_count, fmt_rank, fmt_rate_ci
+from realitycheck.report._numbers import fmt_count, fmt_rank_range, fmt_rate_ci
+from realitycheck.studies.leaderboard import rank_ranges
 
 __all__ = ["leaderboard_frame", "render_leaderboard"]
 
@@ -38,11 +43,13 @@ def leaderboard_frame(data: ReportData, reference: str) -> pd.DataFrame:
     """Return one row per dataset, subset (``all`` or a task) and generator.
 
     Columns: ``dataset, subset, generator, n, n_hallucinated, rate, ci_low,
-    ci_high, rank, tied``; ``rank`` is the competition rank of the rate within
-    the dataset and subset (1 = lowest rate).
+    ci_high, rank, tied, rank_low, rank_high``; ``rank`` is the competition
+    rank of the rate within the dataset and subset (1 = lowest rate);
+    ``rank_low`` to ``rank_high`` the ranks its Wilson interval leaves open
+    (:func:`~realitycheck.studies.leaderboard.rank_ranges`).
     """
     columns = ["dataset", "subset", "generator", "n", "n_hallucinated", "rate", "ci_low"]
-    columns += ["ci_high", "rank", "tied"]
+    columns += ["ci_high", "rank", "tied", "rank_low", "rank_high"]
     resp = data.responses.assign(y=verdicts(data, reference).to_numpy())
     resp = resp.dropna(subset=["dataset", "model", "y"])
     if resp.empty:
@@ -65,6 +72,10 @@ def leaderboard_frame(data: ReportData, reference: str) -> pd.DataFrame:
     grouped = rows.groupby(["dataset", "subset"])["rate"]
     rows["rank"] = grouped.rank(method="min").astype(int)
     rows["tied"] = rows.groupby(["dataset", "subset", "rank"])["rank"].transform("size") > 1
+    rows["rank_low"], rows["rank_high"] = np.nan, np.nan
+    for _, part in rows.groupby(["dataset", "subset"]):
+        low, high = rank_ranges(part["ci_low"].to_numpy(float), part["ci_high"].to_numpy(float))
+        rows.loc[part.index, "rank_low"], rows.loc[part.index, "rank_high"] = low, high
     return rows[columns].reset_index(drop=True)
 
 
@@ -76,7 +87,7 @@ def _table(frame: pd.DataFrame, dataset: str) -> Table:
     rows: list[tuple[Inline, ...]] = []
     for r in overall.itertuples():
         cells: list[Inline] = [
-            fmt_rank(r.rank, tied=bool(r.tied)),
+            fmt_rank_range(r.rank_low, r.rank_high),
             str(r.generator),
             fmt_rate_ci(r.rate, r.ci_low, r.ci_high),
             fmt_count(r.n),
@@ -86,12 +97,20 @@ def _table(frame: pd.DataFrame, dataset: str) -> Table:
             cells.append("n/a" if sub is None else fmt_rate_ci(sub.rate, sub.ci_low, sub.ci_high))
         rows.append(tuple(cells))
     return Table(
-        columns=("rank", "generator", "hallucinated [CI]", "n", *(f"{s} [CI]" for s in subsets)),
+        columns=(
+            "rank range",
+            "generator",
+            "hallucinated [CI]",
+            "n",
+            *(f"{s} [CI]" for s in subsets),
+        ),
         rows=tuple(rows),
         align="rlrr" + "r" * len(subsets),
         caption=f"{dataset}: share of responses the reference labels hallucinated, overall"
         + (" and per task" if subsets else "")
-        + "; rank 1 = fewest, = marks a tie.",
+        + "; lowest first. Rank range: the ranks a generator could take, 1 = fewest; one is "
+        "ranked above another only where their intervals do not overlap, so 1\u20134 marks "
+        "generators the data cannot tell apart.",
     )
 
 

@@ -2,9 +2,12 @@
 
 - Metric values and their confidence intervals share one precision:
   ``0.712 [0.680, 0.744]``, never ``0.500 [0.50, 0.50]``.
+- A difference carries its sign, its interval too: ``+0.064 [-0.012, +0.139]``.
 - Rates (shares of responses) are percentages: ``11.9% [9.8%, 14.2%]``.
 - Ranks are whole numbers; a tie is marked with ``=`` (``2=``), and an average
   rank that is not whole (two tied for 2nd and 3rd share 2.5) keeps its half.
+- A rank range (the ranks a rate could take where intervals overlap) reads
+  ``1–3``, and a rank its interval tells apart from every other reads ``2``.
 - p-values too small to be told apart from 0 in double precision read ``< 1e-16``.
 - Counts carry thousands separators; a missing value is ``n/a``.
 - Column names of study tables (``n_judged``, ``kendall_tau_b``) are written in
@@ -21,8 +24,10 @@ __all__ = [
     "P_FLOOR",
     "fmt_ci",
     "fmt_count",
+    "fmt_diff_ci",
     "fmt_p",
     "fmt_rank",
+    "fmt_rank_range",
     "fmt_rate",
     "fmt_rate_ci",
     "fmt_value",
@@ -81,6 +86,16 @@ def fmt_ci(value: Any, low: Any, high: Any, digits: int = 3) -> str:
     return f"{float(value):.{digits}f} [{float(low):.{digits}f}, {float(high):.{digits}f}]"
 
 
+def fmt_diff_ci(value: Any, low: Any, high: Any, digits: int = 3) -> str:
+    """Format a difference and its interval, every number signed: ``+0.064 [-0.012, +0.139]``."""
+    if is_missing(value):
+        return "n/a"
+    text = f"{float(value):+.{digits}f}"
+    if is_missing(low) or is_missing(high):
+        return text
+    return f"{text} [{float(low):+.{digits}f}, {float(high):+.{digits}f}]"
+
+
 def fmt_count(value: Any) -> str:
     """Format a count with thousands separators."""
     if is_missing(value):
@@ -111,6 +126,15 @@ def fmt_rank(value: Any, *, tied: bool = False) -> str:
     x = float(value)
     text = f"{int(x)}" if x.is_integer() else f"{x:g}"
     return text + "=" if tied or not x.is_integer() else text
+
+
+def fmt_rank_range(low: Any, high: Any) -> str:
+    """Format the ranks a rate could take: ``1–3``, or ``2`` when both ends agree."""
+    if is_missing(low) or is_missing(high):
+        return "n/a"
+    a, b = float(low), float(high)
+    first, last = (f"{int(x)}" if x.is_integer() else f"{x:g}" for x in (a, b))
+    return first if first == last else f"{first}\u2013{last}"
 
 
 def fmt_p(value: Any) -> str:

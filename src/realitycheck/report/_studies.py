@@ -5,7 +5,10 @@ base rate (``n_positive / n``, see :func:`~realitycheck.report.with_base_rate`),
 written as a fraction with 3 decimals like the PR-AUC beside it; an AUROC with
 an interval wholly below 0.5 (a column ``auroc`` or ``*_auroc``, or the
 ``value`` of an ``auroc`` row in a long table) is marked ranked the wrong way
-round, with the note under the table.
+round, with the note under the table. A table with a rank range
+(``rank_low``, ``rank_high``: the leaderboard's, where overlapping intervals
+leave ranks untold) shows the range in place of its strict rank (``1–3``);
+the CSV keeps both.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from realitycheck.report._numbers import (
     fmt_count,
     fmt_p,
     fmt_rank,
+    fmt_rank_range,
     fmt_rate,
     fmt_rate_ci,
     fmt_value,
@@ -217,14 +221,36 @@ def _wrong_way_shown(shown: pd.DataFrame, ci: dict[str, tuple[str, str]]) -> boo
     return False
 
 
+RANK_RANGE = ("rank_low", "rank_high")
+"""The columns of a rank range: shown as one ``rank range`` cell in place of ``rank``."""
+RANK_RANGE_NOTE = (
+    "Rank range: the ranks a row could take, one ranked above another only where their "
+    "intervals do not overlap (1\u20133: not told apart from those ranked 1 to 3). The CSV "
+    "holds the strict rank as well."
+)
+
+
+def _ranged(frame: pd.DataFrame) -> bool:
+    return "rank" in frame.columns and set(RANK_RANGE) <= set(frame.columns)
+
+
 def _table(frame: pd.DataFrame, caption: str, csv_name: str) -> Table:
     frame = study_frame(frame)
     shown = frame.head(MAX_ROWS)
     ci = _ci_columns(frame)
     hidden = {c for pair in ci.values() for c in pair}
+    ranged = _ranged(frame)
+    if ranged:
+        hidden |= {*RANK_RANGE, "tied"}
     names = [str(c) for c in frame.columns if c not in hidden]
-    formatters = [_formatter(frame, c, ci.get(c)) for c in names]
+    formatters = [
+        (lambda r: fmt_rank_range(r["rank_low"], r["rank_high"]))
+        if ranged and c == "rank"
+        else _formatter(frame, c, ci.get(c))
+        for c in names
+    ]
     footnotes: tuple[str, ...] = (WRONG_WAY_NOTE,) if _wrong_way_shown(shown, ci) else ()
+    footnotes += (RANK_RANGE_NOTE,) if ranged else ()
     if len(frame) > MAX_ROWS:
         footnotes += (f"First {MAX_ROWS} of {len(frame):,} rows; all of them in {csv_name}.",)
     rows = []
@@ -232,7 +258,10 @@ def _table(frame: pd.DataFrame, caption: str, csv_name: str) -> Table:
         cells = [f(r) for f in formatters]
         rows.append(tuple(_fold(c, csv_name) if isinstance(c, str) else c for c in cells))
     return Table(
-        columns=tuple(header(c) + (" [CI]" if c in ci else "") for c in names),
+        columns=tuple(
+            "rank range" if ranged and c == "rank" else header(c) + (" [CI]" if c in ci else "")
+            for c in names
+        ),
         rows=tuple(rows),
         align="".join("r" if _numeric(frame[c]) else "l" for c in names),
         caption=caption,

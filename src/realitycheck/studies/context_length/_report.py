@@ -96,7 +96,11 @@ def context_figure(ds: str, metrics: pd.DataFrame, names: Sequence[str]) -> Stud
 
 
 def finding(counts: pd.DataFrame, gain: pd.DataFrame, names: Sequence[str]) -> str:
-    """Two to five sentences: where the responses fall and how quality moves with length."""
+    """Two to five sentences: where the responses fall and how quality moves with length.
+
+    Every share and rate is given with its count (``>5K 0% (n = 2; hallucinated
+    100% of 2 labelled)``): a rate on a handful of responses reads as one.
+    """
     if counts.empty:
         return "No dataset of the run has both a context and reference labels."
     sentences = []
@@ -104,7 +108,8 @@ def finding(counts: pd.DataFrame, gain: pd.DataFrame, names: Sequence[str]) -> s
     for ds, part in list(overall.groupby("dataset", sort=True))[:3]:
         total = float(part["n_responses"].sum())
         shares = ", ".join(
-            f"{stratum} {n / total:.0%}" + (f" (hallucinated {rate:.0%})" if labelled else "")
+            f"{stratum} {n / total:.0%} (n = {n:,}"
+            + (f"; hallucinated {rate:.0%} of {labelled:,} labelled)" if labelled else ")")
             for stratum, n, labelled, rate in zip(
                 part["stratum"], part["n_responses"], part["n_labelled"],
                 part["hallucination_rate"], strict=True,

@@ -1,8 +1,9 @@
 """Leaderboard: generators ranked by hallucination rate under the reference and each labeler.
 
-Parts: ``_ranking`` (ranks, judge-generator matching, self-preference),
-``_tables`` (tables, captions, finding), ``_plot`` (the dot plot, shared with
-the QA-accuracy study).
+Parts: ``_names`` (model ids cut at real path separators, short display
+names), ``_ranking`` (ranks and rank ranges, judge-generator matching,
+self-preference), ``_tables`` (tables, captions, finding), ``_plot`` (the dot
+plot, shared with the QA-accuracy study).
 """
 
 from __future__ import annotations
@@ -35,15 +36,22 @@ from realitycheck.params import (
     as_tuple,
     param,
 )
-from realitycheck.plots import short_labels
 from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
 from realitycheck.studies import Study, study
 from realitycheck.studies.leaderboard import _ranking as R
 from realitycheck.studies.leaderboard import _tables as T
+from realitycheck.studies.leaderboard._names import model_parts, short_names
 from realitycheck.studies.leaderboard._plot import dot_plot
-from realitycheck.studies.leaderboard._ranking import normalise_model_name
+from realitycheck.studies.leaderboard._ranking import normalise_model_name, rank_ranges
 
-__all__ = ["Leaderboard", "dot_plot", "normalise_model_name"]
+__all__ = [
+    "Leaderboard",
+    "dot_plot",
+    "model_parts",
+    "normalise_model_name",
+    "rank_ranges",
+    "short_names",
+]
 
 RankBy = Literal["all", "answered"]
 
@@ -110,7 +118,11 @@ class Leaderboard(Study):
     judged hallucinated, in [0, 1], lower = better, with a Wilson score
     interval) under the reference labels and under every other labeler (human
     protocols, automatic labelers, LLM judges, recorded judges); rank 1 = lowest
-    rate, tied rates share their average rank. Only responses that the reference
+    rate, tied rates share their average rank. Where intervals overlap the ranks
+    are not told apart: each generator also gets its rank range
+    (:func:`~realitycheck.studies.leaderboard.rank_ranges` of the Wilson
+    intervals of the rate ranked), which the finding and the report show
+    instead of a strict order. Only responses that the reference
     labels enter the rates, so every judge is compared with the reference on the
     same responses. Detectors are not judges: one is ranked only when named in
     ``detectors``, hallucinated iff value >= threshold, at a given threshold or at
@@ -314,6 +326,9 @@ class Leaderboard(Study):
         models = sorted(sub["model"].unique())
         model = sub["model"].to_numpy()
         ref = judges[0].verdicts
+        counts = ("n_hallucinated", "n_judged")
+        if self.rank_by == "answered":
+            counts = ("n_hallucinated_answered", "n_judged_answered")
         parts = []
         for judge in judges:
             v = judge.verdicts
@@ -349,6 +364,10 @@ class Leaderboard(Study):
             part["human_rank"] = R.rank_rates(part["human_rate"].to_numpy(float))
             rated = part["ranked_rate"]
             part["tied"] = rated.duplicated(keep=False) & rated.notna()
+            low, high = M.wilson_interval(
+                part[counts[0]], part[counts[1]], confidence=confidence
+            )  # the interval of the rate ranked
+            part["rank_low"], part["rank_high"] = R.rank_ranges(low, high)
             parts.append(part)
         return pd.concat(parts, ignore_index=True)[T.BOARD_COLUMNS]
 
@@ -421,7 +440,7 @@ class Leaderboard(Study):
             part = part.set_index("generator").loc[order]
             low, high = M.wilson_interval(part[counts[0]], part[counts[1]], confidence=confidence)
             series[str(judge)] = (part["ranked_rate"].to_numpy(), low, high)
-        short = short_labels(order)
+        short = short_names(order)
         png = dot_plot(
             [short[str(g)] for g in order],
             series,

@@ -1,6 +1,7 @@
 """Ranks of generators, and judges that are also generators (self-preference).
 
-Rankings are average ranks (rank 1 = lowest hallucination rate); judges are
+Rankings are average ranks (rank 1 = lowest hallucination rate), and rank
+ranges say which of those ranks the intervals can tell apart; judges are
 matched to generators by a normalised model name, and a matched judge's
 self-preference gets a percentile interval from resampling sources.
 """
@@ -17,6 +18,7 @@ import numpy.typing as npt
 from realitycheck.errors import InvalidInputError
 from realitycheck.metrics import rankdata
 from realitycheck.registry import parse_key
+from realitycheck.studies.leaderboard._names import model_parts
 
 __all__ = [
     "cluster_bootstrap_self_preference",
@@ -24,6 +26,7 @@ __all__ = [
     "match_judges",
     "model_of",
     "normalise_model_name",
+    "rank_ranges",
     "rank_rates",
     "self_preference",
 ]
@@ -43,6 +46,38 @@ def rank_rates(rates: Sequence[float] | FloatArray) -> FloatArray:
     if finite.any():
         ranks[finite] = rankdata(values[finite])
     return ranks
+
+
+def rank_ranges(
+    low: Sequence[float] | FloatArray, high: Sequence[float] | FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """The ranks each rate could take, given the intervals ``[low, high]`` of all of them.
+
+    One rate is ranked above another (lower = better) only when their
+    intervals do not overlap (touching ends overlap): a rate whose interval
+    lies wholly below ``k`` others' and wholly above ``m`` others' ranks from
+    ``m + 1`` to ``n - k``, ``n`` the rates with an interval. Rates whose
+    intervals overlap are a tie group: they share the ranks between them. The
+    strict rank (:func:`rank_rates`) of a rate lies in its range when every
+    interval holds its rate (a Wilson interval does). Two rates ranked apart
+    this way differ at least at the intervals' level: disjoint intervals are a
+    stricter test than one of the difference.
+
+    Returns:
+        ``(best, worst)`` rank per rate, whole numbers in [1, n] with ``best <=
+        worst``; NaN where an end of the interval is missing (left out of the
+        others' ranges).
+    """
+    lo, hi = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    best, worst = np.full(lo.shape, np.nan), np.full(lo.shape, np.nan)
+    known = np.isfinite(lo) & np.isfinite(hi)
+    if known.any():
+        a, b = lo[known], hi[known]
+        below = (b[None, :] < a[:, None]).sum(axis=1)  # others wholly below each one
+        above = (a[None, :] > b[:, None]).sum(axis=1)  # others wholly above each one
+        best[known] = 1 + below
+        worst[known] = known.sum() - above
+    return best, worst
 
 
 def describe_ties(names: Sequence[str], values: Sequence[float] | FloatArray) -> str:
@@ -110,7 +145,8 @@ def normalise_model_name(key: str) -> str:
     ``model=`` parameter, else the ``model`` of its nested backend, so
     ``qa_judge[judge=openai[model=openai/gpt-4o]]`` stands for ``openai/gpt-4o``);
     drop a record-family prefix (``recorded:``, ``human:``); drop an
-    organisation or folder prefix ending in ``/``; lower-case; treat ``_``,
+    organisation or folder prefix (its path parts, :func:`model_parts`: a ``/``
+    inside ``org/<b>x</b>``'s last part is no separator); lower-case; treat ``_``,
     ``.`` and whitespace as ``-``. So ``recorded:gpt_4o`` and ``openai/gpt-4o``
     both become ``gpt-4o``, and ``recorded:gpt-3.5-turbo`` and
     ``openai/GPT-3.5-Turbo`` become ``gpt-3-5-turbo``. A key that nests several
@@ -120,7 +156,7 @@ def normalise_model_name(key: str) -> str:
     for prefix in _FAMILY_PREFIXES:
         if name.startswith(prefix):
             name = name[len(prefix) :]
-    name = name.rsplit("/", 1)[-1].lower()
+    name = model_parts(name)[-1].lower()
     return re.sub(r"[-_.\s]+", "-", name).strip("-")
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from realitycheck.metrics import discordant_pairs, kendall_tau_b, wilson_interval
-from realitycheck.plots import short_labels
+from realitycheck.studies.leaderboard._names import short_names
 from realitycheck.studies.leaderboard._ranking import describe_ties
 
 __all__ = [
@@ -47,6 +47,8 @@ BOARD_COLUMNS = [
     "ranked_rate",
     "rank",
     "tied",
+    "rank_low",
+    "rank_high",
     "human_rate",
     "human_rank",
     "threshold",
@@ -56,8 +58,10 @@ BOARD_CAPTION = (
     "Generators under each judge, on responses that both the judge and the reference labelled. "
     "hallucination_rate: share judged hallucinated (Wilson CI); *_answered: among non-refusals. "
     "ranked_rate is the rate ranked (over {by} responses); rank 1 = lowest, ties share the "
-    "average rank (tied = True); {ref}_rate / {ref}_rank: the reference ({ref}) on the same "
-    "responses."
+    "average rank (tied = True). rank_low to rank_high: the ranks it could take, a generator "
+    "ranked above another only where their Wilson intervals of the ranked rate do not "
+    "overlap (those that overlap form a tie group); {ref}_rate / {ref}_rank: the reference "
+    "({ref}) on the same responses."
 )
 ANSWER_CAPTION = (
     "Answer rate: share of responses with more than {} words (shorter ones count as "
@@ -177,7 +181,7 @@ def slice_rates(board: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
 def slice_finding(rates: pd.DataFrame, reference: str) -> str:
     """One sentence per dataset: the reference's lowest-rate generator per slice and pooled."""
     sentences = []
-    short = short_labels(rates["generator"])
+    short = short_names(rates["generator"])
     for ds, part in rates[rates["judge_kind"] == "reference"].groupby("dataset", sort=True):
         slices_ = [
             c.removeprefix("rate:")
@@ -234,7 +238,7 @@ def answer_rates(sub: pd.DataFrame, refused: np.ndarray, confidence: float) -> p
 def inversions(board: pd.DataFrame) -> list[dict[str, Any]]:
     """One row per judge: its ranking against the reference's on the same responses."""
     out = []
-    short = short_labels(board["generator"])
+    short = short_names(board["generator"])
     for judge, part in board[board["judge_kind"] != "reference"].groupby("judge", sort=False):
         part = part[part["ranked_rate"].notna() & part["human_rate"].notna()]
         names = [short[str(g)] for g in part["generator"]]
@@ -261,6 +265,40 @@ def inversions(board: pd.DataFrame) -> list[dict[str, Any]]:
     return out
 
 
+NAMED = 3
+"""Generators named in one tie group of the finding; the others are counted."""
+
+
+def _listed(names: list[str]) -> str:
+    if len(names) == 1:
+        return f"only {names[0]}"
+    more = len(names) - NAMED
+    shown = ", ".join(names[:NAMED]) + (f" and {more} more" if more > 0 else "")
+    return f"{len(names)} generators ({shown})"
+
+
+def _tie_groups(part: pd.DataFrame, short: dict[str, str]) -> str:
+    """``"; by their Wilson intervals, ... could rank first and ... last"`` (rank ranges).
+
+    Empty when the board has no rank ranges; "tell every rank apart" when no
+    two intervals overlap.
+    """
+    if not {"rank_low", "rank_high"} <= set(part.columns):
+        return ""
+    ranged = part[part["rank_low"].notna() & part["rank_high"].notna()]
+    if len(ranged) < 2:
+        return ""
+    if (ranged["rank_low"] == ranged["rank_high"]).all():
+        return "; their Wilson intervals tell every rank apart"
+    n = len(ranged)
+    first = [short[str(g)] for g in ranged.loc[ranged["rank_low"] == 1, "generator"]]
+    last = [short[str(g)] for g in ranged.loc[ranged["rank_high"] == n, "generator"]][::-1]
+    return (
+        f"; their Wilson intervals overlap, so {_listed(first)} could rank first "
+        f"and {_listed(last)} last"
+    )
+
+
 def finding(board: pd.DataFrame, inv: pd.DataFrame, pref: pd.DataFrame, reference: str) -> str:
     """A few sentences computed from the tables (the ``all`` slice of each dataset)."""
     if board.empty:
@@ -272,14 +310,14 @@ def finding(board: pd.DataFrame, inv: pd.DataFrame, pref: pd.DataFrame, referenc
     for ds, part in board[(board["slice"] == "all") & (board["judge_kind"] == "reference")].groupby(
         "dataset"
     ):
-        part = part.sort_values("ranked_rate")
+        part = part.sort_values(["ranked_rate", "generator"])
         best, worst = part.iloc[0], part.iloc[-1]
-        short = short_labels(part["generator"])
+        short = short_names(part["generator"])
         sentences.append(
             f"On {ds}, {reference} labels rank {short[str(best['generator'])]} lowest "
             f"({best['ranked_rate']:.0%} hallucinated) and "
             f"{short[str(worst['generator'])]} highest ({worst['ranked_rate']:.0%}) "
-            f"of {len(part)} generators."
+            f"of {len(part)} generators{_tie_groups(part, short)}."
         )
         rows = inv[(inv["dataset"] == ds) & (inv["slice"] == "all")] if not inv.empty else inv
         for _, r in rows[rows["judge_kind"] == "human"].iterrows() if not rows.empty else ():
