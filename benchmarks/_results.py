@@ -41,6 +41,7 @@ Every comparison follows the same rules, and the helpers here carry them out:
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
 import json
 import math
 import os
@@ -60,6 +61,23 @@ from typing import Any
 RESULTS = Path(__file__).resolve().parent / "results"
 ROW_FIELDS = ("work", "realitycheck", "alternative", "ratio", "note")
 CLI = str(Path(sys.executable).with_name("realitycheck"))  # the installed console script
+
+
+def _source_folder() -> Path:
+    spec = importlib.util.find_spec("realitycheck")
+    if spec is None or spec.origin is None:
+        raise SystemExit("realitycheck cannot be imported: run from the repository's .venv")
+    return Path(spec.origin).parents[1]
+
+
+SRC = _source_folder()
+"""The folder this process imports realitycheck from (``PYTHONPATH`` first, as Python looks).
+
+Child processes get it as their ``PYTHONPATH``, so that every timed process
+runs the same code as the benchmark, e.g. a snapshot of a commit
+(``git archive HEAD src | tar -x -C /tmp/now``, then ``PYTHONPATH=/tmp/now/src``)
+while the working tree changes.
+"""
 
 
 def machine() -> str:

@@ -2,16 +2,20 @@
 
 Two pieces of work, each run as fresh processes with this checkout's code and,
 with ``--before PATH`` (a checkout of an older commit), with that code through
-``PYTHONPATH=PATH/src``, in alternating rounds so that a busy machine slows
-both alike:
+``PYTHONPATH=PATH/src``, in interleaved rounds after a warm-up round
+(``benchmarks/_results.py``: medians of wall and CPU seconds, the ratio the
+median of the rounds' ratios, the load stated):
 
 1. ``realitycheck evaluate -d truthfulqa -l rouge_l -D length`` on a run that
    already holds the dataset, its ROUGE-L labels and the length scores, so
    the time is the evaluation itself: metrics of the detector against the
    human and ROUGE-L labels, with 1,000-resample bootstrap intervals. The
-   metrics written by both must be equal.
+   metrics tables written by both are compared cell by cell (numbers within
+   1e-9), and the note says how many cells differ.
 2. The label stage with no labeler on ``--responses`` synthetic responses
    (the cost of reading the run and choosing what to compute, nothing else).
+   Each side has its own copy of the run; the check is that neither wrote
+   anything (every file of each copy byte-identical before and after).
 
 The result goes to ``benchmarks/results/evaluate.json``. Run from the
 repository root:
@@ -25,29 +29,37 @@ The data folder is ``$REALITYCHECK_DATA_DIR`` or ``../shared/data``.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
-from _results import CLI, ratio, run_process, write_result
+from _results import (
+    CLI,
+    SRC,
+    Rounds,
+    compare_exact,
+    compare_tables,
+    interleave,
+    process,
+    report,
+    write_result,
+)
 
 from realitycheck import Example, Response, RunStore
 
-SRC = Path(__file__).resolve().parents[1] / "src"
 ZERO_LABELERS = (
-    "import sys, time; from realitycheck import RunStore, label; start = time.perf_counter(); "
-    "label(RunStore(sys.argv[1]), []); print(time.perf_counter() - start)"
+    "import sys; from realitycheck import RunStore, label; label(RunStore(sys.argv[1]), [])"
 )
 
 
 def data_dir() -> Path:
     env = os.environ.get("REALITYCHECK_DATA_DIR")
-    return Path(env) if env else SRC.parents[1] / "shared" / "data"
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def synthetic_run(path: Path, n_responses: int) -> None:
@@ -90,93 +102,103 @@ def metrics_of(run: Path) -> pd.DataFrame:
     return frame.sort_values(key).reset_index(drop=True)
 
 
-def rounds(commands: dict[str, tuple[list[str], Path | None]], repeats: int) -> dict[str, list]:
-    """Run each command ``repeats`` times in turn, after one warm-up round; wall seconds and MiB."""
-    times: dict[str, list[tuple[float, int]]] = {name: [] for name in commands}
-    for k in range(repeats + 1):
-        for name, (argv, src) in commands.items():
-            seconds, peak = run_process(argv, env={"PYTHONPATH": str(src or SRC)})
-            if k:
-                times[name].append((seconds, peak))
-    return times
+def digest(folder: Path) -> str:
+    """SHA-256 over every file's relative path and bytes under ``folder``."""
+    h = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        h.update(str(path.relative_to(folder)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
 
 
-def median(pairs: list[tuple[float, int]]) -> tuple[float, int]:
-    return statistics.median(p[0] for p in pairs), max(p[1] for p in pairs)
+def sides(argv: dict[str, list[str]], before: Path | None) -> dict[str, object]:
+    """Process sides: this checkout (``now``) and, with ``before``, the older code."""
+    out = {"now": process(argv["now"], env={"PYTHONPATH": str(SRC)})}
+    if before is not None:
+        out["before"] = process(argv["before"], env={"PYTHONPATH": str(before)})
+    return out
+
+
+def row(work: str, timed: Rounds, before: Path | None, checked: str) -> dict[str, str]:
+    """A result row: this checkout's medians, the older code's, ratio and note."""
+    note = f"whole process; {timed.note('before', 'now') if before else timed.note()}"
+    note += f"; peak RSS {timed.peak('now')} MiB"
+    result = {"work": work, "realitycheck": timed.seconds_text("now"), "alternative": ""}
+    result["ratio"] = ""
+    if before is not None:
+        note += f" vs {timed.peak('before')} MiB"
+        result["alternative"] = f"before issue 13 {timed.seconds_text('before')}"
+        result["ratio"] = timed.ratio_text("before", "now")
+    result["note"] = f"{note}; {checked}"
+    return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", type=Path, help="A checkout of an older commit.")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--responses", type=int, default=100_000)
     args = parser.parse_args()
     before = None if args.before is None else args.before / "src"
     work = Path(tempfile.mkdtemp(prefix="evaluate-bench-"))
     try:
-        rows = [evaluate_rows(work, before, args.repeats), *stage_rows(work, before, args)]
+        rows = [evaluate_row(work, before, args.rounds), stage_row(work, before, args)]
     finally:
         shutil.rmtree(work, ignore_errors=True)
     flags = "" if before is None else " --before BEFORE"
+    flags += "" if args.rounds == 3 else f" --rounds {args.rounds}"
     write_result("evaluate", rows, f"python benchmarks/evaluate.py{flags}")
 
 
-def evaluate_rows(work: Path, before: Path | None, repeats: int) -> dict[str, str]:
-    """Time ``evaluate`` on TruthfulQA; check both checkouts write the same metrics."""
-    runs = {"now": work / "now", "before": work / "before"}
+def evaluate_row(work: Path, before: Path | None, rounds: int) -> dict[str, str]:
+    """Time ``evaluate`` on TruthfulQA; compare the metrics both checkouts write."""
     command = ["evaluate", "-d", "truthfulqa", "-l", "rouge_l", "-D", "length"]
     command += ["--data-dir", str(data_dir()), "--no-cache"]
-    commands = {"now": ([CLI, *command, "--run", str(runs["now"])], SRC)}
+    argv = {name: [CLI, *command, "--run", str(work / name)] for name in ("now", "before")}
+    print("evaluate:")
+    timed = interleave(sides(argv, before), rounds)
+    print(f"  this checkout {timed.seconds_text('now')}, {timed.peak('now')} MiB")
+    checked = "metrics not compared (no older code)"
     if before is not None:
-        commands["before"] = ([CLI, *command, "--run", str(runs["before"])], before)
-    times = rounds(commands, repeats)
-    ours, ours_rss = median(times["now"])
-    print(f"evaluate: this checkout {ours:.2f} s, {ours_rss} MiB")
-    row = {
-        "work": "`realitycheck evaluate -d truthfulqa -l rouge_l -D length`, labels and scores "
+        print(f"  before {timed.seconds_text('before')}, {timed.peak('before')} MiB")
+        now, then = metrics_of(work / "now"), metrics_of(work / "before")
+        checked = report(compare_tables(now, then, tol=1e-9, what="metrics cells"))
+    return row(
+        "`realitycheck evaluate -d truthfulqa -l rouge_l -D length`, labels and scores "
         "already in the run (1,000 resamples)",
-        "realitycheck": f"{ours:.2f} s",
-        "alternative": "",
-        "ratio": "",
-        "note": f"whole process, median of {repeats}; peak RSS {ours_rss} MiB",
+        timed,
+        before,
+        checked,
+    )
+
+
+def stage_row(work: Path, before: Path | None, args: argparse.Namespace) -> dict[str, str]:
+    """Time the label stage with no labeler on a synthetic run; check that neither writes."""
+    synthetic_run(work / "synthetic", args.responses)
+    for name in ("now", "before"):
+        shutil.copytree(work / "synthetic", work / f"synthetic-{name}")
+    original = digest(work / "synthetic")
+    argv = {
+        n: [sys.executable, "-c", ZERO_LABELERS, str(work / f"synthetic-{n}")]
+        for n in argv_names(before)
     }
-    if before is not None:
-        theirs, theirs_rss = median(times["before"])
-        pd.testing.assert_frame_equal(metrics_of(runs["now"]), metrics_of(runs["before"]))
-        print(f"evaluate: before {theirs:.2f} s, {theirs_rss} MiB; metrics equal")
-        row["alternative"] = f"before issue 13 {theirs:.2f} s"
-        row["ratio"] = ratio(theirs, ours)
-        row["note"] += f" vs {theirs_rss} MiB; every metric and CI equal"
-    return row
-
-
-def stage_rows(work: Path, before: Path | None, args: argparse.Namespace) -> list[dict[str, str]]:
-    """Time the label stage with no labeler on a synthetic run."""
-    run = work / "synthetic"
-    synthetic_run(run, args.responses)
-    argv = [sys.executable, "-c", ZERO_LABELERS, str(run)]
-    commands = {"now": (argv, SRC)}
-    if before is not None:
-        commands["before"] = (argv, before)
-    times = rounds(commands, args.repeats)
-    ours, ours_rss = median(times["now"])
-    row = {
-        "work": f"label stage with no labeler, {args.responses:,} synthetic responses "
+    print("label stage with no labeler:")
+    timed = interleave(sides(argv, before), args.rounds)
+    after = [digest(work / f"synthetic-{n}") for n in argv]
+    checked = report(
+        compare_exact([original] * len(after), after, what="each run folder before and after")
+    )
+    return row(
+        f"label stage with no labeler, {args.responses:,} synthetic responses "
         "(reading the run and choosing what to compute)",
-        "realitycheck": f"{ours:.2f} s",
-        "alternative": "",
-        "ratio": "",
-        "note": f"whole process (imports included), median of {args.repeats}; "
-        f"peak RSS {ours_rss} MiB",
-    }
-    print(f"zero labelers: this checkout {ours:.2f} s, {ours_rss} MiB")
-    if before is not None:
-        theirs, theirs_rss = median(times["before"])
-        print(f"zero labelers: before {theirs:.2f} s, {theirs_rss} MiB")
-        row["alternative"] = f"before issue 13 {theirs:.2f} s"
-        row["ratio"] = ratio(theirs, ours)
-        row["note"] += f" vs {theirs_rss} MiB"
-    return [row]
+        timed,
+        before,
+        checked,
+    )
+
+
+def argv_names(before: Path | None) -> list[str]:
+    return ["now"] if before is None else ["now", "before"]
 
 
 if __name__ == "__main__":
