@@ -29,8 +29,8 @@ CASES = [
         "x.json",
         json.dumps({"data": {"n": 3}}),
         {"records": "data.n"},
-        r"x\.json, field 'records': The records at 'data\.n' must be a list of objects\. "
-        r"Got a number instead\.",
+        r"x\.json, field 'records': The records at 'data\.n' must be a list of objects or an "
+        r"object of objects keyed by id\. Got a number instead\.",
     ),
     (
         "x.json",

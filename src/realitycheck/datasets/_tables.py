@@ -2,7 +2,8 @@
 
 A CSV file's delimiter is sniffed from its first lines (a tab-separated file
 named ``.csv`` loads); a JSON file holds a list of records, directly or under
-a ``records`` path (``data.items``), or one list per stratum (``records=*``).
+a ``records`` path (``data.items``), or one list per stratum (``records=*``);
+an object of records keyed by id loads with its keys in a column.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from realitycheck.datasets._io import read_jsonl, read_text
-from realitycheck.datasets._json_records import json_records
+from realitycheck.datasets._json_records import KEY_COLUMN, json_records
 from realitycheck.errors import InvalidInputError
 
 __all__ = ["DELIMITERS", "FORMATS", "cell_text", "delimiter_hint", "format_of", "read_rows"]
@@ -47,7 +48,15 @@ def format_of(path: Path, format: str = "") -> str:
     return name
 
 
-def read_rows(path: Path, *, format: str = "", records: str = "", delimiter: str = "") -> _Rows:
+def read_rows(
+    path: Path,
+    *,
+    format: str = "",
+    records: str = "",
+    delimiter: str = "",
+    key_column: str = KEY_COLUMN,
+    values: str = "",
+) -> _Rows:
     """Return the column names and ``(line, row)`` pairs of a table file.
 
     ``line`` is the 1-based line of the row in a JSONL, CSV or TSV file (the
@@ -60,13 +69,16 @@ def read_rows(path: Path, *, format: str = "", records: str = "", delimiter: str
         records: For JSON, the dotted path to the list of records (``data.items``),
             or ``*`` (``data.*``) for an object holding one list per stratum.
         delimiter: For CSV, the delimiter; default: sniffed among :data:`DELIMITERS`.
+        key_column: For JSON, the column of each key of an object of records keyed by id.
+        values: For JSON, the column of each plain value in a list of them (a side
+            file of scores); empty: a plain value is an error.
 
     Raises:
         InvalidInputError: On an unknown format or a malformed row.
     """
     kind = format_of(path, format)
     if kind == "json":
-        return json_records(path, records)
+        return json_records(path, records, key_column=key_column, values=values)
     if kind == "jsonl":
         rows = list(read_jsonl(path))
         columns = list(dict.fromkeys(k for _, row in rows for k in row))
