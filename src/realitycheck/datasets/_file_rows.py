@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from realitycheck.datasets._file_cells import CellReader, item_path
 from realitycheck.datasets._file_shapes import ANSWER_LABELS, answer_parts, sample_texts
 from realitycheck.datasets._io import IdMaker, spec_json
 from realitycheck.datasets._judges import JudgeReader
@@ -65,24 +66,14 @@ def _content_id(*texts: str) -> str:
     return hashlib.sha256(json.dumps(texts).encode("utf-8")).hexdigest()[:12]
 
 
-def _item_path(entry: str, row: dict[str, Any]) -> tuple[str, str]:
-    """Split ``claims.label`` into the column ``claims`` and the item key ``label``.
-
-    A column whose own name has the dot wins; so does a name without one.
-    """
-    if entry in row or "." not in entry:
-        return entry, ""
-    column, key = entry.split(".", 1)
-    return column, key
-
-
-class RowReader:
+class RowReader(CellReader):
     """Turns rows into records, remembering ids already seen."""
 
     def __init__(self, owner: Files, mapping: dict[str, str], path: Path) -> None:
         self.owner = owner
         self.mapping = mapping
         self.path = path
+        self.shown = path.name
         self.file_model = ""
         self.examples: dict[str, tuple[str, Example]] = {}
         self.groups: dict[tuple[str, str], str] = {}
@@ -115,13 +106,15 @@ class RowReader:
             for kind in ("label", "sentences", "human")
         }
 
-    def next_file(self, path: Path, mapping: dict[str, str], model: str) -> None:
+    def next_file(self, path: Path, mapping: dict[str, str], model: str, shown: str = "") -> None:
         """Read the following rows from another file of the same dataset.
 
         Ids seen so far stay seen, so an example shared by two files (one file
-        per model) is one example; ``model`` is the model of rows that name none.
+        per model) is one example; ``model`` is the model of rows that name none;
+        ``shown`` names the file in notes and meta (default: its name).
         """
         self.path = self.rules.path = path
+        self.shown = shown or path.name
         if self.judges is not None:
             self.judges.next_file(path)
         self.mapping = mapping
@@ -129,30 +122,7 @@ class RowReader:
         self.file_model = model
 
     def _where(self, line: int) -> str:
-        return f"line {line} of {self.path.name}"
-
-    def cell(self, row: dict[str, Any], field: str, line: int) -> Any:
-        column = self.mapping.get(field)
-        if column is None:
-            return None
-        if column not in row:
-            raise InvalidInputError(
-                "The row has no such column.", path=self.path, line=line, field=column
-            )
-        return row[column]
-
-    def text_cell(self, row: dict[str, Any], field: str, line: int) -> str:
-        value = self.cell(row, field, line)
-        if value is None or (isinstance(value, float) and math.isnan(value)):
-            return ""
-        if not isinstance(value, str | int | float):
-            raise InvalidInputError(
-                f"The cell must be text. Got {type(value).__name__} instead.",
-                path=self.path,
-                line=line,
-                field=self.mapping[field],
-            )
-        return str(value)
+        return f"line {line} of {self.shown}"
 
     def read(self, line: int, row: dict[str, Any], out: Bundle) -> None:
         texts = []
@@ -246,7 +216,7 @@ class RowReader:
 
     def response_meta(self, row: dict[str, Any], line: int) -> dict[str, Any]:
         """Return a response's meta: its line, unused columns, slice columns and split."""
-        used = {_item_path(column, row)[0] for column in self.mapping.values()}
+        used = {item_path(column, row)[0] for column in self.mapping.values()}
         meta: dict[str, Any] = {
             "line": line,
             "extra": {k: v for k, v in row.items() if k not in used},
@@ -314,7 +284,7 @@ class RowReader:
             question=question,
             context=context,
             references=self.references(row, line),
-            meta={"file": self.path.name, "line": line}
+            meta={"file": self.shown, "line": line}
             | ({"split": self.constants["split"]} if "split" in self.constants else {}),
         )
         self.examples[example_id] = (self._where(line), example)
@@ -364,7 +334,7 @@ class RowReader:
         verdicts, raws = [], {}
         for kind in ("label", "sentences"):
             for entry in self.columns[kind]:
-                column, key = _item_path(entry, row)
+                column, key = item_path(entry, row)
                 raw = self._raw(row, column, line)
                 raws[column] = raw
                 sentences = kind == "sentences"
@@ -461,13 +431,6 @@ class RowReader:
         for warning in out:
             logger.warning(warning)
         return out
-
-    def _raw(self, row: dict[str, Any], column: str, line: int) -> Any:
-        if column not in row:
-            raise InvalidInputError(
-                "The row has no such column.", path=self.path, line=line, field=column
-            )
-        return row[column]
 
     def _label(
         self, labeler: str, response_id: str, verdict: bool | None, raw: str, why: str

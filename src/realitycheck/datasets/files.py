@@ -6,31 +6,34 @@ examples; ``realitycheck datasets describe files`` prints the same text.
 
 from __future__ import annotations
 
-import difflib
-import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from realitycheck.datasets._base import Bundle, Dataset, dataset
-from realitycheck.datasets._file_rows import RowReader
+from realitycheck.datasets._file_join import check_join
+from realitycheck.datasets._file_load import load_files, plan
+from realitycheck.datasets._file_mapping import (
+    ColumnEntries,
+    column_entries,
+    label_values,
+    texts,
+)
+from realitycheck.datasets._file_paths import PATHS, PathPattern, path_entries
 from realitycheck.datasets._file_shapes import (
     AnswerEntries,
     ConstantEntries,
-    answer_parts,
-    answers_fixed,
     check_shape,
     pair_entries,
 )
+from realitycheck.datasets._json_records import KEY_COLUMN
 from realitycheck.datasets._judges import (
     DEFAULT_INVALID,
     INVALID_AS,
     JudgeEntries,
     check_judge_params,
     judge_entries,
-    judge_parts,
-    judges_note,
 )
 from realitycheck.datasets._label_rules import (
     AGGREGATES,
@@ -43,21 +46,14 @@ from realitycheck.datasets._label_rules import (
     POLARITIES,
     check_label_params,
     column_names,
-    rules_note,
     share_of,
 )
-from realitycheck.datasets._tables import (
-    DELIMITERS,
-    FORMATS,
-    cell_text,
-    delimiter_hint,
-    read_rows,
-)
-from realitycheck.errors import DataNotFoundError, InvalidInputError, did_you_mean
+from realitycheck.datasets._tables import DELIMITERS, FORMATS
+from realitycheck.errors import InvalidInputError
 from realitycheck.params import (
-    Constraint,
     InstanceOf,
     Interval,
+    NonEmptyStr,
     OneOf,
     OrNone,
     Satisfies,
@@ -68,103 +64,9 @@ from realitycheck.params import (
     required,
 )
 
-__all__ = ["Files", "glob_matches"]
-
-FIELDS = ("example_id", "response_id", "question", "context", "references", "model", "task")
-"""Fields that ``columns`` can map; each defaults to the column of the same name, if any."""
-
-
-def _texts(value: Any) -> Any:
-    """Normalise column names: one name or a list, each as text."""
-    items = as_tuple(value)
-    return tuple(str(v) for v in items) if isinstance(items, tuple) else value
-
-
-def _label_values(value: Any) -> Any:
-    """Normalise label values as cells compare (lower-cased text, ``1`` for ``1.0``)."""
-    items = as_tuple(value)
-    return tuple(cell_text(v) or "" for v in items) if isinstance(items, tuple) else value
-
-
-def _column_entries(value: Any) -> Any:
-    """Normalise a field-to-column mapping to ``field:column`` entries, in FIELDS order.
-
-    A table (mapping) or ``field:column`` strings; anything else is left for
-    the constraint to refuse. Unknown fields are kept, last, for the same reason.
-    """
-    if isinstance(value, Mapping):
-        pairs = [(str(k), str(v)) for k, v in value.items()]
-    else:
-        items = _texts(value)
-        if not isinstance(items, tuple) or any(":" not in item for item in items):
-            return value
-        pairs = [(k, v) for k, v in (item.split(":", 1) for item in items)]
-    mapping = {k.strip(): v.strip() for k, v in pairs}
-    known = [f"{k}:{mapping[k]}" for k in FIELDS if k in mapping]
-    return (*known, *(f"{k}:{v}" for k, v in mapping.items() if k not in FIELDS))
-
-
-class _ColumnEntries(Constraint):
-    """``field:column`` entries whose fields are among :data:`FIELDS`."""
-
-    def accepts(self, value: Any) -> bool:
-        """Return whether every entry maps a known field."""
-        return isinstance(value, tuple) and all(
-            isinstance(e, str) and e.split(":", 1)[0] in FIELDS and ":" in e for e in value
-        )
-
-    def describe(self) -> str:
-        """Return the accepted shape and fields."""
-        return (
-            f"field:column entries or a table mapping fields among {FIELDS} to columns "
-            "(text and label have their own parameters)"
-        )
-
-    def hint(self, value: Any) -> str:
-        """Return "Did you mean ...?" for the first unknown field."""
-        entries = _column_entries(value)
-        if not isinstance(entries, tuple):
-            return ""
-        for entry in entries:
-            key = str(entry).split(":", 1)[0]
-            if key in ("text", "label"):
-                return f"Name the {key} column with the {key!r} parameter."
-            if key not in FIELDS:
-                close = difflib.get_close_matches(key, FIELDS, n=1)
-                return f"Did you mean {close[0]!r} for {key!r}?" if close else ""
-        return ""
-
+__all__ = ["Files"]
 
 _NAMES = SequenceOf(InstanceOf(str))
-_GLOB = frozenset("*?[")
-
-
-def glob_matches(path: Path) -> list[Path] | None:
-    """Return the files a glob in ``path``'s name matches, in name order; None when no glob."""
-    if not _GLOB & set(path.name):
-        return None
-    return sorted(p for p in path.parent.glob(path.name) if p.is_file())
-
-
-def _paths(value: Any) -> Any:
-    """Normalise ``path``: one path as text, several as a tuple of texts."""
-    items = as_tuple(value)
-    if not isinstance(items, tuple) or not all(isinstance(v, str | os.PathLike) for v in items):
-        return value
-    texts = tuple(os.fspath(v) for v in items)
-    return texts[0] if len(texts) == 1 else texts
-
-
-def _is_paths(value: Any) -> bool:
-    items = (value,) if isinstance(value, str) else value
-    return (
-        isinstance(items, tuple)
-        and bool(items)
-        and all(isinstance(v, str) and v.strip() for v in items)
-    )
-
-
-_PATHS = Satisfies(_is_paths, "a non-empty path, a glob such as 'runs/*.json', or a list of them")
 
 
 @dataset("files")
@@ -173,10 +75,12 @@ class Files(Dataset):
     """Responses (and optional human labels and scores) from files of your own.
 
     The format follows the extension: ``.json``, ``.jsonl``, ``.csv``, ``.tsv``
-    or ``.parquet`` (``format=`` overrides it). ``path`` is one file, a glob
-    (``by_model/*.json``) or several files (``path=a.jsonl+b.jsonl``); with
-    several, a row that names no model takes its file's stem as the model.
-    Each row is one response (or one per answer column, see ``answers``).
+    or ``.parquet`` (``format=`` overrides it). ``path`` is one file, a
+    pattern (``by_model/*.json``, ``runs/*/data.json``,
+    ``{org}/{model}/{subset}_eval.jsonl``; see "Paths" below) or several
+    files (``path=a.jsonl+b.jsonl``); with several, a row that names no model
+    takes its file's path below the pattern's folder, without the extension,
+    as the model. Each row is one response (or one per answer column, see ``answers``).
     A TOML or YAML spec file (``-d mine.toml``) holds the same parameters for
     one or more named datasets; see "Spec files" below. A field whose column is not named
     uses the column of the same name when there is one (``question``,
@@ -283,6 +187,51 @@ class Files(Dataset):
       says so. Both are logged and added to the notes unless
       ``polarity=confirmed`` (or, for the first, ``positive``/``negative`` are set).
 
+    Paths:
+
+    - **Globs in any part.** ``*``, ``?`` and ``[...]`` match within one part
+      of the path, folders included (``data/*/data.json``); ``**`` as a whole
+      part matches any number of folders (``runs/**/*.jsonl``). Files are read
+      sorted part by part, so the order never depends on the file system; a
+      name starting with ``.`` (``.ipynb_checkpoints``) matches only a part
+      that starts with ``.``. A pattern that matches no file is an error
+      naming the pattern and the folder it looked in.
+    - **Fields from the path.** ``{name}`` matches a non-empty piece of one
+      part (a glob too) and gives every row of that file the column ``name``,
+      usable wherever a column is: ``{model}`` is the model (a column of that
+      name is read by default), ``meta=subset`` slices by ``{subset}``::
+
+          files[path=evals/{org}/{model}/{subset}_eval.txt,format=jsonl,meta=org+subset]
+
+      ``{name:GLOB}`` matches only what GLOB does (``{model:llama*}``); a name
+      used twice must match the same text; where a part could split several
+      ways, each placeholder takes the shortest text that lets the rest match.
+      A row that has a column of the same name must agree with the path (an
+      empty or missing cell takes the path's value): two different values are
+      an error naming the file, the line and the column, never a silent choice;
+      rename the placeholder (``{model_dir}``) to keep both.
+    - **Side files.** ``join=scores.json`` adds the columns of another file to
+      every row, by an id column both have (``join_on=id``, or
+      ``join_on=id:qid`` when the side file names it ``qid``), or by position
+      (``join_on=position``: row k with row k; a column really named
+      ``position`` is ``position:position``). A JSON list (or object keyed by
+      id) of plain values, such as PHD's SelfCheckGPT scores ``[0.07, 0.08, ...]``,
+      is one column named after the side file as written in ``join``, without
+      its placeholders (``{model}_selfcheck.json`` gives ``selfcheck``), or
+      ``value`` when nothing is left (``scores/{model}.json``)::
+
+          files[path=phd.json,records=*,text=AI,join=phd_benchmark_score.json,
+                join_on=position,scores=phd_benchmark_score]
+
+      A side path may use the path's fields (``join=scores/{model}.json``),
+      one side file per file read. By position, the two files must have as
+      many rows; by id, every row must find its id in the side file (ids
+      compare as text: ``3`` and ``"3"`` agree), and a side file's repeated id
+      is an error naming both lines. Side rows that no row reads are counted
+      in a warning, not refused (one scores file may cover every model). A
+      value in both files must agree, as with path fields; an error in a side
+      column names the side file and its line.
+
     Shapes (each a worked example of a ``-d`` key):
 
     - **JSON.** A list of records, or an object holding exactly one list, loads
@@ -292,6 +241,16 @@ class Files(Dataset):
       ``records=data.*``) and the list's key goes into the column ``stratum``::
 
           files[path=phd.json,records=*,text=AI,meta=stratum]
+
+      An object of records keyed by id, ``{"428": {...}, "425": {...}}``
+      (MIND's HELM files), loads with each key in the column ``id``
+      (``key_column=`` names another; a record's own ``id`` must equal its
+      key). A dotted text column joins one key of each object of a list with
+      spaces, so HELM's ``sentences: [{sentence, label}]`` gives the response
+      and its sentence labels::
+
+          files[path=helm/data/{model}/data.json,text=sentences.sentence,
+                sentences=sentences.label,columns=example_id:id+question:prompt]
 
       ``format=json`` reads a JSON file whose name ends otherwise
       (``files[path=dump.txt,format=json]``); likewise ``jsonl``, ``csv``,
@@ -336,9 +295,10 @@ class Files(Dataset):
 
       Response ids end in ``/<answer column>``.
     - **Spec files.** ``-d mine.toml`` (or ``mine.yaml``) builds one dataset per
-      ``[[datasets]]`` table, each keeping its ``name``; paths are relative to
-      the spec file, and ``each_file = true`` splits a glob into one dataset
-      per file. Errors name the spec file, the line and the key::
+      ``[[datasets]]`` table, each keeping its ``name``; paths (and ``join``)
+      are relative to the spec file, and ``each_file = true`` splits a pattern
+      into one dataset per file, keeping its path fields. Errors name the spec
+      file, the line and the key::
 
           [[datasets]]
           name = "factool"
@@ -377,8 +337,8 @@ class Files(Dataset):
             columns = { question = "prompt", references = "gold" }
 
     Args:
-        path: The file, a glob or several files; a relative path is read under
-            ``data_dir`` when given.
+        path: The file, a pattern (globs in any part, ``**``, ``{name}`` fields)
+            or several; a relative path is read under ``data_dir`` when given.
         text: Column of the response text (default: ``text``).
         label: Column(s) of the human label (default: ``label`` if present and
             neither ``sentences`` nor ``annotators`` is given, else no labels).
@@ -424,16 +384,21 @@ class Files(Dataset):
         invalid_as: What an invalid verdict counts as: ``hallucinated`` (the
             default, as the FaithJudge leaderboard does), ``faithful`` or
             ``excluded`` (no verdict).
+        key_column: The column of each key of a JSON object keyed by id (``id``).
+        join: Side file(s) whose columns are added to each row; a relative path
+            is read under ``data_dir``; may use the path's ``{fields}``.
+        join_on: How a side file lines up: ``position``, an id column of both
+            files, or ``main_column:side_column``; required with ``join``.
     """
 
-    path: str | tuple[str, ...] = required(_PATHS, convert=_paths)
+    path: str | tuple[str, ...] = required(PATHS, convert=path_entries)
     text: str = param("", InstanceOf(str), convert=str)
     label: tuple[str, ...] = param((), _NAMES, convert=column_names)
-    positive: tuple[str, ...] = param(DEFAULT_POSITIVE, _NAMES, convert=_label_values)
-    negative: tuple[str, ...] = param(DEFAULT_NEGATIVE, _NAMES, convert=_label_values)
-    scores: tuple[str, ...] = param((), _NAMES, convert=_texts)
-    flip: tuple[str, ...] = param((), _NAMES, convert=_texts)
-    columns: tuple[str, ...] = param((), _ColumnEntries(), convert=_column_entries)
+    positive: tuple[str, ...] = param(DEFAULT_POSITIVE, _NAMES, convert=label_values)
+    negative: tuple[str, ...] = param(DEFAULT_NEGATIVE, _NAMES, convert=label_values)
+    scores: tuple[str, ...] = param((), _NAMES, convert=texts)
+    flip: tuple[str, ...] = param((), _NAMES, convert=texts)
+    columns: tuple[str, ...] = param((), ColumnEntries(), convert=column_entries)
     title: str = param("", InstanceOf(str), convert=str)
     threshold: float | None = param(None, OrNone(Interval(float)))
     hallucinated_if: str = param("", OneOf("", *DIRECTIONS))
@@ -455,12 +420,15 @@ class Files(Dataset):
     records: str = param("", InstanceOf(str), convert=str)
     delimiter: str = param("", OneOf("", *DELIMITERS), convert=str)
     constants: tuple[str, ...] = param((), ConstantEntries(), convert=pair_entries)
-    samples: tuple[str, ...] = param((), _NAMES, convert=_texts)
-    meta: tuple[str, ...] = param((), _NAMES, convert=_texts)
+    samples: tuple[str, ...] = param((), _NAMES, convert=texts)
+    meta: tuple[str, ...] = param((), _NAMES, convert=texts)
     answers: tuple[str, ...] = param((), AnswerEntries(), convert=pair_entries)
     judges: tuple[str, ...] = param((), JudgeEntries(), convert=judge_entries)
-    invalid: tuple[str, ...] = param(DEFAULT_INVALID, _NAMES, convert=_label_values)
+    invalid: tuple[str, ...] = param(DEFAULT_INVALID, _NAMES, convert=label_values)
     invalid_as: str = param("hallucinated", OneOf(INVALID_AS))
+    key_column: str = param(KEY_COLUMN, NonEmptyStr(), convert=str)
+    join: tuple[str, ...] = param((), SequenceOf(NonEmptyStr()), convert=texts)
+    join_on: str = param("", InstanceOf(str), convert=str)
 
     files: ClassVar[tuple[str, ...]] = ()
     description: ClassVar[str] = (
@@ -491,6 +459,15 @@ class Files(Dataset):
 
         check_label_params(self)
         check_judge_params(self)
+        for given in (*as_tuple(self.path), *self.join):
+            try:
+                PathPattern(str(given)).check()
+            except InvalidInputError as exc:
+                name = "join" if given in self.join else "path"
+                raise param_error(
+                    name, self.name, "a path or a pattern", given, hint=str(exc)
+                ) from None
+        check_join(self)
 
     @property
     def run_name(self) -> str:
@@ -498,160 +475,27 @@ class Files(Dataset):
         return self.title or f"files:{'+'.join(as_tuple(self.path))}"
 
     def sources(self) -> list[Path]:
-        """Return the files this dataset reads (a glob's matches, in name order)."""
-        return self.files_to_read()
+        """Return the files this dataset reads, side files included (a pattern's, sorted)."""
+        out: list[Path] = []
+        for source in plan(self):
+            sides = [path for path, _ in source.sides]
+            out += [p for p in (source.match.path, *sides) if p not in out]
+        return out
 
     def files_to_read(self) -> list[Path]:
-        """Return the files to read, each resolved against ``data_dir`` when relative.
+        """Return the files of ``path`` to read, each resolved against ``data_dir`` when relative.
 
         Raises:
-            DataNotFoundError: A file does not exist, or a glob matches none.
+            DataNotFoundError: A file does not exist, or a pattern matches none.
         """
-        out: list[Path] = []
-        for given in as_tuple(self.path):
-            path = Path(str(given)).expanduser()
-            if not path.is_absolute() and self.data_dir is not None:
-                path = Path(self.data_dir) / path
-            matches = glob_matches(path)
-            if matches is not None:
-                if not matches:
-                    raise DataNotFoundError(
-                        f"No file matches {str(path)!r} (dataset {self.run_name!r})."
-                    )
-                out.extend(matches)
-            elif not path.is_file():
-                raise DataNotFoundError(
-                    f"The file {str(path)!r} of dataset {self.run_name!r} does not exist."
-                )
-            else:
-                out.append(path)
-        return out
+        return [source.match.path for source in plan(self)]
 
     def load(self, *, progress: Callable[[int], Any] | None = None) -> Bundle:
         """Read the file(s) into examples, responses, ``human`` labels and recorded scores.
 
-        With several files (a list or a glob), a row that names no model takes
-        its file's stem as the model, and an example id shared by two files is
-        one example.
+        With several files (a list or a pattern), a row that names no model
+        takes its file's path below the pattern's folder (without the
+        extension) as the model, and an example id shared by two files is one
+        example.
         """
-        paths = self.files_to_read()
-        out = Bundle(examples=[])
-        reader: RowReader | None = None
-        for path in paths:
-            available, rows = read_rows(
-                path, format=self.format, records=self.records, delimiter=self.delimiter
-            )
-            mapping = self._mapping(available, path)
-            if not rows:
-                raise InvalidInputError(
-                    f"The file has a header ({', '.join(available) or 'no columns'}) but no "
-                    "rows; nothing was loaded.",
-                    path=path,
-                )
-            if reader is None:
-                reader = RowReader(self, mapping, path)
-            model = path.stem if len(paths) > 1 else ""
-            reader.next_file(path, mapping, model)
-            for line, row in rows:
-                reader.read(line, row, out)
-            used = ", ".join(f"{k} <- {v}" for k, v in mapping.items())
-            out.notes.append(f"Read {len(rows)} rows of {path.name}; columns used: {used}.")
-        assert reader is not None  # files_to_read returns at least one file
-        if progress is not None:
-            progress(len(out.responses))
-        if len(paths) > 1 and "model" not in self._constant_fields():
-            out.notes.append(
-                f"Read {len(paths)} files; a row without a model column takes its file's "
-                "name (without the extension) as the model."
-            )
-        fitted = reader.finish(out)
-        names = ", ".join(p.name for p in paths[:3]) + (", …" if len(paths) > 3 else "")
-        out.notes.extend(reader.warnings(names))
-        if reader.verdicts:
-            out.notes.append(rules_note(self))
-            out.notes.extend([*reader.rules.notes(reader.verdicts, names), *fitted])
-        elif self.answers:
-            out.notes.append(f"Labels fixed per answer column: {', '.join(self.answers)}.")
-        else:
-            out.notes.append("No label column: the responses carry no human labels.")
-        if self.judges:
-            out.notes.append(judges_note(self))
-            out.notes.extend(reader.judge_notes(names))
-        out.notes.append(
-            f"Scores {list(self.scores)} are stored as recorded:<column>; "
-            f"{list(self.flip)} flipped to 1 - value (higher = more likely hallucinated)."
-        )
-        if self.answers:
-            out.notes.append(
-                f"Each row yields {len(self.answers)} responses, one per answer column."
-            )
-        if self.constants:
-            out.notes.append(f"Set for every row: {', '.join(self.constants)}.")
-        return out
-
-    def _constant_fields(self) -> set[str]:
-        return {c.split(":", 1)[0] for c in self.constants}
-
-    def _mapping(self, available: list[str], path: Path) -> dict[str, str]:
-        """Return field -> column for every field that is read, checking the columns exist."""
-        explicit = {"text": self.text}
-        fixed = answers_fixed(self.answers)  # answers carry their labels
-        label = self.label
-        unlabelled = not (label or self.sentences or self.annotators or fixed)
-        if unlabelled and "label" in available and "label" not in self._constant_fields():
-            label = ("label",)
-        if len(label) == 1:
-            explicit["label"] = label[0]
-        else:
-            explicit.update({f"label:{c}": c for c in label})
-        explicit.update({f"sentences:{c}": c for c in self.sentences})
-        explicit.update({f"human:{c}": c for c in self.annotators})
-        explicit.update(dict(c.split(":", 1) for c in self.columns))
-        explicit.update({f"score:{c}": c for c in self.scores})
-        explicit.update({f"judge:{n}": c for n, c in map(judge_parts, self.judges)})
-        explicit.update({f"sample:{c}": c for c in self.samples})
-        explicit.update({f"meta:{c}": c for c in self.meta})
-        for column, _, model in map(answer_parts, self.answers):
-            explicit[f"answer:{column}"] = column
-            explicit[f"answer_model:{column}"] = model
-        mapping = {}
-        for field, column in explicit.items():
-            if not column:
-                continue
-            listed = field.split(":", 1)[0] in ("label", "sentences") and "." in column
-            if column not in available and not (listed and column.split(".")[0] in available):
-                hint = did_you_mean(column, available)
-                hint = delimiter_hint(available) or hint
-                raise InvalidInputError(
-                    f"The column {column!r} (for {field}) is not in the file.{hint} "
-                    f"Available: {', '.join(available) or 'none'}.",
-                    path=path,
-                    field=column,
-                )
-            mapping[field] = column
-        constant = self._constant_fields()
-        for field in ("text", *FIELDS):
-            if field not in mapping and field in available and field not in constant:
-                mapping[field] = field
-        if self.answers:
-            mapping.pop("text", None)
-            labelled = any(f.split(":")[0] in ("label", "human", "sentences") for f in mapping)
-            if not fixed and not labelled:
-                raise InvalidInputError(
-                    "The answers have no label: write column:faithful or column:hallucinated "
-                    "for each, or name a label column shared by them with 'label' (with "
-                    "column:tag entries, the cell that lists the tags of the wrong answers).",
-                    path=path,
-                    field="answers",
-                )
-        elif "text" in mapping:
-            mapping = {"text": mapping.pop("text"), **mapping}
-        else:
-            raise InvalidInputError(
-                "The file has no 'text' column; name the response column with the 'text' "
-                f"parameter.{delimiter_hint(available)} "
-                f"Available: {', '.join(available) or 'none'}.",
-                path=path,
-                field="text",
-            )
-        return mapping
+        return load_files(self, progress)

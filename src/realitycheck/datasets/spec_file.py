@@ -32,10 +32,14 @@ The same first dataset in YAML (``mine.yaml``)::
         constants: {task: qa}
         answers: ["right_answer:faithful", "hallucinated_answer:hallucinated"]
 
-``path`` is one file, a list of files or a glob (``per_model/*.json``); the
-files of one table make one dataset, and a row that names no model takes its
-file's stem as the model. ``each_file = true`` makes one dataset per file
-instead, named ``<name>/<file stem>``. Every dataset keeps its own name in the
+``path`` is one file, a list of files or a pattern (``per_model/*.json``,
+``runs/*/data.json``, ``{org}/{model}/{subset}_eval.jsonl``: globs in any part,
+``{name}`` placeholders giving each row the column ``name``); the files of one
+table make one dataset, and a row that names no model takes its file's path
+below the pattern's folder, without the extension, as the model. A side file
+(``join``) is relative to the spec file too. ``each_file = true`` makes one
+dataset per file instead, named ``<name>/<that path>``, keeping the columns
+its placeholders give. Every dataset keeps its own name in the
 run. An error names the spec file, the line of the offending key and the key.
 YAML is read safely (no tags run code) with YAML 1.2 booleans: ``yes``, ``no``,
 ``on`` and ``off`` stay text, so ``positive: [yes]`` means the cell ``yes``.
@@ -51,8 +55,8 @@ from pathlib import Path
 from typing import Any
 
 from realitycheck.datasets._base import Dataset, datasets
-from realitycheck.datasets.files import glob_matches
-from realitycheck.errors import InvalidInputError, RealityCheckError
+from realitycheck.datasets._file_paths import PathMatch, PathPattern, escape, unique_labels
+from realitycheck.errors import DataNotFoundError, InvalidInputError, RealityCheckError
 from realitycheck.toml_lines import locate, syntax_error_line
 
 __all__ = ["SPEC_SUFFIXES", "is_spec_file", "load_spec"]
@@ -247,50 +251,72 @@ def _datasets(spec: _Spec, number: int) -> list[Dataset]:
     each_file = params.pop("each_file", False)
     if not isinstance(each_file, bool):
         raise spec.error(f"{where}: 'each_file' must be true or false.", number, "each_file")
-    files = _files(spec, number, params.pop("path", None), where)
+    patterns, matches = _files(spec, number, params.pop("path", None), where)
+    joined = params.get("join")
+    if isinstance(joined, str):
+        params["join"] = _beside(spec, joined)
+    elif isinstance(joined, list):
+        params["join"] = [_beside(spec, j) if isinstance(j, str) else j for j in joined]
     if not each_file:
-        return [_build(spec, number, params, files, where)]
+        return [_build(spec, number, params, patterns, where)]
     name = str(params.pop("name", "") or spec.path.stem)
     constants = params.get("constants") or {}
     out = []
-    for file in files:
-        per_file = {**params, "name": f"{name}/{file.stem}"}
-        if isinstance(constants, Mapping) and "model" not in constants:
-            per_file["constants"] = {**constants, "model": file.stem}
-        out.append(_build(spec, number, per_file, [file], f"{where}, file {file.name}"))
+    for match, label in zip(matches, unique_labels(matches), strict=True):
+        per_file = {**params, "name": f"{name}/{label}"}
+        own = isinstance(constants, Mapping) and "model" in constants
+        if isinstance(constants, Mapping) and not own and "model" not in match.fields:
+            per_file["constants"] = {**constants, "model": label}
+        shown = match.relative or match.path.name
+        out.append(_build(spec, number, per_file, [match.pinned], f"{where}, file {shown}"))
     return out
 
 
-def _files(spec: _Spec, number: int, raw: Any, where: str) -> list[Path]:
-    """Return the files a table's ``path`` names: each relative to the spec file, globs expanded."""
+def _beside(spec: _Spec, given: str) -> str:
+    """Return a path or pattern of a spec file, relative to the spec file's folder.
+
+    The folder is escaped, so that a bracket or a brace in its name is never
+    read as a glob or a placeholder.
+    """
+    if not given or Path(given).expanduser().is_absolute():
+        return given
+    return str(Path(escape(str(spec.path.parent))) / given)
+
+
+def _files(spec: _Spec, number: int, raw: Any, where: str) -> tuple[list[str], list[PathMatch]]:
+    """Return a table's ``path`` entries, relative to the spec file, and the files they match.
+
+    A pattern that matches nothing is an error at the spec file's line; a
+    plain path that is missing is left for the dataset to report.
+    """
     given = [raw] if isinstance(raw, str) else raw
     if not isinstance(given, list) or not given or not all(isinstance(g, str) and g for g in given):
         raise spec.error(
-            f"{where} needs a 'path': a file, a glob or a list of them (relative to the spec "
-            "file or absolute).",
+            f"{where} needs a 'path': a file, a pattern or a list of them (relative to the "
+            "spec file or absolute).",
             number,
             "path",
         )
-    out: list[Path] = []
+    patterns: list[str] = []
+    matches: list[PathMatch] = []
     for item in given:
-        target = Path(item).expanduser()
-        if not target.is_absolute():
-            target = spec.path.parent / target
-        matches = glob_matches(target)
-        if matches is None:
-            out.append(target)
-            continue
-        if not matches:
-            raise spec.error(f"{where}: no file matches {item!r}.", number, "path")
-        out.extend(matches)
-    return out
+        target = _beside(spec, item)
+        pattern = PathPattern(target)
+        try:
+            matches.extend(pattern.matches())
+        except DataNotFoundError:
+            raise spec.error(f"{where}: no file matches {item!r}.", number, "path") from None
+        except InvalidInputError as exc:
+            raise spec.error(f"{where}: {exc}", number, "path") from None
+        patterns.append(target)
+    return patterns, matches
 
 
 def _build(
-    spec: _Spec, number: int, params: Mapping[str, Any], files: list[Path], where: str
+    spec: _Spec, number: int, params: Mapping[str, Any], paths: list[str], where: str
 ) -> Dataset:
     try:
-        return datasets.create("files", path=[str(f) for f in files], **params)
+        return datasets.create("files", path=paths, **params)
     except RealityCheckError as exc:
         match = _PARAMETER.search(str(exc))
         key = (match.group(1) or match.group(2)) if match else None
