@@ -1,21 +1,57 @@
 """Render matplotlib figures to PNG bytes without touching pyplot's global state.
 
-Figures carry model, dataset and component names, which are untrusted and not
-unique once shortened. :func:`short_labels` shortens a set of names to their
-shortest unambiguous suffixes; :func:`png_bytes` draws every text as written
-(no maths parsing) with control and bidirectional-override characters shown
-as ``[U+202E]``-style marks (:func:`visible`).
+Figures carry model, dataset and component names, which are untrusted, of any
+length, and not unique once shortened. :func:`short_labels` shortens a set of
+names to their shortest unambiguous suffixes; :func:`fit` and
+:func:`fit_labels` cut names in the middle to a width in points (measured
+with the font the figure draws with), distinct names staying distinct;
+:func:`wrap` breaks a title into lines of a width. :func:`png_bytes` draws
+every text as written (no maths parsing) with control and
+bidirectional-override characters shown as ``[U+202E]``-style marks
+(:func:`visible`), at :data:`SCALE` pixels per figure pixel, and
+:func:`shown_size` reads back the size a page should show it at.
+
+Figures are laid out at 100 px per inch for a page column of :data:`PAGE_WIDTH`
+inches; lines are told apart by :data:`PALETTE` (Okabe and Ito's colour-blind
+safe colours), a baseline drawn in :data:`BASELINE_COLOUR`.
 """
 
 from __future__ import annotations
 
 import functools
 import io
+import struct
 import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["new_figure", "png_bytes", "short_labels", "visible"]
+__all__ = [
+    "BASELINE_COLOUR",
+    "PAGE_WIDTH",
+    "PALETTE",
+    "SCALE",
+    "fit",
+    "fit_labels",
+    "height_of",
+    "inert",
+    "new_figure",
+    "png_bytes",
+    "short_labels",
+    "shown_size",
+    "text_width",
+    "visible",
+    "wrap",
+]
+
+SCALE = 2
+"""Pixels of a saved PNG per figure pixel (100 per inch): sharp on high-density screens."""
+PAGE_WIDTH = 5.6
+"""Inches (at 100 px each) of the widest figure the report's column shows at its own size."""
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
+"""Okabe and Ito's colour-blind safe qualitative colours, yellow left out (too pale on white)."""
+BASELINE_COLOUR = "#000000"
+"""The colour of a baseline drawn among :data:`PALETTE`'s lines."""
+ELLIPSIS = "…"
 
 _BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
@@ -59,6 +95,86 @@ def short_labels(names: Iterable[Any]) -> dict[str, str]:
     return out
 
 
+@functools.cache
+def _advance(ch: str) -> float:
+    """Width of ``ch`` at 1 pt in matplotlib's default font; a glyph the font lacks counts 1 em."""
+    from matplotlib.font_manager import FontProperties, findfont, get_font
+
+    font = get_font(findfont(FontProperties()))
+    font.set_size(100, 72)
+    if font.get_char_index(ord(ch)) == 0:
+        return 1.0
+    glyph = font.load_char(ord(ch))  # its linear advance is the unhinted one, whatever the flags
+    return float(glyph.linearHoriAdvance) / 65536 / 100
+
+
+def text_width(text: str, size: float) -> float:
+    """Width in points of one line of ``text`` drawn at ``size`` points (maths off, no kerning)."""
+    return size * sum(_advance(ch) for ch in text)
+
+
+def fit(text: Any, points: float, size: float) -> str:
+    """Return :func:`visible` ``text`` cut in the middle (``head…tail``) to ``points`` wide.
+
+    The head keeps about three fifths of what fits, the tail the rest, so names
+    that differ at their end (``length[unit=chars]``, ``length[unit=tokens]``)
+    stay apart. Line breaks become spaces.
+    """
+    shown = visible(str(text)).replace("\n", " ").replace("\t", " ")
+    if text_width(shown, size) <= points:
+        return shown
+
+    def cut(k: int) -> str:
+        head = (3 * k + 4) // 5
+        return shown[:head] + ELLIPSIS + (shown[len(shown) - (k - head) :] if k > head else "")
+
+    low, high = 0, len(shown) - 1  # cut(low) is taken to fit; cut(high + 1) is the whole text
+    while low < high:
+        mid = (low + high + 1) // 2
+        if text_width(cut(mid), size) <= points:
+            low = mid
+        else:
+            high = mid - 1
+    return cut(low)
+
+
+def fit_labels(names: Iterable[Any], points: float, size: float) -> dict[str, str]:
+    """Map each distinct name (as ``str``) to :func:`fit` of it, distinct names to distinct labels.
+
+    Names whose cut labels coincide are cut again a little shorter and numbered
+    (``…#1``, ``…#2``) in the order given.
+    """
+    distinct = list(dict.fromkeys(str(n) for n in names))
+    out = {name: fit(name, points, size) for name in distinct}
+    groups: dict[str, list[str]] = {}
+    for name in distinct:
+        groups.setdefault(out[name], []).append(name)
+    for same in groups.values():
+        if len(same) > 1:
+            for k, name in enumerate(same, 1):
+                mark = f" #{k}"
+                out[name] = fit(name, points - text_width(mark, size), size) + mark
+    return out
+
+
+def wrap(text: Any, points: float, size: float, lines: int = 2) -> str:
+    """Break :func:`visible` ``text`` at spaces into at most ``lines`` lines of ``points`` wide.
+
+    A word too long for a line, and what would not fit in the last line, is
+    cut in the middle by :func:`fit`.
+    """
+    words = visible(str(text)).split()
+    out: list[str] = []
+    while words and len(out) < lines - 1:
+        line = words.pop(0)
+        while words and text_width(f"{line} {words[0]}", size) <= points:
+            line = f"{line} {words.pop(0)}"
+        out.append(fit(line, points, size))
+    if words:
+        out.append(fit(" ".join(words), points, size))
+    return "\n".join(out)
+
+
 def new_figure(width: float = 6.0, height: float = 4.0) -> tuple[Any, Any]:
     """Return ``(figure, axes)`` on an Agg canvas (no pyplot, no display needed)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -70,17 +186,33 @@ def new_figure(width: float = 6.0, height: float = 4.0) -> tuple[Any, Any]:
     return fig, ax
 
 
-def png_bytes(fig: Any) -> bytes:
-    """Return the figure as PNG bytes, every text drawn as written.
+def png_bytes(fig: Any, *, scale: int = SCALE) -> bytes:
+    """Return the figure as PNG bytes at ``scale`` pixels per figure pixel, every text as written.
 
     Labels, titles, legends and tick labels carry model, dataset and component
     names, which are untrusted: matplotlib's maths parsing is turned off for
     every text artist (and for tick labels made while drawing), so ``$x^$`` is
     drawn as those characters instead of crashing the render (or typesetting
     an attacker's formula); control and bidi characters are shown by
-    :func:`visible`, tick labels included.
+    :func:`visible`, tick labels included. The PNG records its resolution
+    (``scale`` x the figure's dpi), which :func:`shown_size` reads back.
     """
     import matplotlib
+
+    inert(fig)
+    buffer = io.BytesIO()
+    with matplotlib.rc_context({"text.parse_math": False}):
+        fig.savefig(buffer, format="png", bbox_inches="tight", dpi=fig.dpi * scale)
+    return buffer.getvalue()
+
+
+def inert(fig: Any) -> None:
+    """Turn maths parsing off for every text of ``fig`` and mark its control characters.
+
+    Characters are marked by :func:`visible`; tick labels made while drawing
+    go through it too. Draw the figure with ``text.parse_math`` off (as
+    :func:`png_bytes` and :func:`height_of` do).
+    """
     from matplotlib.text import Text
 
     for text in fig.findobj(Text):
@@ -89,10 +221,37 @@ def png_bytes(fig: Any) -> bytes:
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
             _show_visible(axis)
-    buffer = io.BytesIO()
+
+
+def height_of(fig: Any, artist: Any) -> float:
+    """Inches tall ``artist`` (a legend, a text) draws in ``fig``; every text made :func:`inert`.
+
+    Measured without drawing the figure, so a layout can be set from it.
+    """
+    import matplotlib
+
+    inert(fig)
     with matplotlib.rc_context({"text.parse_math": False}):
-        fig.savefig(buffer, format="png", bbox_inches="tight")
-    return buffer.getvalue()
+        return float(artist.get_window_extent(fig.canvas.get_renderer()).height) / fig.dpi
+
+
+def shown_size(png: bytes) -> tuple[int, int]:
+    """The ``(width, height)`` in CSS px to show a PNG of :func:`png_bytes` at: 100 px per inch.
+
+    Read from the PNG's header and its ``pHYs`` resolution (a PNG without one is
+    shown at its own pixel size). Raises ``ValueError`` for bytes that are not
+    a PNG.
+    """
+    if png[:8] != b"\x89PNG\r\n\x1a\n" or png[12:16] != b"IHDR":
+        raise ValueError(f"Not a PNG: it starts with {png[:16]!r}.")
+    width, height = struct.unpack(">II", png[16:24])
+    at = png.find(b"pHYs", 33)
+    if at >= 0 and png[at + 12] == 1:  # unit: the metre
+        per_metre = struct.unpack(">I", png[at + 4 : at + 8])[0]
+        dpi = per_metre * 0.0254
+        if dpi > 0:
+            return round(width * 100 / dpi), round(height * 100 / dpi)
+    return width, height
 
 
 def _show_visible(axis: Any) -> None:

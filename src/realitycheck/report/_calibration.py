@@ -29,13 +29,28 @@ from realitycheck.analysis import TEST, calibrate, split_of
 from realitycheck.report._cells import Footnotes, Index
 from realitycheck.report._data import DatasetScores, ReportData, dataset_scores
 from realitycheck.report._document import Figure, Table, fmt_ci, fmt_count
-from realitycheck.report._figures import slug
+from realitycheck.report._figures import (
+    LABEL_SIZE,
+    TICK_SIZE,
+    curve_axes,
+    finish,
+    left_out,
+    legend_names,
+    note,
+    pick,
+    slug,
+    styles,
+)
 
 __all__ = ["calibration_table", "evaluate_settings", "selective_figures"]
 
-_MAX_NAME = 40
-_PANEL = 1.75  # inches per reliability panel
-_COLUMNS = 4  # reliability panels per row
+_COLUMNS = 3
+"""Reliability panels in a row."""
+_PANEL, _GAP, _LEFT, _EDGE = 1.35, 0.3, 0.68, 0.1
+_TITLE, _TICKS, _XLABEL = 0.5, 0.28, 0.25
+"""Inches: a panel's side, the room between panels, left of them (y label and ticks), the
+margin; above each panel (its two-line title), under it (tick labels), the x label's line.
+A title may be as wide as a panel and a gap: half a gap more to the right of the last column."""
 
 
 def evaluate_settings(manifest: Mapping[str, Any]) -> tuple[str, float]:
@@ -103,77 +118,118 @@ def _scored(
     return out
 
 
-def _name(text: str) -> str:
-    return text if len(text) <= _MAX_NAME else text[: _MAX_NAME - 1] + "…"
+def _prr(item: _Scored) -> float:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", M.UndefinedMetricWarning)
+        return float(M.prr(item.y, item.s))
 
 
-def _rejection_figure(found: Sequence[_Scored], dataset: str, reference: str) -> Figure:
-    from matplotlib import colormaps
-
-    fig, ax = plots.new_figure(4.2, 3.6)
-    cmap = colormaps["tab10" if len(found) <= 10 else "tab20"]
+def _rejection_figure(
+    found: Sequence[_Scored], rest: Sequence[_Scored], dataset: str, reference: str
+) -> Figure:
+    """The rejection curves of ``found`` (:func:`pick`'s), oracle and random; ``rest`` listed."""
+    drawn = curve_axes(
+        (f"Rejection: {dataset}", f"against {reference} labels"),
+        "share of responses rejected (highest scores first)",
+        "share of kept responses not hallucinated",
+    )
+    dets = [item.detector for item in found]
+    lines = styles(dets)
+    values = [_prr(item) for item in found]
+    suffixes = [
+        f" ({v:.3f}, baseline)" if style["linestyle"] == "-." else f" ({v:.3f})"
+        for v, style in zip(values, lines, strict=True)
+    ]
     first: M.RejectionCurve | None = None
-    for i, item in enumerate(found):
+    for item, name, style in zip(found, legend_names(dets, suffixes), lines, strict=True):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", M.UndefinedMetricWarning)
             curve = M.rejection_curve(item.y, item.s)
-            value = M.prr(item.y, item.s)
-        style = ("-", "--", ":", "-.")[(i // cmap.N) % 4]
-        label = f"{_name(item.detector)} ({value:.3f})"
-        ax.plot(curve.rate, curve.accuracy, color=cmap(i % cmap.N), linestyle=style, label=label)
+        drawn.ax.plot(curve.rate, curve.accuracy, label=name, **style)
         first = first or curve
     if first is not None:
-        ax.plot(first.rate, first.oracle, color="0.2", linewidth=0.8, label="oracle (1)")
-        ax.plot(first.rate, first.random, color="0.5", linestyle="--", label="random (0)")
-    ax.set_title(f"Rejection: {dataset} (vs {reference})", fontsize=9)
-    ax.set_xlabel("share of responses rejected (highest scores first)", fontsize=8)
-    ax.set_ylabel("share of kept responses not hallucinated", fontsize=8)
-    ax.set_xlim(0, 1)
-    ax.tick_params(labelsize=7)
-    ax.grid(True, linewidth=0.4, alpha=0.5)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7, frameon=False)
+        drawn.ax.plot(first.rate, first.oracle, color="0.35", linewidth=1.0, label="oracle (1)")
+        drawn.ax.plot(first.rate, first.random, color="0.55", linestyle="--", label="random (0)")
+    drawn.ax.set_xlim(0, 1)
     caption = (
         f"Rejection curves on {dataset} against {reference} labels, every response with a "
         "label and a score; legend: PRR (prediction-rejection ratio, LM-Polygraph's "
         "definition: the area between the random and the detector's curve over that between "
         "the random and the oracle curve). The oracle and random curves are those of the "
-        "first detector's responses."
+        "first detector's responses. The detectors drawn are those of the ROC figure."
+        + left_out([i.detector for i in rest], [_prr(i) for i in rest], "PRR")
     )
-    return Figure(stem=f"rejection_{slug(dataset)}", png=plots.png_bytes(fig), caption=caption)
+    png = finish(drawn, note(len(rest)))
+    return Figure(stem=f"rejection_{slug(dataset)}", png=png, caption=caption)
 
 
 def _reliability_figure(
-    found: Sequence[tuple[str, M.Reliability, int]], dataset: str, reference: str, method: str
-) -> Figure:
+    found: Sequence[tuple[str, M.Reliability, int]],
+    colours: Sequence[str],
+    dataset: str,
+    reference: str,
+) -> Any:
+    """Small multiples, :data:`_COLUMNS` a row; each panel titled by its name (cut) and n.
+
+    Every length is fixed in inches (:data:`_PANEL` and the margins around it),
+    so titles, tick labels and axis labels have their own room and no layout
+    pass is needed.
+    """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure as MplFigure
 
     cols = min(_COLUMNS, len(found))
     rows = math.ceil(len(found) / cols)
-    fig = MplFigure(figsize=(_PANEL * cols, _PANEL * rows + 0.3), dpi=100)
+    row_h = _TITLE + _PANEL + _TICKS
+    width = _LEFT + cols * _PANEL + (cols - 1) * _GAP + _GAP / 2 + _EDGE
+    height = rows * row_h + _XLABEL + _EDGE
+    fig = MplFigure(figsize=(width, height), dpi=100)
     FigureCanvasAgg(fig)
-    axes = fig.subplots(rows, cols, squeeze=False, sharex=True, sharey=True)
-    for ax, (det, rel, n) in zip(axes.flat, found, strict=False):
-        ax.plot([0, 1], [0, 1], color="0.6", linewidth=0.7, linestyle="--")
-        ax.plot(rel.mean_prob, rel.rate, marker="o", markersize=2.5, linewidth=1.0)
-        ax.set_title(f"{_name(det)} (n={n})", fontsize=6.5)
+    room = (_PANEL + _GAP) * 72 - 8
+    names = plots.fit_labels([det for det, _, _ in found], room, TICK_SIZE)
+    for k, ((det, rel, n), colour) in enumerate(zip(found, colours, strict=True)):
+        row, col = divmod(k, cols)
+        top = height - row * row_h - _TITLE
+        ax = fig.add_axes(
+            (
+                (_LEFT + col * (_PANEL + _GAP)) / width,
+                (top - _PANEL) / height,
+                _PANEL / width,
+                _PANEL / height,
+            )
+        )
+        ax.plot([0, 1], [0, 1], color="0.6", linewidth=0.8, linestyle="--")
+        ax.plot(rel.mean_prob, rel.rate, marker="o", markersize=3, linewidth=1.3, color=colour)
+        ax.set_title(f"{names[det]}\nn = {n:,}", fontsize=TICK_SIZE, pad=8)
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
-        ax.set_aspect("equal")
-        ax.tick_params(labelsize=6)
+        ax.set_xticks((0, 0.5, 1), ("0", "0.5", "1"))
+        ax.set_yticks((0, 0.5, 1), ("0", "0.5", "1") if col == 0 else ())
+        ax.tick_params(labelsize=TICK_SIZE)
         ax.grid(True, linewidth=0.3, alpha=0.5)
-    for ax in list(axes.flat)[len(found) :]:
-        ax.set_visible(False)
-    fig.supxlabel("calibrated probability of hallucination (bin mean)", fontsize=7)
-    fig.supylabel("observed hallucination rate", fontsize=7)
-    # Fixed spacing: a layout pass per figure costs as much as drawing it.
-    fig.subplots_adjust(wspace=0.3, hspace=0.45, left=0.12, bottom=0.14 / rows)
-    caption = (
-        f"Reliability diagrams on {dataset} against {reference} labels, test split: each "
-        f"detector's score mapped to a probability by {method} fitted on the calibration split, "
-        "10 equal-width bins (empty bins left out); the dashed diagonal is perfect calibration."
+    block = rows * row_h
+    fig.text(
+        (_LEFT + (width - _LEFT - _EDGE) / 2) / width,
+        _EDGE / height,
+        plots.fit(
+            "calibrated probability of hallucination (bin mean)",
+            (width - _LEFT - _EDGE) * 72,
+            LABEL_SIZE,
+        ),
+        fontsize=LABEL_SIZE,
+        ha="center",
+        va="bottom",
     )
-    return Figure(stem=f"reliability_{slug(dataset)}", png=plots.png_bytes(fig), caption=caption)
+    fig.text(
+        _EDGE / width,
+        (height - block / 2) / height,
+        plots.fit("observed hallucination rate", (block - _TITLE) * 72, LABEL_SIZE),
+        fontsize=LABEL_SIZE,
+        rotation=90,
+        ha="left",
+        va="center",
+    )
+    return fig
 
 
 _METHODS = {"platt": "Platt scaling", "isotonic": "isotonic regression", "none": "no map"}
@@ -189,19 +245,43 @@ def selective_figures(
 ) -> list[Figure]:
     """The rejection curve and the reliability diagrams of ``dataset`` (none without detectors).
 
-    ``scored`` is :func:`dataset_scores` of these arguments, when the caller has it.
+    Both draw the detectors the ROC figure draws (:func:`pick`: the best by
+    AUROC and the length baseline, in the same colours); the captions list
+    the others. ``scored`` is :func:`dataset_scores` of these arguments, when
+    the caller has it.
     """
     found = _scored(data, dataset, reference, order, scored)
     if not found:
         return []
-    out = [_rejection_figure(found, dataset, reference)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", M.UndefinedMetricWarning)
+        aurocs = [float(M.auroc(item.y, item.s)) for item in found]
+    drawn, left = pick([item.detector for item in found], aurocs)
+    shown, rest = [found[i] for i in drawn], [found[i] for i in left]
+    out = [_rejection_figure(shown, rest, dataset, reference)]
     method, _ = evaluate_settings(data.manifest)
-    panels = []
-    for item in found:
+    colours = [style["color"] for style in styles([item.detector for item in shown])]
+    panels, kept = [], []
+    for item, colour in zip(shown, colours, strict=True):
         fit = ~item.test
         probs, _ = calibrate(item.y[fit].astype(float), item.s[fit], item.s[item.test], method)
         if probs is not None and probs.size:
             panels.append((item.detector, M.reliability(item.y[item.test], probs), probs.size))
+            kept.append(colour)
     if panels:
-        out.append(_reliability_figure(panels, dataset, reference, _METHODS.get(method, method)))
+        fig = _reliability_figure(panels, kept, dataset, reference)
+        caption = (
+            f"Reliability diagrams on {dataset} against {reference} labels, test split: each "
+            f"detector's score mapped to a probability by {_METHODS.get(method, method)} fitted "
+            "on the calibration split, 10 equal-width bins (empty bins left out); the dashed "
+            "diagonal is perfect calibration. The detectors drawn are those of the ROC figure"
+            + (
+                f"; not drawn: {'; '.join(i.detector for i in rest)} (their ECE and Brier "
+                "score are in the calibration table)."
+                if rest
+                else "."
+            )
+        )
+        png = plots.png_bytes(fig)
+        out.append(Figure(stem=f"reliability_{slug(dataset)}", png=png, caption=caption))
     return out

@@ -1,17 +1,30 @@
 """ROC and precision-recall figures, one pair per dataset, drawn with matplotlib's Agg canvas.
 
 Curves are computed from the stored scores and reference labels (not from the
-metrics table), on the items where both exist. Figures are built with the
-object-oriented API, so the caller's pyplot state and backend are untouched,
-and drawn by :func:`realitycheck.plots.png_bytes`: names (untrusted) are drawn
-as written, maths parsing off, control and bidi characters shown as
-``[U+XXXX]``. A detector scored on a proxy model's reading of the answers is
-named ``key (proxy: MODEL)`` in the legend (:func:`figure_name`: the model's
-last path segment; the caption names the whole model).
+metrics table), on the items where both exist. A figure draws no more lines
+than a reader can follow (:func:`pick`): the :data:`SHOWN` detectors with the
+highest AUROC, each in its own colour-blind safe colour, and the best
+response-length baseline in black dash-dot; the caption lists every detector
+left out with its value. The same detectors keep the same colours in the
+rejection and reliability figures (:mod:`._calibration`), which use this
+module's layout (:func:`curve_axes`, :func:`finish`): a fixed width that fits
+the report's column, the legend beneath the axes, the height measured from
+it, every name cut in the middle to the room it has (:func:`plots.fit`), so
+no text runs into another or out of the figure. PNGs are drawn at twice the
+layout's resolution.
+
+Figures are built with the object-oriented API, so the caller's pyplot state
+and backend are untouched, and drawn by :func:`realitycheck.plots.png_bytes`:
+names (untrusted) are drawn as written, maths parsing off, control and bidi
+characters shown as ``[U+XXXX]``. A detector scored on a proxy model's
+reading of the answers is named ``key (proxy: MODEL)`` in the legend
+(:func:`figure_name`: the model's last path segment; the caption names the
+whole model).
 """
 
 from __future__ import annotations
 
+import math
 import re
 import warnings
 from collections.abc import Sequence
@@ -31,10 +44,35 @@ from realitycheck.report._data import (
     shown_key,
 )
 from realitycheck.report._document import Figure
+from realitycheck.report._findings import BASELINE
 
-__all__ = ["PANEL_NAME", "Curve", "curves", "figure_name", "render_pr", "render_roc", "slug"]
+__all__ = [
+    "PANEL_NAME",
+    "SHOWN",
+    "Curve",
+    "CurveFigure",
+    "curve_axes",
+    "curves",
+    "figure_name",
+    "finish",
+    "left_out",
+    "legend_names",
+    "note",
+    "pick",
+    "render_pr",
+    "render_roc",
+    "slug",
+    "styles",
+]
 
-_MAX_NAME = 48
+SHOWN = 5
+"""Detectors drawn in a curve figure besides the length baseline: the best by AUROC."""
+TITLE_SIZE, LABEL_SIZE, TICK_SIZE, LEGEND_SIZE = 10.0, 9.0, 8.5, 8.5
+"""Font sizes in points: 12 to 14 CSS px at the figure's own size."""
+_WIDTH = 4.8
+_LEFT, _RIGHT, _EDGE = 0.7, 0.25, 0.1
+_TOP, _AXES, _BELOW, _NOTE = 0.62, 3.1, 0.6, 0.25
+"""Inches: above the axes (two title lines), the axes, under them (ticks, x label), a note."""
 _FIGURE_NAME = 40
 """Characters of a proxied detector's name in a legend."""
 PANEL_NAME = 30
@@ -147,19 +185,6 @@ def curves(
     return out, notes
 
 
-def _plain(text: str) -> str:
-    """A name cut to :data:`_MAX_NAME` characters (drawn as written by :func:`_png`)."""
-    return _cut(text, _MAX_NAME)
-
-
-def _png(fig: Any) -> bytes:
-    """The figure as PNG bytes, every text drawn as written (:func:`plots.png_bytes`)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    FigureCanvasAgg(fig)
-    return plots.png_bytes(fig)
-
-
 def _proxy_note(curves_: Sequence[Curve]) -> str:
     """The caption's sentence on the detectors that scored a proxy model's reading, or ``""``."""
     read = {c.detector: c.proxy for c in curves_ if c.proxy is not None}
@@ -172,57 +197,190 @@ def _proxy_note(curves_: Sequence[Curve]) -> str:
     )
 
 
-def _axes(title: str, xlabel: str, ylabel: str) -> tuple[Any, Any]:
+def _is_baseline(detector: str) -> bool:
+    return detector.split("[", 1)[0] == BASELINE
+
+
+def pick(
+    detectors: Sequence[str], aurocs: Sequence[float], limit: int = SHOWN
+) -> tuple[list[int], list[int]]:
+    """Which detectors a figure draws, and which it leaves out, as positions in ``detectors``.
+
+    Drawn: the ``limit`` with the highest AUROC (ties: the first given), then
+    the length baseline with the highest AUROC (any ``length[...]`` variant)
+    where none of those is one. Left out: the others, highest AUROC first (NaN
+    last). Both lists are in that order.
+    """
+    ranked = sorted(
+        range(len(detectors)),
+        key=lambda i: (math.isnan(aurocs[i]), -aurocs[i] if not math.isnan(aurocs[i]) else 0, i),
+    )
+    drawn = ranked[:limit]
+    if not any(_is_baseline(detectors[i]) for i in drawn):
+        drawn += [i for i in ranked if _is_baseline(detectors[i])][:1]
+    return drawn, [i for i in ranked if i not in drawn]
+
+
+def styles(detectors: Sequence[str]) -> list[dict[str, Any]]:
+    """Line styles for the detectors :func:`pick` drew, in its order.
+
+    The first length baseline is black dash-dot; the others take
+    :data:`plots.PALETTE`'s colours in turn, solid.
+    """
+    base = next((i for i, d in enumerate(detectors) if _is_baseline(d)), None)
+    out, colours = [], iter(plots.PALETTE * (1 + len(detectors) // len(plots.PALETTE)))
+    for i in range(len(detectors)):
+        if i == base:
+            out.append({"color": plots.BASELINE_COLOUR, "linestyle": "-.", "linewidth": 1.6})
+        else:
+            out.append({"color": next(colours), "linestyle": "-", "linewidth": 1.6})
+    return out
+
+
+def left_out(names: Sequence[str], values: Sequence[float], metric: str) -> str:
+    """The caption's sentence naming the detectors a figure left out, with ``metric``, or ``""``."""
+    if not names:
+        return ""
+    each = "; ".join(f"{name} {value:.3f}" for name, value in zip(names, values, strict=True))
+    return f" Not drawn (a lower AUROC), with their {metric}: {each}."
+
+
+@dataclass(frozen=True)
+class CurveFigure:
+    """A figure of :func:`curve_axes`: the matplotlib figure, its axes and its title."""
+
+    fig: Any
+    ax: Any
+    title: Any
+
+
+def curve_axes(title: Sequence[str], xlabel: str, ylabel: str) -> CurveFigure:
+    """A figure :data:`_WIDTH` inches wide with one axes :data:`_AXES` inches tall.
+
+    ``title``: its lines (each cut to the figure's width). The axes' labels are
+    cut to the axes' length; the figure's height is set by :func:`finish`.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure as MplFigure
 
-    fig = MplFigure(figsize=(4.2, 3.6), dpi=100)
-    ax = fig.add_subplot()
-    ax.set_title(_plain(title), fontsize=9)
-    ax.set_xlabel(xlabel, fontsize=8)
-    ax.set_ylabel(ylabel, fontsize=8)
-    ax.set_xlim(-0.01, 1.01)
-    ax.set_ylim(-0.01, 1.01)
-    ax.set_aspect("equal")
-    ax.tick_params(labelsize=7)
+    height = _AXES
+    fig = MplFigure(figsize=(_WIDTH, _TOP + height + _BELOW), dpi=100)
+    FigureCanvasAgg(fig)
+    side = _WIDTH - _LEFT - _RIGHT
+    ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
+    ax.set_xlabel(plots.fit(xlabel, side * 72, LABEL_SIZE), fontsize=LABEL_SIZE)
+    ax.set_ylabel(plots.fit(ylabel, height * 72, LABEL_SIZE), fontsize=LABEL_SIZE)
+    ax.tick_params(labelsize=TICK_SIZE)
     ax.grid(True, linewidth=0.4, alpha=0.5)
-    return fig, ax
+    room = (_WIDTH - 2 * _EDGE) * 72
+    lines = "\n".join(plots.fit(line, room, TITLE_SIZE) for line in title)
+    title_text = fig.text(_EDGE / _WIDTH, 1.0, lines, fontsize=TITLE_SIZE, ha="left", va="top")
+    return CurveFigure(fig, ax, title_text)
 
 
-def _style(i: int, count: int) -> dict[str, Any]:
-    from matplotlib import colormaps
-
-    cmap = colormaps["tab10" if count <= 10 else "tab20"]
-    return {
-        "color": cmap(i % cmap.N),
-        "linestyle": ("-", "--", ":", "-.")[(i // cmap.N) % 4],
-        "linewidth": 1.2,
-    }
+def legend_names(names: Sequence[str], suffixes: Sequence[str]) -> list[str]:
+    """Legend labels ``name + suffix``, each name cut to the room beneath the axes."""
+    room = (_WIDTH - 2 * _EDGE) * 72 - 4.6 * LEGEND_SIZE
+    room -= max((plots.text_width(s, LEGEND_SIZE) for s in suffixes), default=0.0)
+    short = plots.fit_labels(names, room, LEGEND_SIZE)
+    return [short[str(n)] + s for n, s in zip(names, suffixes, strict=True)]
 
 
-def _finish(fig: Any, ax: Any) -> bytes:
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7, frameon=False)
-    return _png(fig)
+def finish(drawn: CurveFigure, note: str = "") -> bytes:
+    """Lay out a :func:`curve_axes` figure (legend and ``note`` beneath the axes); its PNG.
+
+    The legend is measured, not guessed, so the figure is exactly as tall as
+    its parts: title, axes, tick labels and x label, legend, note.
+    """
+    fig, ax, height = drawn.fig, drawn.ax, _AXES
+    legend = fig.legend(
+        *ax.get_legend_handles_labels(),
+        loc="upper left",
+        fontsize=LEGEND_SIZE,
+        frameon=False,
+        borderaxespad=0.0,
+        handlelength=2.6,
+    )
+    legend_h = plots.height_of(fig, legend)
+    note_h = _NOTE if note else 0.0
+    total = _TOP + height + _BELOW + legend_h + note_h + _EDGE
+    fig.set_size_inches(_WIDTH, total)
+    side = _WIDTH - _LEFT - _RIGHT
+    ax.set_position((_LEFT / _WIDTH, 1 - (_TOP + height) / total, side / _WIDTH, height / total))
+    legend.set_bbox_to_anchor((_EDGE / _WIDTH, 1 - (_TOP + height + _BELOW) / total))
+    drawn.title.set_position((_EDGE / _WIDTH, 1 - 0.06 / total))
+    if note:
+        room = (_WIDTH - 2 * _EDGE) * 72
+        fig.text(
+            _EDGE / _WIDTH,
+            (_EDGE + note_h / 2) / total,
+            plots.fit(note, room, LEGEND_SIZE),
+            fontsize=LEGEND_SIZE,
+            color="0.35",
+            va="center",
+        )
+    return plots.png_bytes(fig)
+
+
+def note(left: int) -> str:
+    """The line under a legend saying how many detectors were left out, or ``""``."""
+    if not left:
+        return ""
+    more = "1 more detector" if left == 1 else f"{left} more detectors"
+    return f"{more}, with a lower AUROC, not drawn: the caption lists them."
+
+
+def _drawn(curves_: Sequence[Curve]) -> tuple[list[Curve], list[Curve]]:
+    drawn, rest = pick([c.detector for c in curves_], [c.auroc for c in curves_])
+    return [curves_[i] for i in drawn], [curves_[i] for i in rest]
+
+
+def _named(c: Curve) -> str:
+    return c.detector if c.proxy is None else f"{c.detector} (proxy: {c.proxy})"
+
+
+def _suffix(value: float, detector: str) -> str:
+    return f" ({value:.3f}, baseline)" if _is_baseline(detector) else f" ({value:.3f})"
+
+
+def _caption_tail(shown: Sequence[Curve], rest: Sequence[Curve]) -> str:
+    """What the figure draws: the best by AUROC, and the baseline in black dash-dot."""
+    base = [c.detector for c in shown if _is_baseline(c.detector)][:1]
+    out = ""
+    if rest:
+        out += f" Drawn: the {SHOWN} detectors with the highest AUROC"
+        out += ", and the best response-length baseline." if len(shown) > SHOWN else "."
+    if base:
+        out += f" Black, dash-dot: the response-length baseline ({base[0]})."
+    return out
 
 
 def render_roc(curves_: Sequence[Curve], dataset: str, reference: str) -> Figure:
-    """Draw the ROC curves of one dataset, with the chance diagonal."""
-    fig, ax = _axes(f"ROC: {dataset} (vs {reference})", "false positive rate", "true positive rate")
-    for i, c in enumerate(curves_):
+    """Draw the ROC curves of one dataset (:func:`pick`'s), with the chance diagonal."""
+    shown, rest = _drawn(curves_)
+    drawn = curve_axes(
+        (f"ROC: {dataset}", f"against {reference} labels"),
+        "false positive rate",
+        "true positive rate",
+    )
+    ax = drawn.ax
+    names = legend_names(
+        [c.label or c.detector for c in shown], [_suffix(c.auroc, c.detector) for c in shown]
+    )
+    for c, name, style in zip(shown, names, styles([c.detector for c in shown]), strict=True):
         marker = "o" if c.fpr.size <= 3 else None
-        ax.plot(
-            c.fpr,
-            c.tpr,
-            label=f"{_plain(c.label or c.detector)} ({c.auroc:.3f})",
-            marker=marker,
-            markersize=3,
-            **_style(i, len(curves_)),
-        )
-    ax.plot([0, 1], [0, 1], color="0.5", linewidth=0.8, linestyle="--", label="chance (0.5)")
+        ax.plot(c.fpr, c.tpr, label=name, marker=marker, markersize=3, **style)
+    ax.plot([0, 1], [0, 1], color="0.55", linewidth=0.9, linestyle="--", label="chance (0.5)")
+    ax.set_xlim(-0.01, 1.01)
+    ax.set_ylim(-0.01, 1.01)
     caption = (
         f"ROC curves on {dataset} against {reference} labels; legend: AUROC. "
         "The dashed diagonal is a detector that ranks at random."
-    ) + _proxy_note(curves_)
-    return Figure(stem=f"roc_{slug(dataset)}", png=_finish(fig, ax), caption=caption)
+        + _caption_tail(shown, rest)
+        + left_out([_named(c) for c in rest], [c.auroc for c in rest], "AUROC")
+    ) + _proxy_note(shown)
+    png = finish(drawn, note(len(rest)))
+    return Figure(stem=f"roc_{slug(dataset)}", png=png, caption=caption)
 
 
 def render_pr(
@@ -230,31 +388,39 @@ def render_pr(
 ) -> Figure:
     """Draw the precision-recall curves of one dataset, with the positive-rate baseline.
 
+    The detectors drawn are those of the ROC figure (:func:`pick`, by AUROC).
+
     Args:
         curves_: The curves to draw.
         dataset: Dataset name, for the title.
         reference: Reference labeler, for the title.
         positive_rate: Share of hallucinated items among the labelled responses.
     """
-    fig, ax = _axes(f"Precision-recall: {dataset} (vs {reference})", "recall", "precision")
-    for i, c in enumerate(curves_):
-        ax.plot(
-            c.recall,
-            c.precision,
-            label=f"{_plain(c.label or c.detector)} ({c.pr_auc:.3f})",
-            drawstyle="steps-post",
-            **_style(i, len(curves_)),
-        )
+    shown, rest = _drawn(curves_)
+    drawn = curve_axes(
+        (f"Precision-recall: {dataset}", f"against {reference} labels"), "recall", "precision"
+    )
+    ax = drawn.ax
+    names = legend_names(
+        [c.label or c.detector for c in shown], [_suffix(c.pr_auc, c.detector) for c in shown]
+    )
+    for c, name, style in zip(shown, names, styles([c.detector for c in shown]), strict=True):
+        ax.plot(c.recall, c.precision, label=name, drawstyle="steps-post", **style)
     ax.axhline(
         positive_rate,
-        color="0.5",
-        linewidth=0.8,
+        color="0.55",
+        linewidth=0.9,
         linestyle="--",
         label=f"hallucinated share ({positive_rate:.3f})",
     )
+    ax.set_xlim(-0.01, 1.01)
+    ax.set_ylim(-0.01, 1.01)
     caption = (
         f"Precision-recall curves on {dataset} against {reference} labels; legend: PR-AUC. "
         "The dashed line is the share of hallucinated responses among those labelled, "
         "the precision of a random detector."
-    ) + _proxy_note(curves_)
-    return Figure(stem=f"pr_{slug(dataset)}", png=_finish(fig, ax), caption=caption)
+        + _caption_tail(shown, rest)
+        + left_out([_named(c) for c in rest], [c.pr_auc for c in rest], "PR-AUC")
+    ) + _proxy_note(shown)
+    png = finish(drawn, note(len(rest)))
+    return Figure(stem=f"pr_{slug(dataset)}", png=png, caption=caption)
