@@ -98,14 +98,21 @@ class LocalExecutor:
         workers: Threads for a task marked :func:`thread_safe` (>= 1); default
             :func:`available_cores`. ``1`` runs every task in turn. Other tasks
             always run one after the other, in order.
+        on_stop: Called when a task on the threads failed or the caller stopped
+            reading the results (Ctrl-C), before waiting for the tasks already
+            running: what stops them early (the label stage cancels the
+            server calls they wait on).
     """
 
     name = "local"
 
-    def __init__(self, workers: int | None = None) -> None:
+    def __init__(
+        self, workers: int | None = None, *, on_stop: Callable[[], object] | None = None
+    ) -> None:
         if workers is not None:
             check_arg(workers, Interval(int, 1), name="workers", owner="LocalExecutor")
         self.workers = workers if workers is not None else available_cores()
+        self.on_stop = on_stop
 
     def __repr__(self) -> str:
         return f"LocalExecutor(workers={self.workers})"
@@ -122,12 +129,16 @@ class LocalExecutor:
             return
         with ThreadPoolExecutor(max_workers=min(self.workers, len(items))) as pool:
             futures: list[Future[U]] = [pool.submit(task, shared, item) for item in items]
+            finished = False
             try:
                 for future in futures:
                     yield future.result()
+                finished = True
             finally:  # a failed task or a stopped stage: start nothing more
                 for future in futures:
                     future.cancel()
+                if not finished and self.on_stop is not None:
+                    self.on_stop()
 
     def close(self) -> None:
         """Nothing to release."""

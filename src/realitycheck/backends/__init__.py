@@ -1,5 +1,8 @@
 """Model backends behind one protocol; each module registers its backend with a decorator."""
 
+import sys
+from collections.abc import Iterable
+
 from realitycheck.backends._base import (
     CAPABILITIES,
     DECODINGS,
@@ -31,6 +34,31 @@ from realitycheck.backends._pairs import (
 )
 from realitycheck.backends._schema import follows_schema, reply_follows
 from realitycheck.backends._usage import Usage, usage_of
+from realitycheck.registry import Component
+
+
+def warm_up(components: Iterable[Component]) -> None:
+    """Let every backend the components hold start its set-up in the background.
+
+    See :meth:`Backend.warm_up`; the stages call this before loading the data.
+    """
+    for component in components:
+        for inner in (component, *component.nested()):
+            if isinstance(inner, Backend):
+                inner.warm_up()
+
+
+def cancel_calls() -> int:
+    """Cancel the server calls in flight on the process's shared call loop; return how many works.
+
+    A stage stopped (Ctrl-C, a failed batch) while another thread waits on a
+    batch of server calls calls this, so that batch stops too
+    (:mod:`realitycheck.backends._openai_loop`). Imports nothing: with no
+    call made yet there is nothing to cancel.
+    """
+    loop = sys.modules.get("realitycheck.backends._openai_loop")
+    return int(loop.cancel_calls()) if loop is not None else 0
+
 
 __all__ = [
     "Backend",
@@ -49,6 +77,7 @@ __all__ = [
     "cached_loglik_tokens",
     "cached_pairs",
     "call_identity",
+    "cancel_calls",
     "default_cache_path",
     "follows_schema",
     "loglik_key",
@@ -63,4 +92,5 @@ __all__ = [
     "server_of",
     "teacher_force",
     "usage_of",
+    "warm_up",
 ]

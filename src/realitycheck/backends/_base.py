@@ -216,10 +216,21 @@ class Backend(Component):
     """
 
     capabilities: ClassVar[frozenset[str]] = frozenset()
+    remote: ClassVar[bool] = False
+    """Whether its answers come from a server: its calls wait on the network, not this
+    machine's cores, and it may be handed batches from several threads at once."""
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         """Answer each request, in order."""
         raise NotImplementedError
+
+    def warm_up(self) -> None:
+        """Start, in the background, what the first call will need (by default nothing).
+
+        Called by the stages as soon as the components are built, so that
+        slow set-up (importing a client library) overlaps loading the data.
+        Never fails: a problem shows on the first real call.
+        """
 
     def loglik(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """Return log p(continuation | prompt) for each ``(prompt, continuation)``."""

@@ -1,8 +1,9 @@
 """One call to an OpenAI-compatible API root through the ``openai`` SDK, and what its failure means.
 
 The backend talks to servers through the SDK's :class:`openai.AsyncOpenAI`
-client: one client per batch of requests (one event loop), its connection pool
-sized to the backend's ``concurrency``, the SDK's own retries switched off
+client: one per server on the process's shared call loop
+(:mod:`realitycheck.backends._openai_loop`), its connection pool sized to the
+backend's ``concurrency`` and kept from one batch to the next, the SDK's own retries switched off
 (``max_retries=0``) because :mod:`realitycheck.backends._retry` retries with
 its own backoff. Fields that are not part of OpenAI's API (``top_k``) travel
 as the SDK's extra body fields (``extra_body``). The reply body is read as plain JSON
@@ -41,7 +42,6 @@ import json
 import random
 import re
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
 from realitycheck.backends._retry import Classified, parse_retry_after, retrying
@@ -182,16 +182,49 @@ async def call_each(
     count: int,
     work: Callable[[Any, int, random.Random], Awaitable[None]],
 ) -> None:
-    """Await ``work(client, index, rng)`` for each index below ``count``, on one client.
+    """Await ``work(client, index, rng)`` for each index below ``count``.
 
-    At most ``settings.concurrency`` run at once; the client (:func:`make_client`)
-    and the retries' random source are shared by the batch, and the client is
-    closed when every ``work`` is done or one raised.
+    At most ``settings.concurrency`` run at once. On the process's shared loop
+    (:mod:`realitycheck.backends._openai_loop`, where :func:`run_blocking`
+    runs) the client and that limit are the server's, shared with every other
+    batch in flight and kept for the next; elsewhere (a caller's own loop) the
+    batch makes its own client (:func:`make_client`) and closes it when done.
+    The retries' random source is the batch's. When one ``work`` raises, the
+    others are cancelled and the exception is raised as itself.
     """
+    from realitycheck.backends import _openai_loop
+
+    rng = random.Random()
+    key = (settings.base_url, settings.model, api_key, settings.concurrency, settings.timeout)
+    pool = _openai_loop.pool_here(
+        key,
+        lambda: make_client(
+            settings.base_url,
+            api_key,
+            concurrency=settings.concurrency,
+            timeout=settings.timeout,
+        ),
+        settings.concurrency,
+    )
+    if pool is not None:
+        shared = pool
+
+        async def limited(index: int) -> None:
+            async with shared.limit:
+                await work(shared.client, index, rng)
+
+        tasks = [asyncio.ensure_future(limited(index)) for index in range(count)]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        return
     workers = min(settings.concurrency, count)
     client = make_client(settings.base_url, api_key, concurrency=workers, timeout=settings.timeout)
     pending = iter(range(count))
-    rng = random.Random()
 
     async def worker() -> None:
         for index in pending:
@@ -204,16 +237,14 @@ async def call_each(
 
 
 def run_blocking(work: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Return what ``work()`` gives, run on a new event loop.
+    """Return what ``work()`` gives, run on the process's shared call loop.
 
-    Called from inside a running loop, the new loop runs in a helper thread.
+    The calling thread waits (:func:`realitycheck.backends._openai_loop.run`);
+    it may be inside a running loop of its own.
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(work())
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, work()).result()
+    from realitycheck.backends import _openai_loop
+
+    return _openai_loop.run(work)
 
 
 @functools.cache

@@ -2,8 +2,9 @@
 
 Covers OpenAI, vLLM's server, Ollama, llama.cpp's servers, TGI and
 ``transformers serve``. Calls go through the SDK's :class:`openai.AsyncOpenAI`
-(one client per batch of requests, imported on the first call, never by
-``import realitycheck``), ``concurrency`` at a time on one event loop, each
+(imported on the first call, never by ``import realitycheck``): one client
+per server on the process's shared call loop, ``concurrency`` calls in flight
+at most across every batch at once (:mod:`._openai_loop`), each
 attempt with its own deadline (``timeout``). Rate limits (429), server errors
 (5xx, 408, 409), timeouts, dropped connections and malformed response bodies
 are retried with exponential backoff and full jitter, waiting at least what a
@@ -188,6 +189,7 @@ class OpenAIBackend(Backend):
     capabilities: ClassVar[frozenset[str]] = frozenset(
         {"chat", "completion", "n", "logprobs", "top_logprobs", "json_schema", "loglik"}
     )
+    remote: ClassVar[bool] = True
 
     model: str = required(NonEmptyStr())
     base_url: str = param("", _HttpUrl(), convert=_resolve_base_url)
@@ -205,6 +207,13 @@ class OpenAIBackend(Backend):
     def usage(self, generations: Sequence[Generation]) -> Usage:
         """Return the tokens and cost of the generations this run paid for, at these prices."""
         return usage_of(generations, price_per_1k=self.price_per_1k)
+
+    def warm_up(self) -> None:
+        """Import the ``openai`` SDK on the shared call loop's thread while the caller goes on."""
+        from realitycheck.backends import _openai_loop
+        from realitycheck.backends._openai_client import sdk
+
+        _openai_loop.start_soon(sdk)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         """Answer each request, in order (see :meth:`generate_each`)."""
@@ -241,8 +250,10 @@ class OpenAIBackend(Backend):
     ) -> list[Generation]:
         """Answer each request, calling ``on_result(index, generation)`` as each finishes.
 
-        Runs its own event loop; called from inside a running loop, it runs
-        that loop in a helper thread (use :meth:`agenerate` to stay on yours).
+        The calls run on the process's shared call loop while this thread
+        waits, so batches handed over from several threads share one client
+        and one ``concurrency`` limit (use :meth:`agenerate` to stay on your
+        own loop).
 
         Raises:
             InvalidInputError: A request asks for what this backend cannot do, or no API key

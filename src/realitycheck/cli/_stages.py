@@ -103,9 +103,11 @@ def _run_stage(
 ) -> None:
     """Build the components of ``keys`` and run the ``label`` or ``detect`` stage with them."""
     from realitycheck import detectors, labelers, pipeline
+    from realitycheck.backends import warm_up
 
     registry = labelers if stage == "label" else detectors
     components = [registry.create_from_key(k) for k in split_keys(keys)]
+    warm_up(components)  # a client library imports while the data loads
     extra: dict[str, Any] = {}
     if proxy_key is not None:
         extra["proxy"] = _proxy_from(proxy_key)

@@ -35,6 +35,18 @@ class Labeler(Component):
     batch_rows: ClassVar[int] = 2048
     """Responses per stored part when the stage is not told (what a crash can lose)."""
 
+    @property
+    def overlaps_batches(self) -> bool:
+        """Whether the label stage may run two of its batches at once (on two threads).
+
+        True for a labeler whose time is spent waiting on a server (an LLM
+        judge on a remote backend): the next batch's calls then fill the time
+        the last one's replies are read and written, and the backend's
+        ``concurrency`` still caps the calls in flight. Such a labeler must be
+        safe to call from two threads at once.
+        """
+        return False
+
     def label(
         self,
         responses: Sequence[Response],

@@ -225,6 +225,11 @@ class Judge(Labeler):
     letters: ClassVar[bool] = False
     reason_field: ClassVar[str] = "reason"
 
+    @property
+    def overlaps_batches(self) -> bool:
+        """Whether the judge's backend is a server (see :attr:`Labeler.overlaps_batches`)."""
+        return self.judge.remote
+
     def prompt(self, response: Response, example: Example | None) -> str:
         """Return the prompt that asks about ``response``.
 

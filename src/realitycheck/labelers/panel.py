@@ -149,6 +149,11 @@ class Panel(Labeler):
                 hint=f"{', '.join(recorded)} can only be read from a dataset, not computed.",
             )
 
+    @property
+    def overlaps_batches(self) -> bool:
+        """Whether every member's batches may overlap (a panel of judges on servers)."""
+        return all(member.overlaps_batches for member in self.members)
+
     def label(
         self,
         responses: Sequence[Response],

@@ -35,12 +35,19 @@ import pyarrow.compute as pc
 from realitycheck.backends import CallCache
 from realitycheck.detectors import Detector, Needs
 from realitycheck.errors import InvalidInputError
+from realitycheck.executors import thread_safe
 from realitycheck.labelers import Labeler
 from realitycheck.pipeline._report import StageReport
 from realitycheck.records import INVALID, Example
 from realitycheck.store import ResponseBatch, RunStore, from_numpy, scalar, to_numpy
 
-__all__ = ["PartContext", "PartTally", "compute_part", "failure_texts"]
+__all__ = [
+    "PartContext",
+    "PartTally",
+    "compute_overlapping_part",
+    "compute_part",
+    "failure_texts",
+]
 
 
 class PartContext:
@@ -199,3 +206,18 @@ def compute_part(context: PartContext, rows: np.ndarray) -> PartTally:
         )
     context.store.append_table(context.table, table)
     return _tally(table)
+
+
+@thread_safe
+def compute_overlapping_part(context: PartContext, rows: np.ndarray) -> PartTally:
+    """:func:`compute_part` for a component whose batches may overlap, marked to run on threads.
+
+    The label stage runs two such batches at once on the threads of
+    :class:`~realitycheck.executors.LocalExecutor` when the component's time
+    is spent waiting on a server
+    (:attr:`~realitycheck.labelers.Labeler.overlaps_batches`): one batch's
+    calls are in flight while the other's replies are read and its part is
+    written. Each part is still one atomic file with a unique name, and the
+    backend's ``concurrency`` still caps the calls of both.
+    """
+    return compute_part(context, rows)

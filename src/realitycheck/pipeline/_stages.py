@@ -14,21 +14,27 @@ store keeps the newest row of each response and component key).
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from realitycheck.backends import CallCache
+from realitycheck.backends import CallCache, cancel_calls
 from realitycheck.detectors import Detector
 from realitycheck.errors import InvalidInputError
 from realitycheck.executors import Executor, LocalExecutor
 from realitycheck.labelers import Labeler
 from realitycheck.params import Interval, check_arg
 from realitycheck.pipeline._ingest import ingest
-from realitycheck.pipeline._parts import PartContext, compute_part, failure_texts
+from realitycheck.pipeline._parts import (
+    PartContext,
+    PartTally,
+    compute_overlapping_part,
+    compute_part,
+    failure_texts,
+)
 from realitycheck.pipeline._proxy_features import ProxyRead
 from realitycheck.pipeline._proxy_model import (
     ProxyModel,
@@ -235,14 +241,24 @@ def _run_component(
         )
         size = batch_size or component.batch_rows
         batches = [todo[start : start + size] for start in range(0, len(todo), size)]
+        work: Callable[[PartContext, np.ndarray], PartTally] = compute_part
+        runner = executor
+        if _overlaps(component) and isinstance(executor, LocalExecutor) and len(batches) > 1:
+            # A failed batch or Ctrl-C cancels the calls the other batch waits on.
+            work, runner = compute_overlapping_part, LocalExecutor(workers=2, on_stop=cancel_calls)
         with progress.task(f"{column} {key}", len(todo)) as task:
-            for tally in executor.map(compute_part, shared, batches):
+            for tally in runner.map(work, shared, batches):
                 tally.add_to(report, key)
                 task.advance(tally.n)
         store.compact(table)
     names = ("computed", "missing", "failed", "unreadable", "failed_before", "reused", "retried")
     counts = {name: getattr(report, name).get(key, 0) for name in names}
     store.update_manifest(last_run={key: counts})
+
+
+def _overlaps(component: Labeler | Detector) -> bool:
+    """Whether two batches of ``component`` may run at once (its calls wait on a server)."""
+    return bool(getattr(component, "overlaps_batches", False))
 
 
 def _fail_unmeasured(
