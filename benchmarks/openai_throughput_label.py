@@ -7,21 +7,27 @@ against a server that answers each call after ``--latency`` seconds (200 ms:
 the server, not the client, is the bottleneck, as with any real LLM).
 
 Starts the test suite's fake OpenAI server (``tests/backends/_fake_openai_server.py``)
-in its own process, writes ``--n`` QA responses as a JSONL file, then times,
-each as a whole process after an untimed warm-up round on other questions:
+in its own process, writes ``--n`` QA responses as a JSONL file, then times
+each side as a whole process in interleaved rounds (label then plain, plain
+then label, ...) after an untimed warm-up round, and reports the medians of
+wall and CPU time and of the per-round ratios, with the load around the rounds:
 
 1. ``realitycheck label -d 'files[path=…]' -l 'qa_judge[judge=openai[…,concurrency=C]]'
    --no-cache`` into a fresh run folder: loading the file, the prompts, the
    calls, reading the replies and writing the labels;
 2. a plain script that reads the exact chat bodies the judge sends (made by
    the judge's own ``prompt``/``requests`` before timing) and posts them with
-   one ``AsyncOpenAI`` under a semaphore of ``C``, reading each reply's JSON.
+   one ``AsyncOpenAI`` under a semaphore of ``C``, keeping each reply.
+
+Then it checks that the label command stored, for every response, the very
+reply the plain script got (the fake server answers a body deterministically),
+and that the server saw every call it should have.
 
 It writes ``benchmarks/results/openai_throughput_label.json``. Run from the
-repository root (needs the ``openai`` extra; about 20 s per side)::
+repository root (needs the ``openai`` extra; about 20 s per side and round)::
 
     .venv/bin/python benchmarks/openai_throughput_label.py
-    .venv/bin/python benchmarks/openai_throughput_label.py --n 1000   # quicker
+    .venv/bin/python benchmarks/openai_throughput_label.py --n 1000 --rounds 1  # quicker
 """
 
 from __future__ import annotations
@@ -29,26 +35,26 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import sys
 import tempfile
 import urllib.request
 from pathlib import Path
 
-from _results import CLI, run_process, write_result
+from _results import CLI, compare_exact, interleave, process, report, write_result
 from openai_throughput import start_server  # the same fake server, started the same way
 
 from realitycheck.labelers import labelers
 from realitycheck.labelers.qa_judge import QAJudge
 from realitycheck.records import Example, Response
+from realitycheck.store import RunStore
 
 MODEL = "fake-model"
 PLAIN_SCRIPT = """
 import asyncio, json, sys
 from openai import AsyncOpenAI
 
-bodies_path, url, concurrency = sys.argv[1], sys.argv[2], int(sys.argv[3])
+bodies_path, url, concurrency, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 with open(bodies_path) as f:
     bodies = [json.loads(line) for line in f]
 
@@ -59,7 +65,7 @@ async def main():
     async def call(body):
         async with limit:
             reply = await client.chat.completions.create(**body)
-            return json.loads(reply.choices[0].message.content or "null")
+            return reply.choices[0].message.content
 
     try:
         return await asyncio.gather(*(call(b) for b in bodies))
@@ -67,7 +73,8 @@ async def main():
         await client.close()
 
 answers = asyncio.run(main())
-print(len(answers))
+with open(out, "w") as f:
+    json.dump(answers, f)
 """
 
 
@@ -136,15 +143,21 @@ def write_bodies(
     return len(lines)
 
 
-def _children_cpu() -> float:
-    """User plus system CPU seconds of the finished child processes so far."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def server_calls(url: str) -> int:
     with urllib.request.urlopen(url.rsplit("/v1", 1)[0] + "/_stats", timeout=10) as response:
         return int(json.load(response)["calls"])
+
+
+def stored_replies(run: Path, order: list[str]) -> list[str]:
+    """The judge's reply to each response, as the label command stored it (in ``order``).
+
+    The run names a response ``files:<path>/<id>``; it is matched by its id.
+    """
+    table = RunStore(run).arrow("labels", columns=["response_id", "raw"]).to_pylist()
+    by_id = {
+        row["response_id"].rsplit("/", 1)[-1]: json.loads(row["raw"])["replies"][0] for row in table
+    }
+    return [by_id.get(response_id, "<no label>") for response_id in order]
 
 
 def main() -> None:
@@ -152,87 +165,77 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=5000, help="responses (one call each)")
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--latency", type=float, default=0.2, help="server seconds per call")
-    parser.add_argument("--warm", type=int, default=256, help="responses of the warm-up round")
+    parser.add_argument("--rounds", type=int, default=3, help="timed rounds of each side")
     args = parser.parse_args()
     proc, url = start_server(args.latency)
     env = {"OPENAI_API_KEY": "sk-bench", "PYTHONWARNINGS": "ignore"}
     judge_key = (
         f"qa_judge[judge=openai[model={MODEL},base_url={url},concurrency={args.concurrency}]]"
     )
-    timed: dict[str, float] = {}
-    cpu: dict[str, float] = {}
-    calls: dict[str, int] = {}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
             judge = labelers.create_from_key(judge_key)
             if not isinstance(judge, QAJudge):
                 raise SystemExit(f"{judge_key} is not a qa_judge")
-            for tag, n in (("warm", args.warm), ("timed", args.n)):
-                data = folder / f"{tag}.jsonl"
-                responses, examples = write_items(data, tag, n)
-                bodies = folder / f"{tag}-bodies.jsonl"
-                count = write_bodies(bodies, judge, responses, examples)
-                run = folder / f"run-{tag}"
-                shutil.rmtree(run, ignore_errors=True)
-                label = [
-                    CLI,
-                    "label",
-                    "-d",
-                    f"files[path={data},constants=task:qa]",
-                    "--run",
-                    str(run),
-                ]
-                label += ["-l", judge_key, "--no-cache"]
-                plain = [
-                    sys.executable,
-                    "-c",
-                    PLAIN_SCRIPT,
-                    str(bodies),
-                    url,
-                    str(args.concurrency),
-                ]
-                before = server_calls(url)
-                cpu_0 = _children_cpu()
-                seconds_label, _ = run_process(label, env=env)
-                cpu_1 = _children_cpu()
-                middle = server_calls(url)
-                seconds_plain, _ = run_process(plain, env=env)
-                cpu_2 = _children_cpu()
-                after = server_calls(url)
-                if tag == "timed":
-                    timed = {"label": seconds_label, "plain": seconds_plain}
-                    cpu = {"label": cpu_1 - cpu_0, "plain": cpu_2 - cpu_1}
-                    calls = {"label": middle - before, "plain": after - middle, "bodies": count}
+            data, bodies, run = folder / "data.jsonl", folder / "bodies.jsonl", folder / "run"
+            replies = folder / "replies.json"
+            responses, examples = write_items(data, "timed", args.n)
+            count = write_bodies(bodies, judge, responses, examples)
+            label = [CLI, "label", "-d", f"files[path={data},constants=task:qa]"]
+            label += ["--run", str(run), "-l", judge_key, "--no-cache"]
+            plain = [sys.executable, "-c", PLAIN_SCRIPT, str(bodies), url]
+            plain += [str(args.concurrency), str(replies)]
+            calls_before = server_calls(url)
+            rounds = interleave(
+                {
+                    "label": process(label, env=env, setup=lambda: shutil.rmtree(run, True)),
+                    "plain": process(plain, env=env),
+                },
+                args.rounds,
+            )
+            calls = server_calls(url) - calls_before
+            order = [r.response_id for r in responses]
+            agreement = compare_exact(
+                stored_replies(run, order),
+                json.loads(replies.read_text(encoding="utf-8")),
+                what="judge replies (label's stored vs plain's)",
+            )
     finally:
         proc.kill()
         proc.wait()
-    ratio = timed["label"] / timed["plain"]
     ideal = args.n / args.concurrency * args.latency
+    ratio = rounds.ratio("label", "plain")
+    expected_calls = count * 2 * (args.rounds + 1)
     print(
         f"{args.n} judge calls, concurrency {args.concurrency}, "
         f"server {args.latency * 1000:.0f} ms per call (ideal {ideal:.1f} s); "
-        f"calls seen by the server: {calls}"
+        f"calls seen by the server {calls} (expected {expected_calls})"
     )
-    print(f"realitycheck label          {timed['label']:7.1f} s  ({cpu['label']:.1f} CPU s)")
-    print(f"plain AsyncOpenAI script    {timed['plain']:7.1f} s  ({cpu['plain']:.1f} CPU s)")
-    print(f"label / plain: {ratio:.2f}x (target <= 1.1x)")
+    print(f"realitycheck label          {rounds.seconds_text('label', 1)}")
+    print(f"plain AsyncOpenAI script    {rounds.seconds_text('plain', 1)}")
+    print(f"label / plain: {ratio:.2f}x wall (target <= 1.1x); {rounds.note('label', 'plain')}")
+    equality = report(agreement)
     command = "PYTHONPATH=benchmarks .venv/bin/python benchmarks/openai_throughput_label.py"
-    if (args.n, args.concurrency, args.latency) != (5000, 64, 0.2):
-        command += f" --n {args.n} --concurrency {args.concurrency} --latency {args.latency}"
+    if (args.n, args.concurrency, args.latency, args.rounds) != (5000, 64, 0.2, 3):
+        command += (
+            f" --n {args.n} --concurrency {args.concurrency} --latency {args.latency}"
+            f" --rounds {args.rounds}"
+        )
     write_result(
         "openai_throughput_label",
         [
             {
                 "work": f"{args.n} qa_judge calls, concurrency {args.concurrency}, server "
                 f"{args.latency * 1000:.0f} ms per call (ideal {ideal:.1f} s)",
-                "realitycheck": f"{timed['label']:.1f} s, {cpu['label']:.1f} CPU s "
+                "realitycheck": f"{rounds.seconds_text('label', 1)} "
                 "(realitycheck label, whole command)",
-                "alternative": f"{timed['plain']:.1f} s, {cpu['plain']:.1f} CPU s "
+                "alternative": f"{rounds.seconds_text('plain', 1)} "
                 "(plain AsyncOpenAI script, same calls)",
                 "ratio": f"{ratio:.2f}x",
-                "note": f"label / plain, target <= 1.1x; server calls {calls['label']} "
-                f"(label) and {calls['plain']} (plain) for {calls['bodies']} bodies",
+                "note": f"label / plain wall time, target <= 1.1x; "
+                f"{rounds.note('label', 'plain')}; server calls {calls} of {expected_calls} "
+                f"expected; {equality}",
             }
         ],
         command,
