@@ -25,13 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from realitycheck.errors import DataNotFoundError, InvalidInputError
-from realitycheck.params import Satisfies, as_tuple
+from realitycheck.params import Satisfies, as_tuple, param_error
 
 __all__ = [
     "PATHS",
     "PLACEHOLDER",
     "PathMatch",
     "PathPattern",
+    "check_patterns",
     "escape",
     "fill",
     "path_entries",
@@ -292,6 +293,20 @@ class PathPattern:
             at = end
         out.append(escape(relative[at:]))
         return str(Path(escape(str(root))) / "".join(out))
+
+
+def check_patterns(owner: str, given: Mapping[str, Any]) -> None:
+    """Refuse a malformed pattern in any of the parameters ``given`` (name -> paths).
+
+    Raises:
+        InvalidInputError: In the one parameter-error shape, naming the parameter.
+    """
+    for name, paths in given.items():
+        for text in paths:
+            try:
+                PathPattern(str(text)).check()
+            except InvalidInputError as exc:
+                raise param_error(name, owner, "a path or a pattern", text, hint=str(exc)) from None
 
 
 def unique_labels(matches: list[PathMatch]) -> list[str]:

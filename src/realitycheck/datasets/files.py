@@ -20,7 +20,7 @@ from realitycheck.datasets._file_mapping import (
     label_values,
     texts,
 )
-from realitycheck.datasets._file_paths import PATHS, PathPattern, path_entries
+from realitycheck.datasets._file_paths import PATHS, check_patterns, path_entries
 from realitycheck.datasets._file_shapes import (
     AnswerEntries,
     ConstantEntries,
@@ -49,7 +49,6 @@ from realitycheck.datasets._label_rules import (
     share_of,
 )
 from realitycheck.datasets._tables import DELIMITERS, FORMATS
-from realitycheck.errors import InvalidInputError
 from realitycheck.params import (
     InstanceOf,
     Interval,
@@ -459,14 +458,7 @@ class Files(Dataset):
 
         check_label_params(self)
         check_judge_params(self)
-        for given in (*as_tuple(self.path), *self.join):
-            try:
-                PathPattern(str(given)).check()
-            except InvalidInputError as exc:
-                name = "join" if given in self.join else "path"
-                raise param_error(
-                    name, self.name, "a path or a pattern", given, hint=str(exc)
-                ) from None
+        check_patterns(self.name, {"path": as_tuple(self.path), "join": self.join})
         check_join(self)
 
     @property
