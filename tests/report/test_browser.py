@@ -30,8 +30,10 @@ MATHS = "$x^$"
 RLO = "abc\u202egnp.exe"
 FORMULA = '=HYPERLINK("http://example.invalid","x")'
 MODELS = (IMG, LINK, MATHS, RLO, FORMULA)
-HEIGHT_BOUND = 6_000
-"""Page height of the small run's report, CSS px (about 3,500 at 1400 px, 4,500 at 390 px)."""
+HEIGHT_BOUND = 7_000
+"""Page height of the small run's report, CSS px (about 3,800 at 1400 px, 6,500 at 390 px,
+where the key tables are cards: about 500 px of it)."""
+DOMAIN = "the dialogue corpus it came from: WoW (Wikipedia topics), CMU-DoG (movies), TopicalChat"
 
 
 def _study(store) -> None:
@@ -47,6 +49,7 @@ def _study(store) -> None:
             "rank": [3.0, 1.0, 2.0, 5.0, 4.0],
             "p_value": [0.0, 1e-5, 0.2, 0.5, 1.0],
             "swapped_pairs": ["; ".join(f"gen-{i} < gen-{i + 1}" for i in range(80))] * 5,
+            "domain": [DOMAIN] * 5,
         }
     )
     result = StudyResult(
@@ -225,3 +228,50 @@ def test_csv_cells_that_look_like_formulas_are_prefixed(files):
     with path.open(encoding="utf-8") as f:
         models = {row["model"] for row in csv.DictReader(f)}
     assert "'" + FORMULA in models and FORMULA not in models
+
+
+def _boxes(page, selector: str) -> list[dict]:
+    return page.eval_on_selector_all(
+        selector,
+        "els => els.map(e => { const r = e.getBoundingClientRect();"
+        " return {left: r.left, right: r.right, width: r.width, height: r.height,"
+        " text: e.textContent}; })",
+    )
+
+
+def test_the_key_tables_are_cards_at_390_px_and_tables_at_1400(browser, files):
+    for width in (390, 1400):
+        visit = Visit(browser, files.html, width)
+        try:
+            page = visit.page
+            cells = _boxes(page, "table.cards td")
+            assert cells and page.locator("table.cards").count() == 2
+            head = page.locator("table.cards thead").first.bounding_box()
+            if width == 390:  # every cell, difference and interval included, in view
+                assert all(0 <= c["left"] and c["right"] <= 390 for c in cells)
+                assert head["height"] <= 1  # the headers are the cells' own labels
+                label = page.eval_on_selector(
+                    "table.cards td:nth-child(6)",
+                    "e => getComputedStyle(e, '::before').content",
+                )
+                assert label == '"difference [paired CI]"'
+            else:
+                assert head["height"] > 10
+                rows = {round(c["left"]) for c in cells}
+                assert len(rows) > 4  # side by side: one row per dataset
+        finally:
+            visit.close()
+
+
+def test_long_text_columns_keep_a_readable_width(browser, files):
+    visit = Visit(browser, files.html, 1400)
+    try:
+        page = visit.page
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        cells = [c for c in _boxes(page, "td.long") if c["text"] == DOMAIN]
+        assert len(cells) == 5
+        assert all(c["width"] >= 220 and c["height"] < 90 for c in cells)  # not 40 x 200 px
+        names = [c for c in _boxes(page, "td") if c["text"] in {IMG, LINK, MATHS, FORMULA}]
+        assert names and all(c["width"] > 48 for c in names)
+    finally:
+        visit.close()

@@ -54,12 +54,28 @@ th.sortable { cursor: pointer; }
 th[aria-sort="ascending"]::after { content: " \\25B2"; font-size: .7em; }
 th[aria-sort="descending"]::after { content: " \\25BC"; font-size: .7em; }
 td.r { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.long { min-width: 14rem; max-width: 32rem; overflow-wrap: anywhere; }
 tbody tr:nth-child(even) td { background: #fafbfc; }
 input.filter { display: block; font-size: .78rem; margin: .2rem 0 .3rem; padding: .15rem .3rem;
   width: 14rem; }
 .foot { font-size: .75rem; color: var(--muted); margin: -.5rem 0 .8rem; }
 details.fold { margin: .3rem 0 1rem; }
 details.fold > summary { cursor: pointer; color: #0969da; font-size: .9rem; }
+@media (max-width: 640px) {
+  .table-wrap.cards { width: 100%; max-height: none; overflow: visible; border: none; }
+  table.cards, table.cards tbody, table.cards tr { display: block; width: 100%; }
+  table.cards thead { position: absolute; width: 1px; height: 1px; overflow: hidden;
+    clip: rect(0 0 0 0); }
+  table.cards tr { border: 1px solid var(--line); border-radius: 6px; margin: 0 0 .5rem;
+    padding: .25rem .5rem; }
+  table.cards td, table.cards td:first-child { display: grid; position: static; border: none;
+    grid-template-columns: minmax(6.5rem, 45%) 1fr; gap: .5rem; padding: .12rem 0;
+    text-align: left; white-space: normal; overflow-wrap: anywhere; min-width: 0;
+    max-width: none; background: transparent; }
+  table.cards td::before { content: attr(data-label); color: var(--muted); font-weight: 600; }
+  table.cards td:first-child { font-weight: 600; }
+  table.cards tbody tr:nth-child(even) td { background: transparent; }
+}
 figure { display: inline-block; margin: .5rem 1.5rem .5rem 0; vertical-align: top;
   max-width: min(560px, 100%); }
 figure img { max-width: 100%; height: auto; }

@@ -1,15 +1,19 @@
 """The key findings at the top of the report: what a reader should see first.
 
 Per dataset, the best detector against the length baseline (AUROC with CI,
-against the reference labels); each labeler's agreement with the reference;
+against the reference labels, and their difference with a paired interval:
+:mod:`._baseline`); each labeler's agreement with the reference;
 each detector (or labeler's score) ranked the wrong way round, its whole AUROC
 interval against the reference below 0.5; how many records of each component
 that asks a model had replies it could not read, with a flag where more than
 half had; which detectors scored a proxy model's reading of answers it did
 not generate (named ``key (proxy: MODEL)`` everywhere the report shows
 them); the leaderboard study's headline inversion; and one sentence per
-study with a link to its section. Every number is read from the run's tables,
-never recomputed here (a base rate is the row's ``n_positive / n``).
+study that measured something, with a link to its section (those that had
+nothing to measure are named together, as no finding). Every number is read
+from the run's tables, never recomputed here (a base rate is the row's
+``n_positive / n``), but for the key table's paired difference
+(:mod:`._baseline`), computed from the stored scores and labels.
 """
 
 from __future__ import annotations
@@ -18,88 +22,20 @@ import re
 
 import pandas as pd
 
-from realitycheck.report._cells import WRONG_WAY_NOTE, base_rate, metric_text, wrong_way
+from realitycheck.report._baseline import BASELINE, baseline_table
+from realitycheck.report._cells import base_rate, wrong_way
 from realitycheck.report._data import ReportData, coverage, proxy_models, shown_key
 from realitycheck.report._document import Block, Bullets, Heading, Inline, Link, Paragraph, Table
-from realitycheck.report._html import anchor_of
+from realitycheck.report._html import CardTable, anchor_of
 from realitycheck.report._numbers import fmt_ci, fmt_count, fmt_rate, fmt_value, is_missing
-from realitycheck.report._studies import study_anchor, title_of
+from realitycheck.report._studies import has_rows, study_anchor, title_of
 from realitycheck.store import StudyResult
 
 __all__ = ["BASELINE", "findings_section", "first_sentence"]
 
-BASELINE = "length"
-"""Name of the baseline detector (every ``length[...]`` variant counts)."""
 LEADERBOARD_PAGE = "leaderboard.html"
 SLICES_NAMED = 4
 """Slices named in one wrong-way-round finding; the others are counted."""
-
-
-def _is_baseline(detector: str) -> bool:
-    return detector.split("[", 1)[0] == BASELINE
-
-
-def _best(rows: pd.DataFrame) -> pd.Series | None:
-    rows = rows[rows["value"].notna()]
-    if rows.empty:
-        return None
-    ranked = rows.assign(v=rows["value"].astype(float)).sort_values(
-        ["v", "detector"], ascending=[False, True]
-    )
-    return ranked.iloc[0]
-
-
-def _detector_table(data: ReportData, reference: str) -> Table | None:
-    m = data.metrics
-    if m.empty:
-        return None
-    auroc = m[(m["slice"] == "all") & (m["labeler"] == reference) & (m["metric"] == "auroc")]
-    rows: list[tuple[Inline, ...]] = []
-    flagged = False
-    for ds in sorted(set(auroc["dataset"])):
-        part = auroc[auroc["dataset"] == ds]
-        base = part["detector"].map(_is_baseline)
-        best, length = _best(part[~base]), _best(part[base])
-        if best is None and length is None:
-            continue
-        cells: list[Inline] = [ds]
-        for row in (best, length):
-            cells += (
-                ["none measured", "n/a"]
-                if row is None
-                else [
-                    shown_key(data, str(row["detector"])),
-                    metric_text("auroc", row["value"], row["ci_low"], row["ci_high"]),
-                ]
-            )
-        gap = "n/a"
-        if best is not None and length is not None:
-            gap = f"{float(best['value']) - float(length['value']):+.3f}"
-        n = (best if best is not None else length)["n"]  # type: ignore[index]
-        rows.append((*cells, gap, fmt_count(n)))
-        flagged |= any(
-            row is not None and wrong_way("auroc", row["value"], row["ci_low"], row["ci_high"])
-            for row in (best, length)
-        )
-    if not rows:
-        return None
-    return Table(
-        columns=(
-            "dataset",
-            "best detector",
-            "its AUROC [CI]",
-            "length baseline",
-            "baseline AUROC [CI]",
-            "difference",
-            "n",
-        ),
-        rows=tuple(rows),
-        align="llrlrrr",
-        caption=f"Best detector against the response-length baseline, AUROC against {reference} "
-        "labels on all responses (0.5 = chance). A detector that does not beat length may "
-        "only be measuring length.",
-        footnotes=(WRONG_WAY_NOTE,) if flagged else (),
-    )
 
 
 def _labeler_table(data: ReportData, reference: str) -> Table | None:
@@ -125,7 +61,7 @@ def _labeler_table(data: ReportData, reference: str) -> Table | None:
         )
     if not rows:
         return None
-    return Table(
+    return CardTable(
         columns=("dataset", "labeler", "agreement", "Cohen's kappa [CI]", "n"),
         rows=tuple(rows),
         align="llrrr",
@@ -312,7 +248,7 @@ def findings_section(
     ``cov`` is the run's :func:`~realitycheck.report._data.coverage` (computed here if not given).
     """
     out: list[Block] = [Heading("Key findings", 2, anchor="key-findings")]
-    tables = [t for t in (_detector_table(data, reference), _labeler_table(data, reference)) if t]
+    tables = [t for t in (baseline_table(data, reference), _labeler_table(data, reference)) if t]
     if not tables:
         out.append(
             Paragraph(
@@ -339,10 +275,24 @@ def findings_section(
         out.append(Heading("Replies that could not be read", 3, anchor="key-unreadable"))
         out.append(Bullets(tuple(unreadable)))
     items = _inversion(results, reference)
+    idle: list[str | Link] = []
     for result in results:
+        link = Link(title_of(result, results), "#" + anchor_of(study_anchor(result.study), set()))
+        if not has_rows(result):  # nothing measured: its section says why, it is no finding
+            idle += [", " if idle else "", link]
+            continue
         finding = first_sentence(result.finding) or "No finding stated."
-        link = Link(title_of(result), "#" + anchor_of(study_anchor(result.study), set()))
         items.append((link, ": ", finding))
+    if idle:
+        many = len(idle) > 2
+        items.append(
+            (
+                f"{'These studies' if many else 'This study'} had nothing to measure on this "
+                "run (no table row, no figure; the section says why): ",
+                *idle,
+                ".",
+            )
+        )
     if items:
         out.append(Heading("What the studies found", 3, anchor="key-studies"))
         out.append(Bullets(tuple(items)))

@@ -10,6 +10,12 @@ controls but tab and newline) are shown as ``[U+202E]``: a name such as
 the file. A word holding right-to-left letters is wrapped in ``<bdi>`` and
 every table cell is isolated (``unicode-bidi: isolate``), so such a name
 cannot reorder the numbers and punctuation around it.
+
+Tables scroll sideways in their frame rather than squeeze a column: a text
+cell longer than :data:`LONG_TEXT` characters keeps a readable width (and
+breaks a long unbroken name inside it). A :class:`CardTable` (the key
+findings') becomes one card per row on a narrow screen, each cell under its
+header, so that nothing in it hides off to the side.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import base64
 import html
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from urllib.parse import quote
 
 from realitycheck.report._assets import CSS, SCRIPT
@@ -32,9 +39,33 @@ from realitycheck.report._document import (
     Link,
     Paragraph,
     Table,
+    inline_text,
 )
 
-__all__ = ["anchor_of", "escape_html", "href", "inline_html", "page", "render_html", "table_html"]
+__all__ = [
+    "LONG_TEXT",
+    "CardTable",
+    "anchor_of",
+    "escape_html",
+    "href",
+    "inline_html",
+    "page",
+    "render_html",
+    "table_html",
+]
+
+LONG_TEXT = 40
+"""Text cells longer than this (characters) keep a readable width: class ``long``."""
+
+
+@dataclass(frozen=True)
+class CardTable(Table):
+    """A table that a narrow screen shows as one card per row, each cell under its header.
+
+    For the few short tables a reader must see whole on a phone (the key
+    findings); Markdown renders it as any :class:`Table`.
+    """
+
 
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _RTL_WORD = re.compile(r"\S*[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]\S*")
@@ -73,23 +104,37 @@ def anchor_of(text: str, used: set[str]) -> str:
     return anchor
 
 
+def _attribute(text: str) -> str:
+    """Plain text for an attribute value: controls shown as ``[U+XXXX]``, quotes escaped."""
+    return html.escape(_CONTROLS.sub(lambda m: f"[U+{ord(m.group()):04X}]", str(text)), quote=True)
+
+
+def _cell(value: Inline, align: str, label: str) -> str:
+    classes = ["r"] if align == "r" else []
+    if align != "r" and len(inline_text(value)) > LONG_TEXT:
+        classes.append("long")
+    attrs = f' class="{" ".join(classes)}"' if classes else ""
+    attrs += f' data-label="{label}"' if label else ""
+    return f"<td{attrs}>{inline_html(value)}</td>"
+
+
 def table_html(t: Table) -> str:
     """Render a table: sticky header, sortable by the page script, its CSV linked below."""
     align = t.alignment()
+    cards = isinstance(t, CardTable)
+    labels = [_attribute(c) if cards else "" for c in t.columns]
     head = "".join(f'<th scope="col">{_e(c)}</th>' for c in t.columns)
     body = "\n".join(
         "<tr>"
-        + "".join(
-            f'<td class="r">{inline_html(c)}</td>' if a == "r" else f"<td>{inline_html(c)}</td>"
-            for c, a in zip(row, align, strict=False)
-        )
+        + "".join(_cell(c, a, label) for c, a, label in zip(row, align, labels, strict=False))
         + "</tr>"
         for row in t.rows
     )
     caption = f'<p class="caption">{_e(t.caption)}</p>' if t.caption else ""
+    kind = " cards" if cards else ""
     out = (
-        f'{caption}<div class="table-wrap"><table class="data"><thead><tr>{head}</tr></thead>'
-        f"<tbody>\n{body}\n</tbody></table></div>"
+        f'{caption}<div class="table-wrap{kind}"><table class="data{kind}"><thead><tr>{head}'
+        f"</tr></thead><tbody>\n{body}\n</tbody></table></div>"
     )
     foot = [_e(f) for f in t.footnotes]
     if t.csv:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numbers
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -53,7 +53,9 @@ __all__ = [
     "LONG_CELL",
     "MAX_ROWS",
     "by_rank",
+    "display_name",
     "format_cell",
+    "has_rows",
     "slug",
     "studies_section",
     "study_frame",
@@ -275,13 +277,64 @@ def study_anchor(study: str) -> str:
     return "study-" + folder_name(study)
 
 
-def title_of(result: StudyResult) -> str:
-    name = str(result.spec.get("name", result.study))
-    if name in studies:
-        title = studies.get(name).title
+SHOWN_VALUE = 24
+"""Characters of a parameter's value a display name keeps (then ``…``)."""
+
+
+def _value_text(value: Any) -> str:
+    """A parameter's value in a display name: lists joined with ``+``, no quotes, no escapes."""
+    if isinstance(value, list | tuple):
+        text = "+".join(_value_text(v) for v in value)
+    elif isinstance(value, dict):
+        text = ",".join(f"{k}={_value_text(v)}" for k, v in sorted(value.items()))
+    else:
+        text = str(value)
+    text = " ".join(text.split())
+    return text if len(text) <= SHOWN_VALUE else text[: SHOWN_VALUE - 1] + "\u2026"
+
+
+def display_name(result: StudyResult, results: Sequence[StudyResult] = ()) -> str:
+    """The short name a reader sees for a study: its registered name (``train_noise``).
+
+    The full key (``train_noise[datasets=…,detectors=probe+"probe[…]"]``, with
+    escaped quotes where keys nest) is exact but unreadable in a heading. Where
+    ``results`` hold several runs of one study, each adds the parameters whose
+    values differ between them, each value cut at :data:`SHOWN_VALUE` characters
+    (``leaderboard (reference=human)``), or its place among them when no
+    parameter tells them apart.
+    """
+    name = str(result.spec.get("name") or result.study.split("[", 1)[0])
+    same = [r for r in results if str(r.spec.get("name") or "") == name]
+    if len(same) < 2 or result not in same:
+        return name
+
+    def params(r: StudyResult) -> dict[str, Any]:
+        found = r.spec.get("params")
+        return dict(found) if isinstance(found, dict) else {}
+
+    own = params(result)
+    keys = sorted({k for r in same for k in params(r)})
+    differ = [k for k in keys if len({repr(params(r).get(k)) for r in same}) > 1]
+    shown = [f"{k}={_value_text(own[k])}" for k in differ if k in own]
+    if not shown:
+        return f"{name} #{same.index(result) + 1}"
+    return f"{name} ({', '.join(shown)})"
+
+
+def title_of(result: StudyResult, results: Sequence[StudyResult] = ()) -> str:
+    """A study's heading: its title and :func:`display_name` (``Length bias (length)``)."""
+    name = display_name(result, results)
+    registered = str(result.spec.get("name", ""))
+    if registered in studies:
+        title = studies.get(registered).title
         if title:
-            return f"{title} ({result.study})"
-    return result.study
+            return f"{title} ({name})"
+    return name
+
+
+def has_rows(result: StudyResult) -> bool:
+    """Whether a study measured anything: a table with a row, or a figure."""
+    return bool(result.figures) or any(not t.frame.empty for t in result.tables)
 
 
 def slug(text: str) -> str:
@@ -298,8 +351,10 @@ def studies_section(results: list[StudyResult]) -> list[Block]:
         return blocks
     for result in results:
         stem = folder_name(result.study)
-        blocks.append(Heading(title_of(result), 3, anchor=study_anchor(result.study)))
+        blocks.append(Heading(title_of(result, results), 3, anchor=study_anchor(result.study)))
         blocks.append(Paragraph(result.finding or "The study stated no finding."))
+        if result.study != display_name(result, results):
+            blocks.append(Paragraph(f"Study key (to run it again): {result.study}"))
         if result.skipped:
             blocks.append(Paragraph("Not run on:"))
             blocks.append(Bullets(tuple(result.skipped)))
