@@ -56,7 +56,7 @@ def test_demo_exits_non_zero_when_a_study_fails_and_keeps_the_others(
     assert "forced failure" in stored.finding
 
 
-def test_demo_trains_an_embedding_probe_and_a_score_probe_on_the_issue_datasets_only():
+def test_demo_trains_a_score_probe_and_no_embedding_probe_on_the_issue_datasets_only():
     from realitycheck.detectors import detectors
     from realitycheck.studies import studies
 
@@ -66,8 +66,7 @@ def test_demo_trains_an_embedding_probe_and_a_score_probe_on_the_issue_datasets_
     study = studies.create_from_key(key)
     assert study.datasets == ("faithbench", "ragtruth", "halueval_general")
     assert study.weak_labelers == ("knowledge_f1", "rouge_l")
-    embedding, scores = (detectors.create_from_key(k) for k in study.detectors)
-    assert embedding.embedding and not embedding.scores
+    (scores,) = (detectors.create_from_key(k) for k in study.detectors)
     from realitycheck.detectors.probe import score_features
 
     assert not scores.embedding
@@ -104,3 +103,34 @@ def test_the_demo_exits_0_on_the_real_data_and_3_when_a_stage_had_failures(
     assert "error: 2 items failed (length: 2)" in err
     assert "commonest error (2 times, length): HTTP 503 (request 1)" in err
     assert main(["-q", "demo", "--out", out, "--n-resamples", "20", "--allow-failures"]) == 0
+
+
+def test_the_first_findings_come_before_the_embedding_components_and_the_studies(
+    tmp_path, monkeypatch
+):
+    # source_overlap stands in for the MiniLM components, which a test cannot afford.
+    monkeypatch.setattr(_demo, "DEMO_PLAN", {"faithbench": ((), ("length", "source_overlap"))})
+    monkeypatch.setattr(_demo, "EMBEDDING_COMPONENTS", frozenset({"source_overlap"}))
+    monkeypatch.setattr(_demo, "ALL", "leaderboard")
+    seen: list[tuple[set[str], int, tuple[str, ...]]] = []
+
+    def first(findings):
+        store = RunStore(tmp_path / "demo" / "run")
+        detectors = set(store.frame("scores", columns=["detector"])["detector"])
+        seen.append((detectors, len(load_results(store)), findings))
+
+    result = _demo.run_demo(
+        tmp_path / "demo", bootstrap=Bootstrap(n_resamples=20), on_first_findings=first
+    )
+    ((detectors, n_studies, findings),) = seen
+    assert "length" in detectors and "source_overlap" not in detectors and n_studies == 0
+    assert findings and all(isinstance(f, str) for f in findings)
+    measured = set(result.evaluation.metrics["detector"])
+    assert {"length", "source_overlap"} <= measured  # evaluated again after the second round
+
+
+def test_the_demo_command_prints_its_first_findings_before_the_last(small_plan, tmp_path):
+    result = CliRunner().invoke(cli, ["demo", "--out", str(tmp_path / "d"), "--n-resamples", "20"])
+    assert result.exit_code == 0, result.output
+    first = result.output.index("first findings after")
+    assert first < result.output.index("key findings:")

@@ -160,15 +160,15 @@ def echo_wrong_way(evaluation: Any, reference: str) -> None:
             click.echo(terminal_text(line, limit=1000), err=True)
 
 
-def echo_findings(findings: Sequence[str]) -> None:
+def echo_findings(findings: Sequence[str], *, title: str = "key findings:") -> None:
     """Print a run's headline findings (the demo's: :attr:`DemoResult.findings`), one per line.
 
     They name models, datasets and components: untrusted, escaped for the
-    terminal. Nothing is printed when there are none.
+    terminal. Nothing is printed when there are none. ``title`` heads them.
     """
     if not findings:
         return
-    click.echo("key findings:")
+    click.echo(title)
     for finding in findings:
         click.echo(terminal_text(f"  - {finding}", limit=2000))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -486,6 +487,16 @@ def demo_cmd(
             field="--out",
         )
     lock_run(ctx, Path(out) / "run")
+    started = time.monotonic()
+
+    def first_findings(findings: Sequence[str]) -> None:
+        elapsed = time.monotonic() - started
+        echo_findings(
+            findings,
+            title=f"first findings after {elapsed:.0f} s (without the embedding "
+            "components; they, the studies and the report follow):",
+        )
+
     result = run_demo(
         out,
         data_dir=data_dir,
@@ -493,6 +504,7 @@ def demo_cmd(
         reference=reference,
         progress=progress_for(ctx),
         workers=None,  # one per usable core
+        on_first_findings=first_findings,
     )
     click.echo(f"run: {result.run_dir}; studies: {', '.join(result.studies) or 'none'}")
     _write_report(RunStore(result.run_dir), Path(out), reference)
