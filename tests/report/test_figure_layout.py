@@ -210,3 +210,22 @@ def test_leaderboard_figure_text_neither_overlaps_nor_leaves_the_figure(caught, 
         title=f"{DATASET} (all): generators by {REFERENCE} rate, lowest first",
     )
     _check(caught[-1])
+
+
+def test_the_same_detectors_keep_the_same_colours_in_every_curve_figure(data, found, caught):
+    """ROC, rejection and reliability figures draw the same detectors in the same colours."""
+    from matplotlib.colors import to_hex
+
+    render_roc(found, DATASET, REFERENCE)
+    selective_figures(data, DATASET, REFERENCE, list(DETECTORS))
+    roc, rejection, reliability = caught
+    kept = ("chance (0.5)", "oracle (1)", "random (0)")
+
+    def legend(fig):
+        (box,) = fig.legends
+        pairs = zip(box.get_texts(), box.legend_handles, strict=True)
+        return [to_hex(h.get_color()) for t, h in pairs if t.get_text() not in kept]
+
+    panels = [to_hex(ax.lines[1].get_color()) for ax in reliability.axes]
+    assert legend(roc) == legend(rejection) == panels
+    assert len(set(panels)) == len(panels) == 6

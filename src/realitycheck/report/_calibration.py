@@ -35,7 +35,7 @@ from realitycheck.report._figures import (
     curve_axes,
     finish,
     left_out,
-    legend_names,
+    legend_labels,
     note,
     pick,
     slug,
@@ -47,10 +47,13 @@ __all__ = ["calibration_table", "evaluate_settings", "selective_figures"]
 _COLUMNS = 3
 """Reliability panels in a row."""
 _PANEL, _GAP, _LEFT, _EDGE = 1.35, 0.3, 0.68, 0.1
-_TITLE, _TICKS, _XLABEL = 0.5, 0.28, 0.25
+_TITLE, _LINE, _TICKS, _XLABEL = 0.19, 0.15, 0.28, 0.25
 """Inches: a panel's side, the room between panels, left of them (y label and ticks), the
-margin; above each panel (its two-line title), under it (tick labels), the x label's line.
-A title may be as wide as a panel and a gap: half a gap more to the right of the last column."""
+margin; above each panel its title's pad and each of its lines, under it (tick labels), the
+x label's line. A title may be as wide as a panel and a gap: half a gap more to the right of
+the last column."""
+_BREAKS = ":/[,=_-"
+"""Where a detector's key may break onto a second line over its panel."""
 
 
 def evaluate_settings(manifest: Mapping[str, Any]) -> tuple[str, float]:
@@ -134,14 +137,9 @@ def _rejection_figure(
         "share of kept responses not hallucinated",
     )
     dets = [item.detector for item in found]
-    lines = styles(dets)
-    values = [_prr(item) for item in found]
-    suffixes = [
-        f" ({v:.3f}, baseline)" if style["linestyle"] == "-." else f" ({v:.3f})"
-        for v, style in zip(values, lines, strict=True)
-    ]
+    names = legend_labels(dets, dets, [_prr(item) for item in found])
     first: M.RejectionCurve | None = None
-    for item, name, style in zip(found, legend_names(dets, suffixes), lines, strict=True):
+    for item, name, style in zip(found, names, styles(dets), strict=True):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", M.UndefinedMetricWarning)
             curve = M.rejection_curve(item.y, item.s)
@@ -169,7 +167,11 @@ def _reliability_figure(
     dataset: str,
     reference: str,
 ) -> Any:
-    """Small multiples, :data:`_COLUMNS` a row; each panel titled by its name (cut) and n.
+    """Small multiples, :data:`_COLUMNS` a row; each panel titled by its name and n.
+
+    A name takes two lines where one is too short (broken after one of
+    :data:`_BREAKS`, cut in the middle if still too long); names that would
+    look alike that way take one line, cut apart by :func:`plots.fit_labels`.
 
     Every length is fixed in inches (:data:`_PANEL` and the margins around it),
     so titles, tick labels and axis labels have their own room and no layout
@@ -178,18 +180,22 @@ def _reliability_figure(
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure as MplFigure
 
+    room = (_PANEL + _GAP) * 72 - 8
+    dets = [det for det, _, _ in found]
+    names = {det: plots.wrap(det, room, TICK_SIZE, lines=2, breaks=_BREAKS) for det in dets}
+    if len(set(names.values())) < len(names):
+        names = plots.fit_labels(dets, room, TICK_SIZE)
+    title_h = _TITLE + _LINE * (1 + max(name.count("\n") + 1 for name in names.values()))
     cols = min(_COLUMNS, len(found))
     rows = math.ceil(len(found) / cols)
-    row_h = _TITLE + _PANEL + _TICKS
+    row_h = title_h + _PANEL + _TICKS
     width = _LEFT + cols * _PANEL + (cols - 1) * _GAP + _GAP / 2 + _EDGE
     height = rows * row_h + _XLABEL + _EDGE
     fig = MplFigure(figsize=(width, height), dpi=100)
     FigureCanvasAgg(fig)
-    room = (_PANEL + _GAP) * 72 - 8
-    names = plots.fit_labels([det for det, _, _ in found], room, TICK_SIZE)
     for k, ((det, rel, n), colour) in enumerate(zip(found, colours, strict=True)):
         row, col = divmod(k, cols)
-        top = height - row * row_h - _TITLE
+        top = height - row * row_h - title_h
         ax = fig.add_axes(
             (
                 (_LEFT + col * (_PANEL + _GAP)) / width,
@@ -223,7 +229,7 @@ def _reliability_figure(
     fig.text(
         _EDGE / width,
         (height - block / 2) / height,
-        plots.fit("observed hallucination rate", (block - _TITLE) * 72, LABEL_SIZE),
+        plots.fit("observed hallucination rate", (block - title_h) * 72, LABEL_SIZE),
         fontsize=LABEL_SIZE,
         rotation=90,
         ha="left",

@@ -56,7 +56,7 @@ __all__ = [
     "figure_name",
     "finish",
     "left_out",
-    "legend_names",
+    "legend_labels",
     "note",
     "pick",
     "render_pr",
@@ -67,8 +67,8 @@ __all__ = [
 
 SHOWN = 5
 """Detectors drawn in a curve figure besides the length baseline: the best by AUROC."""
-TITLE_SIZE, LABEL_SIZE, TICK_SIZE, LEGEND_SIZE = 10.0, 9.0, 8.5, 8.5
-"""Font sizes in points: 12 to 14 CSS px at the figure's own size."""
+TITLE_SIZE, LABEL_SIZE, TICK_SIZE, LEGEND_SIZE = 10.5, 9.5, 9.0, 9.0
+"""Font sizes in points: 12.5 to 14.5 CSS px at the figure's own size."""
 _WIDTH = 4.8
 _LEFT, _RIGHT, _EDGE = 0.7, 0.25, 0.1
 _TOP, _AXES, _BELOW, _NOTE = 0.62, 3.1, 0.6, 0.25
@@ -237,6 +237,23 @@ def styles(detectors: Sequence[str]) -> list[dict[str, Any]]:
     return out
 
 
+def legend_labels(
+    names: Sequence[str], detectors: Sequence[str], values: Sequence[float]
+) -> list[str]:
+    """Legend labels ``name (value)``, and ``name (value, baseline)`` for :func:`styles`' baseline.
+
+    Each name is cut in the middle to the room the legend has beneath the axes.
+    """
+    base = next((i for i, d in enumerate(detectors) if _is_baseline(d)), None)
+    suffixes = [
+        f" ({v:.3f}, baseline)" if i == base else f" ({v:.3f})" for i, v in enumerate(values)
+    ]
+    room = (_WIDTH - 2 * _EDGE) * 72 - 4.6 * LEGEND_SIZE
+    room -= max((plots.text_width(s, LEGEND_SIZE) for s in suffixes), default=0.0)
+    short = plots.fit_labels(names, room, LEGEND_SIZE)
+    return [short[str(n)] + s for n, s in zip(names, suffixes, strict=True)]
+
+
 def left_out(names: Sequence[str], values: Sequence[float], metric: str) -> str:
     """The caption's sentence naming the detectors a figure left out, with ``metric``, or ``""``."""
     if not names:
@@ -276,14 +293,6 @@ def curve_axes(title: Sequence[str], xlabel: str, ylabel: str) -> CurveFigure:
     lines = "\n".join(plots.fit(line, room, TITLE_SIZE) for line in title)
     title_text = fig.text(_EDGE / _WIDTH, 1.0, lines, fontsize=TITLE_SIZE, ha="left", va="top")
     return CurveFigure(fig, ax, title_text)
-
-
-def legend_names(names: Sequence[str], suffixes: Sequence[str]) -> list[str]:
-    """Legend labels ``name + suffix``, each name cut to the room beneath the axes."""
-    room = (_WIDTH - 2 * _EDGE) * 72 - 4.6 * LEGEND_SIZE
-    room -= max((plots.text_width(s, LEGEND_SIZE) for s in suffixes), default=0.0)
-    short = plots.fit_labels(names, room, LEGEND_SIZE)
-    return [short[str(n)] + s for n, s in zip(names, suffixes, strict=True)]
 
 
 def finish(drawn: CurveFigure, note: str = "") -> bytes:
@@ -339,10 +348,6 @@ def _named(c: Curve) -> str:
     return c.detector if c.proxy is None else f"{c.detector} (proxy: {c.proxy})"
 
 
-def _suffix(value: float, detector: str) -> str:
-    return f" ({value:.3f}, baseline)" if _is_baseline(detector) else f" ({value:.3f})"
-
-
 def _caption_tail(shown: Sequence[Curve], rest: Sequence[Curve]) -> str:
     """What the figure draws: the best by AUROC, and the baseline in black dash-dot."""
     base = [c.detector for c in shown if _is_baseline(c.detector)][:1]
@@ -364,10 +369,9 @@ def render_roc(curves_: Sequence[Curve], dataset: str, reference: str) -> Figure
         "true positive rate",
     )
     ax = drawn.ax
-    names = legend_names(
-        [c.label or c.detector for c in shown], [_suffix(c.auroc, c.detector) for c in shown]
-    )
-    for c, name, style in zip(shown, names, styles([c.detector for c in shown]), strict=True):
+    dets = [c.detector for c in shown]
+    names = legend_labels([c.label or c.detector for c in shown], dets, [c.auroc for c in shown])
+    for c, name, style in zip(shown, names, styles(dets), strict=True):
         marker = "o" if c.fpr.size <= 3 else None
         ax.plot(c.fpr, c.tpr, label=name, marker=marker, markersize=3, **style)
     ax.plot([0, 1], [0, 1], color="0.55", linewidth=0.9, linestyle="--", label="chance (0.5)")
@@ -401,10 +405,9 @@ def render_pr(
         (f"Precision-recall: {dataset}", f"against {reference} labels"), "recall", "precision"
     )
     ax = drawn.ax
-    names = legend_names(
-        [c.label or c.detector for c in shown], [_suffix(c.pr_auc, c.detector) for c in shown]
-    )
-    for c, name, style in zip(shown, names, styles([c.detector for c in shown]), strict=True):
+    dets = [c.detector for c in shown]
+    names = legend_labels([c.label or c.detector for c in shown], dets, [c.pr_auc for c in shown])
+    for c, name, style in zip(shown, names, styles(dets), strict=True):
         ax.plot(c.recall, c.precision, label=name, drawstyle="steps-post", **style)
     ax.axhline(
         positive_rate,

@@ -1,0 +1,154 @@
+"""What the curve figures draw: the best few by AUROC and the length baseline; the rest listed.
+
+A figure with eleven curves in pastel pairs cannot be read. The ROC and
+precision-recall figures draw the ``SHOWN`` detectors with the highest AUROC
+and the best response-length baseline, each in its own colour-blind safe
+colour (the baseline black, dash-dot); the caption names every detector left
+out with its value, so a reader still knows what is missing. The figures are
+PNGs at twice their layout's resolution.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from realitycheck import metrics as M
+from realitycheck.plots import BASELINE_COLOUR, PALETTE, SCALE, shown_size
+from realitycheck.report._figures import SHOWN, Curve, pick, render_pr, render_roc, styles
+
+
+def _curve(rng, name: str, strength: float) -> Curve:
+    y = rng.random(200) < 0.4
+    s = strength * y + rng.normal(size=200)
+    fpr, tpr, _ = M.roc_curve(y, s)
+    precision, recall, _ = M.precision_recall_curve(y, s)
+    return Curve(
+        detector=name,
+        fpr=fpr,
+        tpr=tpr,
+        precision=precision,
+        recall=recall,
+        auroc=float(M.auroc(y, s)),
+        pr_auc=float(M.pr_auc(y, s)),
+        n=200,
+        n_positive=int(y.sum()),
+    )
+
+
+NAMES = [f"detector-{k}" for k in range(9)] + ["length", "length[unit=tokens]"]
+
+
+@pytest.fixture(scope="module")
+def many():
+    rng = np.random.default_rng(11)
+    return [_curve(rng, name, 1.5 - 0.1 * k) for k, name in enumerate(NAMES)]
+
+
+@pytest.mark.parametrize(
+    ("detectors", "aurocs", "drawn", "left"),
+    [
+        # The baseline ranks below the top five: drawn after them.
+        (list("abcdefg") + ["length"], [0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2], 6, [5, 6]),
+        # The baseline is among the top five: nothing more is added.
+        (["a", "length[unit=chars]", "b", "c", "d", "e"], [0.6, 0.9, 0.5, 0.4, 0.3, 0.2], 5, [5]),
+        # Two length variants: the better one is the baseline, the other an ordinary detector.
+        (
+            ["length", "a", "b", "c", "d", "e", "length[unit=tokens]"],
+            [0.3, 0.9, 0.8, 0.7, 0.6, 0.5, 0.2],
+            6,
+            [6],
+        ),
+        # No baseline, fewer detectors than SHOWN.
+        (["a", "b"], [0.4, 0.6], 2, []),
+        # NaN ranks last.
+        (["a", "b", "c", "d", "e", "f"], [math.nan, 0.5, 0.6, 0.7, 0.8, 0.9], 5, [0]),
+    ],
+)
+def test_pick_draws_the_best_by_auroc_and_the_best_baseline(detectors, aurocs, drawn, left):
+    shown, rest = pick(detectors, aurocs)
+    assert len(shown) == drawn and rest == left
+    assert sorted(shown + rest) == list(range(len(detectors)))
+    best = sorted(
+        (i for i in range(len(detectors)) if not math.isnan(aurocs[i])),
+        key=lambda i: -aurocs[i],
+    )[:SHOWN]
+    assert set(best) <= set(shown)
+    baselines = [i for i in shown if detectors[i].split("[")[0] == "length"]
+    if any(d.split("[")[0] == "length" for d in detectors):
+        assert baselines, "the length baseline is always drawn"
+    # The left-out ones come best first, NaN last.
+    keys = [(math.isnan(aurocs[i]), -aurocs[i] if not math.isnan(aurocs[i]) else 0) for i in rest]
+    assert keys == sorted(keys)
+
+
+def test_styles_give_each_detector_its_own_colour_and_the_baseline_black_dash_dot():
+    dets = ["a", "b", "length[unit=chars]", "c", "length", "d", "e"]
+    found = styles(dets)
+    colours = [s["color"] for s in found]
+    assert found[2] == {"color": BASELINE_COLOUR, "linestyle": "-.", "linewidth": 1.6}
+    others = [c for i, c in enumerate(colours) if i != 2]
+    assert others == list(PALETTE[: len(others)])
+    assert len(set(colours)) == len(colours)
+    assert BASELINE_COLOUR not in PALETTE
+
+
+def _legend(monkeypatch, render):
+    import realitycheck.plots as plots
+
+    caught = []
+    original = plots.png_bytes
+
+    def catch(fig, *args, **kwargs):
+        caught.append(fig)
+        return original(fig, *args, **kwargs)
+
+    monkeypatch.setattr(plots, "png_bytes", catch)
+    figure = render()
+    (legend,) = caught[0].legends
+    return figure, [t.get_text() for t in legend.get_texts()], legend
+
+
+@pytest.mark.parametrize("kind", ["roc", "pr"])
+def test_a_curve_figure_draws_the_top_five_and_the_baseline_and_lists_the_rest(
+    many, monkeypatch, kind
+):
+    if kind == "roc":
+        figure, texts, legend = _legend(monkeypatch, lambda: render_roc(many, "ds", "human"))
+    else:
+        figure, texts, legend = _legend(monkeypatch, lambda: render_pr(many, "ds", "human", 0.4))
+    ranked = sorted(many, key=lambda c: -c.auroc)
+    top = ranked[:SHOWN]
+    baseline = max((c for c in many if c.detector.split("[")[0] == "length"), key=lambda c: c.auroc)
+    drawn = top + ([baseline] if baseline not in top else [])
+    value = (lambda c: c.auroc) if kind == "roc" else (lambda c: c.pr_auc)
+    expected = [f"{c.detector} ({value(c):.3f})" for c in drawn]
+    if baseline not in top:
+        expected[-1] = f"{baseline.detector} ({value(baseline):.3f}, baseline)"
+    assert texts[: len(drawn)] == expected
+    assert len(texts) == len(drawn) + 1  # and the chance line
+    # Each drawn line has its own colour.
+    colours = [h.get_color() for h in legend.legend_handles[: len(drawn)]]
+    assert len(set(colours)) == len(colours)
+    # Every detector left out is named in the caption with its value, best AUROC first.
+    rest = [c for c in ranked if c not in drawn]
+    assert rest
+    listed = "; ".join(f"{c.detector} {value(c):.3f}" for c in rest)
+    assert listed in figure.caption
+    assert f"{len(rest)} more detectors" not in figure.caption  # that line is in the figure
+
+
+def test_a_figure_is_drawn_at_twice_its_layout_resolution(many):
+    import io
+
+    from PIL import Image
+
+    figure = render_roc(many, "ds", "human")
+    pixels = Image.open(io.BytesIO(figure.png)).size
+    shown = shown_size(figure.png)
+    assert pixels == (shown[0] * SCALE, shown[1] * SCALE) or all(
+        abs(p - s * SCALE) <= 1 for p, s in zip(pixels, shown, strict=True)
+    )
+    assert 420 <= shown[0] <= 560  # fits the report's column at its own size
