@@ -5,17 +5,26 @@ best detector ranks hallucinations better than response length, dataset by
 dataset; which labeler agrees least with the reference labels; and which
 scores rank the responses the wrong way round (:func:`~realitycheck.analysis.wrong_way`,
 the report's and the command line's rule). Every number is read from the
-metrics and agreement tables, never recomputed. The sentences name
-components, models and datasets: untrusted text that whoever prints them
-escapes.
+metrics and agreement tables, but for the difference from length: given the
+run, it is the report's, a paired bootstrap over the responses both scored
+(:func:`~realitycheck.metrics.paired_auroc_bootstrap`, the run's bootstrap
+settings), and a detector beats length only where its interval lies above 0.
+The sentences name components, models and datasets: untrusted text that
+whoever prints them escapes.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from realitycheck.analysis import wrong_way
+import numpy as np
+
+from realitycheck.analysis import Bootstrap, wrong_way
+from realitycheck.errors import InvalidInputError
+from realitycheck.metrics import PairedBootstrap, paired_auroc_bootstrap
+from realitycheck.store import RunData, RunStore
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -67,12 +76,73 @@ def _best(rows: pd.DataFrame) -> Any | None:
     return ranked.iloc[0]
 
 
-def _versus(best: Any, length: Any) -> str:
-    return f"{best['detector']} {_with_ci(best)} against {length['detector']} {_with_ci(length)}"
+def _signed(paired: PairedBootstrap) -> str:
+    """``+0.064 [-0.012, +0.139]``: the difference and its paired interval, as the report."""
+    text = f"{paired.difference:+.3f}"
+    if math.isnan(paired.ci_low) or math.isnan(paired.ci_high):
+        return text
+    return f"{text} [{paired.ci_low:+.3f}, {paired.ci_high:+.3f}]"
 
 
-def _against_length(metrics: pd.DataFrame, reference: str) -> str | None:
-    """Per dataset, the best detector's AUROC against the best length baseline's."""
+def _versus(best: Any, length: Any, paired: PairedBootstrap | None = None) -> str:
+    text = f"{best['detector']} {_with_ci(best)} against {length['detector']} {_with_ci(length)}"
+    return text + (f", difference {_signed(paired)}" if paired is not None else "")
+
+
+def _bootstrap(store: RunStore) -> Bootstrap:
+    """The run's bootstrap settings (the manifest's evaluate entry), else the defaults."""
+    config = store.read_manifest().get("config")
+    evaluate = config.get("evaluate") if isinstance(config, Mapping) else None
+    settings = evaluate.get("bootstrap") if isinstance(evaluate, Mapping) else None
+    try:
+        return Bootstrap(**settings) if isinstance(settings, Mapping) else Bootstrap()
+    except (TypeError, InvalidInputError):
+        return Bootstrap()
+
+
+class _Pairs:
+    """The paired difference of two detectors' AUROC per dataset, read from a run's records."""
+
+    def __init__(self, store: RunStore, reference: str) -> None:
+        self.data, self.reference, self.boot = RunData(store), reference, _bootstrap(store)
+
+    def __call__(self, dataset: str, best: str, baseline: str) -> PairedBootstrap | None:
+        """None where the run has not both scores, or no two classes of labels on them."""
+        verdicts = self.data.verdicts(dataset)
+        scores = self.data.detector_scores(dataset)
+        if self.reference not in verdicts or not {best, baseline} <= set(scores.columns):
+            return None
+        y = verdicts[self.reference].to_numpy(float)
+        a, b = scores[best].to_numpy(float), scores[baseline].to_numpy(float)
+        keep = np.isfinite(y) & np.isfinite(a) & np.isfinite(b)
+        if not keep.any() or y[keep].min() == y[keep].max():
+            return None
+        boot = self.boot
+        return paired_auroc_bootstrap(
+            y[keep],
+            a[keep],
+            b[keep],
+            n_resamples=boot.n_resamples,
+            confidence=boot.confidence,
+            seed=boot.seed,
+        )
+
+
+def _beats(gap: float, paired: PairedBootstrap | None) -> bool:
+    """Above length: the paired interval wholly above 0 where there is one, else the values."""
+    if paired is None or math.isnan(paired.ci_low):
+        return gap > 0
+    return paired.ci_low > 0
+
+
+def _against_length(
+    metrics: pd.DataFrame, reference: str, pairs: _Pairs | None = None
+) -> str | None:
+    """Per dataset, the best detector's AUROC against the best length baseline's.
+
+    With ``pairs`` (the run's records), their difference has its paired
+    interval and a detector beats length only where that lies above 0.
+    """
     if metrics.empty:
         return None
     auroc = metrics[
@@ -80,30 +150,46 @@ def _against_length(metrics: pd.DataFrame, reference: str) -> str | None:
         & (metrics["labeler"] == reference)
         & (metrics["metric"] == "auroc")
     ]
-    compared: list[tuple[float, str, Any, Any]] = []  # (gap, dataset, best, length)
+    compared: list[tuple[float, str, Any, Any, PairedBootstrap | None]] = []
     for ds in sorted(set(auroc["dataset"].astype(str))):
         part = auroc[auroc["dataset"].astype(str) == ds]
         base = part["detector"].astype(str).map(lambda k: k.split("[", 1)[0] == BASELINE)
         best, length = _best(part[~base]), _best(part[base])
         if best is not None and length is not None:
-            compared.append((float(best["value"]) - float(length["value"]), ds, best, length))
+            gap = float(best["value"]) - float(length["value"])
+            paired = None if pairs is None else pairs(ds, best["detector"], length["detector"])
+            compared.append(
+                (gap if paired is None else paired.difference, ds, best, length, paired)
+            )
     if not compared:
         return None
     head = "Best detector against the response-length baseline"
     how = f"AUROC against {reference} labels, all responses"
+    if any(c[4] is not None for c in compared):
+        how += "; difference with a paired bootstrap interval"
     if len(compared) == 1:
-        gap, ds, best, length = compared[0]
-        text = f"{head} on {ds} ({how}): {_versus(best, length)}"
-        return text + ("." if gap > 0 else "; it does not beat length: it may only measure it.")
-    ahead = [c for c in compared if c[0] > 0]
-    behind = [ds for gap, ds, _, _ in compared if gap <= 0]
-    text = f"{head} ({how}): higher on {len(ahead)} of {len(compared)} datasets"
+        gap, ds, best, length, paired = compared[0]
+        text = f"{head} on {ds} ({how}): {_versus(best, length, paired)}"
+        if _beats(gap, paired):
+            return text + "."
+        if paired is not None and not math.isnan(paired.ci_low):
+            return (
+                f"{text}; it is not shown to beat length (the interval holds 0 or lies below "
+                "it): it may only measure length."
+            )
+        return text + "; it does not beat length: it may only measure it."
+    ahead = [c for c in compared if _beats(c[0], c[4])]
+    behind = [c[1] for c in compared if not _beats(c[0], c[4])]
+    paired_any = any(c[4] is not None for c in compared)
+    above = "shown to beat it (the whole interval above 0)" if paired_any else "higher"
+    text = f"{head} ({how}): {above} on {len(ahead)} of {len(compared)} datasets"
     if ahead:
-        gap, ds, best, length = max(ahead, key=lambda c: (c[0], c[1]))
-        text += f", by most on {ds}: {_versus(best, length)}"
+        gap, ds, best, length, paired = max(ahead, key=lambda c: (c[0], c[1]))
+        text += f", by most on {ds}: {_versus(best, length, paired)}"
     if behind:
         text += (
-            f"; not on {_names(behind)}, where no detector beats length: "
+            f"; not on {_names(behind)}, where no detector "
+            f"{'is shown to beat' if paired_any else 'beats'} length: "
             "there they may only measure length"
         )
     return text + "."
@@ -169,7 +255,7 @@ def _wrong_way(evaluation: Evaluation, reference: str) -> str | None:
     )
 
 
-def headline_findings(evaluation: Evaluation) -> tuple[str, ...]:
+def headline_findings(evaluation: Evaluation, store: RunStore | None = None) -> tuple[str, ...]:
     """Two or three sentences that say what the evaluation found, read from its tables.
 
     Against ``evaluation.reference`` on all responses: the best detector
@@ -178,10 +264,16 @@ def headline_findings(evaluation: Evaluation) -> tuple[str, ...]:
     (Cohen's kappa) and the one that agrees most, and, when there are any,
     the scores ranked the wrong way round (on any slice). A sentence with
     nothing to say is left out. Names in them are untrusted.
+
+    Given the run (``store``), the difference from length is the report's key
+    table's: with its paired bootstrap interval, a detector beating length
+    only where that interval lies above 0. Without it, the two AUROCs are
+    compared by value.
     """
     reference = evaluation.reference
+    pairs = None if store is None else _Pairs(store, reference)
     sentences = (
-        _against_length(evaluation.metrics, reference),
+        _against_length(evaluation.metrics, reference, pairs),
         _least_agreeing(evaluation.agreement, reference),
         _wrong_way(evaluation, reference),
     )
