@@ -191,3 +191,21 @@ def test_the_finding_says_when_every_rank_is_told_apart(tmp_path):
     finding = Leaderboard().run(RunData(store)).finding
     assert "rank a lowest (5% hallucinated) and c highest (95%) of 3 generators; their " in finding
     assert "Wilson intervals tell every rank apart." in finding
+
+
+def test_the_finding_says_when_no_interval_is_clear_of_another(tmp_path):
+    store = RunStore(tmp_path)
+    examples, responses, labels = [], [], []
+    for i in range(10):
+        examples.append(Example(example_id=f"d/{i}", dataset="d", task="qa"))
+        for g, bad in {"org/a": 3, "org/b": 4, "org/c": 5}.items():
+            rid = f"d/{i}/{g}"
+            responses.append(Response(response_id=rid, example_id=f"d/{i}", model=g, text="t"))
+            labels.append(Label(response_id=rid, labeler="human", hallucinated=i < bad))
+    for records in (examples, responses, labels):
+        store.append(records)
+    finding = Leaderboard().run(RunData(store)).finding
+    assert (
+        "of 3 generators; their Wilson intervals all overlap: the data do not order these 3 "
+        in (finding)
+    )

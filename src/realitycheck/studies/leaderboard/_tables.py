@@ -281,7 +281,7 @@ def _tie_groups(part: pd.DataFrame, short: dict[str, str]) -> str:
     """``"; by their Wilson intervals, ... could rank first and ... last"`` (rank ranges).
 
     Empty when the board has no rank ranges; "tell every rank apart" when no
-    two intervals overlap.
+    two intervals overlap, "do not order" when every one overlaps every other.
     """
     if not {"rank_low", "rank_high"} <= set(part.columns):
         return ""
@@ -291,6 +291,8 @@ def _tie_groups(part: pd.DataFrame, short: dict[str, str]) -> str:
     if (ranged["rank_low"] == ranged["rank_high"]).all():
         return "; their Wilson intervals tell every rank apart"
     n = len(ranged)
+    if ((ranged["rank_low"] == 1) & (ranged["rank_high"] == n)).all():
+        return f"; their Wilson intervals all overlap: the data do not order these {n} generators"
     first = [short[str(g)] for g in ranged.loc[ranged["rank_low"] == 1, "generator"]]
     last = [short[str(g)] for g in ranged.loc[ranged["rank_high"] == n, "generator"]][::-1]
     return (
