@@ -17,7 +17,16 @@ from collections.abc import Iterator, Sequence
 import click
 
 import realitycheck.cli._annotate  # noqa: F401  (registers annotate export / import)
-from realitycheck.cli import _catalog, _check, _choose, _generate, _ingest, _stages, _study  # noqa: F401  (they register their verbs)
+from realitycheck.cli import (  # noqa: F401  (they register their verbs)
+    _catalog,
+    _check,
+    _choose,
+    _generate,
+    _ingest,
+    _reports,
+    _stages,
+    _study,
+)
 from realitycheck.cli._common import (
     EXIT_ERROR,
     EXIT_INTERNAL,
