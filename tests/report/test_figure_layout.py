@@ -206,7 +206,7 @@ def test_leaderboard_figure_text_neither_overlaps_nor_leaves_the_figure(caught, 
     dot_plot(
         names,
         series,
-        xlabel="hallucination rate (all judged responses; Wilson CI)",
+        xlabel=f"hallucination rate (answered judged responses; Wilson CI) under {LONG}",
         title=f"{DATASET} (all): generators by {REFERENCE} rate, lowest first",
     )
     _check(caught[-1])

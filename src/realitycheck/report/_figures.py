@@ -333,10 +333,7 @@ def finish(drawn: CurveFigure, note: str = "") -> bytes:
 
 def note(left: int) -> str:
     """The line under a legend saying how many detectors were left out, or ``""``."""
-    if not left:
-        return ""
-    more = "1 more detector" if left == 1 else f"{left} more detectors"
-    return f"{more}, with a lower AUROC, not drawn: the caption lists them."
+    return f"Not drawn: {left} with a lower AUROC (see the caption)." if left else ""
 
 
 def _drawn(curves_: Sequence[Curve]) -> tuple[list[Curve], list[Curve]]:

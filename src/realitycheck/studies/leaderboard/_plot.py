@@ -14,16 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from realitycheck.plots import PAGE_WIDTH, PALETTE, fit, fit_labels, height_of, png_bytes, wrap
+from realitycheck.plots import PAGE_WIDTH, PALETTE, fit_labels, height_of, png_bytes, wrap
 
 __all__ = ["dot_plot"]
 
 _MARKERS = ("s", "^", "v", "D", "P", "X", "<", ">", "p", "h", "*", "d")
 _TITLE_SIZE, _SIZE, _TICK_SIZE = 10.0, 9.0, 8.5
-_EDGE, _NAMES, _RIGHT = 0.1, 1.9, 0.25
+_EDGE, _NAMES, _RIGHT = 0.1, 2.1, 0.25
 """Inches: the margin, the generators' names left of the axes, right of the axes."""
 _ROW, _BELOW, _LINE = 0.34, 0.62, 0.19
-"""Inches: a row, under the axes (tick labels and x label), a title line."""
+"""Inches: a row, under the axes (tick labels and a line of x label), a line of text."""
 
 
 def dot_plot(
@@ -90,7 +90,9 @@ def dot_plot(
     ax.set_yticklabels([names[str(r)] for r in rows], fontsize=_SIZE)
     ax.set_ylim(-0.6, n_rows - 0.4)
     ax.tick_params(axis="x", labelsize=_TICK_SIZE)
-    ax.set_xlabel(fit(xlabel, (width - left - _RIGHT) * 72, _SIZE), fontsize=_SIZE)
+    label = wrap(xlabel, (width - left - _RIGHT) * 72, _SIZE, lines=2)
+    ax.set_xlabel(label, fontsize=_SIZE)
+    below = _BELOW + _LINE * label.count("\n")
     ax.grid(axis="x", alpha=0.3)
     legend = fig.legend(
         *ax.get_legend_handles_labels(),
@@ -101,7 +103,7 @@ def dot_plot(
         borderaxespad=0.0,
     )
     legend_h = height_of(fig, legend)
-    height = top + axes_h + _BELOW + legend_h + _EDGE
+    height = top + axes_h + below + legend_h + _EDGE
     fig.set_size_inches(width, height)
     ax.set_position(
         (
@@ -111,6 +113,6 @@ def dot_plot(
             axes_h / height,
         )
     )
-    legend.set_bbox_to_anchor((_EDGE / width, 1 - (top + axes_h + _BELOW) / height))
+    legend.set_bbox_to_anchor((_EDGE / width, 1 - (top + axes_h + below) / height))
     fig.text(_EDGE / width, 1 - _EDGE / height, heading, fontsize=_TITLE_SIZE, ha="left", va="top")
     return png_bytes(fig)
