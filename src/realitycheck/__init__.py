@@ -38,132 +38,106 @@ from typing import TYPE_CHECKING, Any
 
 # The registries are bound here, before anything can import their packages and
 # bind the package under the same name; their modules are light.
-from realitycheck.backends import backend, backends
-from realitycheck.datasets import dataset, datasets
-from realitycheck.detectors import detector, detectors
-from realitycheck.labelers import labeler, labelers
-from realitycheck.retrievers import retriever, retrievers
-from realitycheck.studies import studies, study
+from realitycheck.backends import backend as backend
+from realitycheck.backends import backends as backends
+from realitycheck.datasets import dataset as dataset
+from realitycheck.datasets import datasets as datasets
+from realitycheck.detectors import detector as detector
+from realitycheck.detectors import detectors as detectors
+from realitycheck.labelers import labeler as labeler
+from realitycheck.labelers import labelers as labelers
+from realitycheck.retrievers import retriever as retriever
+from realitycheck.retrievers import retrievers as retrievers
+from realitycheck.studies import studies as studies
+from realitycheck.studies import study as study
 
 if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers and IDEs
-    from realitycheck.analysis import Bootstrap
-    from realitycheck.backends import Backend, Generation, GenerationRequest
-    from realitycheck.datasets import Bundle, Dataset
-    from realitycheck.detectors import Detector, Needs
-    from realitycheck.errors import (
-        BackendError,
-        DataNotFoundError,
-        FatalBackendError,
-        InvalidInputError,
-        MissingDependencyError,
-        RealityCheckError,
-        RetryableBackendError,
-        UnknownComponentError,
-    )
-    from realitycheck.generation import SamplingPlan, generate, make_plan
-    from realitycheck.labelers import Labeler
-    from realitycheck.pipeline import Evaluation, EvaluationConfig, detect, evaluate, ingest, label
-    from realitycheck.records import AgreementResult, Example, Label, MetricResult, Response, Score
-    from realitycheck.registry import Component, Registry
-    from realitycheck.report import ReportFiles, write_report
-    from realitycheck.runner import load_run_config, run_config, run_demo, run_studies
-    from realitycheck.store import RunData, RunStore, StudyResult
-    from realitycheck.studies import Study
+    from realitycheck.analysis import Bootstrap as Bootstrap
+    from realitycheck.backends import Backend as Backend
+    from realitycheck.backends import Generation as Generation
+    from realitycheck.backends import GenerationRequest as GenerationRequest
+    from realitycheck.datasets import Bundle as Bundle
+    from realitycheck.datasets import Dataset as Dataset
+    from realitycheck.detectors import Detector as Detector
+    from realitycheck.detectors import Needs as Needs
+    from realitycheck.errors import BackendError as BackendError
+    from realitycheck.errors import DataNotFoundError as DataNotFoundError
+    from realitycheck.errors import FatalBackendError as FatalBackendError
+    from realitycheck.errors import InvalidInputError as InvalidInputError
+    from realitycheck.errors import MissingDependencyError as MissingDependencyError
+    from realitycheck.errors import MissingFeatureError as MissingFeatureError
+    from realitycheck.errors import RealityCheckError as RealityCheckError
+    from realitycheck.errors import RetryableBackendError as RetryableBackendError
+    from realitycheck.errors import RunFolderError as RunFolderError
+    from realitycheck.errors import UnknownComponentError as UnknownComponentError
+    from realitycheck.generation import SamplingPlan as SamplingPlan
+    from realitycheck.generation import generate as generate
+    from realitycheck.generation import make_plan as make_plan
+    from realitycheck.labelers import Labeler as Labeler
+    from realitycheck.pipeline import Evaluation as Evaluation
+    from realitycheck.pipeline import EvaluationConfig as EvaluationConfig
+    from realitycheck.pipeline import detect as detect
+    from realitycheck.pipeline import evaluate as evaluate
+    from realitycheck.pipeline import ingest as ingest
+    from realitycheck.pipeline import label as label
+    from realitycheck.records import AgreementResult as AgreementResult
+    from realitycheck.records import Example as Example
+    from realitycheck.records import Label as Label
+    from realitycheck.records import MetricResult as MetricResult
+    from realitycheck.records import Response as Response
+    from realitycheck.records import Score as Score
+    from realitycheck.registry import Component as Component
+    from realitycheck.registry import Registry as Registry
+    from realitycheck.report import ReportFiles as ReportFiles
+    from realitycheck.report import write_report as write_report
+    from realitycheck.runner import load_run_config as load_run_config
+    from realitycheck.runner import run_config as run_config
+    from realitycheck.runner import run_demo as run_demo
+    from realitycheck.runner import run_studies as run_studies
+    from realitycheck.store import RunData as RunData
+    from realitycheck.store import RunStore as RunStore
+    from realitycheck.store import StudyResult as StudyResult
+    from realitycheck.studies import Study as Study
 
 __version__ = "0.1.0"
 
-_WHERE: dict[str, str] = {
-    "Bootstrap": "analysis",
-    **dict.fromkeys(("Backend", "Generation", "GenerationRequest"), "backends"),
-    **dict.fromkeys(("Bundle", "Dataset"), "datasets"),
-    **dict.fromkeys(("Detector", "Needs"), "detectors"),
-    **dict.fromkeys(
-        (
-            "BackendError",
-            "DataNotFoundError",
-            "FatalBackendError",
-            "InvalidInputError",
-            "MissingDependencyError",
-            "RealityCheckError",
-            "RetryableBackendError",
-            "UnknownComponentError",
-        ),
-        "errors",
+# The public surface, listed once: each name under the package that defines it.
+# ``__all__``, the lazy loading below and ``dir(realitycheck)`` are derived from
+# it. The imports above mirror it for type checkers, which cannot read a computed
+# ``__all__`` (``X as X`` marks an explicit re-export); tests/test_public_api.py
+# checks that they name exactly this table's names.
+_PUBLIC: dict[str, tuple[str, ...]] = {
+    "analysis": ("Bootstrap",),
+    "backends": ("Backend", "Generation", "GenerationRequest", "backend", "backends"),
+    "datasets": ("Bundle", "Dataset", "dataset", "datasets"),
+    "detectors": ("Detector", "Needs", "detector", "detectors"),
+    "errors": (
+        "BackendError",
+        "DataNotFoundError",
+        "FatalBackendError",
+        "InvalidInputError",
+        "MissingDependencyError",
+        "MissingFeatureError",
+        "RealityCheckError",
+        "RetryableBackendError",
+        "RunFolderError",
+        "UnknownComponentError",
     ),
-    **dict.fromkeys(("SamplingPlan", "generate", "make_plan"), "generation"),
-    "Labeler": "labelers",
-    **dict.fromkeys(
-        ("Evaluation", "EvaluationConfig", "detect", "evaluate", "ingest", "label"), "pipeline"
-    ),
-    **dict.fromkeys(
-        ("AgreementResult", "Example", "Label", "MetricResult", "Response", "Score"), "records"
-    ),
-    **dict.fromkeys(("Component", "Registry"), "registry"),
-    **dict.fromkeys(("ReportFiles", "write_report"), "report"),
-    **dict.fromkeys(("load_run_config", "run_config", "run_demo", "run_studies"), "runner"),
-    **dict.fromkeys(("RunData", "RunStore", "StudyResult"), "store"),
-    "Study": "studies",
+    "generation": ("SamplingPlan", "generate", "make_plan"),
+    "labelers": ("Labeler", "labeler", "labelers"),
+    "pipeline": ("Evaluation", "EvaluationConfig", "detect", "evaluate", "ingest", "label"),
+    "records": ("AgreementResult", "Example", "Label", "MetricResult", "Response", "Score"),
+    "registry": ("Component", "Registry"),
+    "report": ("ReportFiles", "write_report"),
+    "retrievers": ("retriever", "retrievers"),
+    "runner": ("load_run_config", "run_config", "run_demo", "run_studies"),
+    "store": ("RunData", "RunStore", "StudyResult"),
+    "studies": ("Study", "studies", "study"),
 }
 
-__all__ = [
-    "AgreementResult",
-    "Backend",
-    "BackendError",
-    "Bootstrap",
-    "Bundle",
-    "Component",
-    "DataNotFoundError",
-    "Dataset",
-    "Detector",
-    "Evaluation",
-    "EvaluationConfig",
-    "Example",
-    "FatalBackendError",
-    "Generation",
-    "GenerationRequest",
-    "InvalidInputError",
-    "Label",
-    "Labeler",
-    "MetricResult",
-    "MissingDependencyError",
-    "Needs",
-    "RealityCheckError",
-    "Registry",
-    "ReportFiles",
-    "Response",
-    "RetryableBackendError",
-    "RunData",
-    "RunStore",
-    "SamplingPlan",
-    "Score",
-    "Study",
-    "StudyResult",
-    "UnknownComponentError",
-    "__version__",
-    "backend",
-    "backends",
-    "dataset",
-    "datasets",
-    "detect",
-    "detector",
-    "detectors",
-    "evaluate",
-    "generate",
-    "ingest",
-    "label",
-    "labeler",
-    "labelers",
-    "load_run_config",
-    "make_plan",
-    "retriever",
-    "retrievers",
-    "run_config",
-    "run_demo",
-    "run_studies",
-    "studies",
-    "study",
-    "write_report",
-]
+_WHERE: dict[str, str] = {name: home for home, names in _PUBLIC.items() for name in names}
+
+__all__ = sorted([*_WHERE, "__version__"])
 
 
 def __getattr__(name: str) -> Any:
@@ -177,4 +151,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_WHERE])
+    """The module's names and every public name, loaded or not."""
+    return sorted({*globals(), *_WHERE})
