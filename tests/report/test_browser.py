@@ -275,3 +275,14 @@ def test_long_text_columns_keep_a_readable_width(browser, files):
         assert names and all(c["width"] > 48 for c in names)
     finally:
         visit.close()
+
+
+def test_the_leaderboard_page_is_cards_at_390_px(browser, files):
+    visit = Visit(browser, files.leaderboard, 390)
+    try:
+        cells = _boxes(visit.page, "table.cards td")
+        assert len(cells) >= 4 * len(MODELS)  # every generator's row, rates included
+        assert all(0 <= c["left"] and c["right"] <= 390 for c in cells)
+        assert visit.page.evaluate("document.documentElement.scrollWidth") <= 390
+    finally:
+        visit.close()

@@ -24,7 +24,7 @@ import pandas as pd
 from realitycheck.metrics import wilson_interval
 from realitycheck.report._data import ReportData, verdicts
 from realitycheck.report._document import Inline, Table
-from realitycheck.report._html import escape_html, page, table_html
+from realitycheck.report._html import CardTable, escape_html, page, table_html
 from realitycheck.report._numbers import fmt_count, fmt_rank_range, fmt_rate_ci
 from realitycheck.studies.leaderboard import rank_ranges
 
@@ -96,7 +96,7 @@ def _table(frame: pd.DataFrame, dataset: str) -> Table:
             sub: Any = index.get((s, r.generator))
             cells.append("n/a" if sub is None else fmt_rate_ci(sub.rate, sub.ci_low, sub.ci_high))
         rows.append(tuple(cells))
-    return Table(
+    return CardTable(  # one card per generator on a phone: its rate never hides off-screen
         columns=(
             "rank range",
             "generator",
