@@ -31,6 +31,8 @@ def files(make_run, tmp_path_factory):
             "tied": [False, False, False],
             "rank_low": [1.0, 2.0, 2.0],
             "rank_high": [1.0, 3.0, 3.0],
+            "human_rate": [0.05, 0.40, 0.45],
+            "human_rank": [1.0, 2.0, 3.0],
         }
     )
     save_result(
@@ -87,10 +89,11 @@ def test_a_study_board_shows_its_range_in_place_of_rank_and_tied(files):
     table = html[html.index('<p class="caption">Board.</p>') :]
     table = table[: table.index("</table>")]
     assert '<th scope="col">rank range</th>' in table and ">tied<" not in table
+    assert ">human rank<" not in table and ">human rate<" in table
     assert '<td class="r">1</td>' in table and table.count('<td class="r">2\u20133</td>') == 2
     markdown = out.markdown.read_text("utf-8")
     assert "| rank range |" in markdown and "| 2\u20133 |" in markdown
     assert "Rank range: the ranks a row could take" in markdown
     with (out.html.parent / "studies" / "leaderboard" / "leaderboard.csv").open() as f:
         rows = list(csv.DictReader(f))
-    assert {"rank", "tied", "rank_low", "rank_high"} <= set(rows[0])
+    assert {"rank", "tied", "rank_low", "rank_high", "human_rank"} <= set(rows[0])

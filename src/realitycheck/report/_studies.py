@@ -7,8 +7,9 @@ an interval wholly below 0.5 (a column ``auroc`` or ``*_auroc``, or the
 ``value`` of an ``auroc`` row in a long table) is marked ranked the wrong way
 round, with the note under the table. A table with a rank range
 (``rank_low``, ``rank_high``: the leaderboard's, where overlapping intervals
-leave ranks untold) shows the range in place of its strict rank (``1–3``);
-the CSV keeps both.
+leave ranks untold) shows the range in place of its strict rank (``1–3``)
+and shows no other strict rank (``tied``, the reference's ``<key>_rank``);
+the CSV keeps them all.
 """
 
 from __future__ import annotations
@@ -242,8 +243,8 @@ def _table(frame: pd.DataFrame, caption: str, csv_name: str) -> Table:
     ci = _ci_columns(frame)
     hidden = {c for pair in ci.values() for c in pair}
     ranged = _ranged(frame)
-    if ranged:
-        hidden |= {*RANK_RANGE, "tied"}
+    if ranged:  # no strict rank beside the range: the reference's (``<key>_rank``) neither
+        hidden |= {*RANK_RANGE, "tied", *(c for c in frame.columns if str(c).endswith("_rank"))}
     names = [str(c) for c in frame.columns if c not in hidden]
     formatters = [
         (lambda r: fmt_rank_range(r["rank_low"], r["rank_high"]))
