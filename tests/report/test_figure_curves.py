@@ -152,3 +152,13 @@ def test_a_figure_is_drawn_at_twice_its_layout_resolution(many):
         abs(p - s * SCALE) <= 1 for p, s in zip(pixels, shown, strict=True)
     )
     assert 420 <= shown[0] <= 560  # fits the report's column at its own size
+
+
+def test_legend_labels_that_would_be_cut_alike_are_cut_apart():
+    from realitycheck.report._figures import legend_labels
+
+    names = ["x" * 40 + "a" + "x" * 40, "x" * 40 + "b" + "x" * 40, "length"]
+    labels = legend_labels(names, names, [0.9, 0.8, 0.7])
+    assert len(set(labels)) == 3
+    assert labels[2] == "length (0.700, baseline)"
+    assert all(label.endswith(("(0.900)", "(0.800)", "baseline)")) for label in labels)

@@ -249,9 +249,12 @@ def legend_labels(
         f" ({v:.3f}, baseline)" if i == base else f" ({v:.3f})" for i, v in enumerate(values)
     ]
     room = (_WIDTH - 2 * _EDGE) * 72 - 4.6 * LEGEND_SIZE
-    room -= max((plots.text_width(s, LEGEND_SIZE) for s in suffixes), default=0.0)
-    short = plots.fit_labels(names, room, LEGEND_SIZE)
-    return [short[str(n)] + s for n, s in zip(names, suffixes, strict=True)]
+    rooms = [room - plots.text_width(s, LEGEND_SIZE) for s in suffixes]
+    short = [plots.fit(n, r, LEGEND_SIZE) for n, r in zip(names, rooms, strict=True)]
+    if len(set(short)) < len({str(n) for n in names}):  # cut alike: cut apart, all to one room
+        apart = plots.fit_labels(names, min(rooms), LEGEND_SIZE)
+        short = [apart[str(n)] for n in names]
+    return [n + s for n, s in zip(short, suffixes, strict=True)]
 
 
 def left_out(names: Sequence[str], values: Sequence[float], metric: str) -> str:
