@@ -36,7 +36,7 @@ from realitycheck.report._figures import (
     finish,
     left_out,
     legend_labels,
-    note,
+    not_drawn,
     pick,
     slug,
     styles,
@@ -154,10 +154,10 @@ def _rejection_figure(
         "label and a score; legend: PRR (prediction-rejection ratio, LM-Polygraph's "
         "definition: the area between the random and the detector's curve over that between "
         "the random and the oracle curve). The oracle and random curves are those of the "
-        "first detector's responses. The detectors drawn are those of the ROC figure."
-        + left_out([i.detector for i in rest], [_prr(i) for i in rest], "PRR")
+        "responses of the first detector in the legend. The detectors drawn are those of the ROC "
+        "figure." + left_out([i.detector for i in rest], [_prr(i) for i in rest], "PRR")
     )
-    png = finish(drawn, note(len(rest)))
+    png = finish(drawn, not_drawn(len(rest)))
     return Figure(stem=f"rejection_{slug(dataset)}", png=png, caption=caption)
 
 

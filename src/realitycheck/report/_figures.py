@@ -57,7 +57,7 @@ __all__ = [
     "finish",
     "left_out",
     "legend_labels",
-    "note",
+    "not_drawn",
     "pick",
     "render_pr",
     "render_roc",
@@ -76,7 +76,7 @@ _TOP, _AXES, _BELOW, _NOTE = 0.62, 3.1, 0.6, 0.25
 _FIGURE_NAME = 40
 """Characters of a proxied detector's name in a legend."""
 PANEL_NAME = 30
-"""Characters of a proxied detector's name over a reliability panel (1.75 inches wide)."""
+"""Characters of a proxied detector's name over a reliability panel (two lines of 1.65 in)."""
 
 
 @dataclass(frozen=True)
@@ -211,10 +211,12 @@ def pick(
     where none of those is one. Left out: the others, highest AUROC first (NaN
     last). Both lists are in that order.
     """
-    ranked = sorted(
-        range(len(detectors)),
-        key=lambda i: (math.isnan(aurocs[i]), -aurocs[i] if not math.isnan(aurocs[i]) else 0, i),
-    )
+
+    def rank(i: int) -> tuple[bool, float, int]:
+        missing = math.isnan(aurocs[i])
+        return missing, 0.0 if missing else -aurocs[i], i
+
+    ranked = sorted(range(len(detectors)), key=rank)
     drawn = ranked[:limit]
     if not any(_is_baseline(detectors[i]) for i in drawn):
         drawn += [i for i in ranked if _is_baseline(detectors[i])][:1]
@@ -334,7 +336,7 @@ def finish(drawn: CurveFigure, note: str = "") -> bytes:
     return plots.png_bytes(fig)
 
 
-def note(left: int) -> str:
+def not_drawn(left: int) -> str:
     """The line under a legend saying how many detectors were left out, or ``""``."""
     return f"Not drawn: {left} with a lower AUROC (see the caption)." if left else ""
 
@@ -383,7 +385,7 @@ def render_roc(curves_: Sequence[Curve], dataset: str, reference: str) -> Figure
         + _caption_tail(shown, rest)
         + left_out([_named(c) for c in rest], [c.auroc for c in rest], "AUROC")
     ) + _proxy_note(shown)
-    png = finish(drawn, note(len(rest)))
+    png = finish(drawn, not_drawn(len(rest)))
     return Figure(stem=f"roc_{slug(dataset)}", png=png, caption=caption)
 
 
@@ -425,5 +427,5 @@ def render_pr(
         + _caption_tail(shown, rest)
         + left_out([_named(c) for c in rest], [c.pr_auc for c in rest], "PR-AUC")
     ) + _proxy_note(shown)
-    png = finish(drawn, note(len(rest)))
+    png = finish(drawn, not_drawn(len(rest)))
     return Figure(stem=f"pr_{slug(dataset)}", png=png, caption=caption)
