@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up realitycheck in .venv (torch pinned to the CPU build by constraints.txt),
-# then run the linters, the import contracts (pyproject.toml), the type checker
-# and the whole test suite.
+# then run the linters, the import contracts (pyproject.toml), the type checker,
+# the manual's strict build and the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,7 +9,7 @@ PYTHON="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet -c constraints.txt -e '.[all,distributed,serve,dev]'
+.venv/bin/python -m pip install --quiet -c constraints.txt -e '.[all,distributed,serve,dev,docs]'
 # Chromium for the browser checks of the report (tests/report/test_browser.py skip without it):
 # installed where it is missing and we may (root with apt-get; the package lists are updated
 # when the first try fails, as on a new machine); never fails the set-up.
@@ -22,4 +22,8 @@ command -v chromium >/dev/null || { [ "$(id -u)" = 0 ] && command -v apt-get >/d
 .venv/bin/ruff format --check src tests benchmarks scripts
 PYTHONPATH=scripts .venv/bin/lint-imports --no-cache
 .venv/bin/mypy
+# The manual (docs/, mkdocs.yml) in strict mode: a broken link, anchor or API reference fails.
+site="$(mktemp -d)"
+trap 'rm -rf "$site"' EXIT
+.venv/bin/mkdocs build --strict --quiet --site-dir "$site"
 .venv/bin/python -m pytest "$@"
