@@ -207,6 +207,8 @@ def _export_onnx(source: Path, target: Path) -> None:
     from transformers import AutoModel
     from transformers.utils import logging as hf_logging
 
+    from realitycheck.store import atomic_file
+
     hf_logging.disable_progress_bar()  # library code draws no bars of its own
     # Eager attention exports as plain ops that the optimizer fuses into one Attention op.
     model = AutoModel.from_pretrained(source, attn_implementation="eager", local_files_only=True)
@@ -221,11 +223,11 @@ def _export_onnx(source: Path, target: Path) -> None:
 
     sample = torch.ones((2, 8), dtype=torch.int64)
     axes = {name: {0: "batch", 1: "tokens"} for name in (*_INPUTS, "last_hidden_state")}
-    fd, raw = tempfile.mkstemp(suffix=".onnx", dir=target.parent)
-    os.close(fd)
-    fd, fused = tempfile.mkstemp(suffix=".onnx", dir=target.parent)
-    os.close(fd)
-    try:
+    with (
+        tempfile.TemporaryDirectory(prefix=".export-", dir=target.parent) as scratch,
+        atomic_file(target) as fused,
+    ):
+        raw = str(Path(scratch) / "raw.onnx")
         with warnings.catch_warnings(), torch.no_grad():
             warnings.simplefilter("ignore")
             torch.onnx.export(
@@ -246,12 +248,7 @@ def _export_onnx(source: Path, target: Path) -> None:
                 hidden_size=config.hidden_size,
                 opt_level=1,
             )
-        optimized.save_model_to_file(fused)
-        os.chmod(fused, 0o644)  # mkstemp makes it private; the cache is shared
-        os.replace(fused, target)
-    finally:
-        for leftover in (raw, fused):
-            Path(leftover).unlink(missing_ok=True)
+        optimized.save_model_to_file(str(fused))
 
 
 class _OnnxEncoder:

@@ -12,7 +12,6 @@ import contextlib
 import hashlib
 import logging
 import os
-import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -168,7 +167,9 @@ def _fetch_one(source: Source, root: Path, base: str, *, force: bool, trust_unpi
     if force or not target.is_file() or sha256(target) != expected:
         got = _download(source, source.url(base), target, expected)
         if not expected:
-            Path(f"{target}.sha256").write_text(f"{got}  {target.name}\n", encoding="utf-8")
+            from realitycheck.store import write_atomically
+
+            write_atomically(Path(f"{target}.sha256"), f"{got}  {target.name}\n")
             logger.warning(
                 "%s has no pinned digest; recorded sha256 %s from %s. Compare it with the "
                 "file at the source before you rely on it.",
@@ -190,27 +191,25 @@ def _download(source: Source, url: str, target: Path, expected: str) -> str:
     import urllib.error
     import urllib.request
 
+    from realitycheck.store import atomic_file  # the store loads pyarrow; not needed before
+
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
-    tmp = Path(tmp_name)
     digest = hashlib.sha256()
-    try:
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=60) as response:
-            for chunk in iter(lambda: response.read(_CHUNK), b""):
-                digest.update(chunk)
-                out.write(chunk)
-    except (urllib.error.URLError, OSError) as exc:
-        tmp.unlink(missing_ok=True)
-        raise DataNotFoundError(f"Could not download {url}: {exc}.", path=target) from None
-    got = digest.hexdigest()
-    if expected and got != expected:
-        tmp.unlink(missing_ok=True)
-        raise InvalidInputError(
-            f"The download from {url} does not match its checksum: expected sha256 "
-            f"{expected}, got {got}. The file was deleted.",
-            path=target,
-        )
-    os.replace(tmp, target)
+    with atomic_file(target) as tmp:  # a failed or wrong download leaves no file behind
+        try:
+            with tmp.open("wb") as out, urllib.request.urlopen(url, timeout=60) as response:
+                for chunk in iter(lambda: response.read(_CHUNK), b""):
+                    digest.update(chunk)
+                    out.write(chunk)
+        except (urllib.error.URLError, OSError) as exc:
+            raise DataNotFoundError(f"Could not download {url}: {exc}.", path=target) from None
+        got = digest.hexdigest()
+        if expected and got != expected:
+            raise InvalidInputError(
+                f"The download from {url} does not match its checksum: expected sha256 "
+                f"{expected}, got {got}. The file was deleted.",
+                path=target,
+            )
     return got
 
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +51,6 @@ __all__ = [
     "take",
     "training_problem",
     "weights_sha256",
-    "write_atomically",
 ]
 
 MIN_TRAIN = 20
@@ -75,13 +73,6 @@ def weights_sha256(arrays: Mapping[str, np.ndarray]) -> str:
         h.update(repr(a.shape).encode("ascii") + b"\0")
         h.update(a.tobytes())
     return h.hexdigest()
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder, then rename."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 def source_text(example: Example) -> str:
@@ -194,7 +185,10 @@ class SupervisedDetector(Detector):
         raise NotImplementedError
 
     def save(self, model: Any, folder: Path) -> dict[str, np.ndarray]:
-        """Write the model's weights into ``folder``; return the arrays written (for the hash)."""
+        """Write the model's weights into ``folder``; return the arrays written (for the hash).
+
+        ``folder`` is new and empty; the caller puts it in place whole when this returns.
+        """
         raise NotImplementedError
 
     def feature_names(self, inputs: Any) -> list[str]:
@@ -300,13 +294,13 @@ class SupervisedDetector(Detector):
     def _save(
         self, model: Any, store: RunStore, dataset: str, n_train: int, y: np.ndarray
     ) -> dict[str, Any]:
-        from realitycheck.store import folder_name
+        from realitycheck.store import atomic_folder, folder_name
 
         relative = Path(MODELS_DIR) / folder_name(self.key) / folder_name(dataset)
-        if store.remote is None:
-            folder = store.path / relative
-            folder.mkdir(parents=True, exist_ok=True)
-            arrays = self.save(model, folder)
+        if store.remote is None:  # the folder appears whole, replacing an older one
+            (store.path / relative).parent.mkdir(parents=True, exist_ok=True)
+            with atomic_folder(store.path / relative) as folder:
+                arrays = self.save(model, folder)
         else:
             arrays = self._upload(model, store.remote, relative.as_posix())
         return {

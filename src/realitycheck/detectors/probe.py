@@ -13,7 +13,7 @@ import numpy as np
 
 from realitycheck.detectors._base import Needs, detector, detectors
 from realitycheck.detectors._features import hidden_vector
-from realitycheck.detectors._supervised import SupervisedDetector, source_text, write_atomically
+from realitycheck.detectors._supervised import SupervisedDetector, source_text
 from realitycheck.errors import MissingDependencyError, MissingFeatureError
 from realitycheck.params import (
     InstanceOf,
@@ -269,5 +269,5 @@ class Probe(SupervisedDetector):
         arrays = {k: np.asarray(v, dtype=np.float64) for k, v in arrays.items()}
         buffer = io.BytesIO()
         np.savez(buffer, **arrays)
-        write_atomically(folder / "weights.npz", buffer.getvalue())
+        (folder / "weights.npz").write_bytes(buffer.getvalue())
         return arrays

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +34,7 @@ from realitycheck.report._sections import (
     title_section,
 )
 from realitycheck.report._studies import studies_section, study_frame
-from realitycheck.store import RunStore, folder_name, load_results
+from realitycheck.store import RunStore, folder_name, load_results, write_atomically
 from realitycheck.text import csv_safe_frame
 
 __all__ = ["ReportFiles", "write_report"]
@@ -63,20 +61,9 @@ class ReportFiles:
     figures: tuple[Path, ...]
 
 
-def _write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file, so no half file is left."""
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def _csv(path: Path, df: pd.DataFrame) -> Path:
     """Write a CSV table, formula-leading text cells prefixed (see :func:`csv_safe_frame`)."""
-    _write(path, csv_safe_frame(df).to_csv(index=False).encode("utf-8"))
+    write_atomically(path, csv_safe_frame(df).to_csv(index=False).encode("utf-8"))
     return path
 
 
@@ -184,7 +171,7 @@ def write_report(
         (out / FIGURE_DIR).mkdir(exist_ok=True)
         for fig in figures:
             path = out / FIGURE_DIR / f"{fig.stem}.png"
-            _write(path, fig.png)
+            write_atomically(path, fig.png)
             figure_paths.append(path)
     tables: tuple[Path, ...] = (
         _csv(out / "metrics.csv", with_base_rate(data.metrics)),
@@ -198,11 +185,11 @@ def write_report(
         folder.mkdir(parents=True, exist_ok=True)
         tables += tuple(_csv(folder / f"{t.name}.csv", study_frame(t.frame)) for t in result.tables)
     markdown = out / "report.md"
-    _write(markdown, render_markdown(blocks, FIGURE_DIR).encode("utf-8"))
+    write_atomically(markdown, render_markdown(blocks, FIGURE_DIR).encode("utf-8"))
     html_path = out / "report.html"
-    _write(html_path, render_html(blocks, title, FIGURE_DIR).encode("utf-8"))
+    write_atomically(html_path, render_html(blocks, title, FIGURE_DIR).encode("utf-8"))
     board = out / "leaderboard.html"
-    _write(board, render_leaderboard(data, reference, title).encode("utf-8"))
+    write_atomically(board, render_leaderboard(data, reference, title).encode("utf-8"))
     return ReportFiles(
         html=html_path,
         leaderboard=board,

@@ -20,8 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,6 +135,8 @@ class BM25(Retriever):
         )
 
     def _build(self, corpus: Corpus, folder: Path, expected: dict[str, Any]) -> Any:
+        from realitycheck.store import atomic_folder  # the store loads pyarrow
+
         bm25s = _bm25s()
         tokens = bm25s.tokenize(
             [p.text for p in corpus.passages],
@@ -146,28 +146,29 @@ class BM25(Retriever):
         model = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
         model.index(tokens, show_progress=False)
         folder.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".building-", dir=folder.parent))
-        try:
-            model.save(str(staging), show_progress=False)
-            (staging / _SETTINGS_FILE).write_text(json.dumps(expected, sort_keys=True), "utf-8")
-            if folder.exists():  # stale or damaged: replaced by the new one
-                shutil.rmtree(folder, ignore_errors=True)
-            try:
-                os.replace(staging, folder)
-            except OSError:  # another process saved the same index first
-                pass
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+        try:  # a stale or damaged index is replaced whole by the new one
+            with atomic_folder(folder) as staging:
+                model.save(str(staging), show_progress=False)
+                (staging / _SETTINGS_FILE).write_text(json.dumps(expected, sort_keys=True), "utf-8")
+        except OSError:
+            if not _holds(folder, expected):
+                raise
+            # else another process saved the same index first: keep that one
         return model
+
+
+def _holds(folder: Path, expected: dict[str, Any]) -> bool:
+    """Whether ``folder`` holds an index saved with the settings ``expected``."""
+    try:
+        saved = json.loads((folder / _SETTINGS_FILE).read_text("utf-8"))
+    except (OSError, ValueError):
+        return False
+    return bool(saved == json.loads(json.dumps(expected, sort_keys=True)))
 
 
 def _load(folder: Path, expected: dict[str, Any]) -> Any | None:
     """Return the saved index in ``folder`` when it matches ``expected``, else None."""
-    try:
-        saved = json.loads((folder / _SETTINGS_FILE).read_text("utf-8"))
-    except (OSError, ValueError):
-        return None
-    if saved != json.loads(json.dumps(expected, sort_keys=True)):
+    if not _holds(folder, expected):
         return None
     try:
         return _bm25s().BM25.load(str(folder), show_progress=False)

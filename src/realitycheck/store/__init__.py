@@ -1,6 +1,7 @@
 """The run store: a run is a folder of Parquet tables, ``manifest.json`` and study results."""
 
 from realitycheck.store._arrays import from_numpy, from_texts, scalar, to_numpy
+from realitycheck.store._atomic import atomic_file, atomic_folder, write_atomically
 from realitycheck.store._check import CheckReport, Finding, check_run
 from realitycheck.store._columns import (
     ResponseBatch,
@@ -42,6 +43,8 @@ __all__ = [
     "StudyResult",
     "StudyTable",
     "arrow_column",
+    "atomic_file",
+    "atomic_folder",
     "changed_files",
     "check_run",
     "digest",
@@ -67,4 +70,5 @@ __all__ = [
     "shown_uri",
     "to_numpy",
     "unreadable",
+    "write_atomically",
 ]

@@ -3,7 +3,8 @@
 A table ``T`` is ``T.parquet`` (after compaction) plus the parts in
 ``T.parts/``, named ``<UTC time>-<8 hex>.parquet`` so that their names sort
 in the order they were written. :class:`LocalFiles` is the local or shared
-POSIX folder (a temporary file + :func:`os.replace` per write);
+POSIX folder (:func:`~realitycheck.store.write_atomically` and
+:func:`~realitycheck.store.atomic_file` per write);
 :class:`RemoteFiles` is a :class:`~realitycheck.store._fs.RemoteFolder`
 (one atomic object PUT per write, no rename). Both list the same names, so
 :class:`~realitycheck.store.RunStore` reads and resumes the same way on either.
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import tempfile
 import uuid
 from pathlib import Path
 from typing import Protocol
@@ -21,7 +21,8 @@ from typing import Protocol
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from realitycheck.store._fs import RemoteFolder, atomic_write_bytes
+from realitycheck.store._atomic import atomic_file, write_atomically
+from realitycheck.store._fs import RemoteFolder
 from realitycheck.store._read import Source
 
 __all__ = ["LocalFiles", "MANIFEST", "RemoteFiles", "TableFiles", "part_name"]
@@ -35,15 +36,9 @@ def part_name(table: str) -> str:
     return f"{table}.parts/{stamp}-{uuid.uuid4().hex[:8]}.parquet"
 
 
-def _atomic_write_table(path: Path, table: pa.Table) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
+def _write_table(path: Path, table: pa.Table) -> None:
+    with atomic_file(path) as tmp:
         pq.write_table(table, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class TableFiles(Protocol):
@@ -90,7 +85,7 @@ class LocalFiles:
 
     def write_manifest(self, data: bytes) -> None:
         """Replace ``manifest.json``."""
-        atomic_write_bytes(self.path / MANIFEST, data)
+        write_atomically(self.path / MANIFEST, data)
 
     def table(self, table: str) -> Source | None:
         """The compacted file of ``table``, if there is one."""
@@ -105,11 +100,11 @@ class LocalFiles:
     def write_part(self, table: str, rows: pa.Table) -> None:
         """Write ``rows`` as a new part of ``table``."""
         (self.path / f"{table}.parts").mkdir(exist_ok=True)
-        _atomic_write_table(self.path / part_name(table), rows)
+        _write_table(self.path / part_name(table), rows)
 
     def write_table(self, table: str, rows: pa.Table) -> None:
         """Replace the compacted file of ``table`` with ``rows``."""
-        _atomic_write_table(self.path / f"{table}.parquet", rows)
+        _write_table(self.path / f"{table}.parquet", rows)
 
     def promote(self, part: Source, table: str) -> None:
         """Make ``part`` the compacted file of ``table`` (which has none)."""

@@ -2,7 +2,7 @@
 
 A run location given as a plain path (``runs/demo``, a :class:`~pathlib.Path`)
 is a local or shared POSIX folder, and the store keeps its own code for it
-(temporary file + :func:`os.replace`, ``O_EXCL`` lock). A location written as
+(:func:`~realitycheck.store.write_atomically`, ``O_EXCL`` lock). A location written as
 a URI that :meth:`pyarrow.fs.FileSystem.from_uri` understands (``s3://bucket/prefix``,
 ``gs://…``, ``file:///abs/path``) is a :class:`RemoteFolder`: every read,
 write, listing and delete of the run goes through that file system.
@@ -32,15 +32,14 @@ The guarantees there, and how they differ from a local folder:
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from realitycheck.errors import InvalidInputError, RunFolderError
+from realitycheck.store._atomic import write_atomically
 from realitycheck.store._secrets import REDACTED, scrub_text
 
 if TYPE_CHECKING:
@@ -51,7 +50,6 @@ if TYPE_CHECKING:
 __all__ = [
     "RemoteFile",
     "RemoteFolder",
-    "atomic_write_bytes",
     "is_uri",
     "remote_folder",
     "shown_uri",
@@ -83,26 +81,6 @@ def shown_uri(uri: str) -> str:
     )
     shown = urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
     return scrub_text(shown)
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file, :func:`os.fsync` and :func:`os.replace`.
-
-    The file is always the old or the new one whole: a killed process leaves
-    the old one, and the fsync before the rename keeps an OS crash or power
-    cut from leaving an empty file under the name (the manifest is written
-    twice a stage, so the 5-10 ms it costs is kept for that guarantee).
-    """
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 @dataclass(frozen=True)
@@ -251,7 +229,7 @@ class RemoteFolder:
             path = Path(self.key(name))
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write_bytes(path, data)
+                write_atomically(path, data)
             except OSError as exc:
                 raise self._fail(f"write {name} of", exc) from None
             return

@@ -16,13 +16,12 @@ import hashlib
 import io
 import json
 import re
-import shutil
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from realitycheck.errors import InvalidInputError
+from realitycheck.store._atomic import atomic_folder
 from realitycheck.store._store import RunStore
 from realitycheck.text import csv_safe_frame
 
@@ -138,11 +137,9 @@ def save_result(store: RunStore, result: StudyResult, *, folder: str | Path | No
     """
     final = result_dir(store, result.study, folder=folder)
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final.with_name(f".{final.name}.{uuid.uuid4().hex[:8]}.tmp")
-    tmp.mkdir()
-    try:
-        tables = [(folder_name(t.name), t) for t in result.tables]
-        figures = [(folder_name(f.stem), f) for f in result.figures]
+    tables = [(folder_name(t.name), t) for t in result.tables]
+    figures = [(folder_name(f.stem), f) for f in result.figures]
+    with atomic_folder(final) as tmp:
         for name, t in tables:
             csv_safe_frame(t.frame).to_csv(tmp / f"{name}.csv", index=False)
         for stem, f in figures:
@@ -157,14 +154,6 @@ def save_result(store: RunStore, result: StudyResult, *, folder: str | Path | No
             "figures": [{"stem": stem, "caption": f.caption} for stem, f in figures],
         }
         (tmp / "result.json").write_text(json.dumps(meta, indent=2, default=str), encoding="utf-8")
-        old = final.with_name(f".{final.name}.{uuid.uuid4().hex[:8]}.old")
-        if final.exists():
-            final.rename(old)
-        tmp.rename(final)
-        shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return final
 
 
