@@ -33,7 +33,7 @@ WIDTH = 96
 _ROLE = re.compile(
     r":(?:py:)?(?:class|func|meth|attr|mod|data|exc|obj|const):<code>~?([^<]*)</code>"
 )
-_LITERAL_MARK = re.compile(r"<p>::</p>\n?")
+_LITERAL_MARK = re.compile(r"<p>::</p>\n?|(?<=:):(?=</p>)")
 _CELL = re.compile(r"<td>.*?</td>", re.S)
 
 
