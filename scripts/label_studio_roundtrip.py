@@ -159,7 +159,7 @@ def main() -> None:
     work = Path(args.workdir or tempfile.mkdtemp(prefix="ls-roundtrip-"))
     run, out = work / "run", work / "out"
     realitycheck("label", "-d", DATASET, "-l", "exact_match,rouge_l", "--out", str(run))
-    realitycheck("annotate", "export", "--run", str(run), "--out", str(out), *EXPORT_ARGS)
+    realitycheck("annotate", "export", "--run", str(run), "--export-dir", str(out), *EXPORT_ARGS)
     # `label-studio --version` asks PyPI for the latest release and can hang offline.
     python = Path(shutil.which(args.label_studio) or args.label_studio).parent / "python"
     version = subprocess.run(

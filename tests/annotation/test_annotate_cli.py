@@ -12,8 +12,8 @@ import pandas as pd
 from realitycheck.cli import main
 
 
-def _export(run, out, *extra):
-    args = ["-q", "annotate", "export", "--run", str(run), "--out", str(out)]
+def _export(run, out, *extra, option="--export-dir"):
+    args = ["-q", "annotate", "export", "--run", str(run), option, str(out)]
     return main([*args, "-l", "exact_match,rouge_l", "--annotators", "2", *extra])
 
 
@@ -51,6 +51,17 @@ def test_export_then_import_print_what_they_did(quiz_run, tmp_path, capsys):
     assert "human: 4 hallucinated, 2 faithful, 0 without a verdict" in printed
 
 
+def test_export_out_is_the_old_spelling_of_export_dir(quiz_run, tmp_path, capsys):
+    # The same files as with --export-dir, and a warning naming the new spelling.
+    new, old = tmp_path / "new", tmp_path / "old"
+    assert _export(quiz_run, new, "--format", "csv", "--seed", "4") == 0
+    capsys.readouterr()
+    assert _export(quiz_run, old, "--format", "csv", "--seed", "4", option="--out") == 0
+    err = capsys.readouterr().err
+    assert "warning: annotate export --out is now --export-dir" in err
+    assert (old / "items.csv").read_bytes() == (new / "items.csv").read_bytes()
+
+
 def test_bad_input_exits_2_with_one_message_and_no_traceback(quiz_run, tmp_path, capsys):
     out = tmp_path / "sheets"
     assert _export(quiz_run, out, "--format", "csv") == 0
@@ -61,9 +72,10 @@ def test_bad_input_exits_2_with_one_message_and_no_traceback(quiz_run, tmp_path,
     assert code == 2
     assert err.startswith("error: ") and "filled.csv, line" in err and "field 'verdict'" in err
     assert "Traceback" not in err
-    assert main(["annotate", "export", "--run", str(tmp_path / "nope"), "--out", str(out)]) == 2
+    export = ["annotate", "export", "--export-dir", str(out)]
+    assert main([*export, "--run", str(tmp_path / "nope")]) == 2
     assert "There is no run folder at" in capsys.readouterr().err
-    code = main(["annotate", "export", "--run", str(quiz_run), "--out", str(out), "--n", "0"])
+    code = main([*export, "--run", str(quiz_run), "--n", "0"])
     assert code == 2
     assert "The 'n' parameter of annotate export must be an int >= 1" in capsys.readouterr().err
     code = main(["annotate", "import", "--run", str(quiz_run), str(tmp_path / "gone.json")])

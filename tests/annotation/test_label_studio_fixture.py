@@ -39,7 +39,8 @@ def _expected() -> dict[tuple[str, str], bool | None]:
 
 def test_the_fixture_tasks_are_what_export_writes_today(quiz_run, tmp_path):
     out = tmp_path / "out"
-    args = ["-q", "annotate", "export", "--run", str(quiz_run), "--out", str(out), *EXPORT_ARGS]
+    args = ["-q", "annotate", "export", "--run", str(quiz_run), "--export-dir", str(out)]
+    args += EXPORT_ARGS
     assert main(args) == 0
     for name in ("tasks.json", "label_config.xml", "annotation.json"):
         assert (out / name).read_bytes() == (FIXTURES / name).read_bytes(), (
@@ -60,7 +61,8 @@ def test_the_real_export_reads_as_one_verdict_per_user_and_task():
 @pytest.fixture
 def imported(quiz_run, tmp_path, capsys):
     out = tmp_path / "out"
-    args = ["-q", "annotate", "export", "--run", str(quiz_run), "--out", str(out), *EXPORT_ARGS]
+    args = ["-q", "annotate", "export", "--run", str(quiz_run), "--export-dir", str(out)]
+    args += EXPORT_ARGS
     assert main(args) == 0
     capsys.readouterr()
     assert main(["annotate", "import", "--run", str(quiz_run), str(EXPORT)]) == 0

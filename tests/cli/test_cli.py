@@ -69,18 +69,42 @@ def test_unknown_calibration_method_fails_before_any_work(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("verb", [["study", "length"], ["report"]])
-@pytest.mark.parametrize("with_out", [False, True])
-def test_study_and_report_refuse_a_missing_run_folder_first(tmp_path, capsys, verb, with_out):
-    out = ["--out", str(tmp_path / "out")] if with_out else []
+@pytest.mark.parametrize("with_report_dir", [False, True])
+def test_study_and_report_refuse_a_missing_run_folder_first(
+    tmp_path, capsys, verb, with_report_dir
+):
+    out = ["--report-dir", str(tmp_path / "out")] if with_report_dir else []
     assert main(["-q", *verb, "--run", str(tmp_path / "nowhere"), *out]) == 2
     err = capsys.readouterr().err
     assert f"There is no run folder at {tmp_path / 'nowhere'}" in err and "--run" in err
     assert "Traceback" not in err and list(tmp_path.iterdir()) == []
 
 
-def test_report_on_a_local_run_writes_to_its_out_folder(tmp_path, capsys):
+def test_report_on_a_local_run_writes_to_its_report_dir(tmp_path, capsys):
     run, out = tmp_path / "run", tmp_path / "elsewhere"
     run.mkdir()
-    assert main(["-q", "report", "--run", str(run), "--out", str(out)]) == 0
+    assert main(["-q", "report", "--run", str(run), "--report-dir", str(out)]) == 0
     assert f"report: {out / 'report.html'}" in capsys.readouterr().out
     assert (out / "report.html").is_file() and not (run / "report.html").exists()
+
+
+def _commands(group, prefix=()):
+    import click
+
+    for name, command in group.commands.items():
+        yield (*prefix, name)
+        if isinstance(command, click.Group):
+            yield from _commands(command, (*prefix, name))
+
+
+def test_the_cli_module_docstring_names_every_registered_command():
+    import re
+
+    from realitycheck.cli import _app
+
+    doc = _app.__doc__ or ""
+    words = set(re.findall(r"[a-z]+", doc))
+    commands = list(_commands(_app.cli))
+    assert len(commands) >= 20  # 15 verbs, 5 subcommands today
+    missing = [" ".join(c) for c in commands if not set(c) <= words]
+    assert missing == []

@@ -68,7 +68,8 @@ def test_report_refuses_a_reference_without_labels_and_writes_nothing(
 ):
     out = tmp_path / "report"
     capsys.readouterr()
-    code = main(["-q", "report", "--run", str(evaluated), "--reference", key, "--out", str(out)])
+    args = ["-q", "report", "--run", str(evaluated), "--reference", key]
+    code = main([*args, "--report-dir", str(out)])
     err = capsys.readouterr().err
     assert code == 2
     assert f"field 'reference': The run holds no labeler {key!r}.{hint} Its labelers: " in err
@@ -82,10 +83,8 @@ def test_report_refuses_a_reference_without_labels_and_writes_nothing(
 
 def test_report_takes_a_reference_the_run_holds(evaluated, tmp_path, capsys):
     out = tmp_path / "report"
-    assert (
-        main(["-q", "report", "--run", str(evaluated), "--reference", "rouge_l", "--out", str(out)])
-        == 0
-    )
+    args = ["-q", "report", "--run", str(evaluated), "--reference", "rouge_l"]
+    assert main([*args, "--report-dir", str(out)]) == 0
     assert (out / "report.html").is_file() and (out / "leaderboard.html").is_file()
 
 

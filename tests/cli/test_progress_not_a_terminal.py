@@ -271,7 +271,7 @@ def test_a_piped_demo_prints_its_steps_by_dataset_and_its_studies_then_has_headl
     monkeypatch.setattr(_demo, "DEMO_PLAN", {"faithbench": ((), ("length", "source_overlap"))})
     monkeypatch.setattr(_demo, "ALL", "leaderboard")
     out = tmp_path / "demo"
-    assert main(["demo", "--out", str(out), "--n-resamples", "20"]) == 0
+    assert main(["demo", "--report-dir", str(out), "--n-resamples", "20"]) == 0
     printed = capsys.readouterr()
     err = _plain(printed)
     # The demo ends with its headline findings in words, after the report's path.

@@ -22,7 +22,7 @@ def test_demo_measures_against_the_reference_it_is_given(small_plan, tmp_path):
     out = tmp_path / "demo"
     result = CliRunner().invoke(
         cli,
-        ["demo", "--out", str(out), "--n-resamples", "20", "--reference", "recorded:gpt_4o"],
+        ["demo", "--report-dir", str(out), "--n-resamples", "20", "--reference", "recorded:gpt_4o"],
     )
     assert result.exit_code == 0, result.output
     store = RunStore(out / "run")
@@ -48,7 +48,7 @@ def test_demo_exits_non_zero_when_a_study_fails_and_keeps_the_others(
 
     monkeypatch.setattr(Leaderboard, "analyse", broken)
     out = tmp_path / "demo"
-    assert main(["demo", "--out", str(out), "--n-resamples", "20"]) == 2
+    assert main(["demo", "--report-dir", str(out), "--n-resamples", "20"]) == 2
     printed = capsys.readouterr()
     assert "1 of 1 studies failed: leaderboard (ValueError: forced failure)" in printed.err
     assert (out / "report.html").exists()
@@ -78,7 +78,7 @@ def test_the_demo_command_computes_studies_on_every_core_and_the_api_here(
     small_plan, tmp_path, monkeypatch
 ):
     given = record_workers(monkeypatch, _demo, "run_studies")
-    assert main(["-q", "demo", "--out", str(tmp_path / "cli"), "--n-resamples", "20"]) == 0
+    assert main(["-q", "demo", "--report-dir", str(tmp_path / "cli"), "--n-resamples", "20"]) == 0
     _demo.run_demo(tmp_path / "api", bootstrap=Bootstrap(n_resamples=20))
     assert given == [None, 1]
 
@@ -87,7 +87,7 @@ def test_the_demo_exits_0_on_the_real_data_and_3_when_a_stage_had_failures(
     small_plan, tmp_path, monkeypatch, capsys
 ):
     out = str(tmp_path / "demo")
-    assert main(["-q", "demo", "--out", out, "--n-resamples", "20"]) == 0
+    assert main(["-q", "demo", "--report-dir", out, "--n-resamples", "20"]) == 0
     assert "items failed" not in capsys.readouterr().err
     real_detect = _demo.detect
 
@@ -98,11 +98,11 @@ def test_the_demo_exits_0_on_the_real_data_and_3_when_a_stage_had_failures(
         return report
 
     monkeypatch.setattr(_demo, "detect", failing_detect)
-    assert main(["-q", "demo", "--out", out, "--n-resamples", "20"]) == 3
+    assert main(["-q", "demo", "--report-dir", out, "--n-resamples", "20"]) == 3
     err = capsys.readouterr().err
     assert "error: 2 items failed (length: 2)" in err
     assert "commonest error (2 times, length): HTTP 503 (request 1)" in err
-    assert main(["-q", "demo", "--out", out, "--n-resamples", "20", "--allow-failures"]) == 0
+    assert main(["-q", "demo", "--report-dir", out, "--n-resamples", "20", "--allow-failures"]) == 0
 
 
 def test_the_first_findings_come_before_the_embedding_components_and_the_studies(
@@ -130,7 +130,9 @@ def test_the_first_findings_come_before_the_embedding_components_and_the_studies
 
 
 def test_the_demo_command_prints_its_first_findings_before_the_last(small_plan, tmp_path):
-    result = CliRunner().invoke(cli, ["demo", "--out", str(tmp_path / "d"), "--n-resamples", "20"])
+    result = CliRunner().invoke(
+        cli, ["demo", "--report-dir", str(tmp_path / "d"), "--n-resamples", "20"]
+    )
     assert result.exit_code == 0, result.output
     first = result.output.index("first findings after")
     assert first < result.output.index("key findings:")

@@ -103,7 +103,7 @@ def test_a_live_writers_lock_and_another_hosts_are_left_alone(tmp_path, capsys):
 
 def test_metrics_are_set_aside_with_the_labels_they_were_computed_from(tmp_path, capsys):
     run, args = user_run(tmp_path, capsys)
-    assert main(["report", "--run", str(run), "--out", str(tmp_path / "before")]) == 0
+    assert main(["report", "--run", str(run), "--report-dir", str(tmp_path / "before")]) == 0
     assert "(run the evaluate stage)" not in (tmp_path / "before" / "report.md").read_text()
     (run / "labels.parquet").write_bytes(b"PAR1 not really parquet PAR1")
     assert main(["check", "--run", str(run), "--repair"]) == 0
@@ -114,7 +114,7 @@ def test_metrics_are_set_aside_with_the_labels_they_were_computed_from(tmp_path,
     assert "agreement, metrics: set aside, as they were computed from the labels" in out
     assert "run evaluate again" in out
     assert RunStore(run).frame("metrics").empty
-    assert main(["report", "--run", str(run), "--out", str(tmp_path / "after")]) == 0
+    assert main(["report", "--run", str(run), "--report-dir", str(tmp_path / "after")]) == 0
     text = (tmp_path / "after" / "report.md").read_text()
     assert "Not available: the run has no metrics table (run the evaluate stage)." in text
     assert main(args) == 0  # evaluate computes them again

@@ -1,4 +1,4 @@
-"""Studies on a run on S3 (moto): the run is only read, the results go to a local --out folder."""
+"""Studies on a run on S3 (moto): the run is only read, the results go to a local --report-dir."""
 
 from __future__ import annotations
 
@@ -73,13 +73,14 @@ def _results(folder: Path) -> dict[str, tuple[dict, dict[str, str]]]:
     return out
 
 
-def test_studies_on_s3_give_the_tables_of_a_local_copy_in_out_and_its_report(
+def test_studies_on_s3_give_the_tables_of_a_local_copy_in_report_dir_and_its_report(
     s3_run, tmp_path, capsys
 ):
     local = _local_copy(s3_run, tmp_path / "copy")
     before = objects(s3_run)
     out = tmp_path / "out"
-    assert main(["-q", "study", STUDIES, "--run", s3_run, "--out", str(out), *N_RESAMPLES]) == 0
+    args = ["-q", "study", STUDIES, "--run", s3_run, "--report-dir", str(out)]
+    assert main([*args, *N_RESAMPLES]) == 0
     assert main(["-q", "study", STUDIES, "--run", str(local), *N_RESAMPLES]) == 0
     captured = capsys.readouterr()
     assert SECRET not in captured.out + captured.err
@@ -90,22 +91,22 @@ def test_studies_on_s3_give_the_tables_of_a_local_copy_in_out_and_its_report(
         assert (meta, tables) == theirs[name]
     # The report of the run includes the studies of the folder it is written to, only.
     elsewhere = tmp_path / "elsewhere"
-    assert main(["-q", "report", "--run", s3_run, "--out", str(elsewhere)]) == 0
+    assert main(["-q", "report", "--run", s3_run, "--report-dir", str(elsewhere)]) == 0
     html, other = ((f / "report.html").read_text() for f in (out, elsewhere))
     assert all(f"({name})</h3>" in html for name in ours)  # written by the study command
     assert not any(f"({name})</h3>" in other for name in ours)
     assert "No study has been run on this run" in other and SECRET not in html + other
-    assert main(["-q", "report", "--run", s3_run, "--out", str(out)]) == 0
+    assert main(["-q", "report", "--run", s3_run, "--report-dir", str(out)]) == 0
     assert (out / "report.html").read_text().count("</h3>") == html.count("</h3>")
     assert objects(s3_run) == before  # read only: no object added, changed or removed
 
 
-def test_studies_on_s3_without_out_are_refused_before_any_work(s3_run, tmp_path, capsys):
+def test_studies_on_s3_without_report_dir_are_refused_before_any_work(s3_run, tmp_path, capsys):
     before = objects(s3_run)
     capsys.readouterr()
     assert main(["-q", "study", "length", "--run", s3_run, *N_RESAMPLES]) == 2
     err = capsys.readouterr().err
-    assert "--out" in err and "object storage" in err
+    assert "--report-dir" in err and "object storage" in err
     assert "Traceback" not in err and SECRET not in err
     assert objects(s3_run) == before and not Path("s3:").exists()
     with pytest.raises(RunFolderError, match="folder=DIR") as info:
@@ -113,13 +114,13 @@ def test_studies_on_s3_without_out_are_refused_before_any_work(s3_run, tmp_path,
     assert SECRET not in str(info.value)
 
 
-def test_out_on_a_local_run_is_refused_naming_where_its_studies_go(tmp_path, capsys):
+def test_report_dir_on_a_local_run_is_refused_naming_where_its_studies_go(tmp_path, capsys):
     run = tmp_path / "run"
     run.mkdir()
-    args = ["-q", "study", "length", "--run", str(run), "--out", str(tmp_path / "o")]
+    args = ["-q", "study", "length", "--run", str(run), "--report-dir", str(tmp_path / "o")]
     assert main(args) == 2
     err = capsys.readouterr().err
-    assert "--out is for a run on object storage" in err and str(run / "studies") in err
+    assert "--report-dir is for a run on object storage" in err and str(run / "studies") in err
     assert "Traceback" not in err and not (tmp_path / "o").exists()
 
 

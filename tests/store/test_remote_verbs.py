@@ -65,7 +65,7 @@ def test_evaluate_on_s3_writes_tables_and_report_to_the_report_dir(s3_bucket, tm
     pd.testing.assert_frame_equal(ours, theirs)
     assert (out / "report.html").exists() and SECRET not in (out / "report.html").read_text()
     report = tmp_path / "again"
-    assert main(["-q", "report", "--run", uri, "--out", str(report)]) == 0
+    assert main(["-q", "report", "--run", uri, "--report-dir", str(report)]) == 0
     assert (report / "report.html").exists()
 
 
@@ -81,12 +81,12 @@ def test_what_needs_a_local_folder_is_refused_by_name_without_the_secret(
     assert "object storage" in err and "Traceback" not in err and SECRET not in err
     assert main(["-q", "report", "--run", uri]) != 0
     err = capsys.readouterr().err
-    assert "--out" in err and SECRET not in err
+    assert "--report-dir" in err and SECRET not in err
     assert not Path("s3:").exists()
 
 
 def test_the_demo_refuses_an_out_on_object_storage_before_any_work(tmp_path, capsys):
-    assert main(["-q", "demo", "--out", f"s3://k:{SECRET}@bucket/demo"]) != 0
+    assert main(["-q", "demo", "--report-dir", f"s3://k:{SECRET}@bucket/demo"]) != 0
     err = capsys.readouterr().err
     assert "local folder" in err and SECRET not in err and not Path("s3:").exists()
 
@@ -204,8 +204,8 @@ def test_each_verb_on_s3_asks_for_the_bucket_once(s3_bucket, s3_requests, tmp_pa
         "evaluate": ["evaluate", "-d", key, "-D", "length", "--n-resamples", "20"]
         + ["--out", uri, "--report-dir", str(tmp_path / "evaluate")],
         "study": ["study", "length", "--n-resamples", "20", "--workers", "1"]
-        + ["--run", uri, "--out", str(tmp_path / "study")],
-        "report": ["report", "--run", uri, "--out", str(tmp_path / "report")],
+        + ["--run", uri, "--report-dir", str(tmp_path / "study")],
+        "report": ["report", "--run", uri, "--report-dir", str(tmp_path / "report")],
         "check": ["check", "--run", uri],
         "run": ["run", str(_run_config(tmp_path, uri))],
     }

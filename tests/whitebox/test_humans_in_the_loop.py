@@ -66,7 +66,7 @@ def run(tiny_lm_dir, data_dir, tmp_path_factory):
     assert main(["-q", "label", *common, "-l", "rouge_l", "-l", JUDGE, "--no-cache"]) == 0
     assert main(["-q", "detect", *common, "-D", DETECTORS]) == 0
     sheets = root / "round1"
-    export = ["-q", "annotate", "export", "--run", str(out), "--out", str(sheets)]
+    export = ["-q", "annotate", "export", "--run", str(out), "--export-dir", str(sheets)]
     export += ["--strategy", "stratified", "--by", "model", "--n", "24", "--annotators", "2"]
     export += ["--format", "csv", "--seed", "3"]
     assert main(export) == 0

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from realitycheck.annotation import AGGREGATES, FORMATS, STRATEGIES
-from realitycheck.cli._common import cli, lock_run, terminal_text
+from realitycheck.cli._common import cli, lock_run, old_out_option, terminal_text
 from realitycheck.errors import InvalidInputError
 
 __all__: list[str] = []
@@ -41,7 +41,7 @@ def annotate_group() -> None:
     """Humans in the loop: export responses for people to label, import their verdicts.
 
     \b
-    realitycheck annotate export --run RUN --out sheets -l rouge_l,qa_judge --n 200
+    realitycheck annotate export --run RUN --export-dir sheets -l rouge_l,qa_judge --n 200
     (label the files in Label Studio or a spreadsheet)
     realitycheck annotate import --run RUN export.json
     realitycheck evaluate -d DATASET --run RUN --reference human
@@ -51,11 +51,12 @@ def annotate_group() -> None:
 @annotate_group.command("export")
 @_run_option
 @click.option(
-    "--out",
+    "--export-dir",
     required=True,
     type=click.Path(file_okay=False),
     help="Folder for the files (created if missing).",
 )
+@old_out_option("--export-dir", "export_dir", type=click.Path(file_okay=False))
 @click.option(
     "--strategy",
     type=click.Choice(STRATEGIES),
@@ -117,12 +118,12 @@ def annotate_group() -> None:
 )
 @click.option("--instructions", default="", help="A line of guidance atop each Label Studio task.")
 @click.pass_context
-def export_cmd(ctx: click.Context, run_dir: str, out: str, **options: Any) -> None:
+def export_cmd(ctx: click.Context, run_dir: str, export_dir: str, **options: Any) -> None:
     """Choose responses of a run and write them for people to label.
 
     Each item shows the question, references, context and response. The
     choice (strategy, seed, n, labelers, the response ids) is written to
-    OUT/annotation.json and to the run's manifest, so that import checks the
+    DIR/annotation.json (--export-dir DIR) and to the run's manifest, so that import checks the
     items came from this run.
     """
     from realitycheck.annotation import Selection, export_items
@@ -142,7 +143,7 @@ def export_cmd(ctx: click.Context, run_dir: str, out: str, **options: Any) -> No
     )
     report = export_items(
         store,
-        out,
+        export_dir,
         selection,
         formats=options["formats"] or FORMATS,
         annotators=options["annotators"],
@@ -159,7 +160,7 @@ def export_cmd(ctx: click.Context, run_dir: str, out: str, **options: Any) -> No
     for group, count in choice.counts().items():
         if group:
             click.echo(f"  {terminal_text(group)}: {count}")
-    click.echo(f"wrote {', '.join(f.name for f in report.files)} in {terminal_text(out)}")
+    click.echo(f"wrote {', '.join(f.name for f in report.files)} in {terminal_text(export_dir)}")
     if (report.folder / "tasks.json").exists() and "label-studio" in (
         options["formats"] or FORMATS
     ):

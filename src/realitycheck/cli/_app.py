@@ -1,4 +1,10 @@
-"""One verb per stage: datasets, ingest, label, detect, evaluate, report, demo.
+"""The command line: one verb per stage, and the verbs around them.
+
+The stages: ingest, generate, choose (MCQ answers by likelihood), label,
+detect, evaluate, study and report; run (a whole study from a TOML file) and
+demo (the whole job on six datasets). Around them: datasets (list, describe,
+fetch), components, describe, check (a run folder's health) and annotate
+(export, import: humans in the loop).
 
 Every failure the user can fix ends in a one-paragraph message on stderr and a
 non-zero exit, never a traceback. An interrupted stage keeps what it stored;

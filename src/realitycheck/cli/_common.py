@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ __all__ = [
     "local_out",
     "lock_run",
     "models_option",
+    "old_out_option",
     "progress_for",
     "reference_option",
     "replace_option",
@@ -78,6 +80,55 @@ def run_option(help_text: str) -> Any:
     return click.option(
         "--out", "--run", "run_dir", type=click.Path(file_okay=False), required=True, help=help_text
     )
+
+
+def old_out_option(new: str, dest: str, **attrs: Any) -> Any:
+    """Still accept ``--out``, this verb's spelling of ``new`` before the rename, with a warning.
+
+    ``--out`` names the run folder (``label``, ``detect``, ``evaluate``…); where
+    it named an output folder, that option is now ``new``. The old spelling is
+    hidden from ``--help`` and read first: it prints a warning naming ``new``
+    and becomes ``new``'s value for this command (so a required ``new`` is
+    satisfied, and a default is replaced). Giving both, with different
+    values, is refused. ``attrs`` are those of ``new`` that check the value
+    (``type``…).
+    """
+    key = f"realitycheck.old_out.{dest}"
+
+    def take(ctx: click.Context, _: click.Parameter, value: Any) -> None:
+        if value is None:
+            return
+        names: list[str] = []
+        at = ctx
+        while at.parent is not None:  # the verb, without the program's name
+            names.insert(0, at.info_name or "")
+            at = at.parent
+        verb = " ".join(names)
+        click.echo(
+            f"warning: {verb} --out is now {new} (--out names the run folder, as in label, "
+            "detect and evaluate); the old spelling still works in this release.",
+            err=True,
+        )
+        ctx.default_map = {**(ctx.default_map or {}), dest: value}
+        ctx.meta[key] = value
+
+    def add(command: Any) -> Any:
+        @functools.wraps(command)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            ctx = click.get_current_context()
+            old = ctx.meta.get(key)
+            source = ctx.get_parameter_source(dest)
+            if old is not None and source is click.core.ParameterSource.COMMANDLINE:
+                if kwargs[dest] != old:
+                    raise click.UsageError(f"Give {new} only; --out is its old spelling.", ctx)
+            return command(*args, **kwargs)
+
+        option = click.option(
+            "--out", hidden=True, is_eager=True, expose_value=False, callback=take, **attrs
+        )
+        return option(run)
+
+    return add
 
 
 def backend_options(backend_help: str) -> Any:
@@ -319,11 +370,11 @@ def lock_run(ctx: click.Context, run_dir: Any) -> Any:
     return lock.folder
 
 
-def local_out(run_dir: str, chosen: str | None, option: str) -> Path:
+def local_out(run_dir: str, chosen: str | None, option: str = "--report-dir") -> Path:
     """The local folder for CSV tables and the report: ``chosen``, else the run folder.
 
     A run on object storage has no local folder: ``chosen`` is then required
-    (checked before any work). ``option`` names it in the error (``--out``).
+    (checked before any work). ``option`` names it in the error.
     """
     from realitycheck.errors import InvalidInputError
     from realitycheck.store import is_uri, shown_uri
@@ -340,13 +391,16 @@ def local_out(run_dir: str, chosen: str | None, option: str) -> Path:
     return Path(run_dir)
 
 
-def run_out_folder(run_dir: str, out: str | None, *, out_on_local_run: bool = True) -> Path:
+def run_out_folder(
+    run_dir: str, report_dir: str | None, *, report_dir_on_local_run: bool = True
+) -> Path:
     """The local folder where ``report`` or ``study`` writes about an existing run.
 
-    ``out`` (``--out``) when given, else the run folder (:func:`local_out`).
-    Checked before any work, in this order: a local run must be a folder; with
-    ``out_on_local_run=False`` (``study``, whose results belong in RUN/studies/)
-    a local run refuses ``--out``; a run on object storage needs ``--out``.
+    ``report_dir`` (``--report-dir``) when given, else the run folder
+    (:func:`local_out`). Checked before any work, in this order: a local run
+    must be a folder; with ``report_dir_on_local_run=False`` (``study``, whose
+    results belong in RUN/studies/) a local run refuses ``--report-dir``; a run
+    on object storage needs ``--report-dir``.
 
     Raises:
         InvalidInputError: Any of these checks failed (nothing was created).
@@ -358,13 +412,13 @@ def run_out_folder(run_dir: str, out: str | None, *, out_on_local_run: bool = Tr
         raise InvalidInputError(
             f"There is no run folder at {run_dir}.", path=run_dir, field="--run"
         )
-    if out is not None and not out_on_local_run and not is_uri(run_dir):
+    if report_dir is not None and not report_dir_on_local_run and not is_uri(run_dir):
         raise InvalidInputError(
-            "--out is for a run on object storage; a run folder keeps its study results "
-            f"in {Path(run_dir) / 'studies'} and its report beside them.",
-            field="--out",
+            "--report-dir is for a run on object storage; a run folder keeps its study "
+            f"results in {Path(run_dir) / 'studies'} and its report beside them.",
+            field="--report-dir",
         )
-    return local_out(run_dir, out, "--out")
+    return local_out(run_dir, report_dir)
 
 
 def check_replace_names(replace: Sequence[str], chosen: Sequence[Any]) -> None:

@@ -16,6 +16,7 @@ from realitycheck.cli._common import (
     bootstrap_options,
     cli,
     lock_run,
+    old_out_option,
     progress_for,
     reference_option,
     run_out_folder,
@@ -40,16 +41,19 @@ def _write_report(store: Any, out: Path, reference: str | None = None) -> None:
     "--run",
     "run_dir",
     required=True,
-    help="The run folder, or its URI on object storage (s3://bucket/run; then give --out).",
+    help="The run folder, or its URI on object storage (s3://bucket/run; then give --report-dir).",
 )
 @click.option(
-    "--out",
+    "--report-dir",
     type=click.Path(file_okay=False),
     help="Where to write (default: the run folder; required for a run on object storage).",
 )
+@old_out_option("--report-dir", "report_dir", type=click.Path(file_okay=False))
 @reference_option
 @click.pass_context
-def report_cmd(ctx: click.Context, run_dir: str, out: str | None, reference: str | None) -> None:
+def report_cmd(
+    ctx: click.Context, run_dir: str, report_dir: str | None, reference: str | None
+) -> None:
     """Write report.html, report.md and CSV tables for an evaluated run.
 
     The reference defaults to the one the evaluate stage used; one the run
@@ -57,18 +61,25 @@ def report_cmd(ctx: click.Context, run_dir: str, out: str | None, reference: str
     """
     from realitycheck.store import RunStore
 
-    made = out is not None and not Path(out).exists()
-    target = run_out_folder(run_dir, out)
+    made = report_dir is not None and not Path(report_dir).exists()
+    target = run_out_folder(run_dir, report_dir)
     try:
         _write_report(RunStore(lock_run(ctx, run_dir)), target, reference)
     except InvalidInputError:
         if made and not any(target.iterdir()):
-            target.rmdir()  # the --out folder this command made for a report it refused
+            target.rmdir()  # the --report-dir folder this command made for a report it refused
         raise
 
 
 @cli.command("demo")
-@click.option("--out", type=click.Path(file_okay=False), default="demo-report", show_default=True)
+@click.option(
+    "--report-dir",
+    type=click.Path(file_okay=False),
+    default="demo-report",
+    show_default=True,
+    help="The folder for the report and the tables; the run is stored in DIR/run.",
+)
+@old_out_option("--report-dir", "report_dir", type=click.Path(file_okay=False))
 @_data_dir_option
 @bootstrap_options
 @reference_option
@@ -76,7 +87,7 @@ def report_cmd(ctx: click.Context, run_dir: str, out: str | None, reference: str
 @click.pass_context
 def demo_cmd(
     ctx: click.Context,
-    out: str,
+    report_dir: str,
     data_dir: str | None,
     n_resamples: int,
     confidence: float,
@@ -100,13 +111,13 @@ def demo_cmd(
     from realitycheck.runner import run_demo
     from realitycheck.store import RunStore, is_uri, shown_uri
 
-    if is_uri(out):
+    if is_uri(report_dir):
         raise InvalidInputError(
             f"The demo writes its run, studies and report into a local folder; got "
-            f"{shown_uri(out)}.",
-            field="--out",
+            f"{shown_uri(report_dir)}.",
+            field="--report-dir",
         )
-    lock_run(ctx, Path(out) / "run")
+    lock_run(ctx, Path(report_dir) / "run")
     started = time.monotonic()
 
     def first_findings(findings: Sequence[str]) -> None:
@@ -118,7 +129,7 @@ def demo_cmd(
         )
 
     result = run_demo(
-        out,
+        report_dir,
         data_dir=data_dir,
         bootstrap=bootstrap_from(n_resamples, confidence, seed),
         reference=reference,
@@ -127,7 +138,7 @@ def demo_cmd(
         on_first_findings=first_findings,
     )
     click.echo(f"run: {result.run_dir}; studies: {', '.join(result.studies) or 'none'}")
-    _write_report(RunStore(result.run_dir), Path(out), reference)
+    _write_report(RunStore(result.run_dir), Path(report_dir), reference)
     echo_findings(result.findings)
     failures = FailureTally()
     for report in result.stages:

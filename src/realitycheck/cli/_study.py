@@ -13,6 +13,7 @@ from realitycheck.cli._common import (
     cli,
     lock_run,
     models_option,
+    old_out_option,
     progress_for,
     reference_option,
     run_out_folder,
@@ -54,14 +55,15 @@ def exit_if_studies_failed(runs: Sequence[StudyRun]) -> None:
     "run_dir",
     required=True,
     help="The run folder (made by evaluate, label/detect or demo), or its URI on object "
-    "storage (s3://bucket/run; then give --out).",
+    "storage (s3://bucket/run; then give --report-dir).",
 )
 @click.option(
-    "--out",
+    "--report-dir",
     type=click.Path(file_okay=False),
     help="For a run on object storage (and only there): the local folder for the "
     "results (DIR/studies/) and the report.",
 )
+@old_out_option("--report-dir", "report_dir", type=click.Path(file_okay=False))
 @bootstrap_options
 @reference_option
 @models_option
@@ -69,8 +71,8 @@ def exit_if_studies_failed(runs: Sequence[StudyRun]) -> None:
     "--report/--no-report",
     default=True,
     show_default=True,
-    help="Rewrite report.html / report.md in the run folder (in --out for a run on object "
-    "storage) with the study's section.",
+    help="Rewrite report.html / report.md in the run folder (in --report-dir for a run on "
+    "object storage) with the study's section.",
 )
 @workers_option(
     "Processes computing studies side by side (default: one per core, at most one "
@@ -81,7 +83,7 @@ def study_cmd(
     ctx: click.Context,
     names: tuple[str, ...],
     run_dir: str,
-    out: str | None,
+    report_dir: str | None,
     n_resamples: int,
     confidence: float,
     seed: int,
@@ -95,8 +97,9 @@ def study_cmd(
     Each result (tables as CSV, figures as PNG, the finding) is stored in
     RUN/studies/<study>/ and becomes a section of the report. A run on object
     storage (--run s3://...) is read, not written (only --models FILE is
-    recorded in its manifest): its results go to OUT/studies/<study>/ and its
-    report to OUT; `report --run URI --out OUT` includes them again.
+    recorded in its manifest): its results go to DIR/studies/<study>/ and its
+    report to DIR (--report-dir DIR); `report --run URI --report-dir DIR`
+    includes them again.
     --reference KEY is the ground truth of every study whose key does not name its own.
     --models FILE gives the models' family, size and tuning to the studies that
     group by them (significance, model_factors).
@@ -109,7 +112,7 @@ def study_cmd(
     from realitycheck.runner import record_models, run_studies
     from realitycheck.store import RunStore
 
-    target = run_out_folder(run_dir, out, out_on_local_run=False)
+    target = run_out_folder(run_dir, report_dir, report_dir_on_local_run=False)
     models = read_models(models_file) if models_file is not None else {}
     store = RunStore(lock_run(ctx, run_dir))
     record_models(store, models)

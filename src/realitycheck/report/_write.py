@@ -122,7 +122,7 @@ def write_report(
     response text is copied.
     The studies are those stored in the run folder; for a run on object
     storage, those stored in ``out_dir/studies/`` (where ``realitycheck study
-    --run URI --out DIR`` puts them).
+    --run URI --report-dir DIR`` puts them).
 
     Args:
         store: The run.

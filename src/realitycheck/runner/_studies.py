@@ -43,7 +43,7 @@ def _failed(component: Study, error: str) -> StudyResult:
     finding = (
         f"This study failed, so it has no tables or figures: {error}. It stopped no "
         "other study. Run it alone to retry (realitycheck study "
-        f"'{component.key}' --run RUN, with --out DIR for a run on object storage; with "
+        f"'{component.key}' --run RUN, with --report-dir DIR for a run on object storage; with "
         "REALITYCHECK_DEBUG=1 in the environment "
         "the error is raised with its traceback)."
     )
@@ -132,7 +132,7 @@ def run_studies(
         raise RunFolderError(
             f"The run at {store.location} is on object storage; its study results are "
             "written to a local folder: pass folder=DIR (on the command line: realitycheck "
-            "study --out DIR).",
+            "study --report-dir DIR).",
             path=store.location,
         )
     if workers is not None and workers < 1:

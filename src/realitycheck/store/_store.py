@@ -170,8 +170,8 @@ class RunStore:
                 f"This needs the run on a local or shared folder; {self.location} is on object "
                 "storage, where realitycheck supports ingest, generate, label, detect, "
                 "evaluate, study, report, check and run CONFIG (tables, study results and "
-                "the report go to a local folder: evaluate --report-dir, study --out, report "
-                "--out, [run] report_dir). Copy the run to a folder for the rest.",
+                "the report go to a local folder: --report-dir of evaluate, study and report, "
+                "[run] report_dir). Copy the run to a folder for the rest.",
                 path=self.location,
             )
         return self._path
