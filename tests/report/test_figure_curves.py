@@ -52,15 +52,16 @@ def many():
     [
         # The baseline ranks below the top five: drawn after them.
         (list("abcdefg") + ["length"], [0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2], 6, [5, 6]),
-        # The baseline is among the top five: nothing more is added.
-        (["a", "length[unit=chars]", "b", "c", "d", "e"], [0.6, 0.9, 0.5, 0.4, 0.3, 0.2], 5, [5]),
-        # Two length variants: the better one is the baseline, the other an ordinary detector.
+        # The baseline ranks among them: it takes no detector's place.
+        (["a", "length[unit=chars]", "b", "c", "d", "e"], [0.6, 0.9, 0.5, 0.4, 0.3, 0.2], 6, []),
+        # Two length variants: the better one is the baseline, the other is left out.
         (
             ["length", "a", "b", "c", "d", "e", "length[unit=tokens]"],
             [0.3, 0.9, 0.8, 0.7, 0.6, 0.5, 0.2],
             6,
             [6],
         ),
+        (["length[unit=tokens]", "length", "a", "b"], [0.9, 0.8, 0.5, 0.4], 3, [1]),
         # No baseline, fewer detectors than SHOWN.
         (["a", "b"], [0.4, 0.6], 2, []),
         # NaN ranks last.
@@ -71,17 +72,21 @@ def test_pick_draws_the_best_by_auroc_and_the_best_baseline(detectors, aurocs, d
     shown, rest = pick(detectors, aurocs)
     assert len(shown) == drawn and rest == left
     assert sorted(shown + rest) == list(range(len(detectors)))
-    best = sorted(
-        (i for i in range(len(detectors)) if not math.isnan(aurocs[i])),
-        key=lambda i: -aurocs[i],
-    )[:SHOWN]
-    assert set(best) <= set(shown)
-    baselines = [i for i in shown if detectors[i].split("[")[0] == "length"]
-    if any(d.split("[")[0] == "length" for d in detectors):
-        assert baselines, "the length baseline is always drawn"
-    # The left-out ones come best first, NaN last.
-    keys = [(math.isnan(aurocs[i]), -aurocs[i] if not math.isnan(aurocs[i]) else 0) for i in rest]
-    assert keys == sorted(keys)
+
+    def key(i):
+        return (math.isnan(aurocs[i]), 0.0 if math.isnan(aurocs[i]) else -aurocs[i])
+
+    def is_baseline(i):
+        return detectors[i].split("[")[0] == "length"
+
+    ranked = sorted(range(len(detectors)), key=key)
+    assert set(shown) == {
+        *[i for i in ranked if not is_baseline(i)][:SHOWN],
+        *[i for i in ranked if is_baseline(i)][:1],
+    }
+    # Both lists come best first, NaN last.
+    assert [key(i) for i in shown] == sorted(key(i) for i in shown)
+    assert [key(i) for i in rest] == sorted(key(i) for i in rest)
 
 
 def test_styles_give_each_detector_its_own_colour_and_the_baseline_black_dash_dot():
@@ -120,13 +125,16 @@ def test_a_curve_figure_draws_the_top_five_and_the_baseline_and_lists_the_rest(
     else:
         figure, texts, legend = _legend(monkeypatch, lambda: render_pr(many, "ds", "human", 0.4))
     ranked = sorted(many, key=lambda c: -c.auroc)
-    top = ranked[:SHOWN]
+    top = [c for c in ranked if c.detector.split("[")[0] != "length"][:SHOWN]
     baseline = max((c for c in many if c.detector.split("[")[0] == "length"), key=lambda c: c.auroc)
-    drawn = top + ([baseline] if baseline not in top else [])
+    drawn = [c for c in ranked if c in top or c is baseline]
     value = (lambda c: c.auroc) if kind == "roc" else (lambda c: c.pr_auc)
-    expected = [f"{c.detector} ({value(c):.3f})" for c in drawn]
-    if baseline not in top:
-        expected[-1] = f"{baseline.detector} ({value(baseline):.3f}, baseline)"
+    expected = [
+        f"{c.detector} ({value(c):.3f}, baseline)"
+        if c is baseline
+        else f"{c.detector} ({value(c):.3f})"
+        for c in drawn
+    ]
     assert texts[: len(drawn)] == expected
     assert len(texts) == len(drawn) + 1  # and the chance line
     # Each drawn line has its own colour.
@@ -162,3 +170,12 @@ def test_legend_labels_that_would_be_cut_alike_are_cut_apart():
     assert len(set(labels)) == 3
     assert labels[2] == "length (0.700, baseline)"
     assert all(label.endswith(("(0.900)", "(0.800)", "baseline)")) for label in labels)
+
+
+def test_the_caption_says_what_is_drawn_when_only_length_variants_are_left_out():
+    rng = np.random.default_rng(5)
+    few = [_curve(rng, n, s) for n, s in (("a", 1.5), ("length", 1.2), ("length[unit=x]", 0.1))]
+    caption = render_roc(few, "ds", "human").caption
+    assert "Drawn: every detector, and the best of the response-length baselines." in caption
+    assert "Black, dash-dot: the response-length baseline (length)." in caption
+    assert "length[unit=x] " in caption.split("Not drawn")[1]

@@ -4,7 +4,8 @@ Curves are computed from the stored scores and reference labels (not from the
 metrics table), on the items where both exist. A figure draws no more lines
 than a reader can follow (:func:`pick`): the :data:`SHOWN` detectors with the
 highest AUROC, each in its own colour-blind safe colour, and the best
-response-length baseline in black dash-dot; the caption lists every detector
+response-length baseline in black dash-dot (other length variants are not
+drawn); the caption lists every detector
 left out with its value. The same detectors keep the same colours in the
 rejection and reliability figures (:mod:`._calibration`), which use this
 module's layout (:func:`curve_axes`, :func:`finish`): a fixed width that fits
@@ -66,7 +67,7 @@ __all__ = [
 ]
 
 SHOWN = 5
-"""Detectors drawn in a curve figure besides the length baseline: the best by AUROC."""
+"""Detectors drawn in a curve figure besides the best length baseline: the best by AUROC."""
 TITLE_SIZE, LABEL_SIZE, TICK_SIZE, LEGEND_SIZE = 10.5, 9.5, 9.0, 9.0
 """Font sizes in points: 12.5 to 14.5 CSS px at the figure's own size."""
 _WIDTH = 4.8
@@ -206,10 +207,10 @@ def pick(
 ) -> tuple[list[int], list[int]]:
     """Which detectors a figure draws, and which it leaves out, as positions in ``detectors``.
 
-    Drawn: the ``limit`` with the highest AUROC (ties: the first given), then
-    the length baseline with the highest AUROC (any ``length[...]`` variant)
-    where none of those is one. Left out: the others, highest AUROC first (NaN
-    last). Both lists are in that order.
+    Drawn: the ``limit`` with the highest AUROC (ties: the first given) that are
+    not response-length baselines, and the baseline (any ``length[...]``
+    variant) with the highest AUROC. Left out: the others, the other length
+    variants among them. Both lists run from the highest AUROC down (NaN last).
     """
 
     def rank(i: int) -> tuple[bool, float, int]:
@@ -217,10 +218,9 @@ def pick(
         return missing, 0.0 if missing else -aurocs[i], i
 
     ranked = sorted(range(len(detectors)), key=rank)
-    drawn = ranked[:limit]
-    if not any(_is_baseline(detectors[i]) for i in drawn):
-        drawn += [i for i in ranked if _is_baseline(detectors[i])][:1]
-    return drawn, [i for i in ranked if i not in drawn]
+    chosen = [i for i in ranked if not _is_baseline(detectors[i])][:limit]
+    chosen += [i for i in ranked if _is_baseline(detectors[i])][:1]
+    return [i for i in ranked if i in chosen], [i for i in ranked if i not in chosen]
 
 
 def styles(detectors: Sequence[str]) -> list[dict[str, Any]]:
@@ -352,11 +352,13 @@ def _named(c: Curve) -> str:
 
 def _caption_tail(shown: Sequence[Curve], rest: Sequence[Curve]) -> str:
     """What the figure draws: the best by AUROC, and the baseline in black dash-dot."""
-    base = [c.detector for c in shown if _is_baseline(c.detector)][:1]
+    base = [c.detector for c in shown if _is_baseline(c.detector)]
     out = ""
-    if rest:
-        out += f" Drawn: the {SHOWN} detectors with the highest AUROC"
-        out += ", and the best response-length baseline." if len(shown) > SHOWN else "."
+    if rest and len(shown) - len(base) < SHOWN:  # only other length variants are left out
+        out = " Drawn: every detector, and the best of the response-length baselines."
+    elif rest:
+        out = f" Drawn: the {SHOWN} detectors with the highest AUROC"
+        out += " besides the response-length baselines, and the best of those." if base else "."
     if base:
         out += f" Black, dash-dot: the response-length baseline ({base[0]})."
     return out
