@@ -120,10 +120,11 @@ class DemoResult:
     def findings(self) -> tuple[str, ...]:
         """Its two or three headline findings in words, read from the evaluation's tables.
 
-        See :func:`~realitycheck.runner._headlines.headline_findings`; they name
+        See :func:`~realitycheck.runner._headlines.headline_findings` (with the
+        run, so a difference from length carries its paired interval); they name
         models and datasets (untrusted: escape them before printing).
         """
-        return headline_findings(self.evaluation)
+        return headline_findings(self.evaluation, RunStore(self.run_dir))
 
 
 def run_demo(
@@ -179,7 +180,7 @@ def run_demo(
     stages = _run_plan(store, names, progress, embedding=False)
     evaluation = evaluate(store, config, progress=progress)
     if on_first_findings is not None:
-        on_first_findings(headline_findings(evaluation))
+        on_first_findings(headline_findings(evaluation, store))
     later = _run_plan(store, names, progress, embedding=True)
     if any(sum(report.computed.values()) for _, report in later):  # else measured already
         evaluation = evaluate(store, config, progress=progress)
