@@ -3,9 +3,14 @@
 ``realitycheck evaluate -d truthfulqa -l rouge_l -D length --no-report`` runs
 as a whole process, once with ``--executor local`` and once with ``--executor
 ray`` against a Ray cluster started here (one node, ``--cpus`` worker CPUs,
-on 127.0.0.1), in alternating rounds after one warm-up round (which also
-computes the labels and scores, so the timed rounds only evaluate). Both
-must write byte-identical ``metrics.csv`` and ``agreement.csv``.
+on 127.0.0.1), in interleaved rounds (``--rounds``, default 3) after one
+warm-up round, which also computes the labels and scores, so the timed
+rounds only evaluate (``benchmarks/_results.py``: medians of wall and CPU
+seconds, the ratio the median of the rounds' ratios, the load stated). The
+Ray side's CPU seconds are the driver's plus what the cluster's processes
+(its daemons and workers, read with psutil) spent during that run; the
+local side's are the driver's alone. The ``metrics.csv`` and
+``agreement.csv`` of both are compared byte for byte.
 
 Evaluate's unit of work is one dataset against one ground truth: here three
 units (the detector against the human and the ROUGE-L labels, ROUGE-L
@@ -27,16 +32,24 @@ import os
 import shutil
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from _results import CLI, ratio, run_process, write_result
+from _results import (
+    CLI,
+    SRC,
+    Timing,
+    compare_exact,
+    interleave,
+    process,
+    report,
+    write_result,
+)
 
-SRC = Path(__file__).resolve().parents[1] / "src"
 RAY = str(Path(sys.executable).with_name("ray"))
 # A cluster of one machine needs no token (Ray 2.60 asks for one by default).
 RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
@@ -44,7 +57,7 @@ RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
 
 def data_dir() -> Path:
     env = os.environ.get("REALITYCHECK_DATA_DIR")
-    return Path(env) if env else SRC.parents[1] / "shared" / "data"
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def start_cluster(temp: Path, cpus: int) -> tuple[str, int]:
@@ -64,6 +77,36 @@ def start_cluster(temp: Path, cpus: int) -> tuple[str, int]:
     if proc.wait(timeout=180) != 0:
         raise SystemExit(f"ray start failed: {(temp / 'start.log').read_text()[-2000:]}")
     return f"127.0.0.1:{port}", proc.pid
+
+
+def cluster_processes(group: int, temp: Path) -> list:
+    """The cluster's processes: daemons (process group ``group``), workers (naming ``temp``)."""
+    import psutil  # a dependency of ray
+
+    found = []
+    for p in psutil.process_iter(["cmdline"]):
+        try:
+            if os.getpgid(p.pid) == group or any(
+                str(temp) in part for part in p.info["cmdline"] or ()
+            ):
+                found.append(p)
+        except (ProcessLookupError, psutil.Error):
+            pass
+    return found
+
+
+def cluster_cpu(group: int, temp: Path) -> float:
+    """CPU seconds the cluster's processes have spent so far (their own and their children's)."""
+    import psutil
+
+    total = 0.0
+    for p in cluster_processes(group, temp):
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system + t.children_user + t.children_system
+        except psutil.Error:
+            pass
+    return total
 
 
 def stop_cluster(group: int, temp: Path) -> None:
@@ -90,55 +133,59 @@ def stop_cluster(group: int, temp: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cpus", type=int, default=2, help="Worker CPUs of the cluster.")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="ray-evaluate-bench-"))
     temp = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))
     address, group = start_cluster(temp, args.cpus)
     try:
-        row = evaluate_row(work, address, args)
+        row = evaluate_row(work, address, args, lambda: cluster_cpu(group, temp))
     finally:
         stop_cluster(group, temp)
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(temp, ignore_errors=True)
     flags = "" if args.cpus == 2 else f" --cpus {args.cpus}"
+    flags += "" if args.rounds == 3 else f" --rounds {args.rounds}"
     write_result("ray_evaluate", [row], f"python benchmarks/ray_evaluate.py{flags}")
 
 
-def evaluate_row(work: Path, address: str, args: argparse.Namespace) -> dict[str, str]:
-    """Time evaluate in one process and on the cluster, alternating; check equal outputs."""
+def evaluate_row(
+    work: Path, address: str, args: argparse.Namespace, cluster: Callable[[], float]
+) -> dict[str, str]:
+    """Time evaluate in one process and on the cluster, interleaved; compare the outputs."""
     command = [CLI, "evaluate", "-d", "truthfulqa", "-l", "rouge_l", "-D", "length"]
     command += ["--data-dir", str(data_dir()), "--no-cache", "--no-report"]
     runs = {"local": work / "local", "ray": work / "ray"}
-    argv = {
-        "local": [*command, "--run", str(runs["local"])],
-        "ray": [*command, "--run", str(runs["ray"]), "--executor", "ray"],
-    }
     env = {"PYTHONPATH": str(SRC), **RAY_ENV, "RAY_ADDRESS": address}
-    for name in runs:  # warm-up: loads the dataset, computes the labels and scores
-        run_process(argv[name], env=env)
-    seconds: dict[str, list[float]] = {"local": [], "ray": []}
-    peaks: dict[str, int] = {"local": 0, "ray": 0}
-    for _ in range(args.repeats):
-        for name in runs:
-            took, peak = run_process(argv[name], env=env)
-            seconds[name].append(took)
-            peaks[name] = max(peaks[name], peak)
-    for table in ("metrics.csv", "agreement.csv"):
-        if (runs["ray"] / table).read_bytes() != (runs["local"] / table).read_bytes():
-            raise SystemExit(f"{table} differs between the local and the Ray run")
-    local, on_ray = (statistics.median(seconds[n]) for n in ("local", "ray"))
-    print(f"evaluate: in one process {local:.2f} s, on Ray {on_ray:.2f} s; outputs equal")
+    local = process([*command, "--run", str(runs["local"])], env=env)
+    driver = process([*command, "--run", str(runs["ray"]), "--executor", "ray"], env=env)
+
+    def on_ray() -> Timing:
+        before = cluster()
+        timing, _ = driver()
+        return Timing(timing.wall, timing.cpu + cluster() - before, timing.peak_mib)
+
+    timed = interleave({"local": local, "ray": on_ray}, args.rounds)
+    checked = report(
+        compare_exact(
+            [(runs["ray"] / t).read_bytes() for t in ("metrics.csv", "agreement.csv")],
+            [(runs["local"] / t).read_bytes() for t in ("metrics.csv", "agreement.csv")],
+            what="metrics.csv and agreement.csv",
+        )
+    )
+    print(f"evaluate: in one process {timed.seconds_text('local')}")
+    print(f"evaluate: on Ray {timed.seconds_text('ray')}")
     return {
         "work": "`realitycheck evaluate -d truthfulqa -l rouge_l -D length --executor ray` "
         f"on a local one-node Ray cluster ({args.cpus} worker CPUs), 3 units of work",
-        "realitycheck": f"{on_ray:.2f} s",
-        "alternative": f"the same with --executor local {local:.2f} s",
-        "ratio": ratio(local, on_ray),
-        "note": f"whole process, median of {args.repeats}, alternating; driver peak RSS "
-        f"{peaks['ray']} MiB vs {peaks['local']} MiB; metrics.csv and agreement.csv "
-        "byte-identical; the cluster shares the machine's cores with the driver",
+        "realitycheck": timed.seconds_text("ray"),
+        "alternative": f"the same with --executor local {timed.seconds_text('local')}",
+        "ratio": timed.ratio_text("local", "ray"),
+        "note": f"whole process, {timed.note('local', 'ray')}; CPU on Ray includes the "
+        f"cluster's processes; driver peak RSS {timed.peak('ray')} MiB vs "
+        f"{timed.peak('local')} MiB; {checked} (byte for byte); the cluster shares the "
+        "machine's cores with the driver",
     }
 
 
