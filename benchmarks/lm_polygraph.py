@@ -41,9 +41,12 @@ Before the timed runs, each tool runs once untimed on two questions (so that
 both import from bytecode caches and read warm files, as an installed tool
 does). Timed runs, each in a fresh process with ``--threads`` torch threads (default
 1: a model this small gains nothing from more, and on a shared machine
-several OpenMP threads can stall for seconds); "process" is the wall time of
-the whole process (interpreter start and imports included), "compute" starts
-after the imports, so it includes loading the model:
+several OpenMP threads can stall for seconds), in ``--repeats`` interleaved
+rounds whose order alternates (``benchmarks/_results.py``: medians, the
+ratio the median of the rounds' ratios, the load stated); "process" is the
+wall and CPU time of the whole process (interpreter start and imports
+included; CPU of every thread and of the children it waited for), "compute"
+starts after the imports, so it includes loading the model:
 
 * realitycheck: the ``hf`` backend through :func:`cached_generate` with a
   fresh, empty call cache (nothing is served from a cache), best answer
@@ -372,18 +375,28 @@ def run_worker(command: list[str], cfg: dict[str, Any], folder: Path, name: str)
         PYTHONWARNINGS="ignore",
     )
     log = folder / f"{name}.log"
+    cpu = _children_cpu()
     start = time.perf_counter()
     with open(log, "w", encoding="utf-8") as err:
         done = subprocess.run(
             [*command, str(config)], stdout=subprocess.PIPE, stderr=err, text=True, env=env
         )
     elapsed = time.perf_counter() - start
+    cpu = _children_cpu() - cpu  # the worker and every process it waited for
     if done.returncode != 0:
         tail = log.read_text(encoding="utf-8")[-3000:]
         raise SystemExit(f"The {name} run failed (exit {done.returncode}):\n{tail}")
     result = json.loads(done.stdout.strip().splitlines()[-1])
     result["process_s"] = elapsed
+    result["process_cpu"] = cpu
     return result
+
+
+def _children_cpu() -> float:
+    import resource
+
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return kids.ru_utime + kids.ru_stime
 
 
 def spearman(a: list[float], b: list[float]) -> float:
@@ -567,14 +580,27 @@ def main() -> None:
         for mode in args.polygraph:
             polygraph = [str(args.polygraph_python), str(driver)]
             run_worker(polygraph, {**warm, "mode": mode}, folder, "warm-up")
-        rcs: list[dict[str, Any]] = []
-        repeats: list[dict[str, dict[str, Any]]] = []
-        for _ in range(args.repeats):  # interleaved, so that both see the same load
-            rcs.append(run_worker([sys.executable, __file__, "--worker"], cfg, folder, "rc"))
-            polygraph = [str(args.polygraph_python), str(driver)]
-            repeats.append(
-                {mode: run_worker(polygraph, {**cfg, "mode": mode}, folder, mode) for mode in modes}
-            )
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from _results import Timing, interleave
+
+        polygraph = [str(args.polygraph_python), str(driver)]
+        commands = {"realitycheck": ([sys.executable, __file__, "--worker"], cfg)}
+        commands |= {mode: (polygraph, {**cfg, "mode": mode}) for mode in modes}
+        outputs: dict[str, list[dict[str, Any]]] = {name: [] for name in commands}
+
+        def side(name: str) -> Any:
+            def run() -> Timing:
+                command, config = commands[name]
+                result = run_worker(command, config, folder, name)
+                outputs[name].append(result)
+                return Timing(result["process_s"], result["process_cpu"])
+
+            return run
+
+        # interleaved (the order alternates), so that both see the same load
+        timed = interleave({name: side(name) for name in commands}, args.repeats, warmup=0)
+        rcs = outputs["realitycheck"]
+        repeats = [{mode: outputs[mode][k] for mode in modes} for k in range(args.repeats)]
         rc, runs = rcs[0], repeats[0]
         (folder / "rc_out.json").write_text(json.dumps(rc), encoding="utf-8")
         formula = run_worker(
@@ -602,7 +628,7 @@ def main() -> None:
     for name in ("eigenscore", "semantic_entropy"):
         print(agreement(rc["values"][name], formula[name], name))
     if args.write:
-        write_rows(args, rcs, repeats, formula)
+        write_rows(args, timed, rcs, repeats, formula)
 
 
 def _median(values: list[float]) -> float:
@@ -611,30 +637,28 @@ def _median(values: list[float]) -> float:
 
 def write_rows(
     args: argparse.Namespace,
+    timed: Any,
     rcs: list[dict[str, Any]],
     repeats: list[dict[str, dict[str, Any]]],
     formula: dict[str, Any],
 ) -> None:
-    """Write ``benchmarks/results/lm_polygraph.json``: medians over the repeats, and agreement."""
+    """Write ``benchmarks/results/lm_polygraph.json``: medians over the rounds, and agreement."""
     from _results import write_result
 
     rows = []
     for mode in args.polygraph:
         theirs = [rep[mode] for rep in repeats]
-        ratios = [t["process_s"] / r["process_s"] for t, r in zip(theirs, rcs, strict=True)]
         compute = [t["compute_s"] / r["compute_s"] for t, r in zip(theirs, rcs, strict=True)]
         rows.append(
             {
                 "work": f"tiny Llama, {args.questions} NQ-Open questions x {args.samples} samples: "
                 "perplexity, mean token entropy, EigenScore, semantic entropy (same NLI "
                 "equivalence), whole process",
-                "realitycheck": f"{_median([r['process_s'] for r in rcs]):.1f} s",
-                "alternative": f"LM-Polygraph 0.7.0 {mode} "
-                f"{_median([t['process_s'] for t in theirs]):.1f} s",
-                "ratio": f"{_median(ratios):.2f}x",
-                "note": f"median of {len(rcs)} interleaved runs (process ratios "
-                + ", ".join(f"{x:.2f}x" for x in ratios)
-                + f"); compute only {_median(compute):.2f}x; realitycheck generation "
+                "realitycheck": timed.seconds_text("realitycheck", 1),
+                "alternative": f"LM-Polygraph 0.7.0 {mode} {timed.seconds_text(mode, 1)}",
+                "ratio": timed.ratio_text(mode, "realitycheck"),
+                "note": f"{timed.note(mode, 'realitycheck')}; compute only (after imports) "
+                f"{_median(compute):.2f}x; realitycheck generation "
                 f"{_median([r['generate_s'] for r in rcs]):.1f} s of its "
                 f"{_median([r['compute_s'] for r in rcs]):.1f} s compute; "
                 f"{args.threads} torch thread(s), batch {args.batch_size}",
@@ -651,30 +675,30 @@ def agreement_row(
     rc: dict[str, Any], pg: dict[str, Any] | None, formula: dict[str, Any]
 ) -> dict[str, str]:
     """The agreement row: greedy tokens, log-probs from token 3 on, estimators on our samples."""
+    from _results import compare_exact, compare_values, report
+
     n = len(rc["greedy_tokens"])
     greedy = ""
     if pg is not None:
         same = [i for i in range(n) if rc["greedy_tokens"][i] == pg["greedy_tokens"][i]]
-        lp = [
-            abs(a - b)
-            for i in same
-            for a, b in zip(
-                rc["greedy_logprobs"][i][2:],
-                pg["greedy_logprobs"][i][2 : len(rc["greedy_tokens"][i])],
-                strict=True,
-            )
+        ours = [a for i in same for a in rc["greedy_logprobs"][i][2:]]
+        theirs = [
+            b for i in same for b in pg["greedy_logprobs"][i][2 : len(rc["greedy_tokens"][i])]
         ]
-        greedy = (
-            f"{len(same)}/{n} identical greedy answers; token log-probs (tokens 3+) "
-            f"within {max(lp, default=0.0):.1e}"
+        greedy = report(
+            compare_exact(rc["greedy_tokens"], pg["greedy_tokens"], what="greedy answers"),
+            compare_values(ours, theirs, tol=1e-5, what="token log-probs (tokens 3+)"),
         )
     cells = []
     for name in ("eigenscore", "semantic_entropy"):
-        pairs = [
-            (a, b) for a, b in zip(rc["values"][name], formula[name], strict=True) if a is not None
-        ]
-        diff = max(abs(a - b) for a, b in pairs)
-        cells.append(f"{name} within {diff:.1e} on {len(pairs)}/{n} questions")
+        kept = [k for k, v in enumerate(rc["values"][name]) if v is not None]
+        agreement = compare_values(
+            [rc["values"][name][k] for k in kept],
+            [formula[name][k] for k in kept],
+            tol=1e-9,
+            what=f"{name} values",
+        )
+        cells.append(report(agreement) + f" ({n - len(kept)} questions without a value in ours)")
     return {
         "work": "agreement where definitions match (same run)",
         "realitycheck": greedy,

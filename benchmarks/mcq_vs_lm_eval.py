@@ -35,15 +35,17 @@ same torch and transformers, plus ``pip install lm-eval`` with the
 project's constraints). Scoring is timed from the pairs (after the model
 is loaded; loading is timed apart, and on a loaded shared machine it is
 noisy and dominated by ``from_pretrained``) to the choices, tokenisation
-included; each tool runs ``--repeats`` times, interleaved (realitycheck,
-lm-eval at batch size 1, lm-eval at ``--batch-size``, then again), so that
-a change in a shared machine's load reaches every tool alike, and the best
-time of each is kept. Each tool's process CPU time over the same span is
-printed too (both run single-threaded: one torch thread, no tokenizer
-parallelism), a figure a busy shared machine disturbs less than wall time.
-Printed: the largest difference between the two tools' summed
-log-likelihoods, whether the choices are identical (by the sum and per
-character), and the speed ratio lm-eval / realitycheck.
+included; each tool runs ``--rounds`` times, interleaved (realitycheck,
+lm-eval at batch size 1, lm-eval at ``--batch-size``, then the other way
+round, ...) after a warm-up round, so that a change in a shared machine's
+load reaches every tool alike, and the median of each is kept
+(``benchmarks/_results.py``; the ratio is the median of the rounds'
+ratios, the load is stated). Each tool's process CPU time over the same
+span is recorded too (both run single-threaded: one torch thread, no
+tokenizer parallelism), a figure a busy shared machine disturbs less than
+wall time. Checked: how many of the summed log-likelihoods differ by more
+than 1e-3 (float32 sums of different batch shapes), and how many choices
+differ, by the sum and per character.
 
 Run from the repository root::
 
@@ -62,6 +64,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "benchmarks"))
@@ -162,7 +165,7 @@ def questions(dataset: str, data_dir: Path, n: int) -> list[tuple[str, list[str]
     return [(f"Q: {e.question}\nA:", list(e.choices)) for e in examples]
 
 
-def run(python: str, script: str, cfg: dict, env: dict[str, str]) -> dict:
+def run_tool(python: str, script: str, cfg: dict, env: dict[str, str]) -> dict:
     """Run one tool in a fresh process and return what it printed."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as fh:
         json.dump(cfg, fh)
@@ -177,11 +180,6 @@ def run(python: str, script: str, cfg: dict, env: dict[str, str]) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _seconds(runs: list[dict]) -> str:
-    """Return the scoring seconds of each run, wall and CPU, for the printout."""
-    return ", ".join(f"{r['seconds']:.2f} ({r['cpu']:.2f} CPU)" for r in runs)
-
-
 def main() -> None:
     """Build the model, run both tools, print agreement and the speed ratio."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -190,13 +188,22 @@ def main() -> None:
     parser.add_argument("--hidden-size", type=int, default=256, help="the factor model's")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--venv", type=Path, default=DEFAULT_VENV)
     parser.add_argument("--models", type=Path, default=Path(tempfile.gettempdir()) / "rc-mcq")
     args = parser.parse_args()
 
-    from _results import write_result
+    from _results import (
+        SRC,
+        Rounds,
+        Timing,
+        compare_exact,
+        compare_values,
+        interleave,
+        report,
+        write_result,
+    )
     from _tiny_llama import build_llama
 
     items = questions(args.dataset, args.data_dir, args.questions)
@@ -216,61 +223,62 @@ def main() -> None:
         "lengths": [[len(o) for o in options] for _, options in items],
     }
     lm_eval_python = ensure_venv(args.venv)
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "PYTHONPATH": str(SRC), "HF_HUB_OFFLINE": "1"}
     env["TOKENIZERS_PARALLELISM"] = "false"
     batches = sorted({1, args.batch_size})  # lm-eval's default batch size, then ours
-    ours: list[dict] = []
-    theirs: dict[int, list[dict]] = {b: [] for b in batches}
-    for _ in range(args.repeats):  # interleaved, so a change of machine load hits every tool
-        ours.append(run(sys.executable, RC_SCRIPT, cfg, env))
-        for batch in batches:
-            theirs[batch].append(
-                run(str(lm_eval_python), LM_EVAL_SCRIPT, {**cfg, "batch": batch}, env)
-            )
-    t_ours = min(r["seconds"] for r in ours)
+
+    def side(python: str, script: str, config: dict) -> Any:
+        def run() -> tuple[Timing, dict]:
+            out = run_tool(python, script, config, env)
+            return Timing(out["seconds"], out["cpu"]), out
+
+        return run
+
+    sides = {"realitycheck": side(sys.executable, RC_SCRIPT, cfg)}
+    for batch in batches:
+        sides[f"lm-eval b{batch}"] = side(
+            str(lm_eval_python), LM_EVAL_SCRIPT, {**cfg, "batch": batch}
+        )
+    timed: Rounds = interleave(sides, args.rounds)
+    ours = timed.values["realitycheck"]
     name = {"factor": "News-FACTOR", "truthfulqa": "TruthfulQA MC1"}[args.dataset]
     print(
         f"{name}: {len(items)} questions, {len(pairs)} options scored, "
-        f"{args.threads} torch thread(s), best of {args.repeats} interleaved runs"
+        f"{args.threads} torch thread(s), median of {args.rounds} interleaved rounds"
     )
-    print(
-        f"realitycheck (batch size {args.batch_size}): {t_ours:.2f} s scoring "
-        f"({len(pairs) / t_ours:.0f} options/s; runs {_seconds(ours)}), "
-        f"{min(r['load'] for r in ours):.1f} s loading"
-    )
+    rate_ours = len(pairs) / timed.wall("realitycheck")
+    print(f"realitycheck (batch size {args.batch_size}): {timed.seconds_text('realitycheck')}")
     rows = []
     for batch in batches:
-        diff = max(
-            abs(x - y) for x, y in zip(ours[0]["sums"], theirs[batch][0]["sums"], strict=True)
+        key = f"lm-eval b{batch}"
+        theirs = timed.values[key]
+        checked = report(
+            compare_values(ours["sums"], theirs["sums"], tol=1e-3, what="summed log-likelihoods"),
+            compare_exact(ours["choices"]["sum"], theirs["choices"]["sum"], what="choices by sum"),
+            compare_exact(
+                ours["choices"]["char"], theirs["choices"]["char"], what="choices per character"
+            ),
         )
-        same_sum = ours[0]["choices"]["sum"] == theirs[batch][0]["choices"]["sum"]
-        same_char = ours[0]["choices"]["char"] == theirs[batch][0]["choices"]["char"]
-        t_theirs = min(r["seconds"] for r in theirs[batch])
-        cpu_ratio = min(r["cpu"] for r in theirs[batch]) / min(r["cpu"] for r in ours)
         print(
-            f"lm-eval (batch size {batch}): {t_theirs:.2f} s scoring "
-            f"({len(pairs) / t_theirs:.0f} options/s; runs {_seconds(theirs[batch])}), "
-            f"{min(r['load'] for r in theirs[batch]):.1f} s loading\n"
-            f"  largest |sum log-likelihood| difference: {diff:.2e}\n"
-            f"  identical choices by sum: {same_sum}; per character (acc_norm): {same_char}\n"
-            f"  speed ratio lm-eval / realitycheck: {t_theirs / t_ours:.2f}x "
-            f"(CPU time: {cpu_ratio:.2f}x)"
+            f"lm-eval (batch size {batch}): {timed.seconds_text(key)}; "
+            f"ratio {timed.ratio_text(key, 'realitycheck')}"
         )
         rows.append(
             {
                 "work": f"{name}, {len(items)} questions, {len(pairs)} options by likelihood, "
                 f"tiny Llama (hidden {args.hidden_size if size else 32}), "
                 f"{args.threads} thread(s)",
-                "realitycheck": f"{len(pairs) / t_ours:.0f} options/s (batch {args.batch_size})",
-                "alternative": f"lm-eval {len(pairs) / t_theirs:.0f} options/s (batch {batch})",
-                "ratio": f"{t_theirs / t_ours:.2f}x",
-                "note": f"choices identical: {same_sum and same_char}; "
-                f"sums within {diff:.1e}; best of {args.repeats}, interleaved; "
-                f"CPU-time ratio {cpu_ratio:.2f}x",
+                "realitycheck": f"{rate_ours:.0f} options/s (batch {args.batch_size}; "
+                f"{timed.seconds_text('realitycheck')})",
+                "alternative": f"lm-eval {len(pairs) / timed.wall(key):.0f} options/s "
+                f"(batch {batch}; {timed.seconds_text(key)})",
+                "ratio": timed.ratio_text(key, "realitycheck"),
+                "note": f"scoring only (model loaded); {timed.note(key, 'realitycheck')}; "
+                f"{checked}",
             }
         )
     flags = f" --dataset {args.dataset} --questions {args.questions}"
-    flags += f" --repeats {args.repeats}" if args.repeats != parser.get_default("repeats") else ""
+    flags += f" --rounds {args.rounds}" if args.rounds != parser.get_default("rounds") else ""
     command = f"python benchmarks/mcq_vs_lm_eval.py{flags}"
     write_result(f"mcq_vs_lm_eval_{args.dataset}", rows, command)
 

@@ -8,8 +8,11 @@ files. The inputs are real: (source sentence, response sentence) pairs of the
 first RAGTruth QA sources in ``../shared/data`` (read there, never copied),
 of at most ``--max-words`` words.
 
-Timed on the same pairs, batch size and device (CPU unless ``--device``),
-alternating, ``--rounds`` times, medians shown:
+Timed on the same pairs, batch size, device (CPU unless ``--device``) and
+torch threads (``--threads``, default 1),
+in interleaved rounds (``--rounds``, default 3, after a warm-up round;
+``benchmarks/_results.py``: medians of wall and CPU seconds, ratios the
+median of the rounds' ratios, the load stated):
 
 1. ``hf``: :func:`realitycheck.backends.cached_pairs` on
    ``hf[model=FOLDER]`` without a call cache (every pair is scored), with
@@ -20,13 +23,11 @@ alternating, ``--rounds`` times, medians shown:
 3. ``sentence-transformers``: ``CrossEncoder(FOLDER).predict(pairs,
    batch_size=..., activation_fn=Softmax)``.
 
-It prints pairs/second of each, the ratio of ``hf`` to each, and the largest
-difference between the entailment probabilities (the same numbers, or the
-comparison means nothing). It also times a rerun through a call cache
-(every pair a hit). The figures are written to
-``benchmarks/results/nli_throughput.json`` (schema: ``benchmark``, ``date``,
-``machine``, ``command``, ``rows`` of ``work``, ``realitycheck``,
-``alternative``, ``ratio`` = hf pairs/s / the other tool's, ``note``).
+It prints pairs/second of each, the ratio of ``hf`` to each, and how many
+entailment probabilities differ from ``hf``'s by more than 1e-5 (the same
+numbers, or the comparison means nothing). It also times a rerun through a
+call cache (every pair a hit, the values equal to the scored ones). The
+figures are written to ``benchmarks/results/nli_throughput.json``.
 Run from the repository root::
 
     .venv/bin/python benchmarks/nli_throughput.py
@@ -36,15 +37,11 @@ Run from the repository root::
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
-import platform
 import shlex
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -58,8 +55,17 @@ from realitycheck.backends.hf import HFBackend  # noqa: E402
 from realitycheck.embeddings import model_path  # noqa: E402
 from realitycheck.text import split_sentences  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _results import (  # noqa: E402
+    compare_values,
+    in_process,
+    interleave,
+    report,
+    timed,
+    write_result,
+)
+
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-RESULT = Path(__file__).resolve().parent / "results" / "nli_throughput.json"
 LABELS = {0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"}
 
 
@@ -144,27 +150,6 @@ def run_cross_encoder(encoder, pairs, batch_size: int) -> np.ndarray:
     return np.asarray(probs)[:, 2]
 
 
-def timed(fn) -> tuple[float, np.ndarray]:
-    start = time.perf_counter()
-    values = fn()
-    return time.perf_counter() - start, values
-
-
-def write_result(rows: list[dict[str, str]], work: str) -> None:
-    """Write the rows (every field a string) to :data:`RESULT`."""
-    load = f", load {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else ""
-    result = {
-        "benchmark": "nli_throughput",
-        "date": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
-        "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs{load}",
-        "command": shlex.join(["python", "benchmarks/nli_throughput.py", *sys.argv[1:]]),
-        "rows": [{"work": work, **row} for row in rows],
-    }
-    RESULT.parent.mkdir(exist_ok=True)
-    RESULT.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {RESULT}")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pairs", type=int, default=512)
@@ -172,8 +157,14 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch CPU threads (1: on a shared machine several OpenMP threads stall)",
+    )
     args = parser.parse_args()
-    torch.set_num_threads(max(1, torch.get_num_threads()))
+    torch.set_num_threads(args.threads)
     from sentence_transformers import CrossEncoder
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
@@ -191,62 +182,64 @@ def main() -> None:
             "transformers": lambda: run_transformers(loaded, pairs, args.batch_size),
             "sentence-transformers": lambda: run_cross_encoder(encoder, pairs, args.batch_size),
         }
-        for fn in tools.values():  # warm-up: loading, first-call allocations
-            fn()
-        seconds: dict[str, list[float]] = {name: [] for name in tools}
-        values: dict[str, np.ndarray] = {}
-        for _ in range(args.rounds):
-            for name, fn in tools.items():
-                took, values[name] = timed(fn)
-                seconds[name].append(took)
+        rounds = interleave({name: in_process(fn) for name, fn in tools.items()}, args.rounds)
+        values = rounds.values
         backend = HFBackend(model=str(folder), device=args.device, batch_size=args.batch_size)
         cache = CallCache(Path(tmp) / "calls.sqlite")
         cached_pairs(backend, pairs, cache=cache)
-        hit_time, _ = timed(lambda: cached_pairs(backend, pairs, cache=cache))
+        hit, cached = timed(lambda: cached_pairs(backend, pairs, cache=cache))
+        cached = np.array([a.entailment for a in cached])
         hf_attention = attention(folder, args.device)
         others = {
             "transformers": loaded[0].config._attn_implementation,
             "sentence-transformers": encoder.model.config._attn_implementation,
         }
 
-    rate = {name: len(pairs) / statistics.median(s) for name, s in seconds.items()}
+    rate = {name: len(pairs) / rounds.wall(name) for name in tools}
     print(
         f"{len(pairs)} real RAGTruth QA pairs (<= {args.max_words} words), MiniLM-L6 "
         f"(22M parameters) 3-label head, batch {args.batch_size}, {args.device}, "
         f"{torch.get_num_threads()} threads, median of {args.rounds} rounds; attention: "
         f"hf {hf_attention}, " + ", ".join(f"{k} {v}" for k, v in others.items())
     )
-    for name, r in rate.items():
-        diff = float(np.max(np.abs(values[name] - values["hf"])))
-        print(f"  {name:<22} {r:9.1f} pairs/s   max |P(entail) - hf| = {diff:.2e}")
+    work = (
+        f"NLI pairs/s, {len(pairs)} RAGTruth QA pairs, MiniLM-L6 3-label head, "
+        f"batch {args.batch_size}, {args.device}, {torch.get_num_threads()} threads"
+    )
     rows = []
     for name in ("transformers", "sentence-transformers"):
-        print(f"  ratio hf / {name}: {rate['hf'] / rate[name]:.3f}")
-        diff = float(np.max(np.abs(values[name] - values["hf"])))
+        checked = report(
+            compare_values(
+                list(values["hf"]), list(values[name]), tol=1e-5, what="P(entail) of pairs"
+            )
+        )
+        print(f"  {name:<22} {rate[name]:9.1f} pairs/s; hf {rounds.ratio_text(name, 'hf')}")
         rows.append(
             {
-                "realitycheck": f"{rate['hf']:.1f} pairs/s",
-                "alternative": f"{name} {rate[name]:.1f} pairs/s",
-                "ratio": f"{rate['hf'] / rate[name]:.2f}x",
-                "note": f"median of {args.rounds} rounds; max |P(entail) diff| {diff:.1e}; "
-                f"attention hf {hf_attention}, {name} {others[name]}",
+                "work": work,
+                "realitycheck": f"{rate['hf']:.1f} pairs/s ({rounds.seconds_text('hf')})",
+                "alternative": f"{name} {rate[name]:.1f} pairs/s ({rounds.seconds_text(name)})",
+                "ratio": rounds.ratio_text(name, "hf"),
+                "note": f"{rounds.note(name, 'hf')}; {checked}; attention hf {hf_attention}, "
+                f"{name} {others[name]}",
             }
         )
-    hits = len(pairs) / hit_time
+    hits = len(pairs) / hit.wall
+    checked = report(
+        compare_values(list(values["hf"]), list(cached), tol=0.0, what="cached P(entail)")
+    )
     print(f"  rerun through the call cache: {hits:9.1f} pairs/s (all hits)")
     rows.append(
         {
-            "realitycheck": f"{hits:.1f} pairs/s",
+            "work": work,
+            "realitycheck": f"{hits:.1f} pairs/s ({hit.wall:.3f} s, CPU {hit.cpu:.3f} s)",
             "alternative": "",
             "ratio": "",
-            "note": "rerun through the call cache (every pair a hit)",
+            "note": f"rerun through the call cache (every pair a hit), one run; {checked}",
         }
     )
-    write_result(
-        rows,
-        f"NLI pairs/s, {len(pairs)} RAGTruth QA pairs, MiniLM-L6 3-label head, "
-        f"batch {args.batch_size}, {args.device}",
-    )
+    command = shlex.join(["python", "benchmarks/nli_throughput.py", *sys.argv[1:]])
+    write_result("nli_throughput", rows, command)
 
 
 if __name__ == "__main__":
