@@ -114,6 +114,87 @@ def build_llama(
     tokenizer.save_pretrained(folder)
 
 
+def build_yes_no_llama(folder: Path, prompts: Sequence[str]) -> None:
+    """Write a tiny Llama that answers each of ``prompts`` with ``Yes`` or ``No``, then stops.
+
+    A judge for SelfCheck's prompt variant on which a reader of replies has
+    something to read. Unlike :func:`build_llama`'s, its tokenizer keeps the
+    text exactly: words, punctuation marks and runs of white space are
+    tokens, and decoding joins them as they were, so the decoded prompt
+    equals the prompt (the ``selfcheckgpt`` package finds its reply by
+    removing the prompt from the decoded text). The random Llama is then
+    changed in three places:
+
+    * ``Yes`` and ``No`` score ``+s (u . h)`` and ``-s (u . h)`` at every
+      position, with ``h`` the final hidden state and ``u`` the direction
+      along which ``h`` at the prompts' last position varies most (centred, so
+      about half the prompts get each answer); ``s`` is large enough that
+      one of the two wins on nearly every prompt;
+    * the embeddings of ``Yes`` and ``No`` are a long vector ``v``
+      (orthogonal to ``u``), which dominates the residual stream at the
+      position after the answer, and the end-of-sequence token scores along
+      ``v``, so the reply ends right after its first word.
+
+    Which prompts get Yes is arbitrary (random weights); what matters is
+    that the replies are readable, vary, and come out the same in any tool
+    that decodes greedily.
+    """
+    import torch
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    tok = Tokenizer(models.WordLevel(unk_token=LLAMA_SPECIALS[0]))
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex(r"\s+|\w+|[^\w\s]"), behavior="isolated")
+    tok.decoder = decoders.Fuse()
+    trainer = trainers.WordLevelTrainer(special_tokens=LLAMA_SPECIALS, min_frequency=1)
+    tok.train_from_iterator([" ".join(WORDS), "Yes No", *prompts], trainer=trainer)
+    tokenizer = llama_tokenizer(tok)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=4,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=512,
+        initializer_range=0.2,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        tie_word_embeddings=False,
+    )
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(config).eval()
+    yes, no = tokenizer.convert_tokens_to_ids(["Yes", "No"])
+    eos = tokenizer.eos_token_id
+    with torch.no_grad():
+        gen = torch.Generator().manual_seed(1)
+        v = torch.randn(config.hidden_size, generator=gen)
+        v = v / v.norm()
+        embed = model.model.embed_tokens.weight
+        embed[yes] = embed[no] = 1000.0 * v
+        last = []
+        for prompt in prompts:
+            ids = tokenizer(prompt, return_tensors="pt").input_ids
+            last.append(model.model(ids).last_hidden_state[0, -1])
+        states = torch.stack(last)
+        mean = states.mean(dim=0)
+        u = torch.linalg.svd(states - mean, full_matrices=False).Vh[0]
+        for away in (v, mean / mean.norm()):  # u . h centred on zero, and 0 after the answer
+            u = u - (u @ away) * away
+        u = u / u.norm()
+        head = model.lm_head.weight
+        others = torch.ones(head.shape[0], dtype=torch.bool)
+        others[[yes, no, eos]] = False
+        rival = (states @ head[others].T).max(dim=1).values  # the best other token
+        margin = (states @ u).abs()
+        scale = float((rival / margin).quantile(0.99)) * 2.0
+        head[yes], head[no] = scale * u, -scale * u
+        head[eos] = 10.0 * v
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+
+
 def build_nli(folder: Path, texts: Sequence[str]) -> None:
     """Write the tiny DeBERTa-v2 NLI classifier and its tokenizer to ``folder``."""
     import torch
