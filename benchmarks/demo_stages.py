@@ -14,16 +14,22 @@ The embedding cache (``REALITYCHECK_EMBED_CACHE``) is pointed at a fresh
 folder inside ``OUT`` unless ``--embed-cache`` names one, so the default
 measures a first run (set ``REALITYCHECK_CACHE_DIR`` to a fresh folder too, so
 that the ONNX export is paid for as well). Each run writes its raw timings to
-``benchmarks/results/demo_stages/<name>.json``; ``--summarise BEFORE FIRST
-WARM`` turns three of them into ``benchmarks/results/demo_stages.{json,md}``
-(the headline rows in ``benchmarks/table.py``'s schema, every stage's CPU and
-wall seconds in each run). Run from the repository root:
+``benchmarks/results/demo_stages/<name>.json``, with the load before and
+after it; ``--compare-with FOLDER`` (another run's ``OUT``) also compares
+every CSV table of the two runs cell by cell
+(``benchmarks/compare_demo_runs.py``) and records how many differ.
+``--summarise FIRST WARM`` turns two of them into
+``benchmarks/results/demo_stages.{json,md}`` (the headline rows in
+``benchmarks/table.py``'s schema, every stage's CPU and wall seconds in
+each run). There is no other tool to interleave with: each figure is one
+run, and says so. Run from the repository root:
 
     REALITYCHECK_CACHE_DIR=/tmp/c PYTHONPATH=src .venv/bin/python \
         benchmarks/demo_stages.py --out /tmp/d1 --name first
     REALITYCHECK_CACHE_DIR=/tmp/c PYTHONPATH=src .venv/bin/python \
-        benchmarks/demo_stages.py --out /tmp/d2 --embed-cache /tmp/d1/embed --name warm
-    .venv/bin/python benchmarks/demo_stages.py --summarise before first warm
+        benchmarks/demo_stages.py --out /tmp/d2 --embed-cache /tmp/d1/embed --name warm \
+        --compare-with /tmp/d1
+    .venv/bin/python benchmarks/demo_stages.py --summarise first warm
 """
 
 from __future__ import annotations
@@ -113,37 +119,18 @@ def run(out: Path, data_dir: str | None, timer: Timer, workers: int | None = Non
         write_report(store, out)
 
 
-NOTES = (
-    "The before run (12:20 UTC, commit ed398b9) ran train_noise with its default key, a probe "
-    "on stored scores only; first and warm run the demo's own train_noise key "
-    "(demo_study_keys(): an embedding probe too), so its row is not like for like.",
-    "first: REALITYCHECK_CACHE_DIR and the embedding cache fresh (ONNX export included); "
-    "warm: the same code rerun on a new folder with first's embedding cache; every CSV table "
-    "of both runs (metrics.csv, studies/*/*.csv) equals session 6's demo (largest difference "
-    "0, benchmarks/compare_demo_runs.py).",
-    "first and warm ran one after the other on an otherwise idle machine (load 1-2 from the "
-    "run itself); before ran on a shared one (load up to 10): compare CPU seconds.",
-)
-FLOOR = {
-    "work": "first-run embedding floor: 63,788 distinct texts, 2,285,172 word pieces",
-    "realitycheck": "about 701 CPU s",
-    "alternative": "",
-    "ratio": "",
-    "note": "the first run's embedding stages less their warm-cache CPU (the studies stage, "
-    "whose train_noise embeds every source and response of three datasets, 373; ragtruth "
-    "embedding_grounding 216; truthfulqa embedding_similarity 82; faithbench "
-    "embedding_grounding 30): about 3,260 word pieces per CPU s with ONNX MiniLM; about 351 s "
-    "wall on 2 idle cores, before any other stage",
-}
-
-
-def stage_record(timer: Timer, wall: float, cpu: float) -> dict[str, object]:
-    """One run's raw timings: date, machine, command, totals and each stage's seconds."""
+def stage_record(
+    timer: Timer, wall: float, cpu: float, loads: tuple[float, float], compared: str
+) -> dict[str, object]:
+    """One run's raw timings: date, machine, command, load, totals and each stage's seconds."""
     return {
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}, "
-        f"load {os.getloadavg()[0]:.1f} at the end",
+        f"load {loads[0]:.1f} before, {loads[1]:.1f} after",
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "load_before": round(loads[0], 2),
+        "load_after": round(loads[1], 2),
+        "compared": compared,
         "total_wall_s": round(wall, 2),
         "total_cpu_s": round(cpu, 2),
         "stages": [
@@ -158,38 +145,49 @@ def _seconds(run: dict[str, Any]) -> dict[str, tuple[float, float]]:
     return {r["work"]: (float(r["cpu_s"]), float(r["wall_s"])) for r in rows}
 
 
+def _load(run: dict[str, Any]) -> str:
+    """``"load 1.2 -> 3.4"`` from a raw run (older files give only the machine line)."""
+    if "load_before" in run:
+        return f"load {run['load_before']:.1f} before, {run['load_after']:.1f} after"
+    return run["machine"].split(", ")[-1]
+
+
 def summary(runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The ``demo_stages`` result: headline rows (table.py's schema) and every stage's seconds.
 
-    ``runs`` maps ``before``, ``first`` and ``warm`` to raw run files. ``rows``
-    compares the totals and the five largest stages of the first run with the
-    ``before`` run (ratio = before CPU s / now CPU s, higher = faster now);
-    ``stages`` holds each stage's CPU and wall seconds in every run.
+    ``runs`` maps ``first`` and ``warm`` to raw run files. ``rows`` give the
+    totals of both, wall and CPU seconds, and the five largest stages of the
+    first run with their warm-cache CPU seconds; ``stages`` holds each
+    stage's CPU and wall seconds in every run.
     """
     secs = {label: _seconds(run) for label, run in runs.items()}
-    before, first, warm = runs["before"], runs["first"], runs["warm"]
+    first, warm = runs["first"], runs["warm"]
     rows = [
         _row(
-            "whole demo, first run (fresh caches), CPU s",
-            first["total_cpu_s"],
-            before["total_cpu_s"],
-            f"wall {first['total_wall_s']:.0f} s (before: wall "
-            f"{before['total_wall_s']:.0f} s, on a shared machine)",
+            "whole demo, first run (fresh caches)",
+            first,
+            f"one run; {_load(first)} on {os.cpu_count()} CPUs",
         ),
         _row(
-            "whole demo, rerun with a warm embedding cache, CPU s",
-            warm["total_cpu_s"],
-            before["total_cpu_s"],
-            f"wall {warm['total_wall_s']:.0f} s; metrics equal to the first run's",
+            "whole demo, rerun with a warm embedding cache",
+            warm,
+            f"one run; {_load(warm)} on {os.cpu_count()} CPUs; "
+            + (warm.get("compared") or "tables not compared"),
         ),
     ]
     largest = sorted(secs["first"].items(), key=lambda kv: -kv[1][0])[:5]
-    for name, (cpu, _) in largest:
-        old = secs["before"].get(name, (float("nan"), 0.0))[0]
-        warm_cpu = secs["warm"].get(name, (float("nan"), 0.0))[0]
-        rows.append(_row(f"demo stage: {name}, CPU s", cpu, old, f"warm cache: {warm_cpu:.1f} s"))
-    rows.append(dict(FLOOR))
-    names = list(dict.fromkeys([*secs["first"], *secs["before"], *secs["warm"]]))
+    for name, (cpu, wall) in largest:
+        warm_cpu, warm_wall = secs["warm"].get(name, (float("nan"), float("nan")))
+        rows.append(
+            {
+                "work": f"demo stage: {name}, first run",
+                "realitycheck": f"{wall:.1f} s (CPU {cpu:.1f} s)",
+                "alternative": "",
+                "ratio": "",
+                "note": f"warm cache: {warm_wall:.1f} s (CPU {warm_cpu:.1f} s)",
+            }
+        )
+    names = list(dict.fromkeys([n for label in runs for n in secs[label]]))
     stages = [
         {
             "work": name,
@@ -211,19 +209,17 @@ def summary(runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
             label: {k: v for k, v in run.items() if k not in ("stages", "rows")}
             for label, run in runs.items()
         },
-        "notes": list(NOTES),
         "stages": stages,
     }
 
 
-def _row(work: str, now: float, old: float, note: str) -> dict[str, str]:
-    """A table.py row: now vs ``old`` CPU seconds, ratio old / now."""
-    ratio = f"{old / now:.2f}x" if now > 0 and old == old else ""
+def _row(work: str, run: dict[str, Any], note: str) -> dict[str, str]:
+    """A table.py row for a whole run: wall and CPU seconds."""
     return {
         "work": work,
-        "realitycheck": f"{now:.1f} s",
-        "alternative": "" if old != old else f"before: {old:.1f} s",
-        "ratio": ratio,
+        "realitycheck": f"{run['total_wall_s']:.0f} s (CPU {run['total_cpu_s']:.0f} s)",
+        "alternative": "",
+        "ratio": "",
         "note": note,
     }
 
@@ -236,8 +232,6 @@ def markdown(result: dict[str, Any]) -> str:
             f"- **{label}**: {run['date']}; {run['machine']}; `{run['command']}`; "
             f"total wall {run['total_wall_s']:.1f} s, CPU {run['total_cpu_s']:.1f} s"
         )
-    lines += ["", *[f"- {note}" for note in result["notes"]]]
-    lines += ["", f"- {FLOOR['work']}: {FLOOR['realitycheck']} ({FLOOR['note']})."]
     labels = list(result["runs"])
     head = [f"{label} CPU s" for label in labels] + [f"{label} wall s" for label in labels]
     lines += ["", "| stage | " + " | ".join(head) + " |", "|---" * (1 + len(head)) + "|"]
@@ -251,6 +245,26 @@ def markdown(result: dict[str, Any]) -> str:
         cells += [fmt(r[f"{label}_wall_s"]) for label in labels]
         lines.append(f"| {r['work']} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def compare(out: Path, other: Path, atol: float = 1e-9) -> str:
+    """Compare every CSV table under ``out`` with ``other``'s; one clause saying how many differ."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from compare_demo_runs import table_difference
+
+    paths = sorted(out.rglob("*.csv"))
+    off, largest = 0, 0.0
+    for path in paths:
+        twin = other / path.relative_to(out)
+        diff, why = table_difference(path, twin) if twin.exists() else (float("inf"), "missing")
+        off += bool(why) or diff > atol
+        largest = max(largest, diff)
+    if off:
+        return f"CSV tables DIFFER from the first run's: {off} of {len(paths)} beyond {atol:g}"
+    return (
+        f"CSV tables equal to the first run's ({len(paths)} of {len(paths)} within {atol:g}, "
+        f"max diff {largest:.1e})"
+    )
 
 
 def main() -> None:
@@ -269,16 +283,21 @@ def main() -> None:
         "1 = one after another, each study timed alone)",
     )
     parser.add_argument(
+        "--compare-with",
+        type=Path,
+        help="another run's OUT: compare every CSV table of the two runs after this one",
+    )
+    parser.add_argument(
         "--summarise",
-        nargs=3,
-        metavar=("BEFORE", "FIRST", "WARM"),
-        help="write demo_stages.{json,md} from three raw run stems; runs nothing",
+        nargs=2,
+        metavar=("FIRST", "WARM"),
+        help="write demo_stages.{json,md} from two raw run stems; runs nothing",
     )
     args = parser.parse_args()
     if args.summarise:
         runs = {
             label: json.loads((RAW / f"{stem}.json").read_text())
-            for label, stem in zip(("before", "first", "warm"), args.summarise, strict=True)
+            for label, stem in zip(("first", "warm"), args.summarise, strict=True)
         }
         result = summary(runs)
         (RESULTS / "demo_stages.json").write_text(json.dumps(result, indent=2) + "\n")
@@ -291,14 +310,17 @@ def main() -> None:
         parser.error(f"{args.out}/run exists; the benchmark needs a fresh folder")
     os.environ["REALITYCHECK_EMBED_CACHE"] = str(args.embed_cache or args.out / "embed")
     timer = Timer()
+    load_before = os.getloadavg()[0]
     wall, cpu = time.perf_counter(), cpu_seconds()
     with timer.stage("import realitycheck"):
         import realitycheck  # noqa: F401
     run(args.out, args.data_dir, timer, args.study_workers)
     wall, cpu = time.perf_counter() - wall, cpu_seconds() - cpu
+    loads = (load_before, os.getloadavg()[0])
+    compared = "" if args.compare_with is None else compare(args.out, args.compare_with)
     RAW.mkdir(parents=True, exist_ok=True)
     (RAW / f"{args.name}.json").write_text(
-        json.dumps(stage_record(timer, wall, cpu), indent=2) + "\n"
+        json.dumps(stage_record(timer, wall, cpu, loads, compared), indent=2) + "\n"
     )
     print(f"total: wall {wall:.1f} s, CPU {cpu:.1f} s -> {RAW / args.name}.json")
 
