@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -59,3 +60,65 @@ def test_listing_the_datasets_imports_no_pyarrow(tmp_path):
     code += "assert 'pyarrow' not in sys.modules, 'pyarrow'"
     # names() scans the plugins' entry points, so importlib.metadata is expected here.
     assert [m for m in _imported(code, tmp_path) if m != "importlib.metadata"] == []
+
+
+# A help text needs none of the array, table or statistics libraries.
+ARRAYS = ("numpy", "pandas", "pyarrow", "scipy")
+
+_EVERY_HELP = f"""
+import click
+from realitycheck.cli import cli, main
+sys.argv[0] = "realitycheck"  # the name click shows in a usage line
+
+def paths(command, path):
+    yield path
+    if isinstance(command, click.Group):
+        for name, sub in sorted(command.commands.items()):
+            yield from paths(sub, [*path, name])
+
+first = {{}}  # each heavy package -> the first help that loaded it
+helps = 0
+for path in paths(cli, []):
+    try:
+        main([*path, "--help"])
+    except SystemExit:
+        pass
+    helps += 1
+    for package in {ARRAYS!r}:
+        if package in sys.modules:
+            first.setdefault(package, " ".join(["realitycheck", *path, "--help"]))
+print("\\n" + json.dumps([helps, first]))
+"""
+
+
+def _run(code: str, cwd) -> tuple[str, Any]:
+    """The standard output of ``code`` in a fresh interpreter, and its last line read as JSON."""
+    out = subprocess.run(
+        [sys.executable, "-c", f"import json, sys\n{code}"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=cwd,
+    ).stdout
+    return out, json.loads(out.strip().splitlines()[-1])
+
+
+def test_no_help_text_imports_numpy_pandas_pyarrow_or_scipy(tmp_path):
+    out, (helps, first) = _run(_EVERY_HELP, tmp_path)
+    assert "Usage: realitycheck label [OPTIONS]" in out  # the helps ran
+    assert helps >= 15  # the top, every command and every subcommand of a group
+    assert first == {}
+
+
+@pytest.mark.parametrize("package", ["realitycheck.detectors", "realitycheck.studies"])
+def test_a_registry_package_loads_its_numpy_helpers_on_first_use(tmp_path, package):
+    code = f"""
+import importlib
+module = importlib.import_module({package!r})
+before = 'numpy' in sys.modules
+values = [getattr(module, name) for name in module.__all__]  # every public name resolves
+assert all(value is not None for value in values)
+assert set(module.__all__) <= set(dir(module))
+print(json.dumps([before, 'numpy' in sys.modules]))
+"""
+    assert _run(code, tmp_path)[1] == [False, True]

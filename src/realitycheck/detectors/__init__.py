@@ -1,17 +1,40 @@
 """Built-in detectors; one module per component family.
 
 Each module registers its components with a decorator; the registry imports
-the modules when it is first asked for a name.
+the modules when it is first asked for a name. The protocol and the registry
+(:class:`Detector`, :class:`Needs`, :func:`detector`, :data:`detectors`) are
+light; the supervised detectors' shared parts (:class:`SupervisedDetector`
+and its helpers) load numpy, so they load on first use and importing the
+registry (the command line's ``--help``) stays cheap.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from realitycheck.detectors._base import Detector, Needs, detector, detectors
-from realitycheck.detectors._supervised import (
-    MIN_TRAIN,
-    SupervisedDetector,
-    source_text,
-    take,
-    training_problem,
-    weights_sha256,
+
+if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers
+    from realitycheck.detectors._supervised import (
+        MIN_TRAIN,
+        SupervisedDetector,
+        source_text,
+        take,
+        training_problem,
+        weights_sha256,
+    )
+
+_LAZY = dict.fromkeys(
+    (
+        "MIN_TRAIN",
+        "SupervisedDetector",
+        "source_text",
+        "take",
+        "training_problem",
+        "weights_sha256",
+    ),
+    "_supervised",
 )
 
 __all__ = [
@@ -26,3 +49,16 @@ __all__ = [
     "training_problem",
     "weights_sha256",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

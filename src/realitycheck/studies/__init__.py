@@ -10,13 +10,24 @@ private modules); statistics shared by several studies live in
 A study reads a run (:class:`realitycheck.store.RunData`) and returns a
 :class:`realitycheck.store.StudyResult`; results are saved in the run by the
 store. Studies import :class:`Study`, :func:`study` and the small helpers
-below from this package, never from its private modules.
+below from this package, never from its private modules. The model-factor
+helpers load numpy, so they load on first use and importing the registry
+(the command line's ``--help``) stays cheap.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from realitycheck.studies._base import Study, studies, study
-from realitycheck.studies._models import UNKNOWN, model_factor_table, tuning_pairs
 from realitycheck.studies._retrieval import retrieval_ambiguity, retrieval_changes, retrieved_ids
 from realitycheck.studies._tools import automatic_labelers, base_name, fmt, quiet
+
+if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers
+    from realitycheck.studies._models import UNKNOWN, model_factor_table, tuning_pairs
+
+_LAZY = dict.fromkeys(("UNKNOWN", "model_factor_table", "tuning_pairs"), "_models")
 
 __all__ = [
     "UNKNOWN",
@@ -33,3 +44,16 @@ __all__ = [
     "study",
     "tuning_pairs",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
