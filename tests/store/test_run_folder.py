@@ -129,7 +129,7 @@ def test_the_lock_is_released_when_the_command_fails(tmp_path, capsys):
     run, _ = user_run(tmp_path, capsys)
     missing = f"files[path={tmp_path / 'gone.jsonl'},text=answer]"
     assert main(["-q", "detect", "-d", missing, "-D", "length", "--out", str(run)]) == 2
-    assert "gone.jsonl' of dataset" in capsys.readouterr().err
+    assert "gone.jsonl' (path of dataset" in capsys.readouterr().err
     assert not (run / LOCK_NAME).exists()
     with RunLock(run, "first") as lock:
         assert json.loads(lock.path.read_text())["command"] == "first"
