@@ -18,6 +18,7 @@ import pytest
 from realitycheck import metrics as M
 from realitycheck.plots import BASELINE_COLOUR, PALETTE, SCALE, shown_size
 from realitycheck.report._figures import SHOWN, Curve, pick, render_pr, render_roc, styles
+from realitycheck.report._results import drawn_summary
 
 
 def _curve(rng, name: str, strength: float) -> Curve:
@@ -179,3 +180,30 @@ def test_the_caption_says_what_is_drawn_when_only_length_variants_are_left_out()
     assert "Drawn: every detector, and the best of the response-length baselines." in caption
     assert "Black, dash-dot: the response-length baseline (length)." in caption
     assert "length[unit=x] " in caption.split("Not drawn")[1]
+
+
+@pytest.mark.parametrize(
+    ("names", "summary"),
+    [
+        (
+            NAMES,
+            "6 of 11 detectors drawn (the 5 with the highest AUROC and the best length "
+            "baseline); the other 5 are listed in the captions",
+        ),
+        (
+            NAMES[:7],
+            "5 of 7 detectors drawn (the 5 with the highest AUROC); "
+            "the other 2 are listed in the captions",
+        ),
+        (
+            ["a", "length", "length[unit=x]"],
+            "2 of 3 detectors drawn (every detector but the other length variants); "
+            "the other one is listed in the captions",
+        ),
+        (["a", "length"], "2 detectors"),
+    ],
+)
+def test_the_fold_of_the_curves_says_how_many_are_drawn_and_where_the_rest_are(names, summary):
+    rng = np.random.default_rng(7)
+    found = [_curve(rng, name, 1.5 - 0.1 * k) for k, name in enumerate(names)]
+    assert drawn_summary(found) == summary

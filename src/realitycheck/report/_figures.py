@@ -37,6 +37,7 @@ import numpy.typing as npt
 
 from realitycheck import metrics as M
 from realitycheck import plots
+from realitycheck.report._baseline import is_baseline
 from realitycheck.report._data import (
     DatasetScores,
     ReportData,
@@ -45,7 +46,6 @@ from realitycheck.report._data import (
     shown_key,
 )
 from realitycheck.report._document import Figure
-from realitycheck.report._findings import BASELINE
 
 __all__ = [
     "PANEL_NAME",
@@ -198,10 +198,6 @@ def _proxy_note(curves_: Sequence[Curve]) -> str:
     )
 
 
-def _is_baseline(detector: str) -> bool:
-    return detector.split("[", 1)[0] == BASELINE
-
-
 def pick(
     detectors: Sequence[str], aurocs: Sequence[float], limit: int = SHOWN
 ) -> tuple[list[int], list[int]]:
@@ -218,8 +214,8 @@ def pick(
         return missing, 0.0 if missing else -aurocs[i], i
 
     ranked = sorted(range(len(detectors)), key=rank)
-    chosen = [i for i in ranked if not _is_baseline(detectors[i])][:limit]
-    chosen += [i for i in ranked if _is_baseline(detectors[i])][:1]
+    chosen = [i for i in ranked if not is_baseline(detectors[i])][:limit]
+    chosen += [i for i in ranked if is_baseline(detectors[i])][:1]
     return [i for i in ranked if i in chosen], [i for i in ranked if i not in chosen]
 
 
@@ -229,7 +225,7 @@ def styles(detectors: Sequence[str]) -> list[dict[str, Any]]:
     The first length baseline is black dash-dot; the others take
     :data:`plots.PALETTE`'s colours in turn, solid.
     """
-    base = next((i for i, d in enumerate(detectors) if _is_baseline(d)), None)
+    base = next((i for i, d in enumerate(detectors) if is_baseline(d)), None)
     out, colours = [], iter(plots.PALETTE * (1 + len(detectors) // len(plots.PALETTE)))
     for i in range(len(detectors)):
         if i == base:
@@ -246,7 +242,7 @@ def legend_labels(
 
     Each name is cut in the middle to the room the legend has beneath the axes.
     """
-    base = next((i for i, d in enumerate(detectors) if _is_baseline(d)), None)
+    base = next((i for i, d in enumerate(detectors) if is_baseline(d)), None)
     suffixes = [
         f" ({v:.3f}, baseline)" if i == base else f" ({v:.3f})" for i, v in enumerate(values)
     ]
@@ -352,7 +348,7 @@ def _named(c: Curve) -> str:
 
 def _caption_tail(shown: Sequence[Curve], rest: Sequence[Curve]) -> str:
     """What the figure draws: the best by AUROC, and the baseline in black dash-dot."""
-    base = [c.detector for c in shown if _is_baseline(c.detector)]
+    base = [c.detector for c in shown if is_baseline(c.detector)]
     out = ""
     if rest and len(shown) - len(base) < SHOWN:  # only other length variants are left out
         out = " Drawn: every detector, and the best of the response-length baselines."

@@ -10,6 +10,7 @@ import pandas as pd
 
 from realitycheck.analysis import AGREEMENT_METRICS, CALIBRATION_METRICS, SCORE_METRICS
 from realitycheck.keys import LabelKey
+from realitycheck.report._baseline import is_baseline
 from realitycheck.report._calibration import calibration_table, selective_figures
 from realitycheck.report._cells import (
     BASE_RATE_NOTE,
@@ -36,9 +37,24 @@ from realitycheck.report._document import (
     fmt_count,
     is_missing,
 )
-from realitycheck.report._figures import PANEL_NAME, curves, figure_name, render_pr, render_roc
+from realitycheck.report._figures import (
+    PANEL_NAME,
+    SHOWN,
+    Curve,
+    curves,
+    figure_name,
+    pick,
+    render_pr,
+    render_roc,
+)
 
-__all__ = ["agreement_section", "curves_section", "detector_order", "metrics_section"]
+__all__ = [
+    "agreement_section",
+    "curves_section",
+    "detector_order",
+    "drawn_summary",
+    "metrics_section",
+]
 
 RANKING = SCORE_METRICS
 """The metrics of a score on every response (AUROC, PR-AUC, PRR), columns of the main table."""
@@ -305,7 +321,7 @@ def curves_section(data: ReportData, reference: str) -> list[Block]:
         found, notes = curves(data, ds, reference, order, scored=pivot)
         out.append(Heading(ds, 3))
         if found:
-            out.append(Fold(f"{CURVES_TITLE} of {len(found)} detectors on {ds}"))
+            out.append(Fold(f"{CURVES_TITLE} on {ds}: {drawn_summary(found)}"))
             out.append(render_roc(found, ds, reference))
             out.append(render_pr(found, ds, reference, float(np.nanmean(pivot.y))))
             named = {figure_name(data, d, PANEL_NAME): v for d, v in pivot.scores.items()}
@@ -318,6 +334,22 @@ def curves_section(data: ReportData, reference: str) -> list[Block]:
         if notes:
             out.append(Bullets(tuple(notes)))
     return out
+
+
+def drawn_summary(found: Sequence[Curve]) -> str:
+    """What a dataset's curve figures draw (:func:`pick`'s detectors), for its fold's summary."""
+    drawn, left = pick([c.detector for c in found], [c.auroc for c in found])
+    if not left:
+        return f"{len(drawn)} detectors"
+    baseline = sum(is_baseline(found[i].detector) for i in drawn)
+    if len(drawn) - baseline < SHOWN:  # only other length variants are left out
+        which = "every detector but the other length variants"
+    else:
+        which = f"the {SHOWN} with the highest AUROC" + (
+            " and the best length baseline" if baseline else ""
+        )
+    rest = "the other one is" if len(left) == 1 else f"the other {len(left)} are"
+    return f"{len(drawn)} of {len(found)} detectors drawn ({which}); {rest} listed in the captions"
 
 
 def _labeler_row(
