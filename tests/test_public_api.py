@@ -112,3 +112,15 @@ def test_did_you_mean_names_the_closest_choice_or_nothing():
     assert did_you_mean("humn", ["human", "recorded:x"]) == " Did you mean 'human'?"
     assert did_you_mean("zzzz", ["human"]) == ""
     assert did_you_mean("lenght", iter(["length"])) == " Did you mean 'length'?"
+
+
+def test_needs_is_a_deprecated_alias_of_run_context_for_one_release():
+    from realitycheck.detectors import RunContext
+
+    with pytest.warns(DeprecationWarning, match=r"realitycheck\.Needs is renamed .*RunContext"):
+        assert realitycheck.Needs is RunContext
+    with pytest.warns(DeprecationWarning, match=r"detectors\.Needs is renamed RunContext"):
+        from realitycheck.detectors import Needs
+    assert Needs is RunContext
+    assert "Needs" not in realitycheck.__all__ and "Needs" not in dir(realitycheck)
+    assert "RunContext" in realitycheck.__all__

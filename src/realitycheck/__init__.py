@@ -34,6 +34,7 @@ components when first asked for a name.
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING, Any
 
 # The registries are bound here, before anything can import their packages and
@@ -59,7 +60,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers 
     from realitycheck.datasets import Bundle as Bundle
     from realitycheck.datasets import Dataset as Dataset
     from realitycheck.detectors import Detector as Detector
-    from realitycheck.detectors import Needs as Needs
+    from realitycheck.detectors import RunContext as RunContext
     from realitycheck.errors import BackendError as BackendError
     from realitycheck.errors import DataNotFoundError as DataNotFoundError
     from realitycheck.errors import FatalBackendError as FatalBackendError
@@ -110,7 +111,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     "analysis": ("Bootstrap",),
     "backends": ("Backend", "Generation", "GenerationRequest", "backend", "backends"),
     "datasets": ("Bundle", "Dataset", "dataset", "datasets"),
-    "detectors": ("Detector", "Needs", "detector", "detectors"),
+    "detectors": ("Detector", "RunContext", "detector", "detectors"),
     "errors": (
         "BackendError",
         "DataNotFoundError",
@@ -139,9 +140,21 @@ _WHERE: dict[str, str] = {name: home for home, names in _PUBLIC.items() for name
 
 __all__ = sorted([*_WHERE, "__version__"])
 
+# Names renamed in this release, still importable for one more with a warning.
+_RENAMED: dict[str, str] = {"Needs": "RunContext"}
+
 
 def __getattr__(name: str) -> Any:
     """Load a public attribute from the module that defines it, on first use."""
+    if name in _RENAMED:
+        new = _RENAMED[name]
+        warnings.warn(
+            f"realitycheck.{name} is renamed realitycheck.{new}; the old name will be removed "
+            "in the next release.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return __getattr__(new)
     home = _WHERE.get(name)
     if home is None:
         raise AttributeError(f"module 'realitycheck' has no attribute {name!r}")

@@ -247,7 +247,7 @@ def test_it_goes_through_the_call_cache_and_errors_are_not_cached(tmp_path):
 
 
 def test_the_generate_stage_feeds_every_white_box_detector(tmp_path):
-    from realitycheck.detectors import Needs, detectors
+    from realitycheck.detectors import RunContext, detectors
     from realitycheck.generation import SamplingPlan, generate
     from realitycheck.records import Example, Response
     from realitycheck.store import RunStore
@@ -272,12 +272,12 @@ def test_the_generate_stage_feeds_every_white_box_detector(tmp_path):
     assert all(len(r.samples) == 4 for r in responses.values())
     names = ["perplexity", "mean_token_entropy", "ln_entropy", "eigenscore", "logdet", "erank"]
     for name in names:
-        scores = detectors.create(name).score(list(responses.values()), Needs())
+        scores = detectors.create(name).score(list(responses.values()), RunContext())
         assert all(s.value is not None and math.isfinite(s.value) for s in scores), name
     # perplexity = exp(-mean canned logprob): the one-token answer is the most confident
-    (low,) = detectors.create("perplexity").score([responses["e0"]], Needs())
+    (low,) = detectors.create("perplexity").score([responses["e0"]], RunContext())
     assert low.value == pytest.approx(math.exp(0.2))
-    (high,) = detectors.create("perplexity").score([responses["e1"]], Needs())
+    (high,) = detectors.create("perplexity").score([responses["e1"]], RunContext())
     assert high.value == pytest.approx(math.exp((0.2 + 1.0 + 3.0 + 0.2 + 1.0) / 5))
 
 

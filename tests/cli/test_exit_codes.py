@@ -46,7 +46,7 @@ class Refusing(Labeler):
 class Unreadable(Detector):
     """A value for half the responses; the other half's replies could not be read."""
 
-    def score(self, responses, needs):
+    def score(self, responses, run):
         out = []
         for i, r in enumerate(responses):
             if i % 2:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from _component_fixtures import minimal
 
-from realitycheck import Example, Needs, Response, detectors, labelers
+from realitycheck import Example, Response, RunContext, detectors, labelers
 
 CONTEXT = (
     "The Eiffel Tower was completed in 1889 in Paris. It is 330 metres tall. "
@@ -110,7 +110,7 @@ FEATURE_DETECTORS = [n for n in COMPUTED_DETECTORS if detectors.get(n).needs & G
 @pytest.mark.parametrize("name", TRAINED_DETECTORS)
 def test_supervised_detector_outside_a_run_says_it_needs_one(name):
     det = _build(detectors, name)
-    scores = det.score([FAITHFUL, INVENTED], Needs(examples=EXAMPLES))
+    scores = det.score([FAITHFUL, INVENTED], RunContext(examples=EXAMPLES))
     assert [s.response_id for s in scores] == ["good", "bad"]
     assert all(s.value is None and "within a run" in s.error for s in scores)
 
@@ -118,7 +118,7 @@ def test_supervised_detector_outside_a_run_says_it_needs_one(name):
 @pytest.mark.parametrize("name", FEATURE_DETECTORS)
 def test_detector_without_generation_features_says_what_is_missing(name):
     det = _build(detectors, name)
-    scores = det.score([FAITHFUL, INVENTED], Needs(examples=EXAMPLES))
+    scores = det.score([FAITHFUL, INVENTED], RunContext(examples=EXAMPLES))
     assert [s.response_id for s in scores] == ["good", "bad"]
     for s in scores:
         assert s.value is None and s.error, f"{name} must explain a missing feature"
@@ -133,14 +133,14 @@ NO_SIGN_ON_THE_MOCK = {"surprisal"}
 @pytest.mark.parametrize("name", TEXT_DETECTORS)
 def test_detector_sign_order_invariance_and_missing_inputs(name):
     det = _build(detectors, name)
-    needs = Needs(examples=EXAMPLES)
+    run = RunContext(examples=EXAMPLES)
     responses = [FAITHFUL, INVENTED]
-    forward = {x.response_id: x for x in det.score(responses, needs)}
-    backward = {x.response_id: x for x in det.score(responses[::-1], needs)}
+    forward = {x.response_id: x for x in det.score(responses, run)}
+    backward = {x.response_id: x for x in det.score(responses[::-1], run)}
     assert forward == backward
     assert all(x.detector == det.key for x in forward.values())
     if name not in NO_SIGN_ON_THE_MOCK:
         assert forward["good"].value < forward["bad"].value, "higher must mean more hallucinated"
     if "context" in det.needs:
-        (missing,) = det.score([NO_REFERENCE], needs)
+        (missing,) = det.score([NO_REFERENCE], run)
         assert missing.value is None and missing.error

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from realitycheck import Example, InvalidInputError, Needs, Response
+from realitycheck import Example, InvalidInputError, Response, RunContext
 from realitycheck.backends import CallCache, backends
 from realitycheck.backends.mock import MockBackend
 from realitycheck.claims import TASK_KINDS, read_split, split_prompt, split_request
@@ -122,7 +122,7 @@ def sent(monkeypatch) -> list[int]:
 def test_the_value_is_the_largest_unsupported_score_over_the_claims(name, seed):
     responses, claims, rules = _random_responses(seed)
     det = _detector(name, MockBackend(replies=rules))
-    scores = det.score(responses, Needs(examples=EXAMPLES))
+    scores = det.score(responses, RunContext(examples=EXAMPLES))
     premises = _premises(name)
     assert len(premises) > 1
     expected = {
@@ -134,7 +134,7 @@ def test_the_value_is_the_largest_unsupported_score_over_the_claims(name, seed):
     assert all(0 <= s.value <= 1 for s in scores)
     assert len({round(s.value, 6) for s in scores}) > 2
     # Order invariance: the same values whatever the order of the responses.
-    again = det.score(responses[::-1], Needs(examples=EXAMPLES))
+    again = det.score(responses[::-1], RunContext(examples=EXAMPLES))
     assert {s.response_id: s.value for s in again} == {s.response_id: s.value for s in scores}
 
 
@@ -151,8 +151,8 @@ def test_claims_not_sentences_are_checked():
     response = Response(response_id="r", example_id="e", model="m", text=text)
     by_sentence = detectors.create("nli_grounding", judge="mock")
     by_claim = _detector("nli_grounding", MockBackend(replies=rules))
-    (sentence,) = by_sentence.score([response], Needs(examples=EXAMPLES))
-    (claim,) = by_claim.score([response], Needs(examples=EXAMPLES))
+    (sentence,) = by_sentence.score([response], RunContext(examples=EXAMPLES))
+    (claim,) = by_claim.score([response], RunContext(examples=EXAMPLES))
     worst = 1 - max(
         _overlap(s, "The tower is painted purple volcano senator.") for s in SOURCE_SENTENCES
     )
@@ -164,7 +164,7 @@ def test_claims_not_sentences_are_checked():
 def test_a_response_without_claims_has_nothing_unsupported():
     splitter = MockBackend(replies=[_rule("I do not know", [])])
     response = Response(response_id="r", example_id="e", model="m", text="I do not know.")
-    (score,) = _detector("claim_check", splitter).score([response], Needs(examples=EXAMPLES))
+    (score,) = _detector("claim_check", splitter).score([response], RunContext(examples=EXAMPLES))
     assert (score.value, score.error, score.unreadable) == (0.0, "", 0)
 
 
@@ -186,7 +186,7 @@ def test_an_unreadable_split_is_an_error_record_counted_never_sentences():
         for i, t in enumerate(texts)
     ]
     garbled, long, fine = _detector("claim_check", splitter).score(
-        responses, Needs(examples=EXAMPLES)
+        responses, RunContext(examples=EXAMPLES)
     )
     assert garbled.value is None and garbled.unreadable == 1 and not garbled.failed
     assert garbled.error.startswith("no claims in the reply of the splitter 'mock[replies=")
@@ -199,12 +199,12 @@ def test_a_failed_split_call_is_a_failure_retryable_when_it_may_pass():
     rules = [_rule("A", ["The tower was built in 1889."]), _rule("B", ["It stands tall."])]
     responses = [Response(response_id=r, example_id="e", model="m", text=f"{r} text") for r in "AB"]
     refused = _detector("cross_encoder", MockBackend(replies=rules, fail_on='claims: "B'))
-    a, b = refused.score(responses, Needs(examples=EXAMPLES))
+    a, b = refused.score(responses, RunContext(examples=EXAMPLES))
     assert a.value is not None and a.error == ""
     assert b.value is None and b.failed and not b.retryable
     assert "failed on the claim split" in b.error and "400" in b.error
     flaky = _detector("cross_encoder", MockBackend(replies=rules, fail_every=2))
-    a, b = flaky.score(responses, Needs(examples=EXAMPLES))
+    a, b = flaky.score(responses, RunContext(examples=EXAMPLES))
     assert a.value is not None and b.value is None and b.retryable and "503" in b.error
 
 
@@ -216,7 +216,7 @@ def test_responses_that_cannot_be_split_are_not_sent():
         Response(response_id="missing", example_id="x", model="m", text="Paris."),
     ]
     splitter = MockBackend(fail_on=".")  # any request sent would fail
-    scores = _detector("nli_grounding", splitter).score(responses, Needs(examples=examples))
+    scores = _detector("nli_grounding", splitter).score(responses, RunContext(examples=examples))
     assert [s.error for s in scores] == [
         "the response is empty",
         "the example has no context",
@@ -251,7 +251,7 @@ def test_the_split_is_paid_once_for_claim_judge_and_the_detector(tmp_path, sent,
             return judge.label(SHARED, EXAMPLES, cache=cache)
 
         def run_detector():
-            return det.score(SHARED, Needs(examples=EXAMPLES, cache=cache))
+            return det.score(SHARED, RunContext(examples=EXAMPLES, cache=cache))
 
         if labeler_first:
             labels = run_labeler()

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from realitycheck import embeddings
-from realitycheck.detectors import Needs, detectors
+from realitycheck.detectors import RunContext, detectors
 from realitycheck.records import Example, Response
 from realitycheck.text import split_sentences
 
@@ -28,7 +28,7 @@ CONTEXT = (
 
 
 def _needs():
-    return Needs(
+    return RunContext(
         examples={
             "e": Example(example_id="e", dataset="t", task="summary", context=CONTEXT),
             "bare": Example(example_id="bare", dataset="t", task="summary", context=" "),

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from realitycheck import Example, Needs, Response, RunStore, Score, detect
+from realitycheck import Example, Response, RunContext, RunStore, Score, detect
 from realitycheck.backends import CallCache
 from realitycheck.backends.mock import MockBackend
 from realitycheck.detectors.self_evaluation import PTrue, Surprisal
@@ -22,7 +22,7 @@ from realitycheck.detectors.semantic_entropy import SemanticEntropy
 from realitycheck.errors import FatalBackendError, InvalidInputError, RetryableBackendError
 
 EXAMPLES = {"e": Example(example_id="e", dataset="t", task="qa", question="Capital of France?")}
-NEEDS = Needs(examples=EXAMPLES)
+RUN = RunContext(examples=EXAMPLES)
 
 READ_YES = ["Yes", "Yes.", "yes, they match", "YES"]
 READ_NO = ["No", "no.", "Answer: no"]
@@ -64,7 +64,7 @@ def test_yes_and_no_replies_are_read_by_their_conclusion(yes, no):
     # paris ~ paris city both ways; rome matches nothing.
     rules = [_pair_rule("paris city", "paris", yes), _pair_rule("paris", "paris city", yes)]
     det = _entailment(rules, reply=no)
-    (score,) = det.score([_response(("paris", "paris city", "rome"))], NEEDS)
+    (score,) = det.score([_response(("paris", "paris city", "rome"))], RUN)
     assert score.error == "" and score.unreadable == 0
     assert score.value == pytest.approx(_entropy([0, 0, 1]))
 
@@ -72,7 +72,7 @@ def test_yes_and_no_replies_are_read_by_their_conclusion(yes, no):
 @pytest.mark.parametrize("unclear", [*UNREADABLE, TRUNCATED])
 def test_an_unreadable_reply_is_no_verdict_and_is_counted(unclear):
     det = _entailment(reply=unclear)
-    (score,) = det.score([_response(("paris", "rome"))], NEEDS)
+    (score,) = det.score([_response(("paris", "rome"))], RUN)
     # Both directions were asked; neither could be read: the classes are unknown.
     assert score.value is None and score.unreadable == 2
     assert not score.failed and not score.retryable
@@ -84,7 +84,7 @@ def test_the_real_server_symptom_every_reply_random_gives_no_value_not_log_k():
     # On a real server 918 such replies gave log 10 for every response, silently.
     samples = tuple(f"answer {i}" for i in range(10))
     det = _entailment(reply="florp zq zq")
-    scores = det.score([_response(samples, rid=f"r{i}") for i in range(3)], NEEDS)
+    scores = det.score([_response(samples, rid=f"r{i}") for i in range(3)], RUN)
     assert all(s.value is None and s.unreadable == 2 for s in scores)
     assert all(s.value != pytest.approx(math.log(10)) for s in scores)
 
@@ -92,7 +92,7 @@ def test_the_real_server_symptom_every_reply_random_gives_no_value_not_log_k():
 def test_an_unreadable_reply_that_decides_nothing_leaves_the_value_and_is_counted():
     # paris -> rome is "No", so whatever rome -> paris says, they differ.
     rules = [_pair_rule("rome", "paris", "No"), _pair_rule("paris", "rome", "I am not sure")]
-    (score,) = _entailment(rules).score([_response(("paris", "rome"))], NEEDS)
+    (score,) = _entailment(rules).score([_response(("paris", "rome"))], RUN)
     assert score.value == pytest.approx(math.log(2)) and score.unreadable == 1
     assert score.error == ""
 
@@ -104,14 +104,14 @@ def test_an_earlier_class_that_matches_makes_a_later_unreadable_pair_irrelevant(
         _pair_rule("paris", "paris city", "Yes"),
         _pair_rule("paris city", "rome", "hmm"),
     ]
-    (score,) = _entailment(rules).score([_response(("paris", "rome", "paris city"))], NEEDS)
+    (score,) = _entailment(rules).score([_response(("paris", "rome", "paris city"))], RUN)
     assert score.value == pytest.approx(_entropy([0, 1, 0])) and score.unreadable == 1
 
 
 def test_unclear_as_false_is_the_papers_not_entailed_and_still_counts():
     det = _entailment(reply="I am not sure", unclear_as=False)
     assert det.key.endswith(",unclear_as=false]")
-    (score,) = det.score([_response(("paris", "rome", "london"))], NEEDS)
+    (score,) = det.score([_response(("paris", "rome", "london"))], RUN)
     assert score.value == pytest.approx(math.log(3)) and score.unreadable == 6
     assert score.error == ""
 
@@ -129,7 +129,7 @@ def test_a_failed_judge_call_is_a_failed_score(retryable):
         else MockBackend(reply="Yes", fail_on="Answer A")
     )
     det = SemanticEntropy(equivalence="llm", judge=judge)
-    (score,) = det.score([_response(("paris", "rome"))], NEEDS)
+    (score,) = det.score([_response(("paris", "rome"))], RUN)
     assert score.value is None and score.failed and score.retryable is retryable
     assert score.error.startswith("The entailment judge failed on 2 of 2 questions")
 
@@ -202,7 +202,7 @@ RESPONSE = _response(("Paris", "Lyon", "Rome"), text="Paris is the capital. It i
 
 @pytest.mark.parametrize("unclear", [*UNREADABLE, TRUNCATED])
 def test_selfcheck_prompt_leaves_unreadable_replies_out_and_counts_them(unclear):
-    (score,) = _checker(RULES, unclear).score([RESPONSE], Needs())
+    (score,) = _checker(RULES, unclear).score([RESPONSE], RunContext())
     # Sentence 1: yes 0, no 1 -> 0.5; sentence 2: yes 0, yes 0 -> 0; Rome unreadable twice.
     assert score.value == pytest.approx((0.5 + 0.0) / 2)
     assert score.unreadable == 2 and score.error == "" and not score.failed
@@ -212,7 +212,7 @@ def test_selfcheck_prompt_leaves_unreadable_replies_out_and_counts_them(unclear)
 def test_unclear_as_one_half_reproduces_the_paper_and_still_counts(unclear):
     det = _checker(RULES, unclear, unclear_as=0.5)
     assert det.key.endswith(",unclear_as=0.5]")
-    (score,) = det.score([RESPONSE], Needs())
+    (score,) = det.score([RESPONSE], RunContext())
     # The paper: sentence 1 (0 + 1 + 0.5) / 3, sentence 2 (0 + 0 + 0.5) / 3.
     assert score.value == pytest.approx((0.5 + 1 / 6) / 2)
     assert score.unreadable == 2
@@ -220,7 +220,7 @@ def test_unclear_as_one_half_reproduces_the_paper_and_still_counts(unclear):
 
 def test_a_sentence_no_reply_about_which_was_read_leaves_no_value():
     det = _checker(["(?s)Sentence: Paris=>No"], "I am not sure")
-    (score,) = det.score([RESPONSE], Needs())
+    (score,) = det.score([RESPONSE], RunContext())
     assert score.value is None and score.unreadable == 3 and not score.failed
     assert score.error.startswith("no reply about sentence 2 of 2 could be read")
     assert "'I am not sure'" in score.error and "3 of the 6 replies" in score.error
@@ -228,9 +228,9 @@ def test_a_sentence_no_reply_about_which_was_read_leaves_no_value():
 
 def test_every_reply_unreadable_is_no_value_not_one_half():
     # On a real server every response got 0.5 this way, silently.
-    (score,) = _checker([], "florp zq").score([RESPONSE], Needs())
+    (score,) = _checker([], "florp zq").score([RESPONSE], RunContext())
     assert score.value is None and score.unreadable == 6
-    (paper,) = _checker([], "florp zq", unclear_as=0.5).score([RESPONSE], Needs())
+    (paper,) = _checker([], "florp zq", unclear_as=0.5).score([RESPONSE], RunContext())
     assert paper.value == 0.5 and paper.unreadable == 6
 
 
@@ -242,7 +242,7 @@ def test_unclear_as_must_be_a_score():
 @pytest.mark.parametrize("retryable", [True, False])
 def test_selfcheck_prompt_marks_a_failed_call_failed(retryable):
     judge = MockBackend(reply="Yes", fail_every=2) if retryable else MockBackend(fail_on="Lyon")
-    (score,) = SelfCheckPrompt(judge=judge).score([RESPONSE], Needs())
+    (score,) = SelfCheckPrompt(judge=judge).score([RESPONSE], RunContext())
     assert score.value is None and score.failed and score.retryable is retryable
     assert score.error.startswith("the selfcheck_prompt judge failed on")
 
@@ -268,7 +268,7 @@ P_TRUE_EXAMPLES = {"e": Example(example_id="e", dataset="t", task="qa", question
 
 def test_p_true_names_the_server_that_ignored_top_logprobs():
     judge = _IgnoresTopLogprobs(model="tiny-llama", reply="Yes")
-    (score,) = PTrue(judge=judge).score([_response(())], Needs(examples=P_TRUE_EXAMPLES))
+    (score,) = PTrue(judge=judge).score([_response(())], RunContext(examples=P_TRUE_EXAMPLES))
     assert score.value is None and not score.failed and score.unreadable == 0
     assert score.error == (
         "the server http://127.0.0.1:8000/v1 (model tiny-llama) returned no next-token "
@@ -284,12 +284,12 @@ def test_p_true_without_alternatives_and_without_a_known_cause_quotes_the_reply(
             return [dataclasses.replace(g, top_logprobs=()) for g in super().generate(requests)]
 
     (score,) = PTrue(judge=Bare(reply="Yes")).score(
-        [_response(())], Needs(examples=P_TRUE_EXAMPLES)
+        [_response(())], RunContext(examples=P_TRUE_EXAMPLES)
     )
     assert score.value is None and "returned no next-token alternatives" in score.error
     assert "'Yes'" in score.error and "ended at once" not in score.error
     (ended,) = PTrue(judge=MockBackend(reply="")).score(
-        [_response(())], Needs(examples=P_TRUE_EXAMPLES)
+        [_response(())], RunContext(examples=P_TRUE_EXAMPLES)
     )
     assert ended.value is None and ended.error.startswith("the reply ended at once")
 
@@ -298,7 +298,7 @@ def test_p_true_without_alternatives_and_without_a_known_cause_quotes_the_reply(
 def test_p_true_with_neither_yes_nor_no_among_the_alternatives_is_unreadable(normalize):
     judge = MockBackend(reply="The")
     (score,) = PTrue(judge=judge, normalize=normalize).score(
-        [_response(())], Needs(examples=P_TRUE_EXAMPLES)
+        [_response(())], RunContext(examples=P_TRUE_EXAMPLES)
     )
     # Before, without normalize, this was P(True) = 0, a value of 1.0.
     assert score.value is None and score.unreadable == 1 and not score.failed
@@ -309,7 +309,7 @@ def test_p_true_with_neither_yes_nor_no_among_the_alternatives_is_unreadable(nor
 @pytest.mark.parametrize("retryable", [True, False])
 def test_p_true_marks_a_failed_call_failed(retryable):
     judge = MockBackend(reply="Yes", fail_every=1) if retryable else MockBackend(fail_on="Where")
-    (score,) = PTrue(judge=judge).score([_response(())], Needs(examples=P_TRUE_EXAMPLES))
+    (score,) = PTrue(judge=judge).score([_response(())], RunContext(examples=P_TRUE_EXAMPLES))
     assert score.value is None and score.failed and score.retryable is retryable
     assert score.error.startswith("the p_true judge failed on 1 of 1 calls")
 
@@ -323,7 +323,7 @@ def test_surprisal_marks_a_failed_call_failed(monkeypatch, retryable):
 
     monkeypatch.setattr(MockBackend, "last_hidden", down)
     responses = [_response((), rid="a"), _response((), rid="b", text="")]
-    scores = Surprisal(judge=MockBackend()).score(responses, Needs(examples=P_TRUE_EXAMPLES))
+    scores = Surprisal(judge=MockBackend()).score(responses, RunContext(examples=P_TRUE_EXAMPLES))
     assert scores[0].value is None and scores[0].failed and scores[0].retryable is retryable
     # The empty response has its own reason, not the backend's failure.
     assert scores[1].error == "the response is empty" and not scores[1].failed
@@ -336,11 +336,11 @@ def test_a_longer_reply_limit_reads_a_judge_that_explains_first():
         _pair_rule("paris", "paris city", explains),
     ]
     samples = ("paris", "paris city")
-    (cut,) = _entailment(rules).score([_response(samples)], NEEDS)
+    (cut,) = _entailment(rules).score([_response(samples)], RUN)
     assert cut.value is None and cut.unreadable == 2 and "truncated" in cut.error
     det = _entailment(rules, max_tokens=32)
     assert det.key.endswith(",max_tokens=32]")
-    (whole,) = det.score([_response(samples)], NEEDS)
+    (whole,) = det.score([_response(samples)], RUN)
     assert whole.value == 0.0 and whole.unreadable == 0
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from realitycheck import Needs, Response, detectors
+from realitycheck import Response, RunContext, detectors
 
 REASON = "http://127.0.0.1:8000/v1 (model tiny-llama) returned no 'logprobs'"
 
@@ -24,7 +24,7 @@ def _response(meta=None, samples=("a", "b"), features=None):
 @pytest.mark.parametrize("key", ["perplexity", "ln_entropy", "semantic_entropy[variant=weighted]"])
 def test_a_feature_the_server_did_not_return_is_named_with_its_reason(key):
     response = _response({"unsupported": {"logprobs": REASON}})
-    (score,) = detectors.create_from_key(key).score([response], Needs())
+    (score,) = detectors.create_from_key(key).score([response], RunContext())
     assert score.value is None and not score.failed
     assert "the server that generated it did not return it" in score.error
     assert REASON in score.error
@@ -33,13 +33,15 @@ def test_a_feature_the_server_did_not_return_is_named_with_its_reason(key):
 
 def test_every_reason_the_server_gave_for_the_need_is_quoted():
     told = {"logprobs": REASON, "top_logprobs": "it ignored 'top_logprobs'", "n": "other"}
-    (score,) = detectors.create("perplexity").score([_response({"unsupported": told})], Needs())
+    (score,) = detectors.create("perplexity").score(
+        [_response({"unsupported": told})], RunContext()
+    )
     assert f"({REASON}; it ignored 'top_logprobs')" in score.error and "other" not in score.error
 
 
 def test_dropped_samples_are_named_too():
     response = _response({"unsupported": {"n": "the server returned 1 of 5 sequences"}}, ())
-    (score,) = detectors.create("selfcheck_ngram").score([response], Needs())
+    (score,) = detectors.create("selfcheck_ngram").score([response], RunContext())
     assert "did not return it (the server returned 1 of 5 sequences)" in score.error
 
 
@@ -53,7 +55,7 @@ def test_dropped_samples_are_named_too():
     ],
 )
 def test_without_a_recorded_cause_the_error_says_how_to_generate_it(key, meta):
-    (score,) = detectors.create_from_key(key).score([_response(meta)], Needs())
+    (score,) = detectors.create_from_key(key).score([_response(meta)], RunContext())
     assert score.value is None and "not asked for or not returned at generation" in score.error
     assert "generate it with a plan that asks for" in score.error
     assert "mock" in score.error  # a backend that supplies it

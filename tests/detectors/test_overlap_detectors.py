@@ -1,6 +1,6 @@
 import pytest
 
-from realitycheck.detectors import Needs, detectors
+from realitycheck.detectors import RunContext, detectors
 from realitycheck.errors import InvalidInputError
 from realitycheck.records import Example, Response
 
@@ -11,7 +11,7 @@ CONTEXT = (
 
 
 def _needs(context=CONTEXT):
-    return Needs(
+    return RunContext(
         examples={
             "e": Example(example_id="e", dataset="t", task="summary", context=context),
             "bare": Example(example_id="bare", dataset="t", task="summary"),

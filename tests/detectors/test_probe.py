@@ -11,7 +11,7 @@ import pytest
 
 from realitycheck import embeddings
 from realitycheck.analysis import CALIBRATION, split_of
-from realitycheck.detectors import Needs, detectors
+from realitycheck.detectors import RunContext, detectors
 from realitycheck.errors import InvalidInputError
 from realitycheck.pipeline import detect
 from realitycheck.records import Example, Label, Response, Score
@@ -206,7 +206,7 @@ def test_a_probe_without_a_feature_or_a_run_says_so():
     with pytest.raises(InvalidInputError, match="'classifier' parameter of probe"):
         detectors.create_from_key("probe[classifier=forest]")
     response = Response(response_id="r", example_id="e", model="m", text="t")
-    (score,) = detectors.create("probe").score([response], Needs())
+    (score,) = detectors.create("probe").score([response], RunContext())
     assert score.value is None and "within a run" in score.error
 
 
@@ -268,7 +268,7 @@ def test_embedding_features_are_source_response_and_their_product(tmp_path, monk
     det = detectors.create("probe")
     responses = store.read(Response)[:5]
     examples = {e.example_id: e for e in store.read(Example)}
-    frame, errors = det.inputs(responses, Needs(examples=examples, store=store))
+    frame, errors = det.inputs(responses, RunContext(examples=examples, store=store))
     u = _bag_of_words([examples[r.example_id].context for r in responses])
     v = _bag_of_words([r.text for r in responses])
     np.testing.assert_allclose(frame.to_numpy(), np.hstack([u, v, u * v]), atol=1e-6)

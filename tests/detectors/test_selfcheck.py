@@ -10,7 +10,7 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from realitycheck import Example, Needs, Response
+from realitycheck import Example, Response, RunContext
 from realitycheck.backends import CAPABILITIES, CallCache
 from realitycheck.backends.mock import MockBackend
 from realitycheck.detectors.self_evaluation import PTrue, Surprisal, yes_probability
@@ -36,8 +36,8 @@ def test_unigram_scores_by_hand():
     # Counts over the response and both samples: the 3, cat 3, sat 3, "." 4,
     # ran 1, a 1, dog 1: 16 tokens.
     big, rare, stop = math.log(16 / 3), math.log(16), math.log(16 / 4)
-    (top,) = SelfCheckNgram().score([response], Needs())
-    (avg,) = SelfCheckNgram(statistic="avg").score([response], Needs())
+    (top,) = SelfCheckNgram().score([response], RunContext())
+    (avg,) = SelfCheckNgram(statistic="avg").score([response], RunContext())
     assert top.value == pytest.approx((big + rare) / 2)
     assert avg.value == pytest.approx((5 * big + 2 * stop + rare) / 8)
 
@@ -56,14 +56,14 @@ def test_unigram_scores_on_random_words_equal_an_independent_count(seed):
     counts = Counter(w for text in own + samples for w in text.split())
     total = sum(counts.values())
     nll = [[-math.log(counts[w] / total) for w in s.split()] for s in own]
-    (top,) = SelfCheckNgram().score([response], Needs())
-    (avg,) = SelfCheckNgram(statistic="avg").score([response], Needs())
+    (top,) = SelfCheckNgram().score([response], RunContext())
+    (avg,) = SelfCheckNgram(statistic="avg").score([response], RunContext())
     assert top.value == pytest.approx(np.mean([max(x) for x in nll]))
     assert avg.value == pytest.approx(np.mean([v for x in nll for v in x]))
 
 
 def test_ngram_without_samples_or_text_says_why():
-    scores = SelfCheckNgram().score([_response("A."), _response("", ("x",))], Needs())
+    scores = SelfCheckNgram().score([_response("A."), _response("", ("x",))], RunContext())
     assert [s.value for s in scores] == [None, None]
     assert "samples" in scores[0].error and "empty" in scores[1].error
 
@@ -121,20 +121,20 @@ def test_selfcheck_prompt_averages_verdicts_and_a_rerun_asks_nothing(tmp_path, s
     # Sentence 2: Paris yes 0, Lyon yes 0, Rome other 0.5 -> 1/6.
     detector = SelfCheckPrompt(judge=judge, unclear_as=0.5)
     with CallCache(tmp_path / "calls.sqlite") as cache:
-        (score,) = detector.score([response], Needs(cache=cache))
+        (score,) = detector.score([response], RunContext(cache=cache))
         assert score.value == pytest.approx((0.5 + 1 / 6) / 2) and score.unreadable == 2
         assert sent["generate"] == 6
-        (again,) = detector.score([response], Needs(cache=cache))
+        (again,) = detector.score([response], RunContext(cache=cache))
         assert again == score and sent["generate"] == 6
         # By default the unclear replies are left out: (1/2 + 0) / 2, from the same calls.
-        (left_out,) = SelfCheckPrompt(judge=judge).score([response], Needs(cache=cache))
+        (left_out,) = SelfCheckPrompt(judge=judge).score([response], RunContext(cache=cache))
     assert left_out.value == pytest.approx(0.25) and left_out.unreadable == 2
     assert sent["generate"] == 6
 
 
 def test_selfcheck_prompt_keeps_a_failed_call_as_a_retryable_error():
     judge = MockBackend(reply="Yes", fail_every=2)
-    (score,) = SelfCheckPrompt(judge=judge).score([_response("A b.", ("x", "y"))], Needs())
+    (score,) = SelfCheckPrompt(judge=judge).score([_response("A b.", ("x", "y"))], RunContext())
     assert score.value is None and score.retryable and score.failed and "503" in score.error
 
 
@@ -142,19 +142,21 @@ def test_p_true_reads_the_probability_of_yes_at_the_first_token(tmp_path, sent):
     backend = MockBackend(reply="Yes", replies=("Proposed answer: Mars=>No",), logprob=-0.5)
     responses = [_response("Paris.", rid="a"), _response("Mars.", rid="b")]
     with CallCache(tmp_path / "calls.sqlite") as cache:
-        scores = PTrue(judge=backend).score(responses, Needs(examples=EXAMPLES, cache=cache))
+        scores = PTrue(judge=backend).score(responses, RunContext(examples=EXAMPLES, cache=cache))
         assert [s.value for s in scores] == pytest.approx([1 - math.exp(-0.5), 1.0])
         assert sent["generate"] == 2
-        again = PTrue(judge=backend).score(responses, Needs(examples=EXAMPLES, cache=cache))
+        again = PTrue(judge=backend).score(responses, RunContext(examples=EXAMPLES, cache=cache))
     assert again == scores and sent["generate"] == 2
-    normalized = PTrue(judge=backend, normalize=True).score(responses, Needs(examples=EXAMPLES))
+    normalized = PTrue(judge=backend, normalize=True).score(
+        responses, RunContext(examples=EXAMPLES)
+    )
     assert [s.value for s in normalized] == pytest.approx([0.0, 1.0])
 
 
 def test_p_true_without_yes_or_no_or_question_says_why():
     backend = MockBackend(reply="Maybe")
     responses = [_response("Paris."), _response("Paris.", rid="q", example="blank")]
-    scores = PTrue(judge=backend, normalize=True).score(responses, Needs(examples=EXAMPLES))
+    scores = PTrue(judge=backend, normalize=True).score(responses, RunContext(examples=EXAMPLES))
     assert [s.value for s in scores] == [None, None]
     assert "neither yes nor no" in scores[0].error and "no question" in scores[1].error
 
@@ -175,7 +177,7 @@ class _Blind(MockBackend):
 @pytest.mark.parametrize(("detector", "need"), [(PTrue, "top_logprobs"), (Surprisal, "hidden")])
 def test_a_backend_without_the_capability_is_refused_before_any_call(detector, need, sent):
     with pytest.raises(InvalidInputError, match=f"needs {need}, which the backend"):
-        detector(judge=_Blind()).score([_response("Paris.")], Needs(examples=EXAMPLES))
+        detector(judge=_Blind()).score([_response("Paris.")], RunContext(examples=EXAMPLES))
     assert sent == {"generate": 0, "last_hidden": 0}
 
 
@@ -189,8 +191,12 @@ def test_surprisal_is_one_minus_the_cosine_and_a_rerun_reads_nothing(tmp_path, s
         expected.append(1 - q @ a / (np.linalg.norm(q) * np.linalg.norm(a)))
     sent["last_hidden"] = 0
     with CallCache(tmp_path / "calls.sqlite") as cache:
-        scores = Surprisal(judge=backend).score(responses, Needs(examples=EXAMPLES, cache=cache))
+        scores = Surprisal(judge=backend).score(
+            responses, RunContext(examples=EXAMPLES, cache=cache)
+        )
         assert [s.value for s in scores] == pytest.approx(expected)
         assert sent["last_hidden"] == 3  # the question once, each answer once
-        again = Surprisal(judge=backend).score(responses, Needs(examples=EXAMPLES, cache=cache))
+        again = Surprisal(judge=backend).score(
+            responses, RunContext(examples=EXAMPLES, cache=cache)
+        )
     assert again == scores and sent["last_hidden"] == 3

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from realitycheck import Needs, Response
+from realitycheck import Response, RunContext
 from realitycheck.cli import main
 from realitycheck.detectors import detectors
 
@@ -68,6 +68,6 @@ def test_a_generated_response_still_says_how_to_generate_the_samples():
         decoding="greedy",
         meta={"backend": "mock[reply=Paris]", "plan": "greedy", "generation": "g"},
     )
-    (score,) = detectors.create("semantic_entropy").score([generated], Needs())
+    (score,) = detectors.create("semantic_entropy").score([generated], RunContext())
     assert "generate it with a plan that asks for 'samples'" in score.error
     assert "ships its answers" not in score.error

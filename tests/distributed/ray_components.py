@@ -28,7 +28,7 @@ class Logged(Detector):
     fail_flag: str = ""
     pause: float = 0.0
 
-    def score(self, responses, needs):
+    def score(self, responses, run):
         ids = [r.response_id for r in responses]
         if self.victim:
             try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from realitycheck import Example, Needs, Response
+from realitycheck import Example, Response, RunContext
 from realitycheck.backends import CallCache
 from realitycheck.detectors import detectors
 from realitycheck.detectors.pair_grounding import word_windows
@@ -105,7 +105,7 @@ def test_nli_grounding_is_one_minus_the_least_entailed_sentence(tiny_nli_dir, en
     det = detectors.create(
         "nli_grounding", judge=_hf(tiny_nli_dir, batch_size=4), chunk_sentences=chunk
     )
-    scores = det.score(RESPONSES, Needs(examples=EXAMPLES))
+    scores = det.score(RESPONSES, RunContext(examples=EXAMPLES))
     sentences = split_sentences(SOURCE)
     chunks = [" ".join(sentences[i : i + chunk]) for i in range(0, len(sentences), chunk)]
     for response, score in zip(RESPONSES, scores, strict=True):
@@ -117,7 +117,7 @@ def test_nli_grounding_is_one_minus_the_least_entailed_sentence(tiny_nli_dir, en
 
 def test_cross_encoder_takes_the_best_window_of_a_single_logit_model(tiny_consistency_dir, entail):
     det = detectors.create("cross_encoder", judge=_hf(tiny_consistency_dir), window=12, stride=8)
-    scores = det.score(RESPONSES, Needs(examples=EXAMPLES))
+    scores = det.score(RESPONSES, RunContext(examples=EXAMPLES))
     windows = _windows(SOURCE, 12, 8)
     assert len(windows) > 3
     for response, score in zip(RESPONSES, scores, strict=True):
@@ -127,7 +127,7 @@ def test_cross_encoder_takes_the_best_window_of_a_single_logit_model(tiny_consis
 
 def test_claim_check_is_the_weakest_sentence_against_windows(tiny_nli_dir, entail):
     det = detectors.create("claim_check", judge=_hf(tiny_nli_dir), window=10, stride=10)
-    scores = det.score(RESPONSES, Needs(examples=EXAMPLES))
+    scores = det.score(RESPONSES, RunContext(examples=EXAMPLES))
     windows = _windows(SOURCE, 10, 10)
     for response, score in zip(RESPONSES, scores, strict=True):
         claims = split_sentences(response.text)
@@ -159,7 +159,7 @@ def test_missing_inputs_are_errors_not_values(tiny_nli_dir):
     no_context = Response(response_id="y", example_id="e2", model="m", text="Rome.")
     unknown = Response(response_id="z", example_id="nope", model="m", text="Rome.")
     det = detectors.create("claim_check", judge="mock")
-    got = det.score([empty, no_context, unknown], Needs(examples=EXAMPLES))
+    got = det.score([empty, no_context, unknown], RunContext(examples=EXAMPLES))
     assert [s.value for s in got] == [None, None, None]
     assert [s.error for s in got] == [
         "the response is empty",
@@ -172,7 +172,7 @@ def test_missing_inputs_are_errors_not_values(tiny_nli_dir):
 
 def test_a_classifier_failure_is_an_error_per_response():
     det = detectors.create("nli_grounding", judge="mock[fail_on=Rome]")
-    good, bad = det.score(RESPONSES[2:4], Needs(examples=EXAMPLES))  # the source names Rome
+    good, bad = det.score(RESPONSES[2:4], RunContext(examples=EXAMPLES))  # the source names Rome
     assert good.value is None and "the classifier failed: FatalBackendError" in good.error
     assert bad.value is None
     assert good.failed and bad.failed  # a call that never succeeded fails the stage (exit 3)
@@ -183,7 +183,7 @@ def test_a_classifier_failure_is_an_error_per_response():
         response_id="s", example_id="e1", model="m", text="Rome.", samples=("Rome is big.",)
     )
     (score,) = detectors.create("selfcheck_nli", judge="mock[fail_on=.]").score(
-        [sentences], Needs(examples=EXAMPLES)
+        [sentences], RunContext(examples=EXAMPLES)
     )
     assert score.value is None and score.failed and "the classifier failed" in score.error
 
@@ -191,7 +191,7 @@ def test_a_classifier_failure_is_an_error_per_response():
 def test_a_missing_input_is_not_a_failure():
     empty = Response(response_id="x", example_id="e1", model="m", text="  ")
     (score,) = detectors.create("nli_grounding", judge="mock").score(
-        [empty], Needs(examples=EXAMPLES)
+        [empty], RunContext(examples=EXAMPLES)
     )
     assert score.value is None and not score.failed
 
@@ -226,22 +226,22 @@ def test_bad_label_names_fail_before_any_pair_is_scored(relabelled, pairs_scored
     monkeypatch.setattr(_hf_pairs, "pair_score", lambda *a: forwards.append(1) or original(*a))
     det = detectors.create("nli_grounding", judge=_hf(relabelled(["x", "y", "z"])))
     with pytest.raises(InvalidInputError, match=r"relabelled.*\['x', 'y', 'z'\]"):
-        det.score(RESPONSES, Needs(examples=EXAMPLES))
+        det.score(RESPONSES, RunContext(examples=EXAMPLES))
     assert forwards == []
     wrong_count = detectors.create(
         "nli_grounding", judge=_hf(relabelled(["x", "y", "z"])), labels=("entailment", "x")
     )
     with pytest.raises(InvalidInputError, match="has 3 outputs, but 2 labels were declared"):
-        wrong_count.score(RESPONSES, Needs(examples=EXAMPLES))
+        wrong_count.score(RESPONSES, RunContext(examples=EXAMPLES))
 
 
 def test_a_rerun_through_the_cache_scores_no_pair(tmp_path, tiny_nli_dir, pairs_scored):
     cache = CallCache(tmp_path / "calls.sqlite")
     det = detectors.create("claim_check", judge=_hf(tiny_nli_dir), window=10, stride=5)
-    first = det.score(RESPONSES, Needs(examples=EXAMPLES, cache=cache))
+    first = det.score(RESPONSES, RunContext(examples=EXAMPLES, cache=cache))
     assert sum(pairs_scored) > 0
     before = list(pairs_scored)
-    again = det.score(RESPONSES[::-1], Needs(examples=EXAMPLES, cache=cache))
+    again = det.score(RESPONSES[::-1], RunContext(examples=EXAMPLES, cache=cache))
     assert pairs_scored == before
     assert {s.response_id: s.value for s in again} == {s.response_id: s.value for s in first}
 
@@ -260,7 +260,7 @@ def test_semantic_entropy_runs_end_to_end_on_a_tiny_nli_model(
     key = f"semantic_entropy[equivalence=nli,judge=hf[model={tiny_nli_dir},device=cpu]]"
     det = detectors.create_from_key(key)
     cache = CallCache(tmp_path / "calls.sqlite")
-    (score,) = det.score([response], Needs(examples=EXAMPLES, cache=cache))
+    (score,) = det.score([response], RunContext(examples=EXAMPLES, cache=cache))
 
     classes, firsts = [], []
     for text in samples:
@@ -279,5 +279,5 @@ def test_semantic_entropy_runs_end_to_end_on_a_tiny_nli_model(
     assert score.value == pytest.approx(float(-(p * np.log(p)).sum()), abs=1e-9)
     calls = sum(pairs_scored)
     assert calls > 0
-    det.score([response], Needs(examples=EXAMPLES, cache=cache))
+    det.score([response], RunContext(examples=EXAMPLES, cache=cache))
     assert sum(pairs_scored) == calls  # the rerun is served by the cache

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from realitycheck import Needs, Response
+from realitycheck import Response, RunContext
 from realitycheck.backends import CallCache
 from realitycheck.detectors import detectors
 from realitycheck.errors import InvalidInputError
@@ -58,7 +58,7 @@ def test_value_is_the_mean_contradiction_share_over_sentences_and_samples(
 ):
     det = detectors.create("selfcheck_nli", judge=_hf(tiny_nli_dir), premise=premise)
     cache = CallCache(tmp_path / "cache.sqlite")
-    scores = det.score(RESPONSES, Needs(cache=cache))
+    scores = det.score(RESPONSES, RunContext(cache=cache))
     sentences = [
         ["The tower was completed in 1889.", "It is in Paris."],
         ["London is the capital of France.", "The king built a bridge.", "It is tall."],
@@ -68,7 +68,7 @@ def test_value_is_the_mean_contradiction_share_over_sentences_and_samples(
         expected = _expected(tiny_nli_dir, response, own, premise)
         assert score.value == pytest.approx(expected, abs=1e-6)
     assert len({round(s.value, 6) for s in scores}) == 2
-    rerun = det.score(RESPONSES, Needs(cache=cache))
+    rerun = det.score(RESPONSES, RunContext(cache=cache))
     assert [s.value for s in rerun] == [s.value for s in scores]
 
 
@@ -77,7 +77,7 @@ def test_missing_samples_and_empty_text_are_errors_not_values():
     bare = Response(response_id="a", example_id="e", model="m", text="It is tall.")
     empty = Response(response_id="b", example_id="e", model="m", text=" ", samples=("x",))
     blank = Response(response_id="c", example_id="e", model="m", text="It is.", samples=(" ",))
-    scores = det.score([bare, empty, blank], Needs())
+    scores = det.score([bare, empty, blank], RunContext())
     assert [s.value for s in scores] == [None, None, None]
     assert "samples" in scores[0].error and "empty" in scores[1].error
     assert scores[2].error == "every sample is empty"
@@ -88,7 +88,7 @@ def test_a_classifier_without_a_contradiction_class_fails_after_one_pair(
 ):
     det = detectors.create("selfcheck_nli", judge=_hf(tiny_consistency_dir))
     with pytest.raises(InvalidInputError, match="tiny-consistency.*no contradiction class"):
-        det.score(RESPONSES, Needs())
+        det.score(RESPONSES, RunContext())
     assert pairs_scored == [1]
 
 

@@ -40,7 +40,7 @@ def _clear():
 class Flaky(Detector):
     """Scores the text length; fails as RETRYABLE and PERMANENT say."""
 
-    def score(self, responses, needs):
+    def score(self, responses, run):
         out = []
         for r in responses:
             ASKED.append(r.response_id)

@@ -21,7 +21,7 @@ def test_ingest_stores_everything_once(tmp_path, tiny):
 class _Counting(Detector):
     """Counts characters; fails on request after a number of batches."""
 
-    def score(self, responses, needs):
+    def score(self, responses, run):
         CALLS.append(len(responses))
         if FAIL_AFTER and len(CALLS) > FAIL_AFTER[0]:
             raise RuntimeError("killed")
@@ -73,7 +73,7 @@ def test_wrong_record_count_from_a_component_is_an_error(tmp_path, tiny):
     class Short(Detector):
         """Returns one score too few."""
 
-        def score(self, responses, needs):
+        def score(self, responses, run):
             return [self._score(r, 1.0) for r in responses[1:]]
 
     Short.name = "short"

@@ -108,7 +108,7 @@ class Flaky(Detector):
     flag: str = ""
     fail_on: str = ""
 
-    def score(self, responses, needs):
+    def score(self, responses, run):
         ids = [r.response_id for r in responses]
         if os.path.exists(self.flag) and self.fail_on in ids:
             raise RuntimeError("planned failure")

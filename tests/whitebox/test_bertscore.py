@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from _tiny_bert import LAYERS, build_tiny_bert, sentences
 
-from realitycheck import Example, Needs, Response
+from realitycheck import Example, Response, RunContext
 from realitycheck.bertscore import bertscore
 from realitycheck.detectors.selfcheck import SelfCheckBERTScore
 from realitycheck.errors import InvalidInputError
@@ -109,7 +109,7 @@ def test_a_layer_the_model_lacks_fails_before_any_text_is_embedded(
     with pytest.raises(InvalidInputError, match=r"selfcheck_bertscore: cannot read the config"):
         SelfCheckBERTScore(model=str(tmp_path), layer=1).score(
             [Response(response_id="x", example_id="e0", model="m", text="a", samples=("b",))],
-            Needs(examples=examples),
+            RunContext(examples=examples),
         )
 
 
@@ -123,7 +123,7 @@ def test_selfcheck_bertscore_follows_the_paper_with_package_values(tiny_bert):
         text=". ".join(own) + ".",
         samples=tuple(". ".join(s) + "." for s in samples),
     )
-    (score,) = SelfCheckBERTScore(model=tiny_bert, layer=2).score([response], Needs())
+    (score,) = SelfCheckBERTScore(model=tiny_bert, layer=2).score([response], RunContext())
     # S(i) = 1 - mean_n max_k F1(r_i, s_k^n); value = mean_i S(i).
     per_sentence = []
     for sentence in own:
@@ -140,5 +140,5 @@ def test_selfcheck_bertscore_follows_the_paper_with_package_values(tiny_bert):
 def test_selfcheck_bertscore_is_zero_when_every_sample_repeats_the_response(tiny_bert):
     text = "the cat sat on the mat. the dog ran to the river."
     response = Response(response_id="r", example_id="e", model="m", text=text, samples=(text, text))
-    (score,) = SelfCheckBERTScore(model=tiny_bert).score([response], Needs())
+    (score,) = SelfCheckBERTScore(model=tiny_bert).score([response], RunContext())
     assert score.value == pytest.approx(0.0, abs=1e-6)

@@ -7,12 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from realitycheck import Needs, Response
+from realitycheck import Response, RunContext
 from realitycheck.backends import GenerationRequest
 from realitycheck.detectors import detectors
 from realitycheck.errors import InvalidInputError
 
-NEEDS = Needs()
+RUN = RunContext()
 
 
 def _row_centred_sv(h):
@@ -74,7 +74,7 @@ def test_eigenscore_matches_the_paper_formula(pooling):
         emb = rng.normal(size=(int(rng.integers(2, 11)), 16)) * rng.uniform(0.01, 3)
         responses.append(_with_samples(f"r{i}", emb, kind=pooling))
         expected.append(_eigenscore_paper(emb))
-    scores = detectors.create("eigenscore", pooling=pooling).score(responses, NEEDS)
+    scores = detectors.create("eigenscore", pooling=pooling).score(responses, RUN)
     assert [s.value for s in scores] == pytest.approx(expected, rel=1e-6)
 
 
@@ -84,7 +84,7 @@ def test_eigenscore_is_higher_for_diverse_samples():
     consistent = centre + 0.01 * rng.normal(size=(6, 32))
     diverse = rng.normal(size=(6, 32))
     low, high = detectors.create("eigenscore").score(
-        [_with_samples("c", consistent), _with_samples("d", diverse)], NEEDS
+        [_with_samples("c", consistent), _with_samples("d", diverse)], RUN
     )
     assert low.value < high.value
 
@@ -96,7 +96,7 @@ def test_logdet_matches_llm_check_hidden_score_with_opposite_sign():
         h = rng.normal(size=(int(rng.integers(2, 12)), 24)) * rng.uniform(0.1, 2)
         responses.append(_best(f"r{i}", {"sv@L2": list(_row_centred_sv(h))}))
         expected.append(-_llm_check_hidden_score(h))
-    scores = detectors.create("logdet").score(responses, NEEDS)
+    scores = detectors.create("logdet").score(responses, RUN)
     assert [s.value for s in scores] == pytest.approx(expected, rel=1e-6)
 
 
@@ -107,7 +107,7 @@ def test_erank_matches_the_effective_rank_of_the_covariance_with_opposite_sign()
         h = rng.normal(size=(int(rng.integers(2, 12)), 24)) @ np.diag(rng.uniform(0.1, 3, 24))
         responses.append(_best(f"r{i}", {"sv@L2": list(_row_centred_sv(h))}))
         expected.append(-_erank_paper(h))
-    scores = detectors.create("erank").score(responses, NEEDS)
+    scores = detectors.create("erank").score(responses, RUN)
     assert [s.value for s in scores] == pytest.approx(expected, rel=1e-6)
 
 
@@ -121,7 +121,7 @@ def test_collapsed_hidden_states_score_higher(name):
             _best("c", {"sv@L2": list(_row_centred_sv(collapsed))}),
             _best("r", {"sv@L2": list(_row_centred_sv(rich))}),
         ],
-        NEEDS,
+        RUN,
     )
     assert high.value > low.value
 
@@ -129,26 +129,26 @@ def test_collapsed_hidden_states_score_higher(name):
 def test_layer_none_uses_the_lower_median_stored_layer():
     hidden = {"sv@L2": [3.0, 1.0], "sv@L4": [1.0, 1.0], "sv@L8": [5.0, 0.5]}
     det = detectors.create("erank")
-    (by_default,) = det.score([_best("r", hidden)], NEEDS)
-    (layer4,) = detectors.create("erank", layer=4).score([_best("r", hidden)], NEEDS)
-    (layer2,) = detectors.create("erank", layer=2).score([_best("r", hidden)], NEEDS)
+    (by_default,) = det.score([_best("r", hidden)], RUN)
+    (layer4,) = detectors.create("erank", layer=4).score([_best("r", hidden)], RUN)
+    (layer2,) = detectors.create("erank", layer=2).score([_best("r", hidden)], RUN)
     assert by_default.value == layer4.value == pytest.approx(-2.0)
     assert layer2.value != layer4.value
-    (absent,) = detectors.create("erank", layer=5).score([_best("r", hidden)], NEEDS)
+    (absent,) = detectors.create("erank", layer=5).score([_best("r", hidden)], RUN)
     assert absent.value is None and "sv@L5" in absent.error and "sv@L2" in absent.error
 
 
 @pytest.mark.parametrize("name", ["eigenscore", "logdet", "erank"])
 def test_missing_hidden_features_name_the_white_box_backends(name):
     bare = Response(response_id="r", example_id="e", model="m", text="a", samples=("x", "y"))
-    (score,) = detectors.create(name).score([bare], NEEDS)
+    (score,) = detectors.create(name).score([bare], RUN)
     assert score.value is None and "hf" in score.error
 
 
 def test_degenerate_inputs_give_none():
-    (one,) = detectors.create("eigenscore").score([_with_samples("r", [[1.0, 2.0]])], NEEDS)
+    (one,) = detectors.create("eigenscore").score([_with_samples("r", [[1.0, 2.0]])], RUN)
     assert one.value is None and ">= 2 samples" in one.error
-    (flat,) = detectors.create("erank").score([_best("r", {"sv@L1": [0.0]})], NEEDS)
+    (flat,) = detectors.create("erank").score([_best("r", {"sv@L1": [0.0]})], RUN)
     assert flat.value is None and "undefined" in flat.error
 
 
@@ -200,7 +200,7 @@ def test_detectors_on_the_tiny_model_agree_with_its_hidden_states(hf, reference)
         },
     )
     values = {
-        name: detectors.create(name).score([response], NEEDS)[0].value
+        name: detectors.create(name).score([response], RUN)[0].value
         for name in (
             "perplexity",
             "mean_token_entropy",
@@ -244,7 +244,7 @@ def test_eigenscore_leaves_out_samples_that_generated_no_token():
         samples=(*with_empty.samples, ""),
         features={"samples": seqs},
     )
-    a, b = detectors.create("eigenscore").score([full, gap], NEEDS)
+    a, b = detectors.create("eigenscore").score([full, gap], RUN)
     assert b.value == pytest.approx(a.value) == pytest.approx(_eigenscore_paper(emb), rel=1e-6)
     lone = Response(
         response_id="lone",
@@ -254,5 +254,5 @@ def test_eigenscore_leaves_out_samples_that_generated_no_token():
         samples=("s", ""),
         features={"samples": [seqs[0], {"tokens": [], "hidden": {}}]},
     )
-    (c,) = detectors.create("eigenscore").score([lone], NEEDS)
+    (c,) = detectors.create("eigenscore").score([lone], RUN)
     assert c.value is None and "2 samples" in c.error

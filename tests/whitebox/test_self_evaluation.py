@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from realitycheck import Example, Needs, Response
+from realitycheck import Example, Response, RunContext
 from realitycheck.backends import CallCache
 from realitycheck.backends.hf import HFBackend
 from realitycheck.detectors._backend_calls import load_prompt
@@ -100,9 +100,9 @@ def test_p_true_is_the_next_token_probability_of_yes(lm_dir, direct, tmp_path, h
     examples, responses = _data()
     detector = PTrue(judge=backend, top_logprobs=len(tokenizer))
     with CallCache(tmp_path / "calls.sqlite") as cache:
-        scores = detector.score(responses, Needs(examples=examples, cache=cache))
+        scores = detector.score(responses, RunContext(examples=examples, cache=cache))
         sent = sum(hf_sent)
-        again = detector.score(responses, Needs(examples=examples, cache=cache))
+        again = detector.score(responses, RunContext(examples=examples, cache=cache))
     assert sent == len(responses) and sum(hf_sent) == sent  # the rerun asked nothing
     assert again == scores
     yes = [tokenizer.convert_tokens_to_ids(t) for t in ("Yes", "yes")]
@@ -115,7 +115,7 @@ def test_p_true_is_the_next_token_probability_of_yes(lm_dir, direct, tmp_path, h
         assert 0 < p_yes < 1
         assert score.error == "" and score.value == pytest.approx(1 - p_yes, abs=1e-5)
         (normalized,) = PTrue(judge=backend, top_logprobs=len(tokenizer), normalize=True).score(
-            [response], Needs(examples=examples)
+            [response], RunContext(examples=examples)
         )
         assert normalized.value == pytest.approx(1 - p_yes / (p_yes + p_no), abs=1e-5)
 
@@ -124,8 +124,10 @@ def test_surprisal_is_one_minus_the_cosine_of_final_last_token_states(lm_dir, di
     backend = HFBackend(model=str(lm_dir), device="cpu", batch_size=2)
     examples, responses = _data()
     with CallCache(tmp_path / "calls.sqlite") as cache:
-        scores = Surprisal(judge=backend).score(responses, Needs(examples=examples, cache=cache))
-        first = Surprisal(judge=backend, layer=1).score(responses, Needs(examples=examples))
+        scores = Surprisal(judge=backend).score(
+            responses, RunContext(examples=examples, cache=cache)
+        )
+        first = Surprisal(judge=backend, layer=1).score(responses, RunContext(examples=examples))
         calls = []
         original = HFBackend.last_hidden
 
@@ -135,8 +137,8 @@ def test_surprisal_is_one_minus_the_cosine_of_final_last_token_states(lm_dir, di
 
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(HFBackend, "last_hidden", counted)
-            needs = Needs(examples=examples, cache=cache)
-            again = Surprisal(judge=backend).score(responses, needs)
+            run = RunContext(examples=examples, cache=cache)
+            again = Surprisal(judge=backend).score(responses, run)
     assert again == scores and calls == []
     for response, score, at_one in zip(responses, scores, first, strict=True):
         question = examples[response.example_id].question
@@ -163,5 +165,5 @@ def test_a_layer_the_model_lacks_is_refused(lm_dir):
     examples, responses = _data()
     with pytest.raises(InvalidInputError, match=r"'layer' of last_hidden must be in -1\.\.2"):
         Surprisal(judge=HFBackend(model=str(lm_dir), device="cpu"), layer=3).score(
-            responses, Needs(examples=examples)
+            responses, RunContext(examples=examples)
         )

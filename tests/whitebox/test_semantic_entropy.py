@@ -10,7 +10,7 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from realitycheck import Example, Needs, Response
+from realitycheck import Example, Response, RunContext
 from realitycheck.backends import Backend, Generation, backends
 from realitycheck.backends.mock import MockBackend
 from realitycheck.detectors import detectors
@@ -24,7 +24,7 @@ from realitycheck.detectors.semantic_entropy import (
 )
 from realitycheck.errors import FatalBackendError, InvalidInputError, RetryableBackendError
 
-NEEDS = Needs()
+RUN = RunContext()
 
 
 def _by_words(pairs, question):
@@ -121,28 +121,28 @@ def test_detector_weighted_and_discrete_match_the_formula(word_equivalence, leng
     det_w = detectors.create(
         "semantic_entropy", variant="weighted", length_normalized=length_normalized
     )
-    assert [s.value for s in det_d.score(responses, NEEDS)] == pytest.approx(discrete)
-    assert [s.value for s in det_w.score(responses, NEEDS)] == pytest.approx(weighted)
+    assert [s.value for s in det_d.score(responses, RUN)] == pytest.approx(discrete)
+    assert [s.value for s in det_w.score(responses, RUN)] == pytest.approx(weighted)
     assert det_w.needs == {"samples", "logprobs"} and det_d.needs == {"samples"}
 
 
 def test_agreeing_samples_score_lower_than_disagreeing_ones(word_equivalence):
     same = _response("s", ["paris", "paris", "the paris", "paris the"])
     mixed = _response("m", ["paris", "rome", "city", "capital"])
-    low, high = detectors.create("semantic_entropy").score([same, mixed], NEEDS)
+    low, high = detectors.create("semantic_entropy").score([same, mixed], RUN)
     assert low.value == pytest.approx(_entropy_reference([0, 0, 1, 1]))
     assert high.value == pytest.approx(math.log(4)) and low.value < high.value
 
 
 def test_missing_samples_or_logprobs_give_none(word_equivalence):
     bare = Response(response_id="r", example_id="e", model="m", text="a")
-    (score,) = detectors.create("semantic_entropy").score([bare], NEEDS)
+    (score,) = detectors.create("semantic_entropy").score([bare], RUN)
     assert score.value is None and "samples" in score.error
     weighted = detectors.create("semantic_entropy", variant="weighted")
     generated = dataclasses.replace(_response("r", ["a", "b"]), decoding="sampling")
-    (score,) = weighted.score([generated], NEEDS)
+    (score,) = weighted.score([generated], RUN)
     assert score.value is None and "'logprobs'" in score.error
-    (shipped,) = weighted.score([_response("r", ["a", "b"])], NEEDS)  # a dataset's samples
+    (shipped,) = weighted.score([_response("r", ["a", "b"])], RUN)  # a dataset's samples
     assert shipped.value is None and "carry no token log-probabilities" in shipped.error
 
 
@@ -239,7 +239,7 @@ def test_nli_equivalence_uses_the_entailment_label_both_ways(tiny_nli):
     assert meaning_classes(texts, check) == _greedy_reference(texts, reference)
     judge = {"name": "hf", "params": {"model": str(tiny_nli), "device": "cpu"}}
     det = detectors.create("semantic_entropy", equivalence="nli", judge=judge)
-    (score,) = det.score([_response("r", texts)], NEEDS)
+    (score,) = det.score([_response("r", texts)], RUN)
     assert score.value == pytest.approx(_entropy_reference(_greedy_reference(texts, reference)))
 
 
@@ -287,7 +287,7 @@ def test_llm_equivalence_asks_a_backend_and_quotes_the_question(monkeypatch):
     monkeypatch.setitem(backends._items, "fake_judge", YesIfSameFirstWord)
     det = detectors.create("semantic_entropy", equivalence="llm", judge="fake_judge")
     examples = {"e": Example(example_id="e", dataset="t", task="qa", question="Capital?")}
-    (score,) = det.score([_response("r", texts)], Needs(examples=examples))
+    (score,) = det.score([_response("r", texts)], RunContext(examples=examples))
     assert score.value == pytest.approx(_entropy_reference([0, 0, 1, 1, 2]))
     assert "Question: Capital?" in YesIfSameFirstWord.calls[-1]
 
@@ -327,7 +327,7 @@ def test_a_failed_judge_call_is_an_error_score_not_a_verdict(monkeypatch, retrya
     )
     det = SemanticEntropy()
     same, differ = _response("same", ["paris", "paris"]), _response("differ", ["paris", "rome"])
-    scores = det.score([same, differ], NEEDS)
+    scores = det.score([same, differ], RUN)
     assert scores[0].value == 0.0 and not scores[0].error  # identical texts: no call
     assert scores[1].value is None and scores[1].retryable is retryable
     assert scores[1].error == (

@@ -2,7 +2,7 @@
 
 Each module registers its components with a decorator; the registry imports
 the modules when it is first asked for a name. The protocol and the registry
-(:class:`Detector`, :class:`Needs`, :func:`detector`, :data:`detectors`) are
+(:class:`Detector`, :class:`RunContext`, :func:`detector`, :data:`detectors`) are
 light; the supervised detectors' shared parts (:class:`SupervisedDetector`
 and its helpers) load numpy, so they load on first use and importing the
 registry (the command line's ``--help``) stays cheap.
@@ -11,9 +11,10 @@ registry (the command line's ``--help``) stays cheap.
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING, Any
 
-from realitycheck.detectors._base import Detector, Needs, detector, detectors
+from realitycheck.detectors._base import Detector, RunContext, detector, detectors
 
 if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers
     from realitycheck.detectors._supervised import (
@@ -40,7 +41,7 @@ _LAZY = dict.fromkeys(
 __all__ = [
     "MIN_TRAIN",
     "Detector",
-    "Needs",
+    "RunContext",
     "SupervisedDetector",
     "detector",
     "detectors",
@@ -52,6 +53,14 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    if name == "Needs":  # RunContext's name before this release
+        warnings.warn(
+            "realitycheck.detectors.Needs is renamed RunContext; the old name will be removed "
+            "in the next release.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return RunContext
     home = _LAZY.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""The detector protocol, what detectors may need, and the registry."""
+"""The detector protocol, what a run supplies to detectors, and the registry."""
 
 from __future__ import annotations
 
@@ -16,12 +16,16 @@ if TYPE_CHECKING:
     from realitycheck.backends import CallCache
     from realitycheck.store import ResponseBatch, RunStore
 
-__all__ = ["Detector", "Needs", "detector", "detectors"]
+__all__ = ["Detector", "RunContext", "detector", "detectors"]
 
 
 @dataclass(frozen=True, kw_only=True)
-class Needs:
+class RunContext:
     """What a run supplies to detectors, computed once and shared.
+
+    Passed to :meth:`Detector.score` as ``run``. (A detector's ``needs`` is
+    something else: the names of the features it reads.) Called ``Needs``
+    before; that name is a deprecated alias for one release.
 
     Attributes:
         examples: The examples of the scored responses, by ``example_id``.
@@ -49,7 +53,9 @@ class Detector(Component):
 
     ``needs`` names what the detector reads beyond the response text
     (``context``, ``samples``, ``logprobs``, ``hidden``, ``recorded``); a run
-    checks those before any work. A response it cannot score gets
+    checks those before any work. What the run itself supplies (the examples,
+    the call cache, the store) comes to :meth:`score` as ``run``, a
+    :class:`RunContext`. A response it cannot score gets
     ``value=None`` and an ``error``; when a backend call failed the score is
     ``failed`` too, and ``retryable`` when the failure may pass (a rate limit,
     a timeout), so a resumed run scores it again. A detector that reads an
@@ -61,11 +67,11 @@ class Detector(Component):
     batch_rows: ClassVar[int] = 2048
     """Responses per stored part when the stage is not told (what a crash can lose)."""
 
-    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+    def score(self, responses: Sequence[Response], run: RunContext) -> list[Score]:
         """Return one score per response, in order."""
         raise NotImplementedError
 
-    def score_batch(self, batch: ResponseBatch, needs: Needs) -> pa.Table:
+    def score_batch(self, batch: ResponseBatch, run: RunContext) -> pa.Table:
         """Return the scores of one batch of a run as a table (scores schema), one row per response.
 
         This is what the detect stage calls. By default it builds the batch's
@@ -79,7 +85,7 @@ class Detector(Component):
         from realitycheck.store import records_table
 
         responses = batch.records()
-        scores = self.score(responses, needs)
+        scores = self.score(responses, run)
         if len(scores) != len(responses):
             raise InvalidInputError(
                 f"{self.key} returned {len(scores)} records for {len(responses)} responses."

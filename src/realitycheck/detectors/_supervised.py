@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from realitycheck.detectors._base import Detector, Needs
+from realitycheck.detectors._base import Detector, RunContext
 from realitycheck.params import Interval, NonEmptyStr, param
 from realitycheck.records import Example, Response, Score
 
@@ -172,7 +172,7 @@ class SupervisedDetector(Detector):
 
     # -- what subclasses implement ---------------------------------------------------------
 
-    def inputs(self, responses: Sequence[Response], needs: Needs) -> tuple[Any, list[str]]:
+    def inputs(self, responses: Sequence[Response], run: RunContext) -> tuple[Any, list[str]]:
         """Return the model inputs of the responses, and per response an error (``""``: fine)."""
         raise NotImplementedError
 
@@ -202,14 +202,14 @@ class SupervisedDetector(Detector):
         rows = [i for i, e in enumerate(errors) if not e]
         return self.fit(take(inputs, rows), y[rows]), len(rows)
 
-    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+    def score(self, responses: Sequence[Response], run: RunContext) -> list[Score]:
         """Return one score per response, in order: test responses scored, others ``None``."""
-        if needs.store is None:
+        if run.store is None:
             why = f"{self.name} trains on the run's labels; score it within a run (detect stage)"
             return [self._score(r, None, error=why) for r in responses]
         by_id: dict[str, Score] = {}
-        for part in self.training_sets(responses, needs, needs.store):
-            by_id.update(self._train_and_score(part, needs, needs.store))
+        for part in self.training_sets(responses, run, run.store):
+            by_id.update(self._train_and_score(part, run, run.store))
         for r in responses:
             if r.response_id not in by_id:
                 why = (
@@ -220,13 +220,13 @@ class SupervisedDetector(Detector):
         return [by_id[r.response_id] for r in responses]
 
     def training_sets(
-        self, responses: Sequence[Response], needs: Needs, store: RunStore
+        self, responses: Sequence[Response], run: RunContext, store: RunStore
     ) -> list[TrainingSet | tuple[str, list[Response], str]]:
         """Per dataset of ``responses``: its training set, or ``(dataset, responses, why not)``."""
         # analysis (and metrics under it) loads here, not when the registry lists detectors.
         from realitycheck.analysis import CALIBRATION, split_of
 
-        examples = needs.examples
+        examples = run.examples
         wanted: dict[str, list[Response]] = {}
         for r in responses:
             ds = examples[r.example_id].dataset if r.example_id in examples else ""
@@ -258,7 +258,7 @@ class SupervisedDetector(Detector):
     def _train_and_score(
         self,
         part: TrainingSet | tuple[str, list[Response], str],
-        needs: Needs,
+        run: RunContext,
         store: RunStore,
     ) -> dict[str, Score]:
         if isinstance(part, tuple):
@@ -266,7 +266,7 @@ class SupervisedDetector(Detector):
             return {r.response_id: self._score(r, None, error=problem) for r in batch}
         if not part.scored:
             return {}
-        inputs, errors = self.inputs([*part.train, *part.scored], needs)
+        inputs, errors = self.inputs([*part.train, *part.scored], run)
         n = len(part.train)
         train_rows = [i for i in range(n) if not errors[i]]
         y = part.y[train_rows]

@@ -8,7 +8,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from realitycheck.detectors._base import Detector, Needs, detector
+from realitycheck.detectors._base import Detector, RunContext, detector
 from realitycheck.records import Response, Score
 from realitycheck.text import split_sentences
 
@@ -32,7 +32,7 @@ class EmbeddingGrounding(Detector):
 
     needs: ClassVar[frozenset[str]] = frozenset({"context"})
 
-    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+    def score(self, responses: Sequence[Response], run: RunContext) -> list[Score]:
         """Return one score per response, in order."""
         from realitycheck.embeddings import embed
 
@@ -45,7 +45,7 @@ class EmbeddingGrounding(Detector):
 
         errors: list[str] = []
         for response in responses:
-            example = needs.examples.get(response.example_id)
+            example = run.examples.get(response.example_id)
             if example is None:
                 errors.append(f"example {response.example_id!r} was not given")
             elif not sentences(example.context):
@@ -58,7 +58,7 @@ class EmbeddingGrounding(Detector):
         for response, error in zip(responses, errors, strict=True):
             if not error:
                 wanted.update(sentences(response.text))
-                wanted.update(sentences(needs.examples[response.example_id].context))
+                wanted.update(sentences(run.examples[response.example_id].context))
         texts = sorted(wanted)
         row = {text: i for i, text in enumerate(texts)}
         vectors = embed(texts) if texts else np.empty((0, 0), dtype=np.float32)
@@ -67,7 +67,7 @@ class EmbeddingGrounding(Detector):
             if error:
                 out.append(self._score(response, None, error=error))
                 continue
-            context = needs.examples[response.example_id].context
+            context = run.examples[response.example_id].context
             own = vectors[[row[s] for s in sentences(response.text)]]
             source = vectors[[row[s] for s in sentences(context)]]
             support = (own @ source.T).max(axis=1)

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from realitycheck.bertscore import require_torch
-from realitycheck.detectors._base import Needs, detector
+from realitycheck.detectors._base import RunContext, detector
 from realitycheck.detectors._supervised import SupervisedDetector, source_text
 from realitycheck.errors import InvalidInputError, MissingDependencyError
 from realitycheck.params import Interval, NonEmptyStr, param, required
@@ -88,11 +88,11 @@ class FineTuned(SupervisedDetector):
     device: str = param("auto", NonEmptyStr(), in_key=False, doc="where to train")
     needs: ClassVar[frozenset[str]] = frozenset({"labels"})
 
-    def inputs(self, responses: Sequence[Response], needs: Needs) -> tuple[Any, list[str]]:
+    def inputs(self, responses: Sequence[Response], run: RunContext) -> tuple[Any, list[str]]:
         """Return the (source, response) pairs and, per response, an error (``""``: fine)."""
         pairs, errors = [], []
         for r in responses:
-            example = needs.examples.get(r.example_id)
+            example = run.examples.get(r.example_id)
             pairs.append((source_text(example) if example else "", r.text))
             errors.append("" if example else f"example {r.example_id!r} was not given")
         return pairs, errors

@@ -24,7 +24,7 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from realitycheck.detectors._base import Detector, Needs, detector
+from realitycheck.detectors._base import Detector, RunContext, detector
 from realitycheck.detectors._features import hidden_vector, missing, sample_sequences, score_best
 from realitycheck.errors import InvalidInputError, MissingFeatureError
 from realitycheck.params import Interval, OneOf, OrNone, param
@@ -106,7 +106,7 @@ class EigenScore(Detector):
     alpha: float = param(1e-3, _ALPHA)
     needs: ClassVar[frozenset[str]] = frozenset({"samples", "hidden"})
 
-    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+    def score(self, responses: Sequence[Response], run: RunContext) -> list[Score]:
         """Return one score per response, in order."""
         out = []
         for response in responses:
@@ -159,7 +159,7 @@ class LogDet(Detector):
     alpha: float = param(1e-3, _ALPHA)
     needs: ClassVar[frozenset[str]] = frozenset({"hidden"})
 
-    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+    def score(self, responses: Sequence[Response], run: RunContext) -> list[Score]:
         """Return one score per response, in order."""
         return score_best(
             self,
@@ -190,7 +190,7 @@ class EffectiveRank(Detector):
     layer: int | None = param(None, _LAYER)
     needs: ClassVar[frozenset[str]] = frozenset({"hidden"})
 
-    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+    def score(self, responses: Sequence[Response], run: RunContext) -> list[Score]:
         """Return one score per response, in order."""
         return score_best(
             self,

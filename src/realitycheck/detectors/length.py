@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
-from realitycheck.detectors._base import Detector, Needs, detector
+from realitycheck.detectors._base import Detector, RunContext, detector
 from realitycheck.errors import MissingDependencyError
 from realitycheck.params import OneOf, param
 from realitycheck.records import Response, Score
@@ -81,7 +81,7 @@ def wordpiece_counts(texts: Sequence[str]) -> list[int]:
     """Return the number of all-MiniLM-L6-v2 WordPiece tokens of each text.
 
     Special tokens (``[CLS]``, ``[SEP]``) are not counted and nothing is
-    truncated. Needs only the ``tokenizers`` package and the model folder, not
+    truncated. RunContext only the ``tokenizers`` package and the model folder, not
     torch.
 
     No token of this tokenizer spans an ASCII space (:func:`_splits_at_spaces`),
@@ -125,12 +125,12 @@ class Length(Detector):
     # Columnar and cheap per response: large parts.
     batch_rows: ClassVar[int] = 1 << 16
 
-    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+    def score(self, responses: Sequence[Response], run: RunContext) -> list[Score]:
         """Return one score per response, in order."""
         lengths = self._lengths([r.text for r in responses])
         return [self._score(r, float(n)) for r, n in zip(responses, lengths, strict=True)]
 
-    def score_batch(self, batch: ResponseBatch, needs: Needs) -> pa.Table:
+    def score_batch(self, batch: ResponseBatch, run: RunContext) -> pa.Table:
         """Return the scores of :meth:`score`, from the batch's texts (no record per response)."""
         from realitycheck.store import score_table
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 import numpy as np
 
-from realitycheck.detectors._base import Detector, Needs, detector
+from realitycheck.detectors._base import Detector, RunContext, detector
 from realitycheck.params import Interval, OneOf, param
 from realitycheck.records import Response, Score
 from realitycheck.text import STOPWORDS, extract_numbers, words
@@ -65,11 +65,11 @@ class _Grounding(Detector):
 
     needs: ClassVar[frozenset[str]] = frozenset({"context"})
 
-    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+    def score(self, responses: Sequence[Response], run: RunContext) -> list[Score]:
         """Return one score per response, in order."""
-        return _scores(self, responses, needs)
+        return _scores(self, responses, run)
 
-    def score_batch(self, batch: ResponseBatch, needs: Needs) -> pa.Table:
+    def score_batch(self, batch: ResponseBatch, run: RunContext) -> pa.Table:
         """Return the scores of :meth:`score`, from the batch's columns (no record per response)."""
         return _score_table(self, batch)
 
@@ -165,9 +165,9 @@ class NovelNumbers(_Grounding):
         return values, errors
 
 
-def _scores(owner: _Grounding, responses: Sequence[Response], needs: Needs) -> list[Score]:
+def _scores(owner: _Grounding, responses: Sequence[Response], run: RunContext) -> list[Score]:
     """The scores of :meth:`values` on records; an example not given gets its own error."""
-    found = [needs.examples.get(r.example_id) for r in responses]
+    found = [run.examples.get(r.example_id) for r in responses]
     contexts = ["" if e is None else e.context for e in found]
     values, errors = owner.values([r.text for r in responses], contexts)
     out = []

@@ -46,7 +46,7 @@ it faithful by default. A window is
 words stand in for the classifier's tokens so that the chunks, and so the
 cached pairs, do not depend on a tokenizer; a pair longer than the model's
 limit is still truncated by the backend). Every pair goes through the
-run's call cache (``Needs.cache``): a rerun scores no pair again.
+run's call cache (``RunContext.cache``): a rerun scores no pair again.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from realitycheck.detectors._base import Detector, Needs, detector
+from realitycheck.detectors._base import Detector, RunContext, detector
 from realitycheck.params import (
     InstanceOf,
     Interval,
@@ -180,9 +180,9 @@ class PairGrounding(Detector):
             return split_sentences(text)
         return [text.strip()] if text.strip() else []
 
-    def _plan(self, response: Response, needs: Needs) -> _Plan | Score:
+    def _plan(self, response: Response, run: RunContext) -> _Plan | Score:
         """Return the response's (premises, hypotheses), or its score when it cannot be scored."""
-        example = needs.examples.get(response.example_id)
+        example = run.examples.get(response.example_id)
         if example is None:
             return self._score(
                 response, None, error=f"example {response.example_id!r} was not given"
@@ -200,7 +200,7 @@ class PairGrounding(Detector):
         splitter: Backend,
         responses: Sequence[Response],
         plans: list[_Plan | Score],
-        needs: Needs,
+        run: RunContext,
     ) -> list[_Plan | Score]:
         """Return ``plans`` with each response's claims as its hypotheses, or why there are none.
 
@@ -215,9 +215,9 @@ class PairGrounding(Detector):
         for i, (response, plan) in enumerate(zip(responses, plans, strict=True)):
             if not isinstance(plan, Score):
                 premises[i] = plan[0]
-                task = needs.examples[response.example_id].task
+                task = run.examples[response.example_id].task
                 asked[i] = split_request(splitter, split_prompt(task, response.text))
-        answers = cached_generate(splitter, list(asked.values()), cache=needs.cache)
+        answers = cached_generate(splitter, list(asked.values()), cache=run.cache)
         out = list(plans)
         for i, generation in zip(asked, answers, strict=True):
             response = responses[i]
@@ -244,13 +244,13 @@ class PairGrounding(Detector):
             out[i] = premises[i], list(split.claims)
         return out
 
-    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+    def score(self, responses: Sequence[Response], run: RunContext) -> list[Score]:
         """Return one score per response, in order (``1 - min`` support, in [0, 1])."""
         from realitycheck.backends import cached_pairs
 
-        plans = [self._plan(response, needs) for response in responses]
+        plans = [self._plan(response, run) for response in responses]
         if self.splitter is not None:  # unit=claims (checked when built)
-            plans = self._claims(self.splitter, responses, plans, needs)
+            plans = self._claims(self.splitter, responses, plans, run)
         pairs = sorted(
             {
                 (p, h)
@@ -260,7 +260,7 @@ class PairGrounding(Detector):
                 for p in plan[0]
             }
         )
-        scored = cached_pairs(self.judge, pairs, labels=self.labels, cache=needs.cache)
+        scored = cached_pairs(self.judge, pairs, labels=self.labels, cache=run.cache)
         answers = dict(zip(pairs, scored, strict=True))
         out = []
         for response, plan in zip(responses, plans, strict=True):

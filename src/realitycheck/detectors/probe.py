@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from realitycheck.detectors._base import Needs, detector, detectors
+from realitycheck.detectors._base import RunContext, detector, detectors
 from realitycheck.detectors._features import hidden_vector
 from realitycheck.detectors._supervised import SupervisedDetector, source_text
 from realitycheck.errors import MissingDependencyError, MissingFeatureError
@@ -127,7 +127,7 @@ class Probe(SupervisedDetector):
                 hint="A probe needs at least one kind of feature.",
             )
 
-    def inputs(self, responses: Sequence[Response], needs: Needs) -> tuple[Any, list[str]]:
+    def inputs(self, responses: Sequence[Response], run: RunContext) -> tuple[Any, list[str]]:
         """Return the features, one named column each (NaN where missing), and the errors."""
         import pandas as pd
 
@@ -135,11 +135,11 @@ class Probe(SupervisedDetector):
         errors = ["" for _ in responses]
         blocks = []
         if self.scores:
-            blocks.append(self._score_block(responses, needs, errors))
+            blocks.append(self._score_block(responses, run, errors))
         if self.hidden != "none":
             blocks.append(self._hidden_block(responses, errors))
         if self.embedding:
-            blocks.append(self._embedding_block(responses, needs, errors))
+            blocks.append(self._embedding_block(responses, run, errors))
         return pd.concat(blocks, axis=1), errors
 
     def feature_names(self, inputs: Any) -> list[str]:
@@ -154,13 +154,15 @@ class Probe(SupervisedDetector):
         sizes = {g: sum(c.split("#", 1)[0] == g for c in inputs.columns) for g in names}
         return [n if sizes[n] == 1 and "#" not in n else f"{n} ({sizes[n]} values)" for n in names]
 
-    def _score_block(self, responses: Sequence[Response], needs: Needs, errors: list[str]) -> Any:
+    def _score_block(
+        self, responses: Sequence[Response], run: RunContext, errors: list[str]
+    ) -> Any:
         import pandas as pd
 
         ids = [r.response_id for r in responses]
         frame = pd.DataFrame(columns=["response_id", "detector", "value"])
-        if needs.store is not None:
-            frame = needs.store.frame("scores", columns=["value"])
+        if run.store is not None:
+            frame = run.store.frame("scores", columns=["value"])
             frame = frame[frame["response_id"].isin(set(ids)) & frame["value"].notna()]
         keys = score_features(self.scores, sorted(frame["detector"].unique()))
         if not keys:
@@ -207,7 +209,7 @@ class Probe(SupervisedDetector):
         )
 
     def _embedding_block(
-        self, responses: Sequence[Response], needs: Needs, errors: list[str]
+        self, responses: Sequence[Response], run: RunContext, errors: list[str]
     ) -> Any:
         import pandas as pd
 
@@ -215,7 +217,7 @@ class Probe(SupervisedDetector):
 
         sources = []
         for i, r in enumerate(responses):
-            example = needs.examples.get(r.example_id)
+            example = run.examples.get(r.example_id)
             sources.append(source_text(example) if example is not None else "")
             if example is None:
                 errors[i] = errors[i] or f"example {r.example_id!r} was not given"

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from realitycheck.detectors._base import Detector, Needs, detector
+from realitycheck.detectors._base import Detector, RunContext, detector
 from realitycheck.params import NonEmptyStr, required
 from realitycheck.records import Response, Score
 
@@ -36,11 +36,11 @@ class Recorded(Detector):
         """``recorded:<source>``."""
         return f"{PREFIX}{self.source}"
 
-    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+    def score(self, responses: Sequence[Response], run: RunContext) -> list[Score]:
         """Return the recorded score of each response; None with an error where absent."""
         out = []
         for r in responses:
-            found = needs.recorded.get((r.response_id, self.key))
+            found = run.recorded.get((r.response_id, self.key))
             if found is None:
                 out.append(self._score(r, None, error=f"the dataset records no {self.key}"))
             else:

@@ -14,7 +14,7 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from realitycheck.detectors._base import Detector, Needs, detector
+from realitycheck.detectors._base import Detector, RunContext, detector
 from realitycheck.detectors._features import sample_texts
 from realitycheck.errors import MissingFeatureError
 from realitycheck.params import OneOf, param
@@ -45,7 +45,7 @@ class _SampleLengths(Detector):
     def _statistic(self, lengths: np.ndarray) -> float:
         raise NotImplementedError
 
-    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+    def score(self, responses: Sequence[Response], run: RunContext) -> list[Score]:
         """Return one score per response, in order."""
         out = []
         for response in responses:

@@ -23,7 +23,7 @@ from realitycheck.detectors._backend_calls import (
     request_for,
     yes_no,
 )
-from realitycheck.detectors._base import Detector, Needs, detector
+from realitycheck.detectors._base import Detector, RunContext, detector
 from realitycheck.errors import BackendError
 from realitycheck.params import InstanceOf, Interval, param
 from realitycheck.records import Response, Score
@@ -66,7 +66,7 @@ class PTrue(Detector):
     is ``p_yes / (p_yes + p_no)``. A "yes" outside the top alternatives
     counts 0, so raise ``top_logprobs`` for a model that spreads its mass.
     ``value = 1 - P(True)`` in ``[0, 1]``, higher = the model doubts its
-    answer = more likely hallucinated. Needs a backend with
+    answer = more likely hallucinated. RunContext a backend with
     ``top_logprobs`` (checked before any call). A reply that ends at once
     (EOS first: no token, so no alternatives) gets ``value=None`` and an
     error; so does an example without a question, and a failed call
@@ -94,22 +94,22 @@ class PTrue(Detector):
     top_logprobs: int = param(20, Interval(int, 1))
     normalize: bool = param(False, InstanceOf(bool))
 
-    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+    def score(self, responses: Sequence[Response], run: RunContext) -> list[Score]:
         """Return one score per response, in order."""
         from realitycheck.backends import cached_generate, require
 
         require({"top_logprobs"}, self.judge, who=f"The detector {self.name!r}")
         template = load_prompt(PROMPT)
-        errors = [_question_error(r, needs) for r in responses]
+        errors = [_question_error(r, run) for r in responses]
         requests = []
         for response, error in zip(responses, errors, strict=True):
             if not error:
-                question = needs.examples[response.example_id].question
+                question = run.examples[response.example_id].question
                 text = template.substitute(question=question, answer=response.text)
                 requests.append(
                     request_for(self.judge, text, max_tokens=1, top_logprobs=self.top_logprobs)
                 )
-        generations = iter(cached_generate(self.judge, requests, cache=needs.cache))
+        generations = iter(cached_generate(self.judge, requests, cache=run.cache))
         out = []
         for response, error in zip(responses, errors, strict=True):
             if error:
@@ -156,8 +156,8 @@ class PTrue(Detector):
         return "the reply ended at once: no next-token alternatives"
 
 
-def _question_error(response: Response, needs: Needs) -> str:
-    example = needs.examples.get(response.example_id)
+def _question_error(response: Response, run: RunContext) -> str:
+    example = run.examples.get(response.example_id)
     if example is None:
         return f"example {response.example_id!r} was not given"
     if not example.question.strip():
@@ -180,7 +180,7 @@ class Surprisal(Detector):
     raw prompt). ``value = 1 - cos(q, a)`` in ``[0, 2]``: higher = the answer
     moves the model's state further from where the question left it = more
     surprising = taken as more likely hallucinated (the paper finds this
-    tracks prompt sensitivity more than correctness). Needs a backend with
+    tracks prompt sensitivity more than correctness). RunContext a backend with
     ``hidden`` (checked before any call); the vectors are kept in the run's
     call cache. An example without a question, an empty response or a failed
     call gets ``value=None`` and an error (a failed call is ``failed``, and
@@ -197,20 +197,20 @@ class Surprisal(Detector):
     )
     layer: int = param(-1, Interval(int, -1))
 
-    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+    def score(self, responses: Sequence[Response], run: RunContext) -> list[Score]:
         """Return one score per response, in order."""
         from realitycheck.backends import require
 
         require({"hidden"}, self.judge, who=f"The detector {self.name!r}")
-        errors = [_question_error(r, needs) for r in responses]
+        errors = [_question_error(r, run) for r in responses]
         texts: list[str] = []
         for response, error in zip(responses, errors, strict=True):
             if not error:
-                question = needs.examples[response.example_id].question
+                question = run.examples[response.example_id].question
                 texts += [question, f"{question} {response.text}"]
         try:
             vectors = (
-                cached_last_hidden(self.judge, texts, layer=self.layer, cache=needs.cache)
+                cached_last_hidden(self.judge, texts, layer=self.layer, cache=run.cache)
                 if texts
                 else []
             )

@@ -45,7 +45,7 @@ from realitycheck.detectors._backend_calls import (
     read_yes_no,
     request_for,
 )
-from realitycheck.detectors._base import Detector, Needs, detector
+from realitycheck.detectors._base import Detector, RunContext, detector
 from realitycheck.detectors._features import sample_texts
 from realitycheck.errors import MissingFeatureError
 from realitycheck.params import InstanceOf, Interval, NonEmptyStr, OneOf, OrNone, param
@@ -138,7 +138,7 @@ class SelfCheckNgram(Detector):
     lowercase: bool = param(True, InstanceOf(bool))
     needs: ClassVar[frozenset[str]] = frozenset({"samples"})
 
-    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+    def score(self, responses: Sequence[Response], run: RunContext) -> list[Score]:
         """Return one score per response, in order."""
         out = []
         for response in responses:
@@ -188,7 +188,7 @@ class SelfCheckBERTScore(Detector):
     batch_size: int = param(32, Interval(int, 1), in_key=False)
     needs: ClassVar[frozenset[str]] = frozenset({"samples"})
 
-    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+    def score(self, responses: Sequence[Response], run: RunContext) -> list[Score]:
         """Return one score per response, in order."""
         from realitycheck.bertscore import bertscore, check_layer, encoder_path
 
@@ -302,7 +302,7 @@ class SelfCheckPrompt(Detector):
     unclear_as: float | None = param(None, OrNone(Interval(float, 0, 1)))
     needs: ClassVar[frozenset[str]] = frozenset({"samples"})
 
-    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+    def score(self, responses: Sequence[Response], run: RunContext) -> list[Score]:
         """Return one score per response, in order."""
         from realitycheck.backends import cached_generate
 
@@ -325,7 +325,7 @@ class SelfCheckPrompt(Detector):
                     requests.append(request_for(self.judge, text, max_tokens=self.max_tokens))
                 grid.append(row)
             plans.append(grid)
-        generations = cached_generate(self.judge, requests, cache=needs.cache) if requests else []
+        generations = cached_generate(self.judge, requests, cache=run.cache) if requests else []
         out = []
         for response, plan in zip(responses, plans, strict=True):
             if isinstance(plan, str):

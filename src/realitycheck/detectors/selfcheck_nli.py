@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 import numpy as np
 
-from realitycheck.detectors._base import Detector, Needs, detector
+from realitycheck.detectors._base import Detector, RunContext, detector
 from realitycheck.detectors._features import sample_texts
 from realitycheck.detectors.selfcheck import response_sentences
 from realitycheck.errors import InvalidInputError, MissingFeatureError
@@ -111,7 +111,7 @@ class SelfCheckNLI(Detector):
                 "P(contradiction)).",
             )
 
-    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+    def score(self, responses: Sequence[Response], run: RunContext) -> list[Score]:
         """Return one score per response, in order."""
         from realitycheck.backends import cached_pairs
 
@@ -128,9 +128,9 @@ class SelfCheckNLI(Detector):
         sent = pairs if self.premise == "sample" else [(r, s) for s, r in pairs]
         answers: dict[tuple[str, str], PairScore] = {}
         if pairs:
-            first = cached_pairs(self.judge, sent[:1], labels=self.labels, cache=needs.cache)
+            first = cached_pairs(self.judge, sent[:1], labels=self.labels, cache=run.cache)
             self._check_classes(first[0])
-            rest = cached_pairs(self.judge, sent[1:], labels=self.labels, cache=needs.cache)
+            rest = cached_pairs(self.judge, sent[1:], labels=self.labels, cache=run.cache)
             answers = dict(zip(pairs, first + rest, strict=True))
         return [self._one(r, plan, answers) for r, plan in zip(responses, plans, strict=True)]
 

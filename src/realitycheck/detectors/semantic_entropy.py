@@ -31,7 +31,7 @@ still counted.
 
 For ``nli`` and ``llm`` the backend is a nested component, ``judge``: its
 spec is part of the detector's spec and key, and its calls go through the
-run's call cache (``Needs.cache``)::
+run's call cache (``RunContext.cache``)::
 
     semantic_entropy[equivalence=llm,judge=openai[model=gpt-4o-mini]]
     semantic_entropy[equivalence=nli,judge=hf[model=microsoft/deberta-large-mnli]]
@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 import numpy as np
 
 from realitycheck.detectors._backend_calls import failure, read_yes_no
-from realitycheck.detectors._base import Detector, Needs, detector
+from realitycheck.detectors._base import Detector, RunContext, detector
 from realitycheck.detectors._clustering import GreedyClustering, Unclear, cluster_many
 from realitycheck.detectors._features import sample_texts, sample_values
 from realitycheck.errors import FatalBackendError, InvalidInputError, MissingFeatureError
@@ -373,7 +373,7 @@ class SemanticEntropy(Detector):
         reduce: Callable[[np.ndarray], Any] = np.mean if self.length_normalized else np.sum
         return keep, [float(reduce(per_sample[k])) for k in keep]
 
-    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+    def score(self, responses: Sequence[Response], run: RunContext) -> list[Score]:
         """Return one score per response, in order.
 
         The answer lists of all responses are clustered together
@@ -396,11 +396,11 @@ class SemanticEntropy(Detector):
             if not keep:
                 out[i] = self._score(response, None, error="every sample is empty")
                 continue
-            example = needs.examples.get(response.example_id)
+            example = run.examples.get(response.example_id)
             question = example.question if example is not None else ""
             todo.append((i, [texts[k] for k in keep], logprobs, question))
         if todo:
-            check = self.equivalence_check(needs.cache)
+            check = self.equivalence_check(run.cache)
             found = cluster_many(
                 [t[1] for t in todo],
                 check,
@@ -408,8 +408,8 @@ class SemanticEntropy(Detector):
                 reads_question=getattr(check, "reads_question", True),
                 unclear_as=self.unclear_as,
             )
-            for (i, _, logprobs, _), run in zip(todo, found, strict=True):
-                out[i] = self._from_clustering(responses[i], run, logprobs)
+            for (i, _, logprobs, _), clustering in zip(todo, found, strict=True):
+                out[i] = self._from_clustering(responses[i], clustering, logprobs)
         return [s for s in out if s is not None]
 
     def _from_clustering(

@@ -16,7 +16,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from realitycheck.detectors._base import Detector, Needs, detector
+from realitycheck.detectors._base import Detector, RunContext, detector
 from realitycheck.detectors._features import best_values, sample_values, score_best
 from realitycheck.errors import MissingFeatureError
 from realitycheck.records import Response, Score
@@ -39,7 +39,7 @@ class Perplexity(Detector):
 
     needs: ClassVar[frozenset[str]] = frozenset({"logprobs"})
 
-    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+    def score(self, responses: Sequence[Response], run: RunContext) -> list[Score]:
         """Return one score per response, in order."""
         return score_best(
             self,
@@ -63,7 +63,7 @@ class MeanTokenEntropy(Detector):
 
     needs: ClassVar[frozenset[str]] = frozenset({"entropy"})
 
-    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+    def score(self, responses: Sequence[Response], run: RunContext) -> list[Score]:
         """Return one score per response, in order."""
         return score_best(
             self,
@@ -91,7 +91,7 @@ class LNEntropy(Detector):
 
     needs: ClassVar[frozenset[str]] = frozenset({"samples", "logprobs"})
 
-    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+    def score(self, responses: Sequence[Response], run: RunContext) -> list[Score]:
         """Return one score per response, in order."""
         out = []
         for response in responses:

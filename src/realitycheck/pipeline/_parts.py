@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from realitycheck.backends import CallCache
-from realitycheck.detectors import Detector, Needs
+from realitycheck.detectors import Detector, RunContext
 from realitycheck.errors import InvalidInputError
 from realitycheck.executors import thread_safe
 from realitycheck.labelers import Labeler
@@ -198,8 +198,8 @@ def compute_part(context: PartContext, rows: np.ndarray) -> PartTally:
     if isinstance(component, Labeler):
         table = component.label_in_run(batch, context.store, cache=context.cache)
     else:
-        needs = Needs(examples=context.examples, cache=context.cache, store=context.store)
-        table = component.score_batch(batch, needs)
+        run = RunContext(examples=context.examples, cache=context.cache, store=context.store)
+        table = component.score_batch(batch, run)
     if table.num_rows != len(batch):
         raise InvalidInputError(
             f"{component.key} returned {table.num_rows} records for {len(batch)} responses."

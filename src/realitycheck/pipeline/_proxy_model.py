@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 
 from realitycheck.backends import Backend, GenerationRequest, require, require_teacher_forcing
-from realitycheck.detectors import Detector, Needs
+from realitycheck.detectors import Detector, RunContext
 from realitycheck.errors import InvalidInputError
 from realitycheck.records import Example, Response, Score
 from realitycheck.store import ResponseBatch, from_texts
@@ -155,14 +155,14 @@ class ProxiedDetector(Detector):
         """The detector's spec with ``proxy``: the proxy model that supplied its features."""
         return {**self.detector.spec, "proxy": dict(self.proxy)}
 
-    def score(self, responses: Sequence[Response], needs: Needs) -> list[Score]:
+    def score(self, responses: Sequence[Response], run: RunContext) -> list[Score]:
         """Return the detector's scores, each with this spec."""
-        scores = self.detector.score(responses, needs)
+        scores = self.detector.score(responses, run)
         return [dataclasses.replace(s, spec=self.spec_json) for s in scores]
 
-    def score_batch(self, batch: ResponseBatch, needs: Needs) -> pa.Table:
+    def score_batch(self, batch: ResponseBatch, run: RunContext) -> pa.Table:
         """Return the detector's scores of one batch as a table, each row with this spec."""
-        table = self.detector.score_batch(batch, needs)
+        table = self.detector.score_batch(batch, run)
         where = table.schema.get_field_index("spec")
         return table.set_column(where, "spec", from_texts([self.spec_json] * table.num_rows))
 

@@ -406,7 +406,7 @@ def detect(
 ) -> StageReport:
     """Score every stored response (of ``datasets``) that a detector has not scored yet.
 
-    ``cache`` is the run's call cache, handed to detectors in :class:`Needs`
+    ``cache`` is the run's call cache, handed to detectors in :class:`RunContext`
     (a detector with a judge sends its calls through it), with the run itself
     (a supervised detector reads its training labels from it and saves its
     weights in it).

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from realitycheck.analysis import Bootstrap
-from realitycheck.detectors import Detector, Needs, detectors
+from realitycheck.detectors import Detector, RunContext, detectors
 from realitycheck.errors import InvalidInputError, UnknownComponentError
 from realitycheck.keys import LabelKey, is_human
 from realitycheck.labelers import Labeler, labelers
@@ -226,7 +226,7 @@ class Repetition(Study):
             e.example_id: e
             for e in records_from_rows(Example, cast(_Rows, rows.to_dict("records")))
         }
-        needs = Needs(examples=examples)
+        run = RunContext(examples=examples)
         y = data.verdicts(dataset)[self.reference].reindex(frame.index).to_numpy()
         # Every k in one call per component, so per-source caches are built once; results
         # are split back by position.
@@ -253,7 +253,7 @@ class Repetition(Study):
                 part = verdict[j * n : (j + 1) * n].astype(float)
                 out.append(labeler_metrics(y, part).assign(component=key, k=k))
         for key, detector in chosen_detectors:
-            scores = detector.score(responses, needs)
+            scores = detector.score(responses, run)
             value = np.array([np.nan if x.value is None else x.value for x in scores], dtype=float)
             for j, k in enumerate(self.ks):
                 part = value[j * n : (j + 1) * n]

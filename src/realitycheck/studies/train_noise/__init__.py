@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from realitycheck.analysis import CALIBRATION, Bootstrap, split_of
-from realitycheck.detectors import Needs, SupervisedDetector, detectors, take, training_problem
+from realitycheck.detectors import RunContext, SupervisedDetector, detectors, take, training_problem
 from realitycheck.keys import is_human
 from realitycheck.metrics import bootstrap_distribution
 from realitycheck.params import Interval, NonEmptyStr, SequenceOf, as_tuple, param, param_error
@@ -153,7 +153,7 @@ class TrainNoise(Study):
         figures, skipped = [], []
         by_id = {r.response_id: r for r in data.store.read(Response)}
         examples = {e.example_id: e for e in data.store.read(Example)}
-        needs = Needs(examples=examples, store=data.store)
+        run = RunContext(examples=examples, store=data.store)
         for ds in data.datasets:
             if not any(fnmatch.fnmatchcase(ds, p) for p in self.datasets):
                 skipped.append(f"{ds}: not in datasets={list(self.datasets)}")
@@ -170,7 +170,7 @@ class TrainNoise(Study):
             skipped += self._unavailable(data, ds, ref)
             for det in self._supervised():
                 found = self._measure(
-                    det, ds, responses, needs, y, calibration, label_sets, bootstrap, skipped
+                    det, ds, responses, run, y, calibration, label_sets, bootstrap, skipped
                 )
                 if found:
                     rows += found
@@ -264,14 +264,14 @@ class TrainNoise(Study):
         det: SupervisedDetector,
         ds: str,
         responses: Sequence[Response],
-        needs: Needs,
+        run: RunContext,
         y: np.ndarray,
         calibration: np.ndarray,
         label_sets: Sequence[TrainLabels],
         bootstrap: Bootstrap,
         skipped: list[str],
     ) -> list[dict[str, Any]]:
-        inputs, errors = det.inputs(responses, needs)
+        inputs, errors = det.inputs(responses, run)
         valid = np.array([not e for e in errors], dtype=bool)
         test = np.flatnonzero(~calibration & valid & ~np.isnan(y))
         y_test = y[test]
