@@ -205,8 +205,8 @@ def end_to_end(root: Path, rounds: int) -> list[dict[str, str]]:
         stored.get(k) is None and expected[k] == 0.0 and not words.get(k) for k in one_side
     )
     checked = report(f1) + (
-        f"; {len(one_side)} answers scored on one side only ({wordless} without a word: F1 0 "
-        "from rouge-score, no label (an error) from realitycheck)"
+        f"; {len(one_side)} answers scored on one side only ({wordless} of them without a "
+        "whitespace-separated word: F1 0 from rouge-score, no label (an error) from realitycheck)"
     )
     counts = report(
         compare_values(
