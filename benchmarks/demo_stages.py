@@ -1,6 +1,6 @@
 """Each stage's share of the demo's time: wall and CPU seconds, on a fresh folder.
 
-Runs what ``realitycheck demo --out OUT`` runs (the same datasets, labelers,
+Runs what ``realitycheck demo --report-dir OUT`` runs (the same datasets, labelers,
 detectors, evaluate settings, every study and the report), stage by stage,
 and times each one: ingest per dataset, each labeler and each detector per
 dataset, evaluate, the studies (side by side in one worker process per core,
