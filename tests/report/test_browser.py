@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import csv
 import shutil
+from pathlib import Path
 
 import pandas as pd
 import pytest
 from markdown_it import MarkdownIt
 
+from realitycheck.plots import new_figure, png_bytes, shown_size
 from realitycheck.report import write_report
+from realitycheck.report._document import Figure, Table
+from realitycheck.report._html import render_html
 from realitycheck.store import StudyResult, StudyTable, save_result
 
 sync_api = pytest.importorskip(
@@ -286,3 +290,44 @@ def test_the_leaderboard_page_is_cards_at_390_px(browser, files):
         assert visit.page.evaluate("document.documentElement.scrollWidth") <= 390
     finally:
         visit.close()
+
+
+def _figure_page(tmp_path) -> tuple[Path, bytes]:
+    """Two curve-sized figures with long captions and a table whose CSV path is one long word."""
+    fig, ax = new_figure(4.8, 5.0)
+    ax.plot([0, 1], [0, 1], label="a detector")
+    ax.legend()
+    png = png_bytes(fig)
+    caption = "A caption longer than its figure is wide, " * 8
+    blocks = [
+        Figure("roc_x", png, "ROC. " + caption),
+        Figure("pr_x", png, "PR. " + caption),
+        Table(("a",), (("1",),), csv="studies/" + "train_noise_" * 20 + "/table.csv"),
+    ]
+    path = tmp_path / "figures.html"
+    path.write_text(render_html(blocks, "Figures"), encoding="utf-8")
+    return path, png
+
+
+def test_figures_show_at_their_own_size_side_by_side_and_fit_390_px(browser, tmp_path):
+    path, png = _figure_page(tmp_path)
+    shown = shown_size(png)
+    for width in (1400, 390):
+        visit = Visit(browser, path, width)
+        try:
+            page = visit.page
+            figures = _boxes(page, "figure")
+            images = _boxes(page, "figure img")
+            assert page.evaluate("document.documentElement.scrollWidth") <= width
+            assert all(f["right"] <= width for f in figures)
+            if width == 1400:  # at the layout's size, the caption wrapping under the image
+                assert [round(i["width"]) for i in images] == [shown[0]] * 2
+                assert all(round(f["width"]) == shown[0] for f in figures)
+                tops = page.eval_on_selector_all(
+                    "figure", "els => els.map(e => e.getBoundingClientRect().top)"
+                )
+                assert tops[0] == tops[1]  # side by side
+            else:
+                assert all(i["width"] < shown[0] for i in images)
+        finally:
+            visit.close()

@@ -21,7 +21,8 @@ body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; co
   max-width: 1500px; margin: 0 auto; padding: 0 1rem; }
 .single { max-width: 1200px; margin: 0 auto; padding: 0 1rem; }
 main { min-width: 0; padding-bottom: 4rem; }
-main p, main li, main summary, main figcaption, main h2, main h3 { overflow-wrap: anywhere; }
+main p, main li, main summary, main figcaption, main h2, main h3, main .foot {
+  overflow-wrap: anywhere; }
 nav.toc { position: sticky; top: 0; align-self: start; max-height: 100vh; overflow-y: auto;
   font-size: .82rem; padding: 1rem 0; }
 nav.toc ul { list-style: none; padding-left: .8rem; margin: .2rem 0; }
@@ -77,7 +78,7 @@ details.fold > summary { cursor: pointer; color: #0969da; font-size: .9rem; }
   table.cards tbody tr:nth-child(even) td { background: transparent; }
 }
 figure { display: inline-block; margin: .5rem 1.5rem .5rem 0; vertical-align: top;
-  max-width: min(560px, 100%); }
+  max-width: 100%; }
 figure img { max-width: 100%; height: auto; }
 figcaption { font-size: .75rem; color: var(--muted); }
 """

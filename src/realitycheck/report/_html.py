@@ -2,8 +2,11 @@
 
 No external style sheet, script, font or image: the CSS and a small script
 (sorting, filtering, folding; see :mod:`._assets`) are inline and figures are
-embedded as base64 PNG. Every piece of text is escaped with :func:`html.escape`,
-so model names, notes and dataset fields show as text. Its invisible control
+embedded as base64 PNG, each shown at its layout size (a PNG of
+:func:`realitycheck.plots.png_bytes` has twice its pixels) and never wider
+than the page, its caption wrapping under it. Every piece of text is escaped
+with :func:`html.escape`, so model names, notes and dataset fields show as
+text. Its invisible control
 characters (bidirectional overrides and isolates, NUL and the other C0/C1
 controls but tab and newline) are shown as ``[U+202E]``: a name such as
 ``abc<U+202E>gnp.exe`` cannot pass for ``abcexe.png``, and no NUL byte reaches
@@ -27,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from realitycheck.plots import shown_size
 from realitycheck.report._assets import CSS, SCRIPT
 from realitycheck.report._document import (
     Block,
@@ -145,10 +149,24 @@ def table_html(t: Table) -> str:
 
 
 def _figure(f: Figure, figure_dir: str) -> str:
+    """A figure at its own size (:func:`shown_size`), no wider than the page, caption included.
+
+    The ``<img>``'s width and height keep its place while it loads and show a
+    PNG drawn at twice the resolution at its layout size; the ``<figure>`` is
+    at most that wide, so a long caption wraps under the image instead of
+    widening it, and two figures that fit sit side by side.
+    """
     data = base64.b64encode(f.png).decode("ascii")
     path = f"{figure_dir}/{f.stem}.png"
+    try:
+        width, height = shown_size(f.png)
+    except ValueError:  # not a PNG of png_bytes: shown at the column's width at most
+        box, size = "", ""
+    else:
+        box = f' style="max-width: min({width}px, 100%)"'
+        size = f' width="{width}" height="{height}"'
     return (
-        f'<figure><a href="{href(path)}"><img alt="{_e(f.caption)}" '
+        f'<figure{box}><a href="{href(path)}"><img alt="{_e(f.caption)}"{size} '
         f'src="data:image/png;base64,{data}"></a>'
         f"<figcaption>{_e(f.caption)}</figcaption></figure>"
     )
