@@ -1,51 +1,8 @@
-"""Figure text: unique short labels, no maths parsing, control characters shown."""
+"""Figure text: no maths parsing, control characters shown."""
 
-import pytest
-
-from realitycheck.plots import new_figure, png_bytes, short_labels, visible
+from realitycheck.plots import new_figure, png_bytes, visible
 
 PNG = b"\x89PNG\r\n\x1a\n"
-
-
-@pytest.mark.parametrize(
-    ("names", "expected"),
-    [
-        (["meta-llama/Llama-3-8B"], ["Llama-3-8B"]),
-        (
-            ["meta-llama/Llama-3-8B", "my-finetune/Llama-3-8B", "x/other"],
-            ["meta-llama/Llama-3-8B", "my-finetune/Llama-3-8B", "other"],
-        ),
-        # A name that is a whole suffix of another keeps its form; the other grows.
-        (["Llama-3-8B", "meta-llama/Llama-3-8B"], ["Llama-3-8B", "meta-llama/Llama-3-8B"]),
-        (["a/b/c", "d/b/c", "e/c/x"], ["a/b/c", "d/b/c", "x"]),
-        (["org/a", "org/b"], ["a", "b"]),
-        (["a/", "b/"], ["a/", "b/"]),
-        (["plain", "plain"], ["plain", "plain"]),
-        ([], []),
-    ],
-)
-def test_short_labels_are_the_shortest_unambiguous_suffixes(names, expected):
-    labels = short_labels(names)
-    assert [labels[n] for n in names] == expected
-
-
-@pytest.mark.parametrize("seed", range(5))
-def test_short_labels_are_unique_suffixes_of_their_names(seed):
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    parts = ["a", "b", "Llama-3-8B", "", "x y"]
-    names = {"/".join(rng.choice(parts, rng.integers(1, 4))) for _ in range(40)}
-    labels = short_labels(names)
-    assert set(labels) == names
-    assert len(set(labels.values())) == len(names)
-    for name, label in labels.items():
-        assert name == label or name.endswith("/" + label)
-        # No shorter suffix would do: dropping one more segment collides with another name.
-        shorter = label.split("/")[1:]
-        if shorter:
-            k = len(shorter)
-            assert any(o != name and o.split("/")[-k:] == shorter for o in names)
 
 
 def test_visible_marks_control_and_bidi_characters():

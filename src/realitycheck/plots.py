@@ -1,8 +1,9 @@
 """Render matplotlib figures to PNG bytes without touching pyplot's global state.
 
 Figures carry model, dataset and component names, which are untrusted, of any
-length, and not unique once shortened. :func:`short_labels` shortens a set of
-names to their shortest unambiguous suffixes; :func:`fit` and
+length, and not unique once shortened. Model names are shortened by
+:func:`realitycheck.text.short_names` (the one rule of tables, findings and
+figures); :func:`fit` and
 :func:`fit_labels` cut names in the middle to a width in points (measured
 with the font the figure draws with), distinct names staying distinct;
 :func:`wrap` breaks a title into lines of a width. :func:`png_bytes` draws
@@ -38,7 +39,6 @@ __all__ = [
     "inert",
     "new_figure",
     "png_bytes",
-    "short_labels",
     "shown_size",
     "text_width",
     "visible",
@@ -74,30 +74,6 @@ def visible(text: str) -> str:
         else ch
         for ch in text
     )
-
-
-def short_labels(names: Iterable[Any]) -> dict[str, str]:
-    """Map each name to its shortest suffix of ``/``-separated segments no other name shares.
-
-    ``meta-llama/Llama-3-8B`` alone becomes ``Llama-3-8B``; next to
-    ``my-finetune/Llama-3-8B`` both keep their organisation. A name that is a
-    whole suffix of another (``Llama-3-8B`` beside ``meta-llama/Llama-3-8B``)
-    stays as it is and the longer one keeps enough segments to differ, so
-    distinct names always get distinct labels. Names are taken as ``str``.
-    """
-    distinct = list(dict.fromkeys(str(n) for n in names))
-    split = {n: n.split("/") for n in distinct}
-    out = {}
-    for name in distinct:
-        segments = split[name]
-        for k in range(1, len(segments) + 1):
-            suffix = segments[-k:]
-            if not any(split[other][-k:] == suffix for other in distinct if other != name):
-                out[name] = "/".join(suffix)
-                break
-        else:
-            out[name] = name
-    return out
 
 
 @functools.cache

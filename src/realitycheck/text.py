@@ -20,12 +20,17 @@ same thing everywhere.
   injection); every CSV the toolkit writes goes through them.
 - :func:`escape_controls` shows control, escape and bidi characters as
   ``[U+XXXX]``, for untrusted text on one terminal or log line.
+- :func:`model_parts` cuts a model name at its real path separators only, and
+  :func:`short_names` gives each of a set of names its shortest unambiguous
+  run of trailing parts: the one rule for short model names in tables,
+  findings and figures.
 """
 
 from __future__ import annotations
 
 import re
 import string
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -39,8 +44,10 @@ __all__ = [
     "csv_safe_frame",
     "escape_controls",
     "extract_numbers",
+    "model_parts",
     "normalize_answer",
     "normalize_number",
+    "short_names",
     "split_sentences",
     "words",
 ]
@@ -257,3 +264,81 @@ def escape_controls(text: str, *, keep: str = "") -> str:
     return _CONTROLS.sub(
         lambda m: m.group() if m.group() in keep else f"[U+{ord(m.group()):04X}]", text
     )
+
+
+_PREFIX_PART = re.compile(r"(/?[A-Za-z0-9_.~:@+-]+)/")
+"""One part of a path prefix and the ``/`` after it (a leading ``/`` starts an absolute path)."""
+
+
+def model_parts(name: str) -> tuple[str, ...]:
+    """The ``/``-separated parts of a model name, cut only at real path separators.
+
+    A model name is untrusted text: an organisation or folder path
+    (``meta-llama/Llama-3-8B``, ``/models/Qwen2.5-7B``) or anything at all
+    (``<script>alert(1)</script> model``, ``org/<b>x</b>``). The path prefix
+    is read from the left, one part at a time, and stops at the first part
+    that does not look like a path part: the rest of the name is its last
+    part, whole, whatever ``/`` it holds. A path part is a run of ASCII
+    letters, digits and ``_ . ~ : @ + -`` (what organisation names, Hugging
+    Face repo ids, Ollama tags and folder names are made of); the first part
+    may also start a path with ``/``. So no part ever begins inside markup; a
+    component key (``openai[model=org/x]``) or a name with spaces before its
+    ``/`` is one part. The parts joined with ``/`` give the name back; a name
+    whose prefix would leave nothing after its last ``/`` (``models/llama/``)
+    keeps that ``/`` in its last part.
+
+    Examples:
+        >>> model_parts("meta-llama/Llama-3-8B")
+        ('meta-llama', 'Llama-3-8B')
+        >>> model_parts("org/<b>x</b>")
+        ('org', '<b>x</b>')
+        >>> model_parts("<script>alert(1)</script> model")
+        ('<script>alert(1)</script> model',)
+    """
+    text = str(name)
+    parts: list[str] = []
+    at = 0
+    while (match := _PREFIX_PART.match(text, at)) is not None:
+        if match.end() == len(text):  # nothing after this "/": it is part of the last part
+            break
+        if parts and match.group(1).startswith("/"):
+            break  # "a//b": an empty part is no path part
+        parts.append(match.group(1))
+        at = match.end()
+    return (*parts, text[at:])
+
+
+def short_names(names: Iterable[Any]) -> dict[str, str]:
+    """Map each name to its shortest run of trailing :func:`model_parts` that no other name shares.
+
+    ``meta-llama/Llama-3-8B`` alone becomes ``Llama-3-8B``; next to
+    ``my-finetune/Llama-3-8B`` both keep their organisation; a name that is a
+    whole suffix of another (``Llama-3-8B`` beside ``meta-llama/Llama-3-8B``)
+    stays as it is and the longer one keeps enough parts to differ. Only real
+    path separators are cut at: ``org/<b>x</b>`` becomes ``<b>x</b>``, never
+    ``b>``, and ``<script>alert(1)</script> model`` stays whole. Distinct
+    names always get distinct short names; names are taken as ``str``.
+
+    Examples:
+        >>> short_names(["meta-llama/Llama-3-8B", "org/<b>x</b>"])
+        {'meta-llama/Llama-3-8B': 'Llama-3-8B', 'org/<b>x</b>': '<b>x</b>'}
+    """
+    distinct = list(dict.fromkeys(str(n) for n in names))
+    parts = {n: model_parts(n) for n in distinct}
+    out: dict[str, str] = {}
+    for name in distinct:
+        own = parts[name]
+        out[name] = name
+        for k in range(1, len(own) + 1):
+            suffix = own[-k:]
+            if not any(parts[o][-k:] == suffix for o in distinct if o != name):
+                out[name] = "/".join(suffix)
+                break
+    while True:  # never one label for two names: those keep their whole name (distinct)
+        shown: dict[str, list[str]] = {}
+        for name, short in out.items():
+            shown.setdefault(short, []).append(name)
+        clash = [n for same in shown.values() if len(same) > 1 for n in same if out[n] != n]
+        if not clash:
+            return out
+        out.update({n: n for n in clash})

@@ -1,4 +1,7 @@
-"""Short model names cut only at real path separators, and rank ranges where intervals overlap."""
+"""Model names cut only at real path separators, and rank ranges where intervals overlap.
+
+The short-name rule itself (:func:`realitycheck.text.short_names`) is tested in
+tests/test_text.py."""
 
 import itertools
 
@@ -10,7 +13,7 @@ from realitycheck.analysis import Bootstrap
 from realitycheck.metrics import wilson_interval
 from realitycheck.records import Example, Label, Response
 from realitycheck.store import RunData
-from realitycheck.studies.leaderboard import Leaderboard, model_parts, rank_ranges, short_names
+from realitycheck.studies.leaderboard import Leaderboard, rank_ranges
 from realitycheck.studies.leaderboard import _ranking as R
 
 SCRIPT = "<script>alert(1)</script> model"
@@ -19,65 +22,6 @@ RLO = "acme/\u202egnp.exe"
 LONG = "org/" + "very-long-model-name-" * 12 + "7b"
 
 # -- names ---------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("name", "parts"),
-    [
-        ("meta-llama/Llama-3-8B", ("meta-llama", "Llama-3-8B")),
-        ("/models/Qwen2.5-7B", ("/models", "Qwen2.5-7B")),
-        ("./runs/m/x", (".", "runs", "m", "x")),
-        ("llama3.1:8b", ("llama3.1:8b",)),
-        (BOLD, ("org", "<b>x</b>")),  # the "/" of "</b>" is markup, not a separator
-        (SCRIPT, (SCRIPT,)),  # its first "/" follows "<script>alert(1)<": no path part
-        ("openai[model=org/x]", ("openai[model=org/x]",)),  # a component key is one part
-        ("Llama 3/8B", ("Llama 3/8B",)),  # a space before the "/": not a path
-        ("org/sub/x y/z", ("org", "sub", "x y/z")),  # the prefix ends at the first odd part
-        ("\u202eorg/x", ("\u202eorg/x",)),
-        (RLO, ("acme", "\u202egnp.exe")),
-        ("models/llama/", ("models", "llama/")),  # nothing after the last "/": kept
-        ("a//b", ("a", "/b")),
-        ("", ("",)),
-    ],
-)
-def test_model_parts_cut_only_at_path_separators(name, parts):
-    assert model_parts(name) == parts
-    assert "/".join(parts) == name
-
-
-@pytest.mark.parametrize(
-    ("names", "expected"),
-    [
-        (["meta-llama/Llama-3-8B", "openai/gpt-4o"], ["Llama-3-8B", "gpt-4o"]),
-        (
-            ["meta-llama/Llama-3-8B", "mine/Llama-3-8B"],
-            ["meta-llama/Llama-3-8B", "mine/Llama-3-8B"],
-        ),
-        (["Llama-3-8B", "meta-llama/Llama-3-8B"], ["Llama-3-8B", "meta-llama/Llama-3-8B"]),
-        ([BOLD, "openai/gpt-4o"], ["<b>x</b>", "gpt-4o"]),  # was "b>"
-        ([SCRIPT, "openai/gpt-4o"], [SCRIPT, "gpt-4o"]),  # was "script> model"
-        ([BOLD, "other/<b>x</b>"], [BOLD, "other/<b>x</b>"]),
-        ([RLO, LONG], ["\u202egnp.exe", LONG[4:]]),
-    ],
-)
-def test_short_names_are_the_shortest_unambiguous_run_of_parts(names, expected):
-    assert [short_names(names)[n] for n in names] == expected
-
-
-@pytest.mark.parametrize("seed", range(5))
-def test_short_names_are_distinct_suffixes_on_random_hostile_names(seed):
-    rng = np.random.default_rng(seed)
-    pieces = ["org", "a", "b", "<b>x</b>", "</i>", "x y", "m", "/", "", "\u202e", "[k=v]"]
-    names = {"".join(rng.choice(pieces, size=rng.integers(1, 6))) for _ in range(40)}
-    short = short_names(names)
-    assert len(set(short.values())) == len(names)
-    for name, label in short.items():
-        assert name.endswith(label)
-        assert label == name or name[: len(name) - len(label)].endswith("/")
-        # a label starts where a part starts: never inside a part (inside markup)
-        parts = model_parts(name)
-        starts = {len("/".join(parts[:k])) + (k > 0) for k in range(len(parts))}
-        assert len(name) - len(label) in starts
 
 
 def test_normalised_names_drop_only_a_real_path_prefix():

@@ -36,7 +36,7 @@ def test_paired_difference_edge_cases():
 # -- the study on a hand-made run ---------------------------------------------------------
 
 
-def _toy(path):
+def _toy(path, models=("m/a", "m/b")):
     """Two generators x two prompts x 10 questions; some short answers and 'refuse' labels."""
     store = RunStore(path)
     examples = [
@@ -45,11 +45,11 @@ def _toy(path):
     ]
     responses, labels = [], []
     for i in range(10):
-        for model in ("m/a", "m/b"):
+        for model in models:
             for prompt in ("zero-shot", "few-shot"):
                 rid = f"q/{i}/{model}/{prompt}"
                 text = "I have no comment at all here." if i == 0 else "Paris."
-                if i in (1, 2) and model == "m/a":
+                if i in (1, 2) and model == models[0]:
                     text = "The answer is probably a long sentence here."
                 responses.append(
                     Response(
@@ -60,7 +60,7 @@ def _toy(path):
                         prompt_variant=prompt,
                     )
                 )
-                wrong = i < (3 if model == "m/a" else 6)
+                wrong = i < (3 if model == models[0] else 6)
                 labels.append(Label(response_id=rid, labeler="human", hallucinated=wrong))
                 auto = wrong and i != 1  # the automatic labeler accepts item 1
                 category = "refuse" if i == 0 else ""
@@ -100,6 +100,25 @@ def test_hand_made_accuracy_table(toy):
     assert list(wide.columns[-2:]) == ["accuracy human", "accuracy judge"] and len(wide) == 4
     assert "judge +10.0 points" in result.finding
     assert result.figures[0].png.startswith(b"\x89PNG")
+
+
+SCRIPT, BOLD = "<script>alert(1)</script> model", "org/<b>x</b>"
+
+
+def test_hostile_generator_names_stay_whole_in_the_figure_and_finding(tmp_path, monkeypatch):
+    """One short-name rule (text.short_names): cut only at a real path separator."""
+    import realitycheck.studies.qa_accuracy as module
+
+    rows = []
+    original = module.dot_plot
+    monkeypatch.setattr(
+        module, "dot_plot", lambda r, *a, **k: rows.append(r) or original(r, *a, **k)
+    )
+    result = QaAccuracy().run(_toy(tmp_path, models=(SCRIPT, BOLD)))
+    # The figure's rows: generator / prompt, the generator by its short name.
+    shown = {row.rsplit(" / ", 1)[0] for row in rows[0]}
+    assert shown == {SCRIPT, "<b>x</b>"}  # cut at every "/": "script> model" and "b>"
+    assert f"({SCRIPT})" in result.finding and f"({BOLD})" in result.finding
 
 
 def test_intervals_follow_the_run_bootstrap(toy):

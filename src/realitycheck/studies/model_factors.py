@@ -20,7 +20,7 @@ import pandas as pd
 
 from realitycheck.analysis import Bootstrap
 from realitycheck.metrics import wilson_interval
-from realitycheck.plots import new_figure, png_bytes, short_labels, visible
+from realitycheck.plots import new_figure, png_bytes, visible
 from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
 from realitycheck.studies import (
     UNKNOWN,
@@ -31,6 +31,7 @@ from realitycheck.studies import (
     study,
     tuning_pairs,
 )
+from realitycheck.text import short_names
 
 __all__ = ["ModelFactors"]
 
@@ -169,7 +170,7 @@ def _figure(ds: str, trend: pd.DataFrame, table: pd.DataFrame) -> StudyFigure:
     import re
 
     tuning = table.set_index("model")["instruction_tuned"]
-    labels = short_labels(trend["model"])
+    labels = short_names(trend["model"])
     fig, ax = new_figure(6.5, 4.0)
     for family, part in trend.groupby("family", sort=True):
         ax.plot(part["size"], part["rate"], "-", label=visible(str(family)))

@@ -14,10 +14,10 @@ from realitycheck.analysis import Bootstrap, refusal_mask
 from realitycheck.keys import LabelKey
 from realitycheck.metrics import wilson_interval
 from realitycheck.params import Interval, NonEmptyStr, OrNone, SequenceOf, as_tuple, param
-from realitycheck.plots import short_labels
 from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
 from realitycheck.studies import Study, study
 from realitycheck.studies.leaderboard import dot_plot
+from realitycheck.text import short_names
 
 __all__ = ["REFUSAL_PHRASES", "QaAccuracy", "paired_difference_ci"]
 
@@ -238,7 +238,7 @@ class QaAccuracy(Study):
         group = ["generator", "task", "prompt_variant"]
         first = table[table["labeler"] == keys[0]].sort_values("accuracy", ascending=False)
         order = pd.MultiIndex.from_frame(first[group].astype(str))
-        names = short_labels(first["generator"])
+        names = short_names(first["generator"])
         varied = [k for k, c in enumerate(group) if k and table[c].nunique() > 1]
         shown = [" / ".join([names[row[0]], *(row[k] for k in varied)]) for row in order]
         series = {}

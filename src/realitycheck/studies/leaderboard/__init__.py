@@ -40,17 +40,15 @@ from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
 from realitycheck.studies import Study, study
 from realitycheck.studies.leaderboard import _ranking as R
 from realitycheck.studies.leaderboard import _tables as T
-from realitycheck.studies.leaderboard._names import model_parts, short_names
 from realitycheck.studies.leaderboard._plot import dot_plot
 from realitycheck.studies.leaderboard._ranking import normalise_model_name, rank_ranges
+from realitycheck.text import short_names
 
 __all__ = [
     "Leaderboard",
     "dot_plot",
-    "model_parts",
     "normalise_model_name",
     "rank_ranges",
-    "short_names",
 ]
 
 RankBy = Literal["all", "answered"]

@@ -18,7 +18,7 @@ import numpy.typing as npt
 from realitycheck.errors import InvalidInputError
 from realitycheck.metrics import rankdata
 from realitycheck.registry import parse_key
-from realitycheck.studies.leaderboard._names import model_parts
+from realitycheck.text import model_parts
 
 __all__ = [
     "cluster_bootstrap_self_preference",

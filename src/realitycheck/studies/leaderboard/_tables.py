@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 
 from realitycheck.metrics import discordant_pairs, kendall_tau_b, wilson_interval
-from realitycheck.studies.leaderboard._names import short_names
 from realitycheck.studies.leaderboard._ranking import describe_ties
+from realitycheck.text import short_names
 
 __all__ = [
     "ANSWER_CAPTION",

@@ -8,10 +8,11 @@ import numpy as np
 import pandas as pd
 
 from realitycheck.analysis import CATEGORIES
-from realitycheck.plots import new_figure, png_bytes, short_labels, visible
+from realitycheck.plots import new_figure, png_bytes, visible
 from realitycheck.store import StudyFigure
 from realitycheck.studies.prompt_multiplicity._flow import COLORS
 from realitycheck.studies.prompt_multiplicity._measures import SHORT
+from realitycheck.text import short_names
 
 __all__ = ["accuracy_figure", "setting_labels", "taxonomy_figure"]
 
@@ -22,7 +23,7 @@ def _stem(text: str) -> str:
 
 def setting_labels(summary: pd.DataFrame) -> list[str]:
     """Short model names, with ``+ retriever`` for answers with retrieval."""
-    short = short_labels(summary["model"])
+    short = short_names(summary["model"])
     return [
         visible(short[str(m)] + (f" + {r}" if r else ""))
         for m, r in zip(summary["model"], summary["retriever"], strict=True)
