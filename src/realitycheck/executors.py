@@ -40,6 +40,7 @@ from realitycheck.errors import InvalidInputError, MissingDependencyError, Reali
 from realitycheck.params import Interval, check_arg
 
 __all__ = [
+    "DEFAULT_BATCH_SIZE",
     "EXECUTORS",
     "Executor",
     "LocalExecutor",
@@ -51,6 +52,11 @@ __all__ = [
 
 EXECUTORS = ("local", "ray")
 """The names :func:`make_executor` accepts (the CLI's ``--executor`` choices)."""
+
+DEFAULT_BATCH_SIZE = 16
+"""(example, variant) pairs per stored batch, the unit a stage hands an executor; the
+default of ``[run] batch_size`` (:class:`realitycheck.runner.RunSettings`), of
+``generate --batch-size`` and of :func:`realitycheck.generation.generate`."""
 
 S = TypeVar("S")
 T = TypeVar("T")

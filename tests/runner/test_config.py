@@ -67,7 +67,7 @@ def _line_of(text, needle):
             ("batch_size = 4", "batch_size = 'four'"),
             "batch_size",
             "run.batch_size",
-            "Expected an integer. Got a string 'four'",
+            "The 'batch_size' parameter of \\[run\\] must be an int >= 1. Got 'four' instead",
         ),
         (
             ('name = "ragtruth"', 'name = "ragtruht"'),
@@ -91,7 +91,7 @@ def _line_of(text, needle):
             ("n_resamples = 50", "confidence = 2"),
             "confidence = 2",
             "bootstrap.confidence",
-            "'confidence' parameter of Bootstrap must be a float in \\(0, 1\\)",
+            "'confidence' parameter of \\[bootstrap\\] must be a float in \\(0, 1\\)",
         ),
         (
             ('studies = ["length"]', 'studies = ["lenght"]'),
@@ -160,7 +160,7 @@ def test_components_may_be_tables_with_nested_components(tmp_path):
         ('{ params = { unit = "chars" } }', "A component table needs a name"),
         ('{ name = "length", unit = "chars" }', "Unknown key 'unit'"),
         ('{ name = "lenght" }', "Did you mean 'length'"),
-        ("3", "Expected a string or a table"),
+        ("3", "The 'detectors\\[2\\]' parameter of the run config must be a str or a table. Got 3"),
     ],
 )
 def test_bad_component_tables_are_located(tmp_path, entry, match):
@@ -221,8 +221,11 @@ def test_a_top_level_reference_reaches_evaluate(tmp_path):
 @pytest.mark.parametrize(
     ("text", "match"),
     [
-        ('reference = ""\n' + GOOD, "Expected a label key"),
-        ("reference = 3\n" + GOOD, "Expected a string"),
+        (
+            'reference = ""\n' + GOOD,
+            "The 'reference' parameter of the run config must be a label key",
+        ),
+        ("reference = 3\n" + GOOD, "must be a label key \\(e.g. human\\). Got 3 instead"),
         (GOOD.replace("[evaluate]\n", '[evaluate]\nreference = "human"\n'), "reference"),
     ],
 )

@@ -113,10 +113,15 @@ def test_one_spec_file_and_a_list_of_them(tmp_path):
             '[[datasets]]\nspec = ["specs/board.toml", 3]\n',
             "spec =",
             "datasets[0].spec[1]",
-            r"Expected a string. Got an integer 3",
+            r"The 'spec\[1\]' parameter of \[datasets\] must be a str. Got 3 instead",
         ),
         ("[[datasets]]\nspec = []\n", "spec =", "datasets[0].spec", r"non-empty array"),
-        ("[[datasets]]\nspec = 3\n", "spec =", "datasets[0].spec", r"Expected a path or an"),
+        (
+            "[[datasets]]\nspec = 3\n",
+            "spec =",
+            "datasets[0].spec",
+            r"The 'spec' parameter of \[datasets\] must be a path or a non-empty array of paths",
+        ),
         (
             '[[datasets]]\nname = "files"\nspec = "specs/board.toml"\n',
             "spec =",
@@ -133,7 +138,7 @@ def test_one_spec_file_and_a_list_of_them(tmp_path):
             '[[datasets]]\nname = "files"\nparams = { path = ["data/a.csv", 7] }\n',
             "params =",
             "datasets[0].params.path[1]",
-            r"Expected a string. Got an integer 7",
+            r"The 'path\[1\]' parameter of \[datasets.params\] must be a str. Got 7 instead",
         ),
         (
             '[[datasets]]\nname = "files"\nparams = { path = [] }\n',

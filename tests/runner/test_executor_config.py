@@ -57,16 +57,41 @@ def test_a_ray_table_is_read(tmp_path):
             'kind = "rya"',
             "kind",
             "executor.kind",
-            "must be one of local, ray. Got 'rya' instead. Did you mean 'ray'",
+            "The 'kind' parameter of \\[executor\\] must be one of \\('local', 'ray'\\). Got 'rya' instead. Did you mean 'ray'",
         ),
-        ("kind = 2", "kind", "executor.kind", "Expected a string. Got an integer 2 instead"),
-        ('kind = "ray"\naddress = 6379', "address", "executor.address", "Expected a string"),
-        ('kind = "ray"\naddress = " "', "address", "executor.address", "Expected a Ray address"),
+        ("kind = 2", "kind", "executor.kind", "must be one of \\('local', 'ray'\\). Got 2 instead"),
+        (
+            'kind = "ray"\naddress = 6379',
+            "address",
+            "executor.address",
+            "The 'address' parameter of \\[executor\\] must be a non-empty str or None. Got 6379",
+        ),
+        (
+            'kind = "ray"\naddress = " "',
+            "address",
+            "executor.address",
+            "must be a non-empty str or None. Got ' ' instead",
+        ),
         ('address = "h:1"', "address", "executor.address", 'add kind = "ray"'),
         ('kind = "ray"\nadress = "h:1"', "adress", "executor.adress", "Did you mean 'address'"),
-        ("workers = 0", "workers", "executor.workers", "at least 1 worker. Got 0"),
-        ('workers = "2"', "workers", "executor.workers", "Expected an integer. Got a string"),
-        ("workers = true", "workers", "executor.workers", "Expected an integer. Got a bool"),
+        (
+            "workers = 0",
+            "workers",
+            "executor.workers",
+            "The 'workers' parameter of \\[executor\\] must be an int >= 1 or None. Got 0 instead",
+        ),
+        (
+            'workers = "2"',
+            "workers",
+            "executor.workers",
+            "must be an int >= 1 or None. Got '2' instead",
+        ),
+        (
+            "workers = true",
+            "workers",
+            "executor.workers",
+            "must be an int >= 1 or None. Got True instead",
+        ),
         ('kind = "ray"\nworkers = 2', "workers", "executor.workers", "a Ray cluster runs"),
     ],
 )
@@ -83,7 +108,10 @@ def test_bad_values_name_the_file_line_and_field(tmp_path, table, needle, field,
 
 def test_an_executor_that_is_not_a_table_is_refused(tmp_path):
     text = 'executor = "ray"\n' + BASE
-    with pytest.raises(InvalidInputError, match="Expected a table. Got a string") as info:
+    with pytest.raises(
+        InvalidInputError,
+        match="The 'executor' parameter of the run config must be a table. Got 'ray'",
+    ) as info:
         load_run_config(_write(tmp_path, text))
     assert (info.value.field, info.value.line) == ("executor", 1)
 

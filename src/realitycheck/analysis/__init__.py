@@ -23,45 +23,116 @@ Optional packages (crowd-kit, statsmodels, krippendorff, prince) and pandas
 are imported inside the functions that use them (:func:`require_module`).
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from realitycheck.analysis._bootstrap import Bootstrap
-from realitycheck.analysis._calibrate import BLAS_LOCK, CALIBRATION_METHODS, calibrate
-from realitycheck.analysis._famd import FamdFit, famd_scores, fit_famd
-from realitycheck.analysis._intervals import (
-    INTERVAL_COLUMNS,
-    RANKING_CI_COLUMNS,
-    confusion_ci,
-    ranking_ci,
-)
-from realitycheck.analysis._measure import Measure, Where, choose_or_fix_threshold, group_by_mask
-from realitycheck.analysis._multiplicity import (
-    CATEGORIES,
-    Multiplicity,
-    consistency_vs_correctness,
-    multiplicity,
-    self_consistency,
-)
-from realitycheck.analysis._names import (
-    AGREEMENT_METRICS,
-    CALIBRATION_METRICS,
-    OBJECTIVES,
-    RANKING_METRICS,
-    REJECTION_METRICS,
-    SCORE_METRICS,
-    THRESHOLD_METRICS,
-)
-from realitycheck.analysis._optional import require_module
-from realitycheck.analysis._orientation import WRONG_WAY_BELOW, wrong_way
-from realitycheck.analysis._raters import (
-    DawidSkeneFit,
-    dawid_skene,
-    fleiss_by_count,
-    krippendorff_alpha,
-    leave_one_out_majority,
-    majority_vote,
-    pairwise_kappa,
-)
-from realitycheck.analysis._refusal import refusal_mask
-from realitycheck.analysis._split import CALIBRATION, TEST, split_of
+
+if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers
+    from realitycheck.analysis._calibrate import (
+        BLAS_LOCK,
+        CALIBRATION_METHODS,
+        calibrate,
+    )
+    from realitycheck.analysis._famd import (
+        FamdFit,
+        famd_scores,
+        fit_famd,
+    )
+    from realitycheck.analysis._intervals import (
+        INTERVAL_COLUMNS,
+        RANKING_CI_COLUMNS,
+        confusion_ci,
+        ranking_ci,
+    )
+    from realitycheck.analysis._measure import (
+        Measure,
+        Where,
+        choose_or_fix_threshold,
+        group_by_mask,
+    )
+    from realitycheck.analysis._multiplicity import (
+        CATEGORIES,
+        Multiplicity,
+        consistency_vs_correctness,
+        multiplicity,
+        self_consistency,
+    )
+    from realitycheck.analysis._names import (
+        AGREEMENT_METRICS,
+        CALIBRATION_METRICS,
+        OBJECTIVES,
+        RANKING_METRICS,
+        REJECTION_METRICS,
+        SCORE_METRICS,
+        THRESHOLD_METRICS,
+    )
+    from realitycheck.analysis._optional import require_module
+    from realitycheck.analysis._orientation import (
+        WRONG_WAY_BELOW,
+        wrong_way,
+    )
+    from realitycheck.analysis._raters import (
+        DawidSkeneFit,
+        dawid_skene,
+        fleiss_by_count,
+        krippendorff_alpha,
+        leave_one_out_majority,
+        majority_vote,
+        pairwise_kappa,
+    )
+    from realitycheck.analysis._refusal import refusal_mask
+    from realitycheck.analysis._split import (
+        CALIBRATION,
+        TEST,
+        split_of,
+    )
+
+_LAZY = {
+    "BLAS_LOCK": "_calibrate",
+    "CALIBRATION_METHODS": "_calibrate",
+    "calibrate": "_calibrate",
+    "FamdFit": "_famd",
+    "famd_scores": "_famd",
+    "fit_famd": "_famd",
+    "INTERVAL_COLUMNS": "_intervals",
+    "RANKING_CI_COLUMNS": "_intervals",
+    "confusion_ci": "_intervals",
+    "ranking_ci": "_intervals",
+    "Measure": "_measure",
+    "Where": "_measure",
+    "choose_or_fix_threshold": "_measure",
+    "group_by_mask": "_measure",
+    "CATEGORIES": "_multiplicity",
+    "Multiplicity": "_multiplicity",
+    "consistency_vs_correctness": "_multiplicity",
+    "multiplicity": "_multiplicity",
+    "self_consistency": "_multiplicity",
+    "AGREEMENT_METRICS": "_names",
+    "CALIBRATION_METRICS": "_names",
+    "OBJECTIVES": "_names",
+    "RANKING_METRICS": "_names",
+    "REJECTION_METRICS": "_names",
+    "SCORE_METRICS": "_names",
+    "THRESHOLD_METRICS": "_names",
+    "require_module": "_optional",
+    "WRONG_WAY_BELOW": "_orientation",
+    "wrong_way": "_orientation",
+    "DawidSkeneFit": "_raters",
+    "dawid_skene": "_raters",
+    "fleiss_by_count": "_raters",
+    "krippendorff_alpha": "_raters",
+    "leave_one_out_majority": "_raters",
+    "majority_vote": "_raters",
+    "pairwise_kappa": "_raters",
+    "refusal_mask": "_refusal",
+    "CALIBRATION": "_split",
+    "TEST": "_split",
+    "split_of": "_split",
+}
+"""Each name loaded on first use, from its module (the command line's ``--help`` stays cheap)."""
 
 __all__ = [
     "AGREEMENT_METRICS",
@@ -106,3 +177,16 @@ __all__ = [
     "split_of",
     "wrong_way",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -30,9 +30,9 @@ class Bootstrap:
         seed: Seed of the resampling (an int >= 0).
     """
 
-    n_resamples: int = param(1000, Interval(int, 1, None))
-    confidence: float = param(0.95, Interval(float, 0, 1, closed="neither"))
-    seed: int = param(0, Interval(int, 0, None))
+    n_resamples: int = param(1000, Interval(int, 1, None), doc="Bootstrap resamples.")
+    confidence: float = param(0.95, Interval(float, 0, 1, closed="neither"), doc="CI coverage.")
+    seed: int = param(0, Interval(int, 0, None), doc="Bootstrap seed.")
 
     def __post_init__(self) -> None:
         check_params(self)

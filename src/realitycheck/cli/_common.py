@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from realitycheck.cli._fields import field_default, field_option
 from realitycheck.cli._terminal import scrub_text, terminal_lines, terminal_text
 
 __all__ = [
@@ -205,28 +206,34 @@ retry_errors_option = click.option(
 
 
 def bootstrap_options(command: Any) -> Any:
-    """Add ``--n-resamples``, ``--confidence`` and ``--seed`` (the run's Bootstrap) to a verb."""
-    for option in (
-        click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed."),
-        click.option(
-            "--confidence", type=float, default=0.95, show_default=True, help="CI coverage."
-        ),
-        click.option(
-            "--n-resamples", type=int, default=1000, show_default=True, help="Bootstrap resamples."
-        ),
-    ):
-        command = option(command)
+    """Add ``--n-resamples``, ``--confidence`` and ``--seed`` (the run's Bootstrap) to a verb.
+
+    Their defaults and help are :class:`~realitycheck.analysis.Bootstrap`'s fields
+    (the ``[bootstrap]`` table's keys).
+    """
+    from realitycheck.analysis import Bootstrap
+
+    for name in ("seed", "confidence", "n_resamples"):
+        command = field_option(Bootstrap, name, show_default=True)(command)
     return command
 
 
 def cache_options(command: Any) -> Any:
-    """Add ``--cache-dir`` and ``--no-cache`` (the shared call cache of model calls) to a verb."""
-    command = click.option("--no-cache", is_flag=True, help="Do not read or write the call cache.")(
-        command
-    )
-    return click.option(
-        "--cache-dir", type=click.Path(file_okay=False), help="Folder of the call cache."
+    """Add ``--cache-dir`` and ``--no-cache`` (the shared call cache of model calls) to a verb.
+
+    They mirror ``[run] cache`` and ``cache_dir`` (:class:`~realitycheck.runner.RunSettings`).
+    """
+    from realitycheck.runner import RunSettings
+
+    command = field_option(
+        RunSettings,
+        "cache",
+        "--no-cache",
+        is_flag=True,
+        default=not field_default(RunSettings, "cache"),
+        help="Do not read or write the call cache.",
     )(command)
+    return field_option(RunSettings, "cache_dir", type=click.Path(file_okay=False))(command)
 
 
 def cache_from(no_cache: bool, cache_dir: str | None) -> Any:
@@ -256,13 +263,16 @@ def cache_from(no_cache: bool, cache_dir: str | None) -> Any:
 def _executor_flags(
     command: Any, *, default: str | None, executor_help: str, address_help: str
 ) -> Any:
-    """Add ``--executor`` (local | ray) and ``--ray-address`` with the given default and help."""
-    command = click.option("--ray-address", default=None, metavar="HOST:PORT", help=address_help)(
-        command
-    )
-    return click.option(
+    """Add ``--executor`` and ``--ray-address`` (``[executor]``'s kind and address)."""
+    from realitycheck.runner import ExecutorSettings
+
+    command = field_option(
+        ExecutorSettings, "address", "--ray-address", metavar="HOST:PORT", help=address_help
+    )(command)
+    return field_option(
+        ExecutorSettings,
+        "kind",
         "--executor",
-        type=click.Choice(["local", "ray"]),
         default=default,
         show_default=default is not None,
         help=executor_help,
@@ -270,15 +280,19 @@ def _executor_flags(
 
 
 def workers_option(help_text: str) -> Any:
-    """``--workers N`` (N >= 1; unset = one per usable core) with the command's own help."""
-    return click.option("--workers", type=click.IntRange(min=1), default=None, help=help_text)
+    """``--workers N`` (``[executor] workers``: N >= 1, unset = one per usable core)."""
+    from realitycheck.runner import ExecutorSettings
+
+    return field_option(ExecutorSettings, "workers", ranged=True, help=help_text)
 
 
 def executor_options(command: Any) -> Any:
     """Add ``--executor`` and ``--ray-address`` (where the stage's batches run) to a verb."""
+    from realitycheck.runner import ExecutorSettings
+
     return _executor_flags(
         command,
-        default="local",
+        default=field_default(ExecutorSettings, "kind"),
         executor_help="Where the batches (answers, labels, scores; evaluate's metrics) are "
         "computed: this process, or the workers of a Ray cluster (pip install "
         "'realitycheck[distributed]'; the run folder must be on storage every node sees).",

@@ -33,6 +33,8 @@ from realitycheck.cli._common import (
 )
 from realitycheck.cli._echo import listener_for
 from realitycheck.cli._failures import FailureTally
+from realitycheck.cli._fields import field_option
+from realitycheck.runner import RunSettings
 
 __all__: list[str] = []
 
@@ -63,7 +65,7 @@ __all__: list[str] = []
     "stored in each response's meta.",
 )
 @click.option("--limit", type=click.IntRange(min=1), help="Answer the first N examples only.")
-@click.option("--batch-size", type=click.IntRange(min=1), default=16, show_default=True)
+@field_option(RunSettings, "batch_size", ranged=True, show_default=True, help="")
 @allow_failures_option
 @cache_options
 @executor_options

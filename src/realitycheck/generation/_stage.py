@@ -47,7 +47,7 @@ from typing import Any
 from realitycheck.backends import Backend, CallCache, Usage
 from realitycheck.datasets import Bundle, Dataset
 from realitycheck.errors import InvalidInputError
-from realitycheck.executors import Executor, LocalExecutor
+from realitycheck.executors import DEFAULT_BATCH_SIZE, Executor, LocalExecutor
 from realitycheck.generation._errors import update_generation_errors
 from realitycheck.generation._manifest import stage_entry
 from realitycheck.generation._plans import SamplingPlan, usable_capabilities
@@ -78,7 +78,6 @@ from realitycheck.store import RunStore, from_texts
 
 __all__ = ["DEFAULT_BATCH_SIZE", "GenerationReport", "generate", "generation_key", "load_inputs"]
 
-DEFAULT_BATCH_SIZE = 16
 _MAX_ERRORS_SHOWN = 5
 
 

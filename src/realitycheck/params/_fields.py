@@ -14,6 +14,8 @@ __all__ = [
     "check_params",
     "constraint_text",
     "constraints_of",
+    "converter_of",
+    "default_of",
     "param",
     "param_aliases",
     "param_doc",
@@ -221,6 +223,19 @@ def constraints_of(field: dataclasses.Field[Any]) -> tuple[Constraint, ...]:
     """Return the constraints declared on a field (none for a plain field)."""
     declared = field.metadata.get(_META)
     return () if declared is None else declared.constraints
+
+
+def converter_of(field: dataclasses.Field[Any]) -> Callable[[Any], Any] | None:
+    """Return the normaliser declared on a field (:func:`param`'s ``convert``), if any."""
+    declared = field.metadata.get(_META)
+    return None if declared is None else declared.convert
+
+
+def default_of(field: dataclasses.Field[Any]) -> Any:
+    """Return a field's default (built by its factory if it has one); MISSING if required."""
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    return field.default
 
 
 def constraint_text(field: dataclasses.Field[Any]) -> str:

@@ -38,7 +38,7 @@ from typing import Any
 
 from realitycheck.generation import ChoicePlan, PromptVariant, variants
 from realitycheck.retrievers import Retriever, retrievers
-from realitycheck.runner._reader_protocol import ConfigReader
+from realitycheck.toml_lines import TomlFile
 
 __all__ = ["CHOICE_KEYS", "ChoiceSettings", "build_retriever", "parse_choice"]
 
@@ -73,7 +73,7 @@ class ChoiceSettings:
         return (self.plan,)
 
 
-def build_retriever(reader: ConfigReader, value: Any, where: Sequence[str | int]) -> Retriever:
+def build_retriever(reader: TomlFile, value: Any, where: Sequence[str | int]) -> Retriever:
     """Build a retriever (a key or a table); its corpus and cache_dir are relative to the file."""
     reader.typed(value, (str, dict), where)
     built = reader.build(where, partial(retrievers.build, value))
@@ -88,7 +88,7 @@ def build_retriever(reader: ConfigReader, value: Any, where: Sequence[str | int]
     return dataclasses.replace(built, **moved) if moved else built
 
 
-def _file_relative(reader: ConfigReader, entry: dict, keys: Sequence[str | int]) -> dict:
+def _file_relative(reader: TomlFile, entry: dict, keys: Sequence[str | int]) -> dict:
     """Return a variant table with its ``file`` parameter relative to the config file."""
     params = entry.get("params")
     if not isinstance(params, dict) or not isinstance(params.get("file"), str):
@@ -97,12 +97,12 @@ def _file_relative(reader: ConfigReader, entry: dict, keys: Sequence[str | int])
     return {**entry, "params": {**params, "file": moved}}
 
 
-def parse_choice(reader: ConfigReader, raw: Mapping[str, Any]) -> ChoiceSettings:
+def parse_choice(reader: TomlFile, raw: Mapping[str, Any]) -> ChoiceSettings:
     """Build the ``[choice]`` table's plan and variants, naming the key of any mistake."""
     table = dict(reader.table(raw, ["choice"], CHOICE_KEYS))
     entries = reader.typed(table.pop("variants", ["default"]), list, ["choice", "variants"])
     if not entries:
-        raise reader.fail("Expected at least one variant (e.g. 'default').", ["choice", "variants"])
+        raise reader.bad_value(["choice", "variants"], "a non-empty array of variants", entries)
     built = []
     for i, entry in enumerate(entries):
         keys: list[str | int] = ["choice", "variants", i]

@@ -22,18 +22,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from realitycheck.errors import did_you_mean
 from realitycheck.executors import EXECUTORS, Executor, make_executor
-from realitycheck.runner._reader_protocol import ConfigReader
+from realitycheck.params import Interval, NonEmptyStr, OneOf, OrNone, check_params, param
+from realitycheck.toml_lines import TomlFile, section_keys
 
 __all__ = ["EXECUTOR_KEYS", "ExecutorSettings", "parse_executor"]
 
-EXECUTOR_KEYS = ("kind", "address", "workers")
+
+def _stripped(value: Any) -> Any:
+    return value.strip() if isinstance(value, str) else value
 
 
 @dataclass(frozen=True, kw_only=True)
 class ExecutorSettings:
-    """Where a run computes its batches.
+    """Where a run computes its batches (the ``[executor]`` table).
 
     Attributes:
         kind: One of :data:`realitycheck.executors.EXECUTORS`: ``local`` (this
@@ -46,9 +48,25 @@ class ExecutorSettings:
             The stored results are the same whatever it is.
     """
 
-    kind: str = "local"
-    address: str | None = None
-    workers: int | None = None
+    kind: str = param(
+        "local",
+        OneOf(EXECUTORS),
+        doc="Where the batches are computed: local (this process) or ray (a Ray cluster).",
+    )
+    address: str | None = param(
+        None,
+        OrNone(NonEmptyStr()),
+        convert=_stripped,
+        doc="The Ray cluster's head, HOST:PORT (ray only; default: $RAY_ADDRESS).",
+    )
+    workers: int | None = param(
+        None,
+        OrNone(Interval(int, 1)),
+        doc="How many of this machine's cores the run uses (local only; default: every one).",
+    )
+
+    def __post_init__(self) -> None:
+        check_params(self, owner="[executor]")
 
     def overridden(
         self, kind: str | None, address: str | None, workers: int | None = None
@@ -76,39 +94,22 @@ class ExecutorSettings:
         return make_executor(self.kind, address=self.address, workers=self.workers)
 
 
-def parse_executor(reader: ConfigReader, raw: Any) -> ExecutorSettings:
-    """Check the ``[executor]`` table, naming the key of any mistake."""
-    table = reader.table(raw, ["executor"], EXECUTOR_KEYS)
-    kind = reader.typed(table.get("kind", "local"), str, ["executor", "kind"])
-    if kind not in EXECUTORS:
+EXECUTOR_KEYS = section_keys(ExecutorSettings)
+"""The keys of ``[executor]``: the fields of :class:`ExecutorSettings`."""
+
+
+def parse_executor(reader: TomlFile, raw: Any) -> ExecutorSettings:
+    """Read the ``[executor]`` table, naming the key of any mistake."""
+    settings = reader.section(ExecutorSettings, raw, ["executor"])
+    if settings.address is not None and settings.kind != "ray":
         raise reader.fail(
-            f"The executor kind must be one of {', '.join(EXECUTORS)}. "
-            f"Got {kind!r} instead.{did_you_mean(kind, EXECUTORS)}",
-            ["executor", "kind"],
+            'An address is for a Ray cluster: add kind = "ray", or remove the address.',
+            ["executor", "address"],
         )
-    address = table.get("address")
-    if address is not None:
-        address = reader.typed(address, str, ["executor", "address"]).strip()
-        if not address:
-            raise reader.fail(
-                "Expected a Ray address (HOST:PORT). Got '' instead.", ["executor", "address"]
-            )
-        if kind != "ray":
-            raise reader.fail(
-                'An address is for a Ray cluster: add kind = "ray", or remove the address.',
-                ["executor", "address"],
-            )
-    workers = table.get("workers")
-    if workers is not None:
-        workers = reader.typed(workers, int, ["executor", "workers"])
-        if workers < 1:
-            raise reader.fail(
-                f"Expected at least 1 worker. Got {workers} instead.", ["executor", "workers"]
-            )
-        if kind != "local":
-            raise reader.fail(
-                "workers sets this machine's threads and study processes; a Ray cluster "
-                'runs as many tasks as it has CPUs. Remove workers, or use kind = "local".',
-                ["executor", "workers"],
-            )
-    return ExecutorSettings(kind=kind, address=address, workers=workers)
+    if settings.workers is not None and settings.kind != "local":
+        raise reader.fail(
+            "workers sets this machine's threads and study processes; a Ray cluster "
+            'runs as many tasks as it has CPUs. Remove workers, or use kind = "local".',
+            ["executor", "workers"],
+        )
+    return settings
