@@ -139,6 +139,23 @@ def components() -> None:
             click.echo(f"  {name:22s} {registry.describe(name).summary}")
 
 
+def _echo_table(name: str, as_json: bool) -> None:
+    """Print a run config table's keys (``describe '[bootstrap]'``)."""
+    from realitycheck.errors import UnknownComponentError
+    from realitycheck.runner import TABLES, describe_table, table_doc
+
+    table = name.strip("[]")
+    if table not in TABLES:
+        hint = "".join(
+            f" Did you mean '[{c}]'?" for c in difflib.get_close_matches(table, TABLES, 1)
+        )
+        raise UnknownComponentError(
+            f"There is no run config table {name!r} of plain settings.{hint} "
+            f"Those described here: {', '.join(f'[{t}]' for t in TABLES)}."
+        )
+    click.echo(json.dumps(table_doc(table), indent=2) if as_json else describe_table(table))
+
+
 @cli.command("describe")
 @click.argument("name")
 @click.option(
@@ -151,10 +168,15 @@ def describe_cmd(name: str, family: str | None, as_json: bool) -> None:
     NAME is a registered name (``semantic_entropy``, ``label_noise``, ``openai``…)
     or a key (its parameters are ignored). The text gives each parameter's
     type, default, constraint and meaning. A name in two families (``length``
-    is a detector and a study) prints both, unless --family picks one.
+    is a detector and a study) prints both, unless --family picks one. A run
+    config table in brackets ('[bootstrap]', '[run]', '[executor]'...) prints its keys.
     """
     from realitycheck.errors import UnknownComponentError
     from realitycheck.registry import parse_key, singular
+
+    if name.startswith("[") and name.endswith("]"):
+        _echo_table(name, as_json)
+        return
 
     base, _ = parse_key(name)
     registries = [(f, r) for f, r in _registries() if family in (None, f)]

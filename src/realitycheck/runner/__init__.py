@@ -14,8 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from realitycheck.runner._executor_config import ExecutorSettings
 from realitycheck.runner._sections import (
+    TABLES,
     DetectSettings,
     RunSettings,
+    describe_table,
+    table_doc,
 )
 
 if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers
@@ -79,6 +82,7 @@ _LAZY = {
 """Each name loaded on first use, from its module (the command line's ``--help`` stays cheap)."""
 
 __all__ = [
+    "TABLES",
     "DEMO_DATASETS",
     "DEMO_DETECTORS",
     "DEMO_LABELERS",
@@ -96,6 +100,7 @@ __all__ = [
     "build_studies",
     "choose_datasets",
     "demo_study_keys",
+    "describe_table",
     "expand_study_keys",
     "generate_datasets",
     "load_run_config",
@@ -105,6 +110,7 @@ __all__ = [
     "run_config",
     "run_demo",
     "run_studies",
+    "table_doc",
 ]
 
 

@@ -14,6 +14,9 @@ The tables read the same way elsewhere: ``[bootstrap]``
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import inspect
+import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -25,10 +28,21 @@ from realitycheck.params import (
     NonEmptyStr,
     OrNone,
     check_params,
+    constraint_text,
+    default_of,
     param,
+    param_doc,
 )
 
-__all__ = ["ComponentTable", "DatasetTable", "DetectSettings", "RunSettings"]
+__all__ = [
+    "TABLES",
+    "ComponentTable",
+    "DatasetTable",
+    "DetectSettings",
+    "RunSettings",
+    "describe_table",
+    "table_doc",
+]
 
 _TABLE = InstanceOf(dict, name="a table")
 
@@ -125,3 +139,83 @@ class DatasetTable:
             doc="Dataset spec files (a path or a list of them), instead of name and params.",
         )
     )
+
+
+TABLES: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "run": ("realitycheck.runner._sections", "RunSettings", ()),
+    "executor": ("realitycheck.runner._executor_config", "ExecutorSettings", ()),
+    "detect": ("realitycheck.runner._sections", "DetectSettings", ()),
+    "bootstrap": ("realitycheck.analysis", "Bootstrap", ()),
+    "evaluate": (
+        "realitycheck.pipeline",
+        "EvaluationConfig",
+        ("detectors", "labelers", "bootstrap", "reference"),
+    ),
+}
+"""The run config's tables of plain settings: name -> (module, dataclass, fields that are
+not keys of the table); each loads when described."""
+
+
+def _toml_value(value: Any) -> str:
+    """Write a default as TOML would (``true``, ``"local"``, ``0.95``); ``unset`` for None."""
+    if value is None:
+        return "unset"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, Mapping) and not value:
+        return "{}"
+    if isinstance(value, tuple | list) and not value:
+        return "[]"
+    return repr(value)
+
+
+def _wrap(text: str) -> str:
+    return textwrap.fill(
+        text, width=88, initial_indent=" " * 6, subsequent_indent=" " * 6, break_long_words=False
+    )
+
+
+def table_doc(name: str) -> dict[str, Any]:
+    """Return the documentation of the run config's table ``name`` (``bootstrap``) as data.
+
+    Each key's type, default, constraint and doc are read from its field, the
+    one place they are declared (as ``realitycheck describe`` does for a component).
+
+    Raises:
+        KeyError: No such table (see :data:`TABLES`).
+    """
+    table = name.strip("[]")
+    module, attr, skip = TABLES[table]
+    cls = getattr(importlib.import_module(module), attr)
+    keys = []
+    for f in dataclasses.fields(cls):
+        if not f.init or f.name in skip:
+            continue
+        value = default_of(f)
+        keys.append(
+            {
+                "name": f.name,
+                "type": str(f.type),
+                "default": None if value is dataclasses.MISSING else _toml_value(value),
+                "required": value is dataclasses.MISSING,
+                "constraint": constraint_text(f),
+                "doc": param_doc(f),
+            }
+        )
+    summary = inspect.cleandoc(cls.__doc__ or "").partition("\n")[0]
+    return {"name": f"[{table}]", "summary": summary, "keys": keys}
+
+
+def describe_table(name: str) -> str:
+    """Return :func:`table_doc` as text for a terminal, laid out as a component's."""
+    doc = table_doc(name)
+    lines = [f"{doc['name']} (run config table)", "", doc["summary"], "", "Keys:"]
+    for key in doc["keys"]:
+        default = "required" if key["required"] else f"default {key['default']}"
+        lines.append(f"  {key['name']}: {key['type']} ({default})")
+        lines.append(_wrap(f"must be {key['constraint']}"))
+        if key["doc"]:
+            lines.append(_wrap(key["doc"]))
+    return "\n".join(lines)
