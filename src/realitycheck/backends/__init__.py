@@ -9,6 +9,7 @@ from realitycheck.backends._base import (
     Backend,
     Generation,
     GenerationRequest,
+    PairScore,
     backend,
     backends,
     require,
@@ -26,7 +27,6 @@ from realitycheck.backends._names import server_name, server_of
 from realitycheck.backends._pairs import (
     CONSISTENCY,
     PAIR_CLASSES,
-    PairScore,
     cached_pairs,
     pair_cache_key,
     pair_classes,

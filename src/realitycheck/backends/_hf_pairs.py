@@ -28,20 +28,18 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from realitycheck.backends._base import PairScore
 from realitycheck.backends._pairs import (
     PAIRS,
-    PairScore,
     config_label_names,
     pair_classes,
     pair_score,
 )
+from realitycheck.backends._torch import batch_error, import_torch, resolve_device, torch_dtype
 from realitycheck.errors import InvalidInputError
 from realitycheck.params import check_arg
-
-if TYPE_CHECKING:
-    from realitycheck.backends.hf import HFBackend
 
 __all__ = ["load_classifier", "max_length", "score_pairs"]
 
@@ -59,9 +57,7 @@ def load_classifier(
         MissingDependencyError: If torch or transformers is missing.
         InvalidInputError: If the model cannot be loaded as a sequence classifier.
     """
-    from realitycheck.backends.hf import _import_torch, resolve_device, torch_dtype
-
-    _import_torch()
+    import_torch()
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
@@ -96,28 +92,34 @@ def max_length(classifier: Any, tokenizer: Any) -> int | None:
 
 
 def score_pairs(
-    backend: HFBackend, pairs: Sequence[tuple[str, str]], *, labels: Sequence[str] = ()
+    pairs: Sequence[tuple[str, str]],
+    *,
+    labels: Sequence[str] = (),
+    model: str,
+    device: str,
+    dtype: str,
+    attn_implementation: str,
+    batch_size: int,
 ) -> list[PairScore]:
     """Score each ``(premise, hypothesis)``; a failed batch becomes error answers.
+
+    ``model`` is loaded as a sequence-pair classifier (:func:`load_classifier`)
+    and scores ``batch_size`` pairs per pass.
 
     Raises:
         InvalidInputError: If the pairs are not pairs of strings, or the
             labels do not fit the model (before any pair is scored).
     """
-    from realitycheck.backends.hf import _batch_error, _import_torch
-
     check_arg(pairs, PAIRS, name="pairs", owner="hf.score_pairs")
-    torch = _import_torch()
-    classifier, tokenizer = load_classifier(
-        backend.model, backend.device, backend.dtype, backend.pairs_attn_implementation
-    )
-    classes = pair_classes(backend.model, config_label_names(classifier.config), labels)
+    torch = import_torch()
+    classifier, tokenizer = load_classifier(model, device, dtype, attn_implementation)
+    classes = pair_classes(model, config_label_names(classifier.config), labels)
     limit = max_length(classifier, tokenizer)
     # Batches of similar lengths pad less; the answers go back to the pairs' order.
     order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
     out: list[PairScore | None] = [None] * len(pairs)
-    for start in range(0, len(order), backend.batch_size):
-        rows = order[start : start + backend.batch_size]
+    for start in range(0, len(order), batch_size):
+        rows = order[start : start + batch_size]
         chunk = [pairs[i] for i in rows]
         try:
             enc = tokenizer(
@@ -133,7 +135,7 @@ def score_pairs(
             probs = torch.sigmoid(logits) if len(classes) == 1 else torch.softmax(logits, dim=-1)
             answers = [pair_score(classes, row) for row in probs.cpu().tolist()]
         except (RuntimeError, ValueError) as exc:
-            error = _batch_error(torch, exc)
+            error = batch_error(torch, exc)
             answers = [PairScore(error=error) for _ in chunk]
         for i, answer in zip(rows, answers, strict=True):
             out[i] = answer

@@ -27,10 +27,10 @@ import hashlib
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-from realitycheck.backends._base import Backend, require
+from realitycheck.backends._base import Backend, PairScore, require
 from realitycheck.backends._cache import CallCache, call_identity
 from realitycheck.errors import InvalidInputError
 from realitycheck.params import InstanceOf, SequenceOf, check_arg
@@ -60,57 +60,6 @@ _PREFIXES = (
     (re.compile(r"^contradict"), "contradiction"),
     (re.compile(r"^neutral"), "neutral"),
 )
-
-
-@dataclass(frozen=True, kw_only=True)
-class PairScore:
-    """A sequence-pair classifier's answer for one (premise, hypothesis) pair.
-
-    Attributes:
-        entailment: P(entailment), or for a single-logit cross-encoder its
-            consistency score ``sigmoid(logit)``; in [0, 1], higher = the
-            premise supports the hypothesis. ``None`` when the call failed.
-        neutral: P(neutral), where the classifier has that class.
-        contradiction: P(contradiction), where the classifier has that class.
-        error: Why the pair could not be scored (never cached).
-        cached: Whether the answer came from the call cache or a duplicate pair.
-    """
-
-    entailment: float | None = None
-    neutral: float | None = None
-    contradiction: float | None = None
-    error: str = ""
-    cached: bool = False
-
-    def top(self) -> str:
-        """Return the most probable of the classes this answer has (``""`` on an error).
-
-        A single-logit answer's top class is ``entailment`` when its
-        consistency is at least 0.5, else ``not_entailment``; so is a
-        two-class (entailment / not entailment) answer's.
-        """
-        if self.entailment is None:
-            return ""
-        known = {"entailment": self.entailment}
-        known.update({k: v for k, v in self._others().items() if v is not None})
-        if len(known) == 1:
-            return "entailment" if self.entailment >= 0.5 else "not_entailment"
-        return max(known, key=lambda k: known[k])
-
-    def _others(self) -> dict[str, float | None]:
-        return {"neutral": self.neutral, "contradiction": self.contradiction}
-
-    def to_json(self) -> str:
-        """Return the answer as JSON text (for the call cache)."""
-        data = asdict(self)
-        data.pop("cached")
-        data.pop("error")
-        return json.dumps(data)
-
-    @classmethod
-    def from_json(cls, text: str, *, cached: bool = True) -> PairScore:
-        """Rebuild an answer stored with :meth:`to_json`."""
-        return cls(**json.loads(text), cached=cached)
 
 
 def config_label_names(config: Any) -> list[str]:

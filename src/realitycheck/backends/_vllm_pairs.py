@@ -23,21 +23,18 @@ The engine's outputs map to :class:`~realitycheck.backends.PairScore` with
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any
 
+from realitycheck.backends._base import PairScore
 from realitycheck.backends._pairs import (
     PAIRS,
-    PairScore,
     config_label_names,
     pair_classes,
     pair_score,
 )
 from realitycheck.errors import InvalidInputError, MissingDependencyError
 from realitycheck.params import check_arg
-
-if TYPE_CHECKING:
-    from realitycheck.backends.vllm import VLLMBackend
 
 __all__ = [
     "from_classification_output",
@@ -71,16 +68,18 @@ def label_names(model: str) -> list[str]:
 
 @functools.lru_cache(maxsize=1)
 def pooling_engine(
+    import_vllm: Callable[[], Any],
     model: str,
     dtype: str,
     tensor_parallel_size: int,
     gpu_memory_utilization: float,
     max_model_len: int | None,
 ) -> Any:
-    """Start (once per process and spec) vLLM's pooling engine on ``model``."""
-    from realitycheck.backends.vllm import _vllm
+    """Start (once per process and spec) vLLM's pooling engine on ``model``.
 
-    return _vllm().LLM(
+    ``import_vllm`` returns the ``vllm`` module (or fails naming the extra).
+    """
+    return import_vllm().LLM(
         model=model,
         runner="pooling",
         dtype=dtype,
@@ -124,9 +123,19 @@ def _token_ids(tokenizer: Any, model: str, premise: str, hypothesis: str) -> lis
 
 
 def score_pairs(
-    backend: VLLMBackend, pairs: Sequence[tuple[str, str]], *, labels: Sequence[str] = ()
+    pairs: Sequence[tuple[str, str]],
+    *,
+    labels: Sequence[str] = (),
+    import_vllm: Callable[[], Any],
+    model: str,
+    dtype: str,
+    tensor_parallel_size: int,
+    gpu_memory_utilization: float,
+    max_model_len: int | None,
 ) -> list[PairScore]:
     """Score each ``(premise, hypothesis)``; a failed engine call becomes error answers.
+
+    The engine settings are the backend's (:func:`pooling_engine`).
 
     Raises:
         InvalidInputError: If the pairs are not pairs of strings, the labels do
@@ -134,13 +143,9 @@ def score_pairs(
             needs token type ids for a multi-label model (before any pair is scored).
     """
     check_arg(pairs, PAIRS, name="pairs", owner="vllm.score_pairs")
-    classes = pair_classes(backend.model, label_names(backend.model), labels)
+    classes = pair_classes(model, label_names(model), labels)
     llm = pooling_engine(
-        backend.model,
-        backend.dtype,
-        backend.tensor_parallel_size,
-        backend.gpu_memory_utilization,
-        backend.max_model_len,
+        import_vllm, model, dtype, tensor_parallel_size, gpu_memory_utilization, max_model_len
     )
     if not pairs:
         return []
@@ -149,9 +154,7 @@ def score_pairs(
             outputs = llm.score([p for p, _ in pairs], [h for _, h in pairs], use_tqdm=False)
             return [from_scoring_output(o, classes) for o in outputs]
         tokenizer = llm.get_tokenizer()
-        prompts = [
-            {"prompt_token_ids": _token_ids(tokenizer, backend.model, p, h)} for p, h in pairs
-        ]
+        prompts = [{"prompt_token_ids": _token_ids(tokenizer, model, p, h)} for p, h in pairs]
         outputs = llm.classify(prompts, use_tqdm=False)
         return [from_classification_output(o, classes) for o in outputs]
     except (RuntimeError, ValueError) as exc:

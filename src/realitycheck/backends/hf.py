@@ -21,7 +21,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from realitycheck.backends._base import Backend, Dtype, Generation, GenerationRequest, backend
+from realitycheck.backends._base import (
+    Backend,
+    Dtype,
+    Generation,
+    GenerationRequest,
+    PairScore,
+    backend,
+)
 from realitycheck.backends._chat import chat_text
 from realitycheck.backends._hf_decoding import (
     cut,
@@ -33,48 +40,11 @@ from realitycheck.backends._hf_decoding import (
 )
 from realitycheck.backends._hf_forward import padded
 from realitycheck.backends._hf_sampling import decode, is_loop_decoded, is_seeded_sampling
-from realitycheck.backends._pairs import PairScore
-from realitycheck.bertscore import require_torch
+from realitycheck.backends._torch import batch_error, import_torch, resolve_device, torch_dtype
 from realitycheck.errors import InvalidInputError
 from realitycheck.params import InstanceOf, Interval, NonEmptyStr, OneOf, param, required
 
 __all__ = ["HFBackend", "generate_kwargs", "load", "resolve_device", "torch_dtype"]
-
-_PURPOSE = "The hf backend"
-
-
-def _import_torch() -> Any:
-    """Return torch; MissingDependencyError (the ``hf`` extra) for the hf backends if absent."""
-    return require_torch(_PURPOSE)
-
-
-def resolve_device(device: str) -> str:
-    """Return ``device``, with ``auto`` replaced by ``cuda`` when a GPU is present, else ``cpu``."""
-    torch = _import_torch()
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return device
-
-
-def torch_dtype(target: str, dtype: str) -> Any:
-    """Return the torch weight type: ``auto`` is float32 on CPU, bfloat16 (or float16) on GPU."""
-    torch = _import_torch()
-    if dtype != "auto":
-        return getattr(torch, dtype)
-    if target.startswith("cuda"):
-        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    return torch.float32
-
-
-def _batch_error(torch: Any, exc: Exception) -> str:
-    """Return ``"<type>: <message>"``, the error of each item of a failed batch.
-
-    After CUDA runs out of memory the cached blocks are freed first, so the
-    next batch starts with the memory the failed one held.
-    """
-    if "out of memory" in str(exc).lower() and torch.cuda.is_available():
-        torch.cuda.empty_cache()
-    return f"{type(exc).__name__}: {exc}"
 
 
 @functools.lru_cache(maxsize=2)
@@ -88,7 +58,7 @@ def load(model: str, device: str, dtype: str, attn_implementation: str) -> tuple
         MissingDependencyError: If torch or transformers is missing.
         InvalidInputError: If the model cannot be loaded.
     """
-    _import_torch()
+    import_torch()
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
@@ -203,7 +173,7 @@ class HFBackend(Backend):
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         """Answer each request, in order; a failed batch becomes error generations."""
-        torch = _import_torch()
+        torch = import_torch()
         model, _ = self._loaded()
         answers: list[Generation | None] = [None] * len(requests)
         n_layers = int(model.config.get_text_config().num_hidden_layers)
@@ -222,14 +192,14 @@ class HFBackend(Backend):
                 try:
                     done = self._generate_chunk([requests[i] for i in chunk])
                 except (RuntimeError, ValueError) as exc:
-                    error = _batch_error(torch, exc)
+                    error = batch_error(torch, exc)
                     done = [Generation(error=error) for _ in chunk]
                 for i, generation in zip(chunk, done, strict=True):
                     answers[i] = generation
         return [a if a is not None else Generation(error="not generated") for a in answers]
 
     def _generate_chunk(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
-        torch = _import_torch()
+        torch = import_torch()
         from realitycheck.backends._hf_forward import forced_features, spelling, step_features
 
         model, tokenizer = self._loaded()
@@ -432,7 +402,15 @@ class HFBackend(Backend):
         """
         from realitycheck.backends._hf_pairs import score_pairs
 
-        return score_pairs(self, pairs, labels=labels)
+        return score_pairs(
+            pairs,
+            labels=labels,
+            model=self.model,
+            device=self.device,
+            dtype=self.dtype,
+            attn_implementation=self.pairs_attn_implementation,
+            batch_size=self.batch_size,
+        )
 
     def last_hidden(self, texts: Sequence[str], *, layer: int = -1) -> list[tuple[float, ...]]:
         """Return the hidden state of each text's last token at ``layer`` (-1 = the last).
@@ -447,7 +425,7 @@ class HFBackend(Backend):
         Raises:
             InvalidInputError: If ``layer`` is out of range or a text yields no token.
         """
-        torch = _import_torch()
+        torch = import_torch()
         model, tokenizer = self._loaded()
         n_layers = int(model.config.get_text_config().num_hidden_layers)
         if not -1 <= layer <= n_layers:

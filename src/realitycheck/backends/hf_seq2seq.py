@@ -23,7 +23,7 @@ from realitycheck.backends._base import (
     GenerationRequest,
     backend,
 )
-from realitycheck.backends.hf import _import_torch, resolve_device, torch_dtype
+from realitycheck.backends._torch import import_torch, resolve_device, torch_dtype
 from realitycheck.errors import InvalidInputError
 from realitycheck.params import NonEmptyStr, OneOf, param, required
 
@@ -33,7 +33,7 @@ __all__ = ["HFSeq2SeqBackend"]
 @functools.lru_cache(maxsize=2)
 def _load(model: str, device: str, dtype: str) -> tuple[Any, Any]:
     """Load (once per process and spec) the encoder-decoder model and its tokenizer."""
-    _import_torch()
+    import_torch()
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
     target = resolve_device(device)

@@ -92,9 +92,10 @@ from realitycheck.backends._base import (
     Backend,
     Generation,
     GenerationRequest,
+    PairScore,
     backend,
 )
-from realitycheck.backends._pairs import PAIRS, PairScore, pair_classes, pair_score
+from realitycheck.backends._pairs import PAIRS, pair_classes, pair_score
 from realitycheck.errors import FatalBackendError, RetryableBackendError
 from realitycheck.params import (
     AnyOf,

@@ -22,9 +22,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from realitycheck.backends._base import Backend, Dtype, Generation, GenerationRequest, backend
+from realitycheck.backends._base import (
+    Backend,
+    Dtype,
+    Generation,
+    GenerationRequest,
+    PairScore,
+    backend,
+)
 from realitycheck.backends._chat import chat_text, continuation_start
-from realitycheck.backends._pairs import PairScore
 from realitycheck.errors import InvalidInputError, MissingDependencyError
 from realitycheck.params import InstanceOf, Interval, NonEmptyStr, OneOf, OrNone, param, required
 
@@ -376,4 +382,13 @@ class VLLMBackend(Backend):
         """
         from realitycheck.backends._vllm_pairs import score_pairs
 
-        return score_pairs(self, pairs, labels=labels)
+        return score_pairs(
+            pairs,
+            labels=labels,
+            import_vllm=_vllm,
+            model=self.model,
+            dtype=self.dtype,
+            tensor_parallel_size=self.tensor_parallel_size,
+            gpu_memory_utilization=self.gpu_memory_utilization,
+            max_model_len=self.max_model_len,
+        )
