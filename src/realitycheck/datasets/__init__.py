@@ -11,7 +11,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from realitycheck.datasets._base import Bundle, Dataset, dataset, datasets
+from realitycheck.datasets._base import Dataset, dataset, datasets
+from realitycheck.datasets._bundle import Bundle
 from realitycheck.datasets._describe import describe
 from realitycheck.datasets._sources import SOURCES, Source, fetch, verify
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from realitycheck.datasets._bundle import Bundle
 from realitycheck.errors import DataNotFoundError
 from realitycheck.params import OrNone, PathLike, param
-from realitycheck.records import Example, Label, Response, Score
 from realitycheck.registry import Component, Registry
 
 if TYPE_CHECKING:
@@ -20,25 +20,6 @@ if TYPE_CHECKING:
 __all__ = ["Bundle", "Dataset", "dataset", "datasets", "default_data_dirs", "find_data_dir"]
 
 DATA_ENV = "REALITYCHECK_DATA_DIR"
-
-
-@dataclass(frozen=True, kw_only=True)
-class Bundle:
-    """Everything a dataset yields.
-
-    Attributes:
-        examples: The inputs.
-        responses: Model outputs the dataset ships (empty for input-only data).
-        labels: Human labels of those outputs (``human``, ``human:<annotator>``).
-        scores: Detector outputs the dataset's authors recorded (``recorded:<name>``).
-        notes: Plain-language statements of how the raw data was mapped.
-    """
-
-    examples: list[Example]
-    responses: list[Response] = field(default_factory=list)
-    labels: list[Label] = field(default_factory=list)
-    scores: list[Score] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
-from realitycheck.datasets._base import Bundle
+from realitycheck.datasets._bundle import Bundle
 
 __all__ = ["describe"]
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from realitycheck.datasets._base import Bundle
+from realitycheck.datasets._bundle import Bundle
 from realitycheck.datasets._file_join import (
     Origins,
     SideFile,

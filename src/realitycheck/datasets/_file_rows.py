@@ -17,14 +17,15 @@ from realitycheck.datasets._file_cells import CellReader, item_path
 from realitycheck.datasets._file_shapes import ANSWER_LABELS, answer_parts, sample_texts
 from realitycheck.datasets._io import IdMaker, spec_json
 from realitycheck.datasets._judges import JudgeReader
-from realitycheck.datasets._label_rules import LabelReader, rules_of
+from realitycheck.datasets._label_reader import LabelReader
+from realitycheck.datasets._label_rules import rules_of
 from realitycheck.datasets._tables import cell_text
 from realitycheck.errors import InvalidInputError
 from realitycheck.raters import dawid_skene
 from realitycheck.records import TASKS, Example, Label, Response, Score
 
 if TYPE_CHECKING:
-    from realitycheck.datasets._base import Bundle
+    from realitycheck.datasets._bundle import Bundle
     from realitycheck.datasets.files import Files
 
 __all__ = ["RowReader"]

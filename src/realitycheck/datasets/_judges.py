@@ -28,12 +28,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from realitycheck.datasets._io import spec_json
-from realitycheck.datasets._label_rules import (
-    DEFAULT_NEGATIVE,
-    DEFAULT_POSITIVE,
-    LabelReader,
-    LabelRules,
-)
+from realitycheck.datasets._label_reader import LabelReader
+from realitycheck.datasets._label_rules import DEFAULT_NEGATIVE, DEFAULT_POSITIVE, LabelRules
 from realitycheck.datasets._tables import cell_text
 from realitycheck.errors import InvalidInputError
 from realitycheck.keys import recorded_key

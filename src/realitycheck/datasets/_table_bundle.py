@@ -17,11 +17,12 @@ import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
+from realitycheck.datasets._bundle import Bundle
 from realitycheck.records import Example, Label, Response, Score
 from realitycheck.store import (
     arrow_column,
@@ -30,9 +31,6 @@ from realitycheck.store import (
     record_schema,
     records_table,
 )
-
-if TYPE_CHECKING:
-    from realitycheck.datasets._base import Bundle
 
 __all__ = ["TableBundle", "columns_table", "meta_json"]
 

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from realitycheck.datasets._arrow_jsonl import read_jsonl_table
-from realitycheck.datasets.truthfulqa import EXTRA_ID, VERDICT
+from realitycheck.datasets._truthfulqa_format import EXTRA_ID, VERDICT
 from realitycheck.records import Example
 from realitycheck.store import from_numpy, from_texts, scalar, to_numpy
 

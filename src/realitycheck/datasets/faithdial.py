@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from realitycheck.datasets._base import Bundle, Dataset, dataset
+from realitycheck.datasets._base import Dataset, dataset
+from realitycheck.datasets._bundle import Bundle
 from realitycheck.datasets._io import IdMaker, read_text
 from realitycheck.errors import InvalidInputError
 from realitycheck.params import OneOf, SequenceOf, as_unique_tuple, param

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from realitycheck.datasets._base import Bundle, Dataset, dataset
+from realitycheck.datasets._base import Dataset, dataset
+from realitycheck.datasets._bundle import Bundle
 from realitycheck.datasets._file_join import check_join
 from realitycheck.datasets._file_load import load_files, plan
 from realitycheck.datasets._file_mapping import (

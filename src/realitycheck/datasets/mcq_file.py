@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from realitycheck.datasets._base import Bundle, Dataset, dataset
+from realitycheck.datasets._base import Dataset, dataset
+from realitycheck.datasets._bundle import Bundle
 from realitycheck.datasets._io import IdMaker
 from realitycheck.datasets._tables import read_rows
 from realitycheck.datasets.mcq import mcq_example

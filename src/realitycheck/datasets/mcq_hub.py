@@ -35,7 +35,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from realitycheck.datasets._base import Bundle, dataset
+from realitycheck.datasets._base import dataset
+from realitycheck.datasets._bundle import Bundle
 from realitycheck.datasets._hub import HubDataset
 from realitycheck.datasets._io import IdMaker, field_of
 from realitycheck.datasets.mcq import mcq_example

@@ -6,7 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from realitycheck.datasets._base import Bundle, Dataset, dataset
+from realitycheck.datasets._base import Dataset, dataset
+from realitycheck.datasets._bundle import Bundle
 from realitycheck.datasets._io import field_of, read_jsonl
 from realitycheck.errors import InvalidInputError
 from realitycheck.records import Example

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from realitycheck.datasets._base import Bundle, Dataset, dataset
+from realitycheck.datasets._base import Dataset, dataset
+from realitycheck.datasets._bundle import Bundle
 from realitycheck.datasets._io import IdMaker, as_object, field_of, read_jsonl
 from realitycheck.datasets.faithbench import ANNOTATED
 from realitycheck.params import OneOf, SequenceOf, as_unique_tuple, param

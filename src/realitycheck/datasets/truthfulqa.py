@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from realitycheck.datasets._base import Bundle, Dataset, dataset
+from realitycheck.datasets._base import Dataset, dataset
+from realitycheck.datasets._bundle import Bundle
 from realitycheck.datasets._io import field_of, read_jsonl, read_text
+from realitycheck.datasets._truthfulqa_format import EXTRA_ID, VERDICT
 from realitycheck.errors import InvalidInputError
 from realitycheck.params import OneOf, param
 from realitycheck.records import Example, Label, Response
@@ -24,10 +26,6 @@ __all__ = ["TruthfulQA"]
 
 COLUMNS = ("Type", "Category", "Question", "Best Answer", "Correct Answers", "Incorrect Answers")
 UNMATCHED = ("keep", "error")
-VERDICT = {"yes": True, "no": False}
-"""A fine-tuning file's completion (stripped) as a verdict."""
-EXTRA_ID = "truthfulqa/extra/"
-"""Prefix of the examples made for answers whose question is not in TruthfulQA.csv."""
 
 
 def _split(cell: str) -> list[str]:
