@@ -17,7 +17,8 @@ from realitycheck.pipeline._slices import BUILT_IN_SLICES, check_slice_by
 from realitycheck.pipeline._stages import StageReport, detect, ingest, label
 
 if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers
-    from realitycheck.pipeline._evaluate import Evaluation, EvaluationConfig, evaluate
+    from realitycheck.pipeline._evaluate import Evaluation, evaluate
+    from realitycheck.pipeline._evaluate_config import EvaluationConfig
 
 __all__ = [
     "BUILT_IN_SLICES",
@@ -35,13 +36,17 @@ __all__ = [
     "label",
 ]
 
-_LAZY = frozenset({"Evaluation", "EvaluationConfig", "evaluate"})
+_LAZY = {
+    "Evaluation": "realitycheck.pipeline._evaluate",
+    "EvaluationConfig": "realitycheck.pipeline._evaluate_config",
+    "evaluate": "realitycheck.pipeline._evaluate",
+}
 
 
 def __getattr__(name: str) -> Any:
     """Import the evaluation names on first use (PEP 562)."""
     if name in _LAZY:
-        value = getattr(importlib.import_module("realitycheck.pipeline._evaluate"), name)
+        value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -51,7 +51,7 @@ from realitycheck.pipeline._test_split import fit_calibrations, fit_thresholds, 
 from realitycheck.records import AgreementResult, MetricResult
 
 if TYPE_CHECKING:
-    from realitycheck.pipeline._evaluate import EvaluationConfig
+    from realitycheck.pipeline._evaluate_config import EvaluationConfig
 
 __all__ = [
     "Row",
