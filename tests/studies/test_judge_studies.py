@@ -21,7 +21,7 @@ from realitycheck.labelers.faithjudge import FaithJudge
 from realitycheck.pipeline import label
 from realitycheck.store import RunData, RunStore
 from realitycheck.studies import studies
-from realitycheck.studies.judges import fleiss_kappa_of
+from realitycheck.studies.judge_stability import fleiss_kappa_of
 
 N_EXAMPLES = 6
 TERNARY = {"Consistent": "consistent", "Benign": "benign", "Questionable": "benign"}
