@@ -43,8 +43,7 @@ def test_a_third_party_package_adds_a_labeler_through_its_entry_point(tmp_path):
 def test_every_family_shares_one_entry_point_scan_per_process(monkeypatch):
     import importlib.metadata
 
-    from realitycheck import _discover
-    from realitycheck.registry import Registry
+    from realitycheck.registry import Registry, _discover
 
     calls = []
     real = importlib.metadata.entry_points
@@ -62,7 +61,7 @@ def test_every_family_shares_one_entry_point_scan_per_process(monkeypatch):
 
 
 def test_a_plugin_folder_put_on_sys_path_later_is_scanned(tmp_path, monkeypatch):
-    from realitycheck._discover import plugin_entry_points
+    from realitycheck.registry._discover import plugin_entry_points
 
     before = plugin_entry_points("labelers")
     dist = tmp_path / "rc_late_plugin-0.1.dist-info"

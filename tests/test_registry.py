@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from realitycheck import InvalidInputError, UnknownComponentError, datasets, detectors, labelers
-from realitycheck._key_syntax import format_value
 from realitycheck.params import as_tuple, param
 from realitycheck.registry import Component, Registry, nested, parse_key, split_keys
+from realitycheck.registry._key_syntax import format_value
 from realitycheck.studies import studies
 
 

@@ -11,8 +11,8 @@ import textwrap
 import pytest
 
 import realitycheck as rc
-from realitycheck._discover import declared_names
 from realitycheck.registry import Registry
+from realitycheck.registry._discover import declared_names
 
 FAMILIES = ("datasets", "labelers", "detectors", "backends", "retrievers", "studies")
 

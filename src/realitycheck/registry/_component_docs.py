@@ -15,8 +15,8 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any
 
-from realitycheck._key_syntax import format_value
 from realitycheck.params import constraint_text, param_doc
+from realitycheck.registry._key_syntax import format_value
 
 __all__ = ["ComponentDoc", "ParamDoc", "default_of", "describe_class", "singular"]
 

@@ -10,16 +10,15 @@ be a component of that family.
 from __future__ import annotations
 
 import dataclasses
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from realitycheck.errors import InvalidInputError, RealityCheckError
+from realitycheck.errors import RealityCheckError
 from realitycheck.params import Constraint, OrNone, param
+from realitycheck.registry._component import Component
+from realitycheck.registry._component_docs import singular
+from realitycheck.registry._registry import Registry, registry_of
 
-if TYPE_CHECKING:
-    from realitycheck.registry import Registry
-
-__all__ = ["nested", "registry_of"]
+__all__ = ["nested"]
 
 
 class _ComponentOf(Constraint):
@@ -29,14 +28,10 @@ class _ComponentOf(Constraint):
         self.family, self.many = family, many
 
     def _name(self) -> str:
-        from realitycheck.registry import singular
-
         return singular(self.family if isinstance(self.family, str) else self.family.family)
 
     def accepts(self, value: Any) -> bool:
         """Return whether ``value`` is a component (or tuple of them) of the family."""
-        from realitycheck.registry import Component
-
         registry = registry_of(self.family)
         if self.many and not isinstance(value, tuple):
             return False
@@ -114,22 +109,3 @@ def _build(family: str | Registry[Any], many: bool, value: Any) -> Any:
         items = value if isinstance(value, list | tuple) else (value,)
         return tuple(registry.build(v) for v in items)
     return registry.build(value)
-
-
-def registry_of(family: str | Registry[Any]) -> Registry[Any]:
-    """Return the registry of ``family``: the built-in ``realitycheck.<family>.<family>``."""
-    from realitycheck.registry import Registry
-
-    if isinstance(family, Registry):
-        return family
-    try:
-        module = importlib.import_module(f"realitycheck.{family}")
-    except ModuleNotFoundError:
-        module = None
-    registry = getattr(module, family, None)
-    if not isinstance(registry, Registry):
-        raise InvalidInputError(
-            f"A nested component must name a family of realitycheck (backends, labelers, "
-            f"detectors, datasets, studies) or pass its registry. Got {family!r} instead."
-        )
-    return registry

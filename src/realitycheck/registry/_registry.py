@@ -1,232 +1,35 @@
-"""Registries of components, filled by decorators, never listed by hand.
+"""The registry of one family: names, look-ups with "did you mean", building from keys and specs.
 
-A component is a frozen, keyword-only dataclass whose fields are its
-configuration. The family decorator (:func:`dataset`, :func:`labeler`,
-:func:`detector`, :func:`study`, :func:`backend`) gives it a name; every
-instance can then say what it is (:attr:`Component.spec`) and under which key
-its records are stored (:attr:`Component.key`, e.g. ``rouge_l[threshold=0.5]``).
-The same key syntax builds a component back from a string
-(:meth:`Registry.create_from_key`), and a spec builds it back from a mapping
-(:meth:`Registry.create_from_spec`), so a stored record always leads to the
-component that made it.
-
-Names are snake_case in every family (``nq_open``, ``label_noise``); the
-hyphenated spelling (``nq-open``) is accepted as an alias of the same
-component, and a misspelt name gets "did you mean" with the canonical name.
-
-A parameter may itself hold a component (a judge's backend): declare it with
-:func:`nested`. It is built once, when the outer component is, from an
-instance, a key or a ``{name, params}`` mapping; its spec nests in the outer
-spec and its key in the outer key::
-
-    semantic_entropy[equivalence=llm,judge=openai[model=gpt-4o-mini]]
-
-    [[detectors]]   # in TOML
-    name = "semantic_entropy"
-    params = { equivalence = "llm", judge = { name = "openai", params = { model = "m" } } }
-
-A renamed parameter keeps its former names at its field
-(``nested("backends", aliases=("backend",))``, or :func:`~realitycheck.params.param`'s
-``aliases``): a key, spec or call that uses one still builds, with a
-``FutureWarning`` that names the new one, and is written back with the new
-name only. Every component that asks a model calls it ``judge``.
-
-The key syntax (quotes, lists, nesting) is documented in
-:mod:`realitycheck._key_syntax`. :meth:`Registry.describe` documents a
-component from its docstring and fields without building it.
-
-Third-party packages add components through the entry-point groups
-``realitycheck.<family>`` (``realitycheck.labelers``, ``realitycheck.detectors``…):
-each entry point names a module that registers its components with the
-decorators when imported.
-
-A built-in name imports only the module that declares it (see
-:mod:`realitycheck._discover`); other names and :meth:`Registry.names` import
-the whole family and its plugins.
+See :mod:`realitycheck.registry` for what a registry does; the key syntax is
+documented in :mod:`realitycheck.registry._key_syntax`, and which module a
+built-in name is imported from in :mod:`realitycheck.registry._discover`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
-import functools
 import importlib
-import json
 import re
-import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from types import ModuleType
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-from realitycheck._component_docs import ComponentDoc, default_of, describe_class, singular
-from realitycheck._discover import declared_names, import_submodules, plugin_entry_points
-from realitycheck._key_syntax import format_value, parse_key, split_keys
-from realitycheck._nested import nested, registry_of
 from realitycheck.errors import InvalidInputError, UnknownComponentError, did_you_mean
-from realitycheck.params import check_params, renamed_params
+from realitycheck.params import renamed_params
+from realitycheck.registry._component import Component, accept_former_names
+from realitycheck.registry._component_docs import ComponentDoc, describe_class, singular
+from realitycheck.registry._discover import (
+    declared_names,
+    import_submodules,
+    plugin_entry_points,
+)
+from realitycheck.registry._key_syntax import parse_key
 
-__all__ = [
-    "Component",
-    "ComponentDoc",
-    "Registry",
-    "nested",
-    "parse_key",
-    "registry_of",
-    "singular",
-    "split_keys",
-]
+__all__ = ["Registry", "registry_of"]
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
-
-
-class Component:
-    """Base of every registered component (datasets, labelers, detectors).
-
-    Subclasses are frozen keyword-only dataclasses; their fields are their
-    parameters. They hold configuration only, never results.
-    """
-
-    name: ClassVar[str] = ""
-    family: ClassVar[str] = ""
-    version: ClassVar[str] = "1"
-
-    def __post_init__(self) -> None:
-        """Normalise and check the declared parameters (:func:`realitycheck.params.check_params`).
-
-        A subclass with checks across parameters runs them in its own
-        ``__post_init__`` after calling this one.
-        """
-        check_params(self)
-
-    def params(self) -> dict[str, Any]:
-        """Return the parameters of this instance as plain JSON-able values.
-
-        A nested component is given as its own spec ``{name, params, version}``.
-        """
-        if not dataclasses.is_dataclass(self):
-            return {}
-        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self) if f.init}
-
-    def _non_default_params(self) -> dict[str, Any]:
-        out = {}
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
-            if not f.init or not f.metadata.get("in_key", True):
-                continue
-            value = getattr(self, f.name)
-            if _plain(value) != _plain(default_of(f)):
-                out[f.name] = value
-        return out
-
-    def nested(self) -> tuple[Component, ...]:
-        """Return the components this one holds (see :func:`nested`), depth first."""
-        out: list[Component] = []
-        if not dataclasses.is_dataclass(self):
-            return ()
-        for f in dataclasses.fields(self):
-            if "component" not in f.metadata:
-                continue
-            value = getattr(self, f.name)
-            for inner in value if isinstance(value, tuple | list) else (value,):
-                if isinstance(inner, Component):
-                    out.append(inner)
-                    out.extend(inner.nested())
-        return tuple(out)
-
-    @property
-    def spec(self) -> dict[str, Any]:
-        """``{name, params, version}``: everything needed to rebuild this instance."""
-        return {"name": self.name, "params": self.params(), "version": self.version}
-
-    @functools.cached_property
-    def spec_json(self) -> str:
-        """The spec as canonical JSON text (stored with every record)."""
-        return json.dumps(self.spec, sort_keys=True, default=str)
-
-    @functools.cached_property
-    def key(self) -> str:
-        """Short stable identifier: the name, plus the parameters that differ from defaults.
-
-        A nested component is written as its own key:
-        ``semantic_entropy[equivalence=llm,judge=openai[model=gpt-4o-mini]]``.
-        """
-        params = self._non_default_params()
-        if not params:
-            return self.name
-        inner = ",".join(f"{k}={format_value(v)}" for k, v in sorted(params.items()))
-        return f"{self.name}[{inner}]"
-
-
-def _accept_former_names(cls: type[Component]) -> None:
-    """Let the constructor of ``cls`` take the former names of its renamed fields.
-
-    A field declares its former names (``nested(..., aliases=("backend",))``).
-    Whether the component is built from a key, a spec (a manifest written
-    before the rename) or in Python, a former name still builds, with a
-    ``FutureWarning`` that names the new one; the instance, its key and its
-    spec know only the new name.
-    """
-    if not dataclasses.is_dataclass(cls) or "_former_names" in vars(cls):
-        return
-    renames = renamed_params(cls)
-    if not renames:
-        return
-    init = cls.__init__
-
-    @functools.wraps(init)
-    def __init__(self: Component, *args: Any, **params: Any) -> None:  # noqa: N807
-        if renames.keys() & params.keys():
-            params = _renamed(type(self), renames, params)
-        init(self, *args, **params)
-
-    cls.__init__ = __init__
-    cls._former_names = renames
-
-
-def _renamed(
-    cls: type[Component], renames: dict[str, str], params: dict[str, Any]
-) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for p, value in params.items():
-        new = renames.get(p)
-        if new is None:
-            out[p] = value
-            continue
-        if new in params:
-            raise InvalidInputError(
-                f"The {singular(cls.family)} {cls.name!r} was given both {new!r} and its "
-                f"former name {p!r}. Give {new!r} only."
-            )
-        warnings.warn(
-            f"{p!r} is now {new!r}: write {cls.name}[{new}=...] (the parameter {p!r} of "
-            f"{cls.name} still builds, for now, and is stored as {new!r}).",
-            FutureWarning,
-            stacklevel=_caller_level(),
-        )
-        out[new] = value
-    return out
-
-
-def _caller_level() -> int:
-    """The ``stacklevel`` of the first frame outside realitycheck, for a warning to point at."""
-    level, frame = 1, sys._getframe(1)
-    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(
-        "realitycheck."
-    ):
-        level, frame = level + 1, frame.f_back
-    return level
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Component):
-        return value.spec
-    if isinstance(value, tuple | list):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if hasattr(value, "__fspath__"):
-        return str(value)
-    return value
 
 
 T = TypeVar("T", bound=Component)
@@ -308,7 +111,7 @@ class Registry(Generic[T]):
                 )
             cls.name = name
             cls.family = self.family
-            _accept_former_names(cls)
+            accept_former_names(cls)
             self._items[name] = cls
             return cls
 
@@ -428,7 +231,7 @@ class Registry(Generic[T]):
         """Build a component from its key, e.g. ``rouge_l[threshold=0.5]``.
 
         ``create_from_key(c.key)`` gives back a component equal to ``c`` in
-        every parameter that shows in keys (see :mod:`realitycheck._key_syntax`).
+        every parameter that shows in keys (see :mod:`realitycheck.registry._key_syntax`).
         """
         name, params = parse_key(text)
         return self.create(name, **params)
@@ -499,3 +302,20 @@ class Registry(Generic[T]):
         """Document the component ``name`` from its docstring and fields, without building it."""
         cls = self.get(name)
         return describe_class(cls, family=self.family)
+
+
+def registry_of(family: str | Registry[Any]) -> Registry[Any]:
+    """Return the registry of ``family``: the built-in ``realitycheck.<family>.<family>``."""
+    if isinstance(family, Registry):
+        return family
+    try:
+        module = importlib.import_module(f"realitycheck.{family}")
+    except ModuleNotFoundError:
+        module = None
+    registry = getattr(module, family, None)
+    if not isinstance(registry, Registry):
+        raise InvalidInputError(
+            f"A nested component must name a family of realitycheck (backends, labelers, "
+            f"detectors, datasets, studies) or pass its registry. Got {family!r} instead."
+        )
+    return registry
