@@ -10,6 +10,7 @@ field with the field, and the run config's attributes with the tables' fields.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import shutil
 import subprocess
@@ -20,11 +21,18 @@ import pytest
 from click.testing import CliRunner
 
 import realitycheck
+import realitycheck.metrics as M
 from realitycheck.analysis import Bootstrap
 from realitycheck.cli._app import cli
 from realitycheck.errors import UnknownComponentError
 from realitycheck.params import default_of
-from realitycheck.runner import ExecutorSettings, RunConfig, RunSettings, describe_table
+from realitycheck.runner import (
+    DatasetTable,
+    ExecutorSettings,
+    RunConfig,
+    RunSettings,
+    describe_table,
+)
 
 _SRC = Path(realitycheck.__file__).parent
 
@@ -139,6 +147,10 @@ def _option(command: list[str], name: str):
         (["label"], "--executor", ExecutorSettings, "kind"),
         (["evaluate"], "--workers", ExecutorSettings, "workers"),
         (["generate"], "--cache-dir", RunSettings, "cache_dir"),
+        (["generate"], "--limit", DatasetTable, "limit"),
+        (["choose"], "--limit", DatasetTable, "limit"),
+        (["evaluate"], "--report", RunSettings, "report"),
+        (["study"], "--report", RunSettings, "report"),
     ],
 )
 def test_each_option_built_from_a_field_has_its_default(command, option, cls, field):
@@ -175,3 +187,20 @@ def test_describe_refuses_an_unknown_table_with_a_close_match():
     result = CliRunner().invoke(cli, ["describe", "[bootstap]"])
     assert isinstance(result.exception, UnknownComponentError)  # the entry point exits 2
     assert "Did you mean '[bootstrap]'?" in str(result.exception)
+
+
+@pytest.mark.parametrize(
+    "function",
+    [M.bootstrap_ci, M.bootstrap_distribution, M.paired_auroc_bootstrap, M.wilson_interval],
+)
+def test_the_metrics_defaults_are_the_bootstraps(function):
+    """The metrics sit below the Bootstrap settings (and load numpy, which --help must not),
+    so their plain-function defaults are their own; this keeps them equal to its fields."""
+    declared = {f.name: default_of(f) for f in dataclasses.fields(Bootstrap)}
+    defaults = {
+        name: p.default
+        for name, p in inspect.signature(function).parameters.items()
+        if name in declared and p.default is not inspect.Parameter.empty
+    }
+    assert defaults
+    assert defaults == {name: declared[name] for name in defaults}

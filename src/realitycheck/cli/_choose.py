@@ -21,6 +21,8 @@ from realitycheck.cli._common import (
     split_keys,
 )
 from realitycheck.cli._echo import echo_choice
+from realitycheck.cli._fields import field_option
+from realitycheck.runner import DatasetTable
 
 __all__: list[str] = []
 
@@ -83,7 +85,7 @@ __all__: list[str] = []
     is_flag=True,
     help="With --retriever: also answer every question without retrieval (both kept).",
 )
-@click.option("--limit", type=click.IntRange(min=1), help="Answer the first N questions only.")
+@field_option(DatasetTable, "limit", ranged=True, help="Answer the first N questions only.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True)
 @cache_options
 @run_option("The run folder (created if missing; resumed if present).")

@@ -34,7 +34,7 @@ from realitycheck.cli._common import (
 from realitycheck.cli._echo import listener_for
 from realitycheck.cli._failures import FailureTally
 from realitycheck.cli._fields import field_option
-from realitycheck.runner import RunSettings
+from realitycheck.runner import DatasetTable, RunSettings
 
 __all__: list[str] = []
 
@@ -64,7 +64,7 @@ __all__: list[str] = []
     "'bm25[corpus=passages.jsonl,k=3]' (a JSONL of {id, text, title}); their ids are "
     "stored in each response's meta.",
 )
-@click.option("--limit", type=click.IntRange(min=1), help="Answer the first N examples only.")
+@field_option(DatasetTable, "limit", ranged=True)
 @field_option(RunSettings, "batch_size", ranged=True, show_default=True, help="")
 @allow_failures_option
 @cache_options

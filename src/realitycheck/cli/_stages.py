@@ -35,8 +35,10 @@ from realitycheck.cli._common import (
 )
 from realitycheck.cli._echo import echo_stage, listener_for
 from realitycheck.cli._failures import FailureTally
+from realitycheck.cli._fields import field_option
 from realitycheck.errors import InvalidInputError
 from realitycheck.keys import is_stored
+from realitycheck.runner import RunSettings
 
 __all__: list[str] = []
 
@@ -257,9 +259,10 @@ def _proxy_from(key: str) -> Any:
     help="Also measure per value of this column: prompt_variant (sliced only when named), "
     "model, task, dataset, or a files dataset's meta= column; repeatable or a comma list.",
 )
-@click.option(
+@field_option(
+    RunSettings,
+    "report",
     "--report/--no-report",
-    default=True,
     show_default=True,
     help="Also write report.html / report.md / CSV tables into the run folder.",
 )

@@ -21,7 +21,9 @@ from realitycheck.cli._common import (
     workers_option,
 )
 from realitycheck.cli._echo import listener_for
+from realitycheck.cli._fields import field_option
 from realitycheck.errors import RealityCheckError
+from realitycheck.runner import RunSettings
 
 if TYPE_CHECKING:  # pragma: no cover - the runner is imported when a command runs
     from realitycheck.runner import StudyRun
@@ -67,9 +69,10 @@ def exit_if_studies_failed(runs: Sequence[StudyRun]) -> None:
 @bootstrap_options
 @reference_option
 @models_option
-@click.option(
+@field_option(
+    RunSettings,
+    "report",
     "--report/--no-report",
-    default=True,
     show_default=True,
     help="Rewrite report.html / report.md in the run folder (in --report-dir for a run on "
     "object storage) with the study's section.",

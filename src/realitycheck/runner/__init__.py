@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from realitycheck.runner._executor_config import ExecutorSettings
 from realitycheck.runner._sections import (
     TABLES,
+    DatasetTable,
     DetectSettings,
     RunSettings,
     describe_table,
@@ -89,6 +90,7 @@ __all__ = [
     "DEMO_PLAN",
     "ChoiceSettings",
     "DatasetEntry",
+    "DatasetTable",
     "DemoResult",
     "DetectSettings",
     "ExecutorSettings",

@@ -38,13 +38,17 @@ REFUSAL_PHRASES: tuple[str, ...] = (
 """Default phrases that mark a QA answer as a refusal (matched case-insensitively)."""
 
 
+_DEFAULTS = Bootstrap()
+"""The bootstrap settings' defaults, declared once at :class:`Bootstrap`'s fields."""
+
+
 def paired_difference_ci(
     a: npt.NDArray[np.bool_],
     b: npt.NDArray[np.bool_],
     *,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
+    n_resamples: int = _DEFAULTS.n_resamples,
+    confidence: float = _DEFAULTS.confidence,
+    seed: int = _DEFAULTS.seed,
 ) -> tuple[float, float, float]:
     """Difference of two paired proportions ``mean(a) - mean(b)``, percentile-bootstrap CI.
 

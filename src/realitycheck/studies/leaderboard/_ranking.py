@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from realitycheck.analysis import Bootstrap
 from realitycheck.errors import InvalidInputError
 from realitycheck.metrics import rankdata
 from realitycheck.registry import parse_key
@@ -32,6 +33,10 @@ __all__ = [
 ]
 
 FloatArray = npt.NDArray[np.float64]
+
+
+_DEFAULTS = Bootstrap()
+"""The bootstrap settings' defaults, declared once at :class:`Bootstrap`'s fields."""
 
 
 def rank_rates(rates: Sequence[float] | FloatArray) -> FloatArray:
@@ -186,9 +191,9 @@ def cluster_bootstrap_self_preference(
     group: npt.NDArray[np.int64],
     cluster: npt.NDArray[np.int64],
     *,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
+    n_resamples: int = _DEFAULTS.n_resamples,
+    confidence: float = _DEFAULTS.confidence,
+    seed: int = _DEFAULTS.seed,
 ) -> tuple[float, float]:
     """Percentile CI of the self-preference statistic, resampling clusters (sources).
 
