@@ -268,10 +268,10 @@ def main() -> None:
                 "work": f"{name}, {len(items)} questions, {len(pairs)} options by likelihood, "
                 f"tiny Llama (hidden {args.hidden_size if size else 32}), "
                 f"{args.threads} thread(s)",
-                "realitycheck": f"{rate_ours:.0f} options/s (batch {args.batch_size}; "
-                f"{timed.seconds_text('realitycheck')})",
-                "alternative": f"lm-eval {len(pairs) / timed.wall(key):.0f} options/s "
-                f"(batch {batch}; {timed.seconds_text(key)})",
+                "realitycheck": f"{rate_ours:.0f} options/s, batch {args.batch_size}; "
+                f"{timed.seconds_text('realitycheck')}",
+                "alternative": f"lm-eval {len(pairs) / timed.wall(key):.0f} options/s, "
+                f"batch {batch}; {timed.seconds_text(key)}",
                 "ratio": timed.ratio_text(key, "realitycheck"),
                 "note": f"scoring only (model loaded); {timed.note(key, 'realitycheck')}; "
                 f"{checked}",

@@ -217,8 +217,8 @@ def main() -> None:
         rows.append(
             {
                 "work": work,
-                "realitycheck": f"{rate['hf']:.1f} pairs/s ({rounds.seconds_text('hf')})",
-                "alternative": f"{name} {rate[name]:.1f} pairs/s ({rounds.seconds_text(name)})",
+                "realitycheck": f"{rate['hf']:.1f} pairs/s; {rounds.seconds_text('hf')}",
+                "alternative": f"{name} {rate[name]:.1f} pairs/s; {rounds.seconds_text(name)}",
                 "ratio": rounds.ratio_text(name, "hf"),
                 "note": f"{rounds.note(name, 'hf')}; {checked}; attention hf {hf_attention}, "
                 f"{name} {others[name]}",
@@ -232,7 +232,7 @@ def main() -> None:
     rows.append(
         {
             "work": work,
-            "realitycheck": f"{hits:.1f} pairs/s ({hit.wall:.3f} s, CPU {hit.cpu:.3f} s)",
+            "realitycheck": f"{hits:.1f} pairs/s; {hit.wall:.3f} s (CPU {hit.cpu:.3f} s)",
             "alternative": "",
             "ratio": "",
             "note": f"rerun through the call cache (every pair a hit), one run; {checked}",
