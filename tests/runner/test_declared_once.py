@@ -204,3 +204,14 @@ def test_the_metrics_defaults_are_the_bootstraps(function):
     }
     assert defaults
     assert defaults == {name: declared[name] for name in defaults}
+
+
+@pytest.mark.parametrize(
+    ("command", "function"),
+    [(["choose"], "choose"), (["generate"], "generate")],
+)
+def test_a_stages_batch_size_option_is_its_functions_default(command, function):
+    import realitycheck.generation as G
+
+    declared = inspect.signature(getattr(G, function)).parameters["batch_size"].default
+    assert _option(command, "--batch-size").default == declared

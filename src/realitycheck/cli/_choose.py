@@ -22,6 +22,7 @@ from realitycheck.cli._common import (
 )
 from realitycheck.cli._echo import echo_choice
 from realitycheck.cli._fields import field_option
+from realitycheck.executors import DEFAULT_CHOICE_BATCH_SIZE
 from realitycheck.runner import DatasetTable
 
 __all__: list[str] = []
@@ -86,7 +87,12 @@ __all__: list[str] = []
     help="With --retriever: also answer every question without retrieval (both kept).",
 )
 @field_option(DatasetTable, "limit", ranged=True, help="Answer the first N questions only.")
-@click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(min=1),
+    default=DEFAULT_CHOICE_BATCH_SIZE,
+    show_default=True,
+)
 @cache_options
 @run_option("The run folder (created if missing; resumed if present).")
 @click.pass_context

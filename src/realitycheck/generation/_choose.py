@@ -45,6 +45,7 @@ from typing import Any, ClassVar
 
 from realitycheck.backends import Backend, CallCache, cached_loglik_tokens, require
 from realitycheck.errors import InvalidInputError
+from realitycheck.executors import DEFAULT_CHOICE_BATCH_SIZE
 from realitycheck.generation._choice import (
     NORMALISATIONS,
     TEMPLATES,
@@ -70,7 +71,6 @@ __all__ = ["GOLD_LABELER", "ChoicePlan", "ChoiceReport", "choose", "choice_key"]
 
 GOLD_LABELER = "gold"
 """The labeler key of the correctness labels the choose stage writes."""
-DEFAULT_CHOICE_BATCH = 32
 _VARIANTS = SequenceOf(InstanceOf(PromptVariant), min_length=1)
 
 
@@ -314,7 +314,7 @@ def choose(
     *,
     cache: CallCache | None = None,
     demos: Sequence[Example] | None = None,
-    batch_size: int = DEFAULT_CHOICE_BATCH,
+    batch_size: int = DEFAULT_CHOICE_BATCH_SIZE,
     progress: Progress | None = None,
 ) -> ChoiceReport:
     """Answer every MCQ example under every variant by likelihood, resuming a stopped run.
