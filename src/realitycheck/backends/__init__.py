@@ -14,6 +14,8 @@ from realitycheck.backends._base import (
     backends,
     require,
     require_pairs,
+    require_teacher_forcing,
+    teacher_force,
 )
 from realitycheck.backends._cache import (
     CallCache,
@@ -22,7 +24,6 @@ from realitycheck.backends._cache import (
     default_cache_path,
 )
 from realitycheck.backends._cached_loglik import cached_loglik_tokens, loglik_key
-from realitycheck.backends._hf_forward import require_teacher_forcing, teacher_force
 from realitycheck.backends._names import server_name, server_of
 from realitycheck.backends._pairs import (
     CONSISTENCY,

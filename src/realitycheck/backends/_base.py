@@ -39,6 +39,9 @@ __all__ = [
     "backend",
     "backends",
     "require",
+    "require_pairs",
+    "require_teacher_forcing",
+    "teacher_force",
 ]
 
 CAPABILITIES = frozenset(
@@ -348,3 +351,53 @@ def require_pairs(classifier: Backend, owner: str) -> None:
             "a backend with the 'pairs' capability (hf, vllm, mock)",
             got=repr(classifier.key),
         )
+
+
+def require_teacher_forcing(backend: Backend, *, who: str) -> None:
+    """Fail unless ``backend`` can teacher-force answers it did not generate.
+
+    Such a backend implements ``teacher_force(requests, answers)``, which
+    :func:`teacher_force` calls.
+
+    Raises:
+        InvalidInputError: Naming ``who`` and the backends that can.
+    """
+    if callable(getattr(backend, "teacher_force", None)):
+        return
+    able = [
+        n for n in backends.names() if callable(getattr(backends.get(n), "teacher_force", None))
+    ]
+    raise InvalidInputError(
+        f"{who} needs token log-probabilities or hidden states of answers the backend did not "
+        f"generate, and the backend {backend.key!r} cannot read fixed answers (teacher "
+        f"forcing). Backends that can: {', '.join(able) or 'none installed'}."
+    )
+
+
+def teacher_force(
+    backend: Backend, requests: Sequence[GenerationRequest], answers: Sequence[str]
+) -> list[Generation]:
+    """Return what ``backend``'s model makes of ``answers[i]`` read as its reply to ``requests[i]``.
+
+    Nothing is generated: each answer is teacher-forced after the request's
+    prompt, and each :class:`~realitycheck.backends.Generation` holds that
+    one sequence (``texts == (answer,)``) with the features the request asks
+    for, laid out as at generation time: ``tokens``, ``token_logprobs`` and
+    ``token_entropies`` (with ``logprobs``), ``top_logprobs`` and ``hidden``
+    (with ``hidden_layers``). An answer that could not be measured gets a
+    generation with ``error`` set. This is how white-box detectors score
+    answers a run did not generate, through a proxy model's view of them.
+
+    Raises:
+        InvalidInputError: If the backend cannot read fixed answers
+            (:func:`require_teacher_forcing`), or ``requests`` and ``answers``
+            differ in length.
+    """
+    require_teacher_forcing(backend, who="teacher_force")
+    if len(requests) != len(answers):
+        raise InvalidInputError(
+            f"teacher_force needs one answer per request. Got {len(answers)} answers for "
+            f"{len(requests)} requests."
+        )
+    method = backend.teacher_force  # type: ignore[attr-defined]
+    return list(method(requests, answers))

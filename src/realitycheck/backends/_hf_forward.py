@@ -14,8 +14,9 @@ padded sequence gets the same numbers as the same sequence alone.
 The same pass reads answers the model did not generate (a dataset's
 human-written answers, another model's outputs): :func:`answer_tokens` splits
 prompt + answer into the prompt's tokens and the answer's, :func:`forced_answers`
-measures them in batches of similar length, and :func:`teacher_force` is the
-public verb, for any backend that reads fixed answers (``hf``).
+measures them in batches of similar length, and
+:func:`realitycheck.backends.teacher_force` is the public verb, for any backend
+that reads fixed answers (``hf``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from realitycheck.backends._base import Backend, Generation, GenerationRequest, backends
+from realitycheck.backends._base import GenerationRequest
 from realitycheck.backends._chat import continuation_start
 from realitycheck.errors import InvalidInputError
 
@@ -40,10 +41,8 @@ __all__ = [
     "forward_features",
     "hidden_summary",
     "padded",
-    "require_teacher_forcing",
     "spelling",
     "step_features",
-    "teacher_force",
 ]
 
 
@@ -406,53 +405,3 @@ def _measured(
             ]
         return [(chunk[0], f"{type(exc).__name__}: {exc}")]
     return list(zip(chunk, feats, strict=True))
-
-
-def require_teacher_forcing(backend: Backend, *, who: str) -> None:
-    """Fail unless ``backend`` can teacher-force answers it did not generate.
-
-    Such a backend implements ``teacher_force(requests, answers)``, which
-    :func:`teacher_force` calls.
-
-    Raises:
-        InvalidInputError: Naming ``who`` and the backends that can.
-    """
-    if callable(getattr(backend, "teacher_force", None)):
-        return
-    able = [
-        n for n in backends.names() if callable(getattr(backends.get(n), "teacher_force", None))
-    ]
-    raise InvalidInputError(
-        f"{who} needs token log-probabilities or hidden states of answers the backend did not "
-        f"generate, and the backend {backend.key!r} cannot read fixed answers (teacher "
-        f"forcing). Backends that can: {', '.join(able) or 'none installed'}."
-    )
-
-
-def teacher_force(
-    backend: Backend, requests: Sequence[GenerationRequest], answers: Sequence[str]
-) -> list[Generation]:
-    """Return what ``backend``'s model makes of ``answers[i]`` read as its reply to ``requests[i]``.
-
-    Nothing is generated: each answer is teacher-forced after the request's
-    prompt, and each :class:`~realitycheck.backends.Generation` holds that
-    one sequence (``texts == (answer,)``) with the features the request asks
-    for, laid out as at generation time: ``tokens``, ``token_logprobs`` and
-    ``token_entropies`` (with ``logprobs``), ``top_logprobs`` and ``hidden``
-    (with ``hidden_layers``). An answer that could not be measured gets a
-    generation with ``error`` set. This is how white-box detectors score
-    answers a run did not generate, through a proxy model's view of them.
-
-    Raises:
-        InvalidInputError: If the backend cannot read fixed answers
-            (:func:`require_teacher_forcing`), or ``requests`` and ``answers``
-            differ in length.
-    """
-    require_teacher_forcing(backend, who="teacher_force")
-    if len(requests) != len(answers):
-        raise InvalidInputError(
-            f"teacher_force needs one answer per request. Got {len(answers)} answers for "
-            f"{len(requests)} requests."
-        )
-    method = backend.teacher_force  # type: ignore[attr-defined]
-    return list(method(requests, answers))
