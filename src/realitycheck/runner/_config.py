@@ -75,7 +75,16 @@
     decoding = "greedy"
 
 Every mistake is reported before any work, naming the file, the line (best
-effort) and the key path, with close matches for unknown keys and names.
+effort) and the key path, with close matches for unknown keys and names. The
+tables of plain settings ([run], [executor], [detect], [bootstrap], [evaluate],
+each [[datasets]] entry) are settings dataclasses declared with
+:func:`realitycheck.params.param` and read by
+:meth:`realitycheck.toml_lines.TomlFile.section`: a key's default, constraint
+and doc are written once, at its field (``realitycheck describe '[run]'`` prints
+them), and a bad value gets the one message shape of :mod:`realitycheck.params`::
+
+    study.toml, line 7, field 'run.batch_size': The 'batch_size' parameter of
+    [run] must be an int >= 1. Got 0 instead.
 """
 
 from __future__ import annotations
@@ -430,7 +439,9 @@ def load_run_config(path: str | Path) -> RunConfig:
         for b in found:
             for p in plans:
                 reader.build(["detectors"], partial(p.check, b, needs=needs))
-    bootstrap = reader.section(Bootstrap, raw.get("bootstrap"), ["bootstrap"], hint=_hint("b"))
+    bootstrap = reader.section(
+        Bootstrap, raw.get("bootstrap"), ["bootstrap"], hint=_hint("bootstrap")
+    )
     reference = None
     if "reference" in raw:
         reference = raw["reference"]
