@@ -215,3 +215,33 @@ def test_a_stages_batch_size_option_is_its_functions_default(command, function):
 
     declared = inspect.signature(getattr(G, function)).parameters["batch_size"].default
     assert _option(command, "--batch-size").default == declared
+
+
+@pytest.mark.parametrize(
+    ("command", "option", "where", "field"),
+    [
+        (["choose"], "--normalisation", "ChoicePlan", "normalisation"),
+        (["choose"], "--template", "ChoicePlan", "template"),
+        (["choose"], "--shots", "ChoicePlan", "shots"),
+        (["choose"], "--top-logprobs", "ChoicePlan", "top_logprobs"),
+        (["evaluate"], "--threshold-objective", "EvaluationConfig", "threshold_objective"),
+        (["evaluate"], "--calibration", "EvaluationConfig", "calibration"),
+    ],
+)
+def test_options_mirroring_a_heavy_packages_field_keep_its_default_and_choices(
+    command, option, where, field
+):
+    """Not yet built from their field: ChoicePlan (generation) and EvaluationConfig
+    (pipeline) load numpy on import, which --help must not. Until those packages load
+    lazily, this keeps each option's default (and choice list) equal to the field's."""
+    import realitycheck.generation as G
+    import realitycheck.pipeline as P
+    from realitycheck.params import OneOf, constraints_of
+
+    cls = getattr(G, where, None) or getattr(P, where)
+    declared = next(f for f in dataclasses.fields(cls) if f.name == field)
+    got = _option(command, option)
+    assert got.default == default_of(declared)
+    choices = [c for c in constraints_of(declared) if isinstance(c, OneOf)]
+    if choices and hasattr(got.type, "choices"):
+        assert list(got.type.choices) == [str(c) for c in choices[0].choices]
