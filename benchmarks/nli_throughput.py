@@ -113,7 +113,7 @@ def run_hf(folder: Path, pairs, batch_size: int, device: str) -> np.ndarray:
 
 def attention(folder: Path, device: str) -> str:
     """Return the attention implementation the ``hf`` backend's classifier was loaded with."""
-    from realitycheck.backends._hf_pairs import load_classifier
+    from realitycheck.backends.hf._pairs import load_classifier
 
     backend = HFBackend(model=str(folder), device=device)
     classifier, _ = load_classifier(

@@ -8,8 +8,8 @@ from tests.pairs.conftest import PAIRS
 
 from realitycheck.backends import CallCache, cached_pairs
 from realitycheck.backends._cache import call_identity
-from realitycheck.backends._hf_pairs import load_classifier
 from realitycheck.backends.hf import HFBackend
+from realitycheck.backends.hf._pairs import load_classifier
 from realitycheck.errors import InvalidInputError
 
 torch = pytest.importorskip("torch")

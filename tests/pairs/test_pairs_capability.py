@@ -70,7 +70,7 @@ def test_hf_nli_probabilities_equal_a_direct_forward_pass(tiny_nli_dir, referenc
 def test_hf_a_failed_batch_becomes_error_answers_and_frees_cuda_after_oom(
     monkeypatch, tiny_nli_dir, message, frees
 ):
-    from realitycheck.backends._hf_pairs import load_classifier
+    from realitycheck.backends.hf._pairs import load_classifier
 
     hf = HFBackend(model=str(tiny_nli_dir), device="cpu", batch_size=2)
     classifier, _ = load_classifier(hf.model, hf.device, hf.dtype, hf.pairs_attn_implementation)

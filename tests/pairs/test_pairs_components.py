@@ -219,7 +219,7 @@ def test_nli_labeler_refuses_bad_parameters():
 
 
 def test_bad_label_names_fail_before_any_pair_is_scored(relabelled, pairs_scored, monkeypatch):
-    from realitycheck.backends import _hf_pairs
+    from realitycheck.backends.hf import _pairs as _hf_pairs
 
     forwards = []
     original = _hf_pairs.pair_score

@@ -96,7 +96,7 @@ def test_a_run_config_scores_truthfulqa_answers_through_a_proxy(
     assert "not the generator&#x27;s own uncertainty" in page
     assert "perplexity" in (tmp_path / "run" / "metrics.csv").read_text("utf-8")
 
-    forward = importlib.import_module("realitycheck.backends._hf_forward")
+    forward = importlib.import_module("realitycheck.backends.hf._forward")
     calls: list[int] = []
     original = forward.forward_features
     monkeypatch.setattr(

@@ -288,7 +288,7 @@ def test_stop_strings_cut_text_and_tokens(hf):
 
 
 def test_empty_outputs_get_empty_features(reference):
-    from realitycheck.backends._hf_forward import forward_features
+    from realitycheck.backends.hf._forward import forward_features
 
     model, tokenizer = reference
     prompts = [tokenizer("the cat")["input_ids"], tokenizer("who is")["input_ids"]]

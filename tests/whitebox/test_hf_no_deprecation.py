@@ -20,9 +20,9 @@ from types import SimpleNamespace
 import pytest
 
 from realitycheck.backends import GenerationRequest
-from realitycheck.backends._hf_forward import cache_keyword, padded
-from realitycheck.backends._hf_prefix import shared_context_logliks
-from realitycheck.backends._hf_sampling import decode
+from realitycheck.backends.hf._forward import cache_keyword, padded
+from realitycheck.backends.hf._prefix import shared_context_logliks
+from realitycheck.backends.hf._sampling import decode
 
 torch = pytest.importorskip("torch")
 

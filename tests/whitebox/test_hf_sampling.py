@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from realitycheck.backends import GenerationRequest
-from realitycheck.backends._hf_sampling import row_seed
 from realitycheck.backends.hf import HFBackend
+from realitycheck.backends.hf._sampling import row_seed
 
 torch = pytest.importorskip("torch")
 

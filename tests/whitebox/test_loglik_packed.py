@@ -66,8 +66,8 @@ def test_the_head_runs_on_predicting_rows_only(tiny_lm_dir, expected):
 def test_a_model_without_output_embeddings_takes_the_kept_logits(
     tiny_lm_dir, expected, monkeypatch
 ):
-    from realitycheck.backends import _hf_packed
     from realitycheck.backends.hf import HFBackend
+    from realitycheck.backends.hf import _packed as _hf_packed
 
     backend = HFBackend(model=str(tiny_lm_dir), device="cpu", batch_size=8)
     model = backend._loaded()[0]
@@ -87,7 +87,7 @@ def test_a_model_without_output_embeddings_takes_the_kept_logits(
 @pytest.mark.parametrize("seed", range(5))
 @pytest.mark.parametrize("batch_size", [1, 7, 32])
 def test_first_fit_places_every_group_once_within_the_batch_size(seed, batch_size):
-    from realitycheck.backends._hf_prefix import _first_fit
+    from realitycheck.backends.hf._prefix import _first_fit
 
     rng = np.random.default_rng(seed)
     sizes = rng.integers(1, 12, size=200).tolist()

@@ -80,8 +80,8 @@ def _check(got, expected) -> None:
 @pytest.mark.parametrize("attn", ["eager", "sdpa"])
 @pytest.mark.parametrize("path", ["plain head", "full forward"])
 def test_both_paths_equal_direct_passes(model_dir, expected, attn, path, monkeypatch):
-    from realitycheck.backends import _hf_packed
     from realitycheck.backends.hf import HFBackend
+    from realitycheck.backends.hf import _packed as _hf_packed
 
     backend = HFBackend(model=str(model_dir), device="cpu", batch_size=6, attn_implementation=attn)
     model = backend._loaded()[0]
@@ -126,8 +126,8 @@ def test_other_model_classes_are_not_plain_head(tiny_lm_dir):
     """A subclass may change what follows the head (e.g. a soft-cap), so the name must match."""
     from transformers import LlamaForCausalLM
 
-    from realitycheck.backends._hf_packed import plain_head
     from realitycheck.backends.hf import load
+    from realitycheck.backends.hf._packed import plain_head
 
     model = load(str(tiny_lm_dir), "cpu", "float32", "sdpa")[0]
     assert plain_head(model)
@@ -141,7 +141,7 @@ def test_other_model_classes_are_not_plain_head(tiny_lm_dir):
 @pytest.mark.parametrize("seed", range(3))
 def test_block_mask_equals_its_definition(seed):
     """Against a per-cell loop over the stated rule (0 where allowed, -inf elsewhere)."""
-    from realitycheck.backends._hf_packed import _block_mask
+    from realitycheck.backends.hf._packed import _block_mask
 
     rng = np.random.default_rng(seed)
     segments = rng.integers(-1, 4, size=(3, 11))
@@ -157,7 +157,7 @@ def test_block_mask_equals_its_definition(seed):
 def test_token_ids_equal_the_tokenizer_call(tiny_lm_dir):
     from transformers import AutoTokenizer
 
-    from realitycheck.backends._hf_loglik import _plain_backend, token_ids
+    from realitycheck.backends.hf._loglik import _plain_backend, token_ids
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_lm_dir)
     texts = [p + c for p, c in PAIRS] + ["", "<s> the </s> cat"]
@@ -170,7 +170,7 @@ def test_token_ids_call_the_tokenizer_when_its_backend_truncates(tiny_lm_dir):
     """A truncating backend would cut the ids; the tokenizer's own call resets it."""
     from transformers import AutoTokenizer
 
-    from realitycheck.backends._hf_loglik import _plain_backend, token_ids
+    from realitycheck.backends.hf._loglik import _plain_backend, token_ids
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_lm_dir)
     texts = [p + c for p, c in PAIRS]

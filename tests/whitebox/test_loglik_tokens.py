@@ -52,7 +52,7 @@ def _force_path(monkeypatch, path: str) -> None:
     """Score options in packed rows (``packed``) or against a copied KV cache (``cache``)."""
     import importlib
 
-    module = importlib.import_module("realitycheck.backends._hf_loglik")
+    module = importlib.import_module("realitycheck.backends.hf._loglik")
     if path == "cache":
         monkeypatch.setattr(module, "packable", lambda model: False)
 
@@ -117,8 +117,8 @@ def test_options_whose_first_token_merges_with_the_context(
 
 
 def test_packed_path_is_taken_on_eager_and_sdpa_only(tiny_lm_dir):
-    from realitycheck.backends._hf_packed import packable
     from realitycheck.backends.hf import load
+    from realitycheck.backends.hf._packed import packable
 
     for attn in ("eager", "sdpa"):
         assert packable(load(str(tiny_lm_dir), "cpu", "float32", attn)[0])

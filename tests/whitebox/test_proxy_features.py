@@ -89,7 +89,7 @@ def _direct(model, tokenizer, prompt: str, answer: str, layer: int | None = None
 
 def _counting(monkeypatch) -> list[int]:
     """Count the sequences the proxy puts through the model from now on."""
-    forward = importlib.import_module("realitycheck.backends._hf_forward")
+    forward = importlib.import_module("realitycheck.backends.hf._forward")
     seen: list[int] = []
     original = forward.forward_features
 

@@ -69,7 +69,7 @@ def test_detect_with_a_proxy_backend_on_truthfulqa_then_rerun(
         "generation plan[decoding=greedy,n_samples=0], the response's variant or zero_shot"
     }
 
-    forward = importlib.import_module("realitycheck.backends._hf_forward")
+    forward = importlib.import_module("realitycheck.backends.hf._forward")
     calls: list[int] = []
     original = forward.forward_features
     monkeypatch.setattr(

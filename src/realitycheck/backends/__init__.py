@@ -7,6 +7,7 @@ from realitycheck.backends._base import (
     CAPABILITIES,
     DECODINGS,
     Backend,
+    Dtype,
     Generation,
     GenerationRequest,
     PairScore,
@@ -24,11 +25,14 @@ from realitycheck.backends._cache import (
     default_cache_path,
 )
 from realitycheck.backends._cached_loglik import cached_loglik_tokens, loglik_key
+from realitycheck.backends._chat import chat_text, continuation_start
 from realitycheck.backends._names import server_name, server_of
 from realitycheck.backends._pairs import (
     CONSISTENCY,
     PAIR_CLASSES,
+    PAIRS,
     cached_pairs,
+    config_label_names,
     pair_cache_key,
     pair_classes,
     pair_score,
@@ -67,8 +71,10 @@ __all__ = [
     "CONSISTENCY",
     "CallCache",
     "DECODINGS",
+    "Dtype",
     "Generation",
     "GenerationRequest",
+    "PAIRS",
     "PAIR_CLASSES",
     "PairScore",
     "Usage",
@@ -79,6 +85,9 @@ __all__ = [
     "cached_pairs",
     "call_identity",
     "cancel_calls",
+    "chat_text",
+    "config_label_names",
+    "continuation_start",
     "default_cache_path",
     "follows_schema",
     "loglik_key",

@@ -23,7 +23,7 @@ from realitycheck.backends._base import (
     GenerationRequest,
     backend,
 )
-from realitycheck.backends._torch import import_torch, resolve_device, torch_dtype
+from realitycheck.backends.hf import import_torch, resolve_device, torch_dtype
 from realitycheck.errors import InvalidInputError
 from realitycheck.params import NonEmptyStr, OneOf, param, required
 

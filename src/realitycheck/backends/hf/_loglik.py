@@ -7,10 +7,10 @@ continuation's (:func:`realitycheck.backends._chat.continuation_start`), so a
 token spanning the boundary counts to the continuation. On a model with
 eager or SDPA attention every context goes through the model once, in one
 row with all its continuations behind it under a mask that keeps them apart
-(:mod:`realitycheck.backends._hf_packed`). On other models, continuations
+(:mod:`realitycheck.backends.hf._packed`). On other models, continuations
 that share their context (the options of one question) are scored against
 one run of the context with its key/value cache copied per continuation
-(:mod:`realitycheck.backends._hf_prefix`), and the other pairs are sorted by
+(:mod:`realitycheck.backends.hf._prefix`), and the other pairs are sorted by
 length before batching, so a batch holds sequences of similar length and
 little padding. The answers come back in the order of the pairs.
 """
@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from realitycheck.backends._chat import continuation_start
-from realitycheck.backends._hf_forward import forward_features
-from realitycheck.backends._hf_packed import packable, packed_logliks
-from realitycheck.backends._hf_prefix import shared_context_logliks
+from realitycheck.backends import continuation_start
+from realitycheck.backends.hf._forward import forward_features
+from realitycheck.backends.hf._packed import packable, packed_logliks
+from realitycheck.backends.hf._prefix import shared_context_logliks
 
 __all__ = ["split_pairs", "token_ids", "token_logliks"]
 

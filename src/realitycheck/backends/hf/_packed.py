@@ -33,7 +33,7 @@ the dtype's finite minimum. A custom 4D mask is honoured by the eager
 and SDPA attention of transformers' decoder models; models with another
 attention, a sliding window or no ``position_ids`` argument take the
 key/value cache path instead (:func:`packable`,
-:mod:`realitycheck.backends._hf_prefix`).
+:mod:`realitycheck.backends.hf._prefix`).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from realitycheck.backends._hf_prefix import Chunk, by_context
+from realitycheck.backends.hf._prefix import Chunk, by_context
 
 __all__ = ["packable", "packed_logliks", "plain_head"]
 

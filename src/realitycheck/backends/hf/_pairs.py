@@ -30,14 +30,14 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from realitycheck.backends._base import PairScore
-from realitycheck.backends._pairs import (
+from realitycheck.backends import (
     PAIRS,
+    PairScore,
     config_label_names,
     pair_classes,
     pair_score,
 )
-from realitycheck.backends._torch import batch_error, import_torch, resolve_device, torch_dtype
+from realitycheck.backends.hf._torch import batch_error, import_torch, resolve_device, torch_dtype
 from realitycheck.errors import InvalidInputError
 from realitycheck.params import check_arg
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from realitycheck.backends._hf_forward import accepts_logits_to_keep, cache_keyword, padded
+from realitycheck.backends.hf._forward import accepts_logits_to_keep, cache_keyword, padded
 
 __all__ = ["by_context", "shared_context_logliks"]
 

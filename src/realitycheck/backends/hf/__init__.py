@@ -3,15 +3,21 @@
 Generation is batched (left-padded prompts, several return sequences per
 prompt) with the decoding strategy of each request. Greedy and seeded
 sampling requests are decoded by the backend's own loop
-(:mod:`realitycheck.backends._hf_sampling`), which reads token
+(:mod:`realitycheck.backends.hf._sampling`), which reads token
 log-probabilities, full-vocabulary token entropies, top-k alternatives and
 hidden-state summaries of chosen layers as it decodes; beam search and
 unseeded sampling use ``model.generate``, followed by one teacher-forced pass
-over prompt + output (:mod:`realitycheck.backends._hf_forward`) for the same
+over prompt + output (:mod:`realitycheck.backends.hf._forward`) for the same
 features. Nothing is downloaded unless
 ``model`` is a hub id the local Hugging Face cache lacks; torch and
 transformers are imported only when the backend is used (install the ``hf``
 extra).
+
+The parts: ``_torch`` (import, device, weight type), ``_decoding`` (the
+``generate`` arguments of a request), ``_sampling`` (the decoding loop),
+``_forward`` (the teacher-forced pass), ``_loglik`` with ``_prefix`` and
+``_packed`` (log-likelihoods of fixed continuations) and ``_pairs`` (the same
+model as a sequence-pair classifier).
 """
 
 from __future__ import annotations
@@ -21,16 +27,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from realitycheck.backends._base import (
+from realitycheck.backends import (
     Backend,
     Dtype,
     Generation,
     GenerationRequest,
     PairScore,
     backend,
+    chat_text,
 )
-from realitycheck.backends._chat import chat_text
-from realitycheck.backends._hf_decoding import (
+from realitycheck.backends.hf._decoding import (
     cut,
     eos_ids,
     generate_kwargs,
@@ -38,13 +44,13 @@ from realitycheck.backends._hf_decoding import (
     stop_hit,
     stop_on_text,
 )
-from realitycheck.backends._hf_forward import padded
-from realitycheck.backends._hf_sampling import decode, is_loop_decoded, is_seeded_sampling
-from realitycheck.backends._torch import batch_error, import_torch, resolve_device, torch_dtype
+from realitycheck.backends.hf._forward import padded
+from realitycheck.backends.hf._sampling import decode, is_loop_decoded, is_seeded_sampling
+from realitycheck.backends.hf._torch import batch_error, import_torch, resolve_device, torch_dtype
 from realitycheck.errors import InvalidInputError
 from realitycheck.params import InstanceOf, Interval, NonEmptyStr, OneOf, param, required
 
-__all__ = ["HFBackend", "generate_kwargs", "load", "resolve_device", "torch_dtype"]
+__all__ = ["HFBackend", "generate_kwargs", "import_torch", "load", "resolve_device", "torch_dtype"]
 
 
 @functools.lru_cache(maxsize=2)
@@ -82,7 +88,7 @@ def _group_key(request: GenerationRequest) -> str:
     """Requests batched together: equal settings apart from the prompt and the seed.
 
     Seeds need not match: seeded sampling draws each sequence from its own
-    generator (:mod:`realitycheck.backends._hf_sampling`), and greedy and beam
+    generator (:mod:`realitycheck.backends.hf._sampling`), and greedy and beam
     search use no randomness.
     """
     data = request.payload()
@@ -110,12 +116,12 @@ class HFBackend(Backend):
 
     With the ``pairs`` capability (:meth:`score_pairs`) the same ``model``
     is loaded as a sequence-pair classifier instead
-    (:mod:`realitycheck.backends._hf_pairs`).
+    (:mod:`realitycheck.backends.hf._pairs`).
 
     Requests with identical settings are batched ``batch_size`` prompts at a
     time. Seeded sampling requests draw each sequence from its own random
     stream, seeded from the request's seed and the sample's index, and share
-    one encoding of the prompt (:mod:`realitycheck.backends._hf_sampling`),
+    one encoding of the prompt (:mod:`realitycheck.backends.hf._sampling`),
     so their samples do not depend on the batch size or on what else is in
     the batch; unseeded sampling uses ``model.generate`` and torch's global
     random stream.
@@ -128,7 +134,7 @@ class HFBackend(Backend):
         attn_implementation: The causal LM's attention (``eager``, ``sdpa``…).
         pairs_attn_implementation: The pair classifier's attention (:meth:`score_pairs`):
             ``auto`` = SDPA where supported, else eager. Not in the call address
-            (same values up to float32 rounding, :mod:`realitycheck.backends._hf_pairs`).
+            (same values up to float32 rounding, :mod:`realitycheck.backends.hf._pairs`).
         chat_template: Render ``messages`` with the tokenizer's chat template
             when it has one; otherwise (or when False) join them as
             ``role: content`` lines followed by ``assistant:``.
@@ -200,7 +206,7 @@ class HFBackend(Backend):
 
     def _generate_chunk(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         torch = import_torch()
-        from realitycheck.backends._hf_forward import forced_features, spelling, step_features
+        from realitycheck.backends.hf._forward import forced_features, spelling, step_features
 
         model, tokenizer = self._loaded()
         first = requests[0]
@@ -296,7 +302,7 @@ class HFBackend(Backend):
 
         Nothing is generated: each answer is teacher-forced after the
         request's prompt (tokenised as :meth:`prompt_ids`; where prompt and
-        answer meet, as :func:`~realitycheck.backends._hf_forward.answer_tokens`
+        answer meet, as :func:`~realitycheck.backends.hf._forward.answer_tokens`
         says) and measured as :meth:`generate` measures its own tokens: the
         answer's ``tokens``, and as the request asks, ``token_logprobs`` and
         ``token_entropies`` (``logprobs``), ``top_logprobs`` and ``hidden``
@@ -306,7 +312,7 @@ class HFBackend(Backend):
         than the model's positions) gets a generation with ``error`` set.
         Called through :func:`realitycheck.backends.teacher_force`.
         """
-        from realitycheck.backends._hf_forward import answer_tokens, forced_answers, spelling
+        from realitycheck.backends.hf._forward import answer_tokens, forced_answers, spelling
 
         model, tokenizer = self._loaded()
         n_layers = int(model.config.get_text_config().num_hidden_layers)
@@ -382,12 +388,12 @@ class HFBackend(Backend):
         """Return each continuation token's log-probability (tokenised as in :meth:`loglik`).
 
         Pairs are sorted by length and scored ``batch_size`` sequences per
-        forward pass (:mod:`realitycheck.backends._hf_loglik`).
+        forward pass (:mod:`realitycheck.backends.hf._loglik`).
 
         Raises:
             InvalidInputError: If a prompt yields no token to condition on.
         """
-        from realitycheck.backends._hf_loglik import token_logliks
+        from realitycheck.backends.hf._loglik import token_logliks
 
         model, tokenizer = self._loaded()
         return token_logliks(model, tokenizer, pairs, batch_size=self.batch_size)
@@ -397,10 +403,10 @@ class HFBackend(Backend):
     ) -> list[PairScore]:
         """Score each ``(premise, hypothesis)`` with ``model`` as a sequence-pair classifier.
 
-        See :func:`realitycheck.backends._hf_pairs.score_pairs`: the labels
+        See :func:`realitycheck.backends.hf._pairs.score_pairs`: the labels
         are checked before any pair is scored, ``batch_size`` pairs per pass.
         """
-        from realitycheck.backends._hf_pairs import score_pairs
+        from realitycheck.backends.hf._pairs import score_pairs
 
         return score_pairs(
             pairs,

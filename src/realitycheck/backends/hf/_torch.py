@@ -1,7 +1,7 @@
 """Torch for the local Hugging Face backends: import it, place the model, choose the weight type.
 
 Shared by :mod:`realitycheck.backends.hf`, its pair classifier
-(:mod:`realitycheck.backends._hf_pairs`) and
+(:mod:`realitycheck.backends.hf._pairs`) and
 :mod:`realitycheck.backends.hf_seq2seq`; torch is imported only when called.
 """
 

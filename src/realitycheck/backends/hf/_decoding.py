@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from realitycheck.backends._base import GenerationRequest
+from realitycheck.backends import GenerationRequest
 
 __all__ = ["cut", "eos_ids", "generate_kwargs", "rng_devices", "stop_hit", "stop_on_text"]
 

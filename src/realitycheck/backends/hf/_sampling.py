@@ -44,8 +44,8 @@ from typing import Any
 
 import numpy as np
 
-from realitycheck.backends._base import GenerationRequest
-from realitycheck.backends._hf_forward import accepts_logits_to_keep, cache_keyword
+from realitycheck.backends import GenerationRequest
+from realitycheck.backends.hf._forward import accepts_logits_to_keep, cache_keyword
 
 __all__ = ["Decoded", "decode", "is_loop_decoded", "is_seeded_sampling", "row_seed"]
 

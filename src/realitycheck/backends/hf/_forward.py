@@ -27,8 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from realitycheck.backends._base import GenerationRequest
-from realitycheck.backends._chat import continuation_start
+from realitycheck.backends import GenerationRequest, continuation_start
 from realitycheck.errors import InvalidInputError
 
 __all__ = [
@@ -247,7 +246,7 @@ def step_features(
     """Return the features of each row's first ``lengths[r]`` tokens, read during decoding.
 
     The inputs are the ``(rows, steps, ...)`` tensors that the decoding loop
-    (:func:`realitycheck.backends._hf_sampling.decode`) recorded for each
+    (:func:`realitycheck.backends.hf._sampling.decode`) recorded for each
     drawn token: its log-probability and entropy, the top-k
     ``(values, indices)`` and the hidden states per layer, each ``None`` (or
     absent) when not asked for. The same quantities as :func:`forward_features`
