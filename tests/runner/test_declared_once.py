@@ -176,6 +176,9 @@ def test_describe_reads_each_tables_fields():
     for f in dataclasses.fields(Bootstrap):
         assert f"{f.name}: " in text
     assert "n_resamples: int (default 1000)" in text and "must be an int >= 1" in text
+    evaluate = describe_table("evaluate")  # fields documented under Args: only
+    assert "What the calibration-split threshold maximises." in evaluate
+    assert "bootstrap:" not in evaluate and "detectors:" not in evaluate  # not its keys
     result = CliRunner().invoke(cli, ["describe", "[executor]", "--json"])
     assert result.exit_code == 0, result.output
     keys = {k["name"]: k for k in json.loads(result.output)["keys"]}

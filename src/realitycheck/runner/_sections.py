@@ -177,6 +177,23 @@ def _wrap(text: str) -> str:
     )
 
 
+def _documented(cls: type) -> dict[str, str]:
+    """The entries under ``Args:`` / ``Attributes:`` of a class docstring, by name."""
+    entries: dict[str, str] = {}
+    current, inside = "", False
+    for line in inspect.cleandoc(cls.__doc__ or "").splitlines():
+        if line.strip() in ("Args:", "Attributes:"):
+            inside = True
+        elif inside and line and not line.startswith(" "):
+            inside = False
+        elif inside and line.startswith("    ") and not line.startswith("     "):
+            current, _, text = line.strip().partition(":")
+            entries[current] = text.strip()
+        elif inside and current and line.strip():
+            entries[current] += " " + line.strip()
+    return entries
+
+
 def table_doc(name: str) -> dict[str, Any]:
     """Return the documentation of the run config's table ``name`` (``bootstrap``) as data.
 
@@ -190,6 +207,7 @@ def table_doc(name: str) -> dict[str, Any]:
     module, attr, skip = TABLES[table]
     cls = getattr(importlib.import_module(module), attr)
     keys = []
+    documented = _documented(cls)
     for f in dataclasses.fields(cls):
         if not f.init or f.name in skip:
             continue
@@ -201,7 +219,7 @@ def table_doc(name: str) -> dict[str, Any]:
                 "default": None if value is dataclasses.MISSING else _toml_value(value),
                 "required": value is dataclasses.MISSING,
                 "constraint": constraint_text(f),
-                "doc": param_doc(f),
+                "doc": param_doc(f) or documented.get(f.name, ""),
             }
         )
     summary = inspect.cleandoc(cls.__doc__ or "").partition("\n")[0]
