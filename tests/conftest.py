@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from realitycheck.backends._openai_server import forget_servers
+from realitycheck.backends.openai._server import forget_servers
 
 REPO = Path(__file__).resolve().parents[1]
 DATA_DIR = Path(os.environ.get("REALITYCHECK_DATA_DIR", REPO.parent / "shared" / "data"))

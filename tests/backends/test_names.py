@@ -9,7 +9,7 @@ import pytest
 
 from realitycheck.backends import GenerationRequest, server_name
 from realitycheck.backends._names import escape_controls
-from realitycheck.backends._openai_server import warn_once
+from realitycheck.backends.openai._server import warn_once
 
 LOGGER = "realitycheck.backends.openai"
 RAW = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")

@@ -18,8 +18,8 @@ import pytest
 from _fake_openai_server import expected_choice
 
 from realitycheck.backends import GenerationRequest, backends
-from realitycheck.backends._retry import MAX_RETRY_AFTER, backoff_delay, parse_retry_after
 from realitycheck.backends.openai import DEFAULT_BASE_URL, OpenAIBackend
+from realitycheck.backends.openai._retry import MAX_RETRY_AFTER, backoff_delay, parse_retry_after
 from realitycheck.errors import InvalidInputError, MissingDependencyError
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from realitycheck.backends._openai_client import (
+from realitycheck.backends.openai._client import (
     Classifier,
     StructuredOutputRefused,
     TopKRefused,

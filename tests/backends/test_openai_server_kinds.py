@@ -16,9 +16,9 @@ from _fake_openai_server import echo_tokens, expected_choice
 from _schemas import JUDGE_SCHEMA
 
 from realitycheck.backends import CallCache, GenerationRequest, cached_generate, usage_of
-from realitycheck.backends._openai_loglik import echoed_continuation, token_offsets
-from realitycheck.backends._openai_server import facts_for
 from realitycheck.backends.openai import OpenAIBackend
+from realitycheck.backends.openai._loglik import echoed_continuation, token_offsets
+from realitycheck.backends.openai._server import facts_for
 from realitycheck.errors import FatalBackendError, InvalidInputError
 
 SCHEMA = json.dumps({"type": "object", "properties": {"answer": {"type": "string"}}})
@@ -298,7 +298,7 @@ def test_a_transient_500_that_says_format_is_retried_and_keeps_the_form(make_bac
 def _recorded_choices(server: str, name: str):
     from pathlib import Path
 
-    from realitycheck.backends._openai_parse import parse_choices
+    from realitycheck.backends.openai._parse import parse_choices
 
     path = Path(__file__).parent / "llamacpp" / "replies" / server / f"{name}.json"
     reply = json.loads(path.read_text(encoding="utf-8"))["reply"]
@@ -306,7 +306,7 @@ def _recorded_choices(server: str, name: str):
 
 
 def test_llama_cpp_pythons_recorded_json_object_with_schema_reply_is_not_unsupported():
-    from realitycheck.backends._openai_server import missing_features
+    from realitycheck.backends.openai._server import missing_features
 
     request = GenerationRequest(prompt="q", json_schema=JUDGE_SCHEMA, max_tokens=256)
     followed = _recorded_choices("llama-cpp-python", "chat_json_object_schema")

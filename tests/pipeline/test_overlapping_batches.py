@@ -19,9 +19,10 @@ from typing import Any
 import pytest
 
 from realitycheck import Label, Labeler, RunStore, ingest, label
-from realitycheck.backends import _openai_loop, cancel_calls
+from realitycheck.backends import cancel_calls
 from realitycheck.backends.mock import MockBackend
 from realitycheck.backends.openai import OpenAIBackend
+from realitycheck.backends.openai import _loop as _openai_loop
 from realitycheck.labelers.qa_judge import QAJudge
 
 pytest.importorskip("openai")

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from realitycheck.backends._base import (
     CAPABILITIES,
     DECODINGS,
+    REQUESTS,
     Backend,
     Dtype,
     Generation,
@@ -37,7 +38,7 @@ from realitycheck.backends._pairs import (
     pair_classes,
     pair_score,
 )
-from realitycheck.backends._schema import follows_schema, reply_follows
+from realitycheck.backends._schema import follows_schema, parsed_schema, reply_follows
 from realitycheck.backends._usage import Usage, usage_of
 from realitycheck.registry import Component
 
@@ -58,10 +59,10 @@ def cancel_calls() -> int:
 
     A stage stopped (Ctrl-C, a failed batch) while another thread waits on a
     batch of server calls calls this, so that batch stops too
-    (:mod:`realitycheck.backends._openai_loop`). Imports nothing: with no
+    (:mod:`realitycheck.backends.openai._loop`). Imports nothing: with no
     call made yet there is nothing to cancel.
     """
-    loop = sys.modules.get("realitycheck.backends._openai_loop")
+    loop = sys.modules.get("realitycheck.backends.openai._loop")
     return int(loop.cancel_calls()) if loop is not None else 0
 
 
@@ -77,6 +78,7 @@ __all__ = [
     "PAIRS",
     "PAIR_CLASSES",
     "PairScore",
+    "REQUESTS",
     "Usage",
     "backend",
     "backends",
@@ -94,6 +96,7 @@ __all__ = [
     "pair_cache_key",
     "pair_classes",
     "pair_score",
+    "parsed_schema",
     "reply_follows",
     "require",
     "require_pairs",

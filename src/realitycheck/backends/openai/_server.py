@@ -29,10 +29,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from realitycheck.backends._base import GenerationRequest
-from realitycheck.backends._names import escape_controls, server_name
-from realitycheck.backends._openai_parse import Choice
-from realitycheck.backends._schema import parsed_schema, reply_follows
+from realitycheck.backends import GenerationRequest, parsed_schema, reply_follows, server_name
+from realitycheck.backends.openai._parse import Choice
+from realitycheck.text import escape_controls
 
 __all__ = [
     "STRUCTURED_FORMS",

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from realitycheck.backends._base import Generation
+from realitycheck.backends import Generation
 from realitycheck.errors import RetryableBackendError
 
 __all__ = ["Choice", "assemble", "parse_choices"]

@@ -4,20 +4,20 @@ Covers OpenAI, vLLM's server, Ollama, llama.cpp's servers, TGI and
 ``transformers serve``. Calls go through the SDK's :class:`openai.AsyncOpenAI`
 (imported on the first call, never by ``import realitycheck``): one client
 per server on the process's shared call loop, ``concurrency`` calls in flight
-at most across every batch at once (:mod:`._openai_loop`), each
+at most across every batch at once (:mod:`._loop`), each
 attempt with its own deadline (``timeout``). Rate limits (429), server errors
 (5xx, 408, 409), timeouts, dropped connections and malformed response bodies
 are retried with exponential backoff and full jitter, waiting at least what a
-``Retry-After`` header asks (:mod:`realitycheck.backends._retry`); the SDK's
+``Retry-After`` header asks (:mod:`realitycheck.backends.openai._retry`); the SDK's
 own retries are switched off so these are the only ones. A request that still
 fails, or fails for good (400, 401, 403, 404, 422, 501, 505, or a server
 error recognised as deterministic), becomes a :class:`Generation` with
 ``error`` set: one bad request never loses the other answers
-(:mod:`._openai_client`). A generic server error is retried however often it
+(:mod:`._client`). A generic server error is retried however often it
 repeats, at any temperature.
 
 What the server really does is checked on every reply
-(:mod:`._openai_server`): a feature asked for and not given back (token
+(:mod:`._server`): a feature asked for and not given back (token
 log-probs, next-token alternatives, a reply that follows the JSON Schema) is
 named in ``Generation.unsupported`` with one warning per server, model and
 feature. Answers without the log-probs or alternatives asked for are not
@@ -27,7 +27,7 @@ server that ignores or caps
 ``n`` gets the rest asked for in further calls; one that refuses
 ``response_format`` of type ``json_schema`` is sent ``json_object`` with the
 schema beside it (``llama-cpp-python``'s server follows that), then plain
-``json_object``, then plain text, for the rest of the run (:mod:`._openai_answer`).
+``json_object``, then plain text, for the rest of the run (:mod:`._answer`).
 
 The API key is read from the environment variable *named* by ``api_key_env``
 at call time; it is never a parameter, so it never reaches a spec, a cache
@@ -45,16 +45,17 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
-from realitycheck.backends._base import (
+from realitycheck.backends import (
     REQUESTS,
     Backend,
     Generation,
     GenerationRequest,
+    Usage,
     backend,
     require,
+    server_name,
+    usage_of,
 )
-from realitycheck.backends._names import server_name
-from realitycheck.backends._usage import Usage, usage_of
 from realitycheck.errors import InvalidInputError
 from realitycheck.params import (
     Constraint,
@@ -210,10 +211,10 @@ class OpenAIBackend(Backend):
 
     def warm_up(self) -> None:
         """Import the ``openai`` SDK on the shared call loop's thread while the caller goes on."""
-        from realitycheck.backends import _openai_loop
-        from realitycheck.backends._openai_client import sdk
+        from realitycheck.backends.openai import _loop
+        from realitycheck.backends.openai._client import sdk
 
-        _openai_loop.start_soon(sdk)
+        _loop.start_soon(sdk)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         """Answer each request, in order (see :meth:`generate_each`)."""
@@ -226,14 +227,14 @@ class OpenAIBackend(Backend):
     def loglik_tokens(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, ...]]:
         """Return each continuation token's log-probability, echoed by ``/completions``.
 
-        Only in ``completions`` mode (:mod:`realitycheck.backends._openai_loglik`).
+        Only in ``completions`` mode (:mod:`realitycheck.backends.openai._loglik`).
 
         Raises:
             InvalidInputError: In ``chat`` mode, before any call.
             BackendError: A call failed after the retries.
         """
-        from realitycheck.backends._openai_client import sdk
-        from realitycheck.backends._openai_loglik import score_pairs
+        from realitycheck.backends.openai._client import sdk
+        from realitycheck.backends.openai._loglik import score_pairs
 
         if self.mode != "completions":
             raise InvalidInputError(
@@ -260,7 +261,7 @@ class OpenAIBackend(Backend):
                 is set for OpenAI's own endpoint (before any call).
             MissingDependencyError: The ``openai`` package is not installed.
         """
-        from realitycheck.backends._openai_client import run_blocking
+        from realitycheck.backends.openai._client import run_blocking
 
         requests = list(requests)
         self._check(requests)
@@ -278,7 +279,7 @@ class OpenAIBackend(Backend):
         return await self._run(requests, on_result, self._api_key())
 
     def _check(self, requests: list[GenerationRequest]) -> None:
-        from realitycheck.backends._openai_client import sdk
+        from realitycheck.backends.openai._client import sdk
 
         sdk()
         check_arg(requests, REQUESTS, name="requests", owner="openai.generate")
@@ -323,8 +324,8 @@ class OpenAIBackend(Backend):
         on_result: Callable[[int, Generation], None] | None,
         api_key: str,
     ) -> list[Generation]:
-        from realitycheck.backends._openai_answer import answer
-        from realitycheck.backends._openai_client import call_each
+        from realitycheck.backends.openai._answer import answer
+        from realitycheck.backends.openai._client import call_each
 
         if not requests:
             return []

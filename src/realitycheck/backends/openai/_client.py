@@ -2,12 +2,12 @@
 
 The backend talks to servers through the SDK's :class:`openai.AsyncOpenAI`
 client: one per server on the process's shared call loop
-(:mod:`realitycheck.backends._openai_loop`), its connection pool sized to the
+(:mod:`realitycheck.backends.openai._loop`), its connection pool sized to the
 backend's ``concurrency`` and kept from one batch to the next, the SDK's own retries switched off
-(``max_retries=0``) because :mod:`realitycheck.backends._retry` retries with
+(``max_retries=0``) because :mod:`realitycheck.backends.openai._retry` retries with
 its own backoff. Fields that are not part of OpenAI's API (``top_k``) travel
 as the SDK's extra body fields (``extra_body``). The reply body is read as plain JSON
-(:mod:`realitycheck.backends._openai_parse`), so servers that add or omit
+(:mod:`realitycheck.backends.openai._parse`), so servers that add or omit
 optional fields read alike. The SDK is imported on the first call, never by
 ``import realitycheck``.
 
@@ -44,7 +44,7 @@ import re
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, Protocol, TypeVar
 
-from realitycheck.backends._retry import Classified, parse_retry_after, retrying
+from realitycheck.backends.openai._retry import Classified, parse_retry_after, retrying
 from realitycheck.errors import (
     BackendError,
     FatalBackendError,
@@ -185,18 +185,18 @@ async def call_each(
     """Await ``work(client, index, rng)`` for each index below ``count``.
 
     At most ``settings.concurrency`` run at once. On the process's shared loop
-    (:mod:`realitycheck.backends._openai_loop`, where :func:`run_blocking`
+    (:mod:`realitycheck.backends.openai._loop`, where :func:`run_blocking`
     runs) the client and that limit are the server's, shared with every other
     batch in flight and kept for the next; elsewhere (a caller's own loop) the
     batch makes its own client (:func:`make_client`) and closes it when done.
     The retries' random source is the batch's. When one ``work`` raises, the
     others are cancelled and the exception is raised as itself.
     """
-    from realitycheck.backends import _openai_loop
+    from realitycheck.backends.openai import _loop
 
     rng = random.Random()
     key = (settings.base_url, settings.model, api_key, settings.concurrency, settings.timeout)
-    pool = _openai_loop.pool_here(
+    pool = _loop.pool_here(
         key,
         lambda: make_client(
             settings.base_url,
@@ -239,12 +239,12 @@ async def call_each(
 def run_blocking(work: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Return what ``work()`` gives, run on the process's shared call loop.
 
-    The calling thread waits (:func:`realitycheck.backends._openai_loop.run`);
+    The calling thread waits (:func:`realitycheck.backends.openai._loop.run`);
     it may be inside a running loop of its own.
     """
-    from realitycheck.backends import _openai_loop
+    from realitycheck.backends.openai import _loop
 
-    return _openai_loop.run(work)
+    return _loop.run(work)
 
 
 @functools.cache

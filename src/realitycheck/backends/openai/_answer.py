@@ -6,9 +6,9 @@ caps it (``llama-server``: "Field 'n': Value must be between 1 <= value <= 4")
 refuses more than its cap. The rest is asked for in further calls, the k-th
 with ``seed + k`` when a seed is set, and ``usage["calls"]`` counts every call
 answered. A server that refuses the structured-output form sent is asked again
-in the next form (:data:`~realitycheck.backends._openai_server.STRUCTURED_FORMS`),
+in the next form (:data:`~realitycheck.backends.openai._server.STRUCTURED_FORMS`),
 and that form is kept for the rest of the run. What was learned about the
-server is kept in its :class:`~realitycheck.backends._openai_server.ServerFacts`.
+server is kept in its :class:`~realitycheck.backends.openai._server.ServerFacts`.
 
 The answer records what was asked for and not given back in
 ``Generation.unsupported`` (one warning per server, model and feature). When a
@@ -22,7 +22,7 @@ run is answered, without a call, with the same fatal error naming the cause
 any call by the backend).
 
 The functions take the backend's settings as a
-:class:`~realitycheck.backends._openai_client.CallSettings`, not the backend.
+:class:`~realitycheck.backends.openai._client.CallSettings`, not the backend.
 """
 
 from __future__ import annotations
@@ -31,9 +31,8 @@ import dataclasses
 import random
 from typing import Any
 
-from realitycheck.backends._base import Generation, GenerationRequest
-from realitycheck.backends._names import server_name
-from realitycheck.backends._openai_client import (
+from realitycheck.backends import Generation, GenerationRequest, server_name
+from realitycheck.backends.openai._client import (
     CallSettings,
     LogprobsRefused,
     NCapped,
@@ -41,8 +40,8 @@ from realitycheck.backends._openai_client import (
     TopKRefused,
     call,
 )
-from realitycheck.backends._openai_parse import Choice, assemble, parse_choices
-from realitycheck.backends._openai_server import (
+from realitycheck.backends.openai._parse import Choice, assemble, parse_choices
+from realitycheck.backends.openai._server import (
     STRUCTURED_FORMS,
     facts_for,
     missing_features,

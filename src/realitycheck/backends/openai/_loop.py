@@ -2,7 +2,7 @@
 
 The openai backend's blocking entry points
 (:meth:`~realitycheck.backends.openai.OpenAIBackend.generate_each`,
-:func:`~realitycheck.backends._openai_loglik.score_pairs`) run their coroutine
+:func:`~realitycheck.backends.openai._loglik.score_pairs`) run their coroutine
 with :func:`run` on one background event loop, a daemon thread started on the
 first call, instead of a fresh loop per batch. On that loop:
 
@@ -44,7 +44,7 @@ class Pool:
     """One server's client and the limit on its calls in flight, on the shared loop.
 
     Attributes:
-        client: The SDK client (:func:`~realitycheck.backends._openai_client.make_client`).
+        client: The SDK client (:func:`~realitycheck.backends.openai._client.make_client`).
         limit: At most ``concurrency`` holders at once.
     """
 

@@ -23,7 +23,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from realitycheck.backends._openai_client import CallSettings, call, call_each, run_blocking
+from realitycheck.backends.openai._client import CallSettings, call, call_each, run_blocking
 from realitycheck.errors import BackendError, FatalBackendError, RetryableBackendError
 
 __all__ = ["echo_arguments", "echoed_continuation", "score_pairs", "token_offsets"]
