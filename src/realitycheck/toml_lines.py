@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from realitycheck.errors import InvalidInputError, UnknownComponentError, did_you_mean
-from realitycheck.params import check_arg, constraints_of, converter_of, param_error
+from realitycheck.params import OrNone, check_arg, constraints_of, converter_of, param_error
 
 __all__ = ["TomlFile", "dotted", "locate", "read_toml", "section_keys", "syntax_error_line"]
 
@@ -195,10 +195,12 @@ class TomlFile:
     def value(self, cls: type, name: str, value: Any, keys: Sequence[str | int]) -> Any:
         """Return ``value`` converted and checked by the field ``name`` of ``cls``."""
         field = next(f for f in dataclasses.fields(cls) if f.name == name)
+        # TOML has no null: a key present has a value, so "or None" is no choice here.
+        constraints = [c.inner if isinstance(c, OrNone) else c for c in constraints_of(field)]
         try:
             return check_arg(
                 value,
-                *constraints_of(field),
+                *constraints,
                 name=name,
                 owner=_named(keys, self.top)[1],
                 convert=converter_of(field),

@@ -129,8 +129,7 @@ proxy_backend = "hf[model=/nowhere]"
             ('proxy_backend = "hf[model=/nowhere]"', "proxy_backend = 3"),
             "proxy_backend = 3",
             "detect.proxy_backend",
-            "The 'proxy_backend' parameter of \\[detect\\] must be a non-empty str or None. "
-            "Got 3 instead.",
+            "The 'proxy_backend' parameter of \\[detect\\] must be a non-empty str. Got 3 instead.",
         ),
         (
             ('proxy_backend = "hf[model=/nowhere]"', 'proxy_backend = ""'),
