@@ -72,6 +72,8 @@ def test_demo_trains_a_score_probe_and_no_embedding_probe_on_the_issue_datasets_
     assert not scores.embedding
     stored = [*_demo.DEMO_DETECTORS, "recorded:hhem-2.1", "recorded:gpt_4o", "probe"]
     assert score_features(scores.scores, stored) == sorted(_demo.DEMO_DETECTORS)
+    (noise,) = [studies.create_from_key(k) for k in keys if k.startswith("label_noise")]
+    assert noise.repetitions == _demo.LABEL_NOISE_REPETITIONS == 2
 
 
 def test_the_demo_command_computes_studies_on_every_core_and_the_api_here(

@@ -108,7 +108,7 @@ def demo_cmd(
     evaluate, the studies and the report measure against KEY instead of humans.
     """
     from realitycheck.cli._study import exit_if_studies_failed
-    from realitycheck.runner import run_demo
+    from realitycheck.runner import PRELIMINARY_RESAMPLES, run_demo
     from realitycheck.store import RunStore, is_uri, shown_uri
 
     if is_uri(report_dir):
@@ -124,8 +124,9 @@ def demo_cmd(
         elapsed = time.monotonic() - started
         echo_findings(
             findings,
-            title=f"first findings after {elapsed:.0f} s (without the embedding "
-            "components; they, the studies and the report follow):",
+            title=f"first findings after {elapsed:.0f} s (quick intervals from "
+            f"{PRELIMINARY_RESAMPLES} resamples, without the embedding components; "
+            "they, the final evaluation, the studies and the report follow):",
         )
 
     result = run_demo(
