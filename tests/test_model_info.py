@@ -72,22 +72,35 @@ BAD = [
     (
         "m.toml",
         '["a"]\nsize = "seven billion"\n',
-        r"line 2, field 'a\.size': The size must be a number",
+        r"line 2, field 'a\.size': The 'size' parameter of model 'a' must be a positive number "
+        r"of parameters \(e\.g\. 7e9\)\. Got 'seven billion' instead\.",
     ),
-    ("m.toml", '["a"]\nsize = -1\n', r"line 2, field 'a\.size': The size must be a positive"),
+    (
+        "m.toml",
+        '["a"]\nsize = -1\n',
+        r"field 'a\.size': The 'size' parameter of model 'a' must be a positive.*Got -1 instead",
+    ),
     ("m.toml", '["a"]\nsize = true\n', r"line 2, field 'a\.size'"),
     ("m.toml", '["a"]\ninstruction_tuned = "maybe"\n', r"line 2, field 'a\.instruction_tuned'"),
-    ("m.toml", '["a"]\nfamily = 3\n', r"line 2, field 'a\.family': Expected a non-empty string"),
+    (
+        "m.toml",
+        '["a"]\nfamily = 3\n',
+        r"field 'a\.family': The 'family' parameter of model 'a' must be a non-empty str\. Got 3",
+    ),
     (
         "m.toml",
         '["a"]\nfamily = "x"\n["a"]\nsize = 1\n',
         r"m\.toml, line 3: The file is not valid TOML",
     ),
-    ("m.toml", "a = 3\n", r"line 1, field 'a': Expected a table of fields"),
+    (
+        "m.toml",
+        "a = 3\n",
+        r"line 1, field 'a': The 'a' parameter of the models table must be a table of fields",
+    ),
     (
         "m.yaml",
         "a: {family: x}\nb: {size: big}\n",
-        r"m\.yaml, line 2, field 'b\.size': The size must be a number",
+        r"m\.yaml, line 2, field 'b\.size': The 'size' parameter of model 'b' must be a positive",
     ),
     (
         "m.yaml",
@@ -99,7 +112,7 @@ BAD = [
     (
         "m.csv",
         "model,family,size\na,x,7e9\nb,y,7B\n",
-        r"m\.csv, line 3, field 'b\.size': The size must be a number.*'7B'",
+        r"m\.csv, line 3, field 'b\.size': The 'size' parameter of model 'b' must be.*Got '7B'",
     ),
     (
         "m.csv",

@@ -31,6 +31,7 @@ value of the wrong type is an error naming the file, the line and the field.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import math
 import tomllib
@@ -40,6 +41,18 @@ from pathlib import Path
 from typing import Any
 
 from realitycheck.errors import InvalidInputError, did_you_mean
+from realitycheck.params import (
+    InstanceOf,
+    NonEmptyStr,
+    OrNone,
+    Satisfies,
+    check_arg,
+    check_params,
+    constraints_of,
+    converter_of,
+    param,
+    param_error,
+)
 from realitycheck.toml_lines import locate, syntax_error_line
 
 __all__ = [
@@ -57,6 +70,35 @@ MODEL_FILE_SUFFIXES = (".toml", ".yaml", ".yml", ".csv")
 _TRUE, _FALSE = ("true", "yes", "1"), ("false", "no", "0")
 
 
+def _number(value: Any) -> Any:
+    """A size written as text (``"7e9"``, ``"7_000_000_000"``) or an int, as a float."""
+    if isinstance(value, str):
+        try:
+            return float(value.replace("_", ""))
+        except ValueError:
+            return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def _yes_no(value: Any) -> Any:
+    """``true``/``yes``/``1`` and ``false``/``no``/``0`` (a CSV cell) as a bool."""
+    if isinstance(value, str) and value.strip().lower() in (*_TRUE, *_FALSE):
+        return value.strip().lower() in _TRUE
+    return value
+
+
+def _stripped(value: Any) -> Any:
+    return value.strip() if isinstance(value, str) else value
+
+
+_SIZE = Satisfies(
+    lambda v: isinstance(v, float) and math.isfinite(v) and v > 0,
+    "a positive number of parameters (e.g. 7e9)",
+)
+
+
 @dataclass(frozen=True, kw_only=True)
 class ModelInfo:
     """What is known of one model; ``None`` = not given (reported as unknown).
@@ -70,10 +112,15 @@ class ModelInfo:
     """
 
     model: str
-    family: str | None = None
-    size: float | None = None
-    instruction_tuned: bool | None = None
-    decoding: str | None = None
+    family: str | None = param(None, OrNone(NonEmptyStr()), convert=_stripped)
+    size: float | None = param(None, OrNone(_SIZE), convert=_number)
+    instruction_tuned: bool | None = param(
+        None, OrNone(InstanceOf(bool, name="true or false")), convert=_yes_no
+    )
+    decoding: str | None = param(None, OrNone(NonEmptyStr()), convert=_stripped)
+
+    def __post_init__(self) -> None:
+        check_params(self, owner=f"model {self.model!r}")
 
     def as_dict(self) -> dict[str, Any]:
         """Return the fields that are known (what the run manifest stores)."""
@@ -82,50 +129,19 @@ class ModelInfo:
 
 
 Locate = Callable[[str, str | None], int | None]
+_FIELDS = {f.name: f for f in dataclasses.fields(ModelInfo)}
 
 
 def _fail(message: str, path: Path | None, line: int | None, field: str) -> InvalidInputError:
     return InvalidInputError(message, path=path, line=line, field=field)
 
 
-def _size(value: Any, fail: Callable[[str], InvalidInputError]) -> float:
-    if isinstance(value, str):
-        try:
-            value = float(value.replace("_", ""))
-        except ValueError:
-            raise fail(
-                f"The size must be a number of parameters (e.g. 7e9). Got {value!r} instead."
-            ) from None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise fail(f"The size must be a number of parameters (e.g. 7e9). Got {value!r} instead.")
-    if not math.isfinite(value) or value <= 0:
-        raise fail(f"The size must be a positive number of parameters. Got {value!r} instead.")
-    return float(value)
-
-
-def _tuned(value: Any, fail: Callable[[str], InvalidInputError]) -> bool:
-    if isinstance(value, str) and value.strip().lower() in (*_TRUE, *_FALSE):
-        return value.strip().lower() in _TRUE
-    if not isinstance(value, bool):
-        raise fail(f"instruction_tuned must be true or false. Got {value!r} instead.")
-    return value
-
-
-def _text(value: Any, fail: Callable[[str], InvalidInputError]) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise fail(f"Expected a non-empty string. Got {value!r} instead.")
-    return value.strip()
-
-
 def _info(model: str, fields: Any, path: Path | None, where: Locate) -> ModelInfo:
     if not isinstance(fields, Mapping):
-        raise _fail(
-            f"Expected a table of fields ({', '.join(FIELDS)}) for the model. "
-            f"Got {type(fields).__name__} instead.",
-            path,
-            where(model, None),
-            model,
+        error = param_error(
+            model, "the models table", f"a table of fields ({', '.join(FIELDS)})", fields
         )
+        raise _fail(str(error), path, where(model, None), model)
     values: dict[str, Any] = {}
     for name, value in fields.items():
         field = f"{model}.{name}"
@@ -140,15 +156,17 @@ def _info(model: str, fields: Any, path: Path | None, where: Locate) -> ModelInf
         if value is None:  # an empty CSV cell
             continue
 
-        def fail(message: str, name: str = name, field: str = field) -> InvalidInputError:
-            return _fail(message, path, where(model, name), field)
-
-        if name == "size":
-            values[name] = _size(value, fail)
-        elif name == "instruction_tuned":
-            values[name] = _tuned(value, fail)
-        else:
-            values[name] = _text(value, fail)
+        declared = _FIELDS[name]
+        try:  # the field's own check: a TOML key or a cell always has a value
+            values[name] = check_arg(
+                value,
+                *(c.inner if isinstance(c, OrNone) else c for c in constraints_of(declared)),
+                name=name,
+                owner=f"model {model!r}",
+                convert=converter_of(declared),
+            )
+        except InvalidInputError as exc:
+            raise _fail(str(exc), path, where(model, str(name)), field) from None
     return ModelInfo(model=model, **values)
 
 

@@ -47,7 +47,11 @@ def test_the_models_table_is_read_and_checked(tmp_path):
 @pytest.mark.parametrize(
     ("old", "new", "match"),
     [
-        ("size = 7e9", "size = 'seven'", r"line 16, field 'org/base-7b\.size': The size must be"),
+        (
+            "size = 7e9",
+            "size = 'seven'",
+            r"line 16, field 'org/base-7b\.size': The 'size' parameter of model 'org/base-7b' must be",
+        ),
         ("size = 7e9", "params = 7e9", r"line 16, field 'org/base-7b\.params': Unknown field"),
         ('[models."org/base-7b"]', "[models.gpt2]", r"line 15: The file is not valid TOML"),
     ],
