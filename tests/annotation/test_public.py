@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import realitycheck.annotation as annotation
-from realitycheck.datasets._label_rules import AGGREGATES as FILES_AGGREGATES
+from realitycheck.datasets.files._label_rules import AGGREGATES as FILES_AGGREGATES
 
 
 def test_all_is_sorted_and_every_name_loads():

@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from realitycheck.datasets._base import Dataset, datasets
-from realitycheck.datasets._file_paths import PathMatch, PathPattern, escape, unique_labels
+from realitycheck.datasets.files import PathMatch, PathPattern, escape, unique_labels
 from realitycheck.errors import DataNotFoundError, InvalidInputError, RealityCheckError
 from realitycheck.toml_lines import locate, syntax_error_line
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from realitycheck.datasets._file_paths import PLACEHOLDER, placeholders
-from realitycheck.datasets._tables import FORMATS, read_rows
+from realitycheck.datasets import FORMATS, read_rows
+from realitycheck.datasets.files._paths import PLACEHOLDER, placeholders
 from realitycheck.errors import InvalidInputError
 from realitycheck.params import as_tuple, param_error
 

@@ -27,10 +27,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from realitycheck.datasets._io import spec_json
-from realitycheck.datasets._label_reader import LabelReader
-from realitycheck.datasets._label_rules import DEFAULT_NEGATIVE, DEFAULT_POSITIVE, LabelRules
-from realitycheck.datasets._tables import cell_text
+from realitycheck.datasets import cell_text, spec_json
+from realitycheck.datasets.files._label_reader import LabelReader
+from realitycheck.datasets.files._label_rules import DEFAULT_NEGATIVE, DEFAULT_POSITIVE, LabelRules
 from realitycheck.errors import InvalidInputError
 from realitycheck.keys import recorded_key
 from realitycheck.params import Constraint, as_tuple, param_error

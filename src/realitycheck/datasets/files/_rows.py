@@ -13,19 +13,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from realitycheck.datasets._file_cells import CellReader, item_path
-from realitycheck.datasets._file_shapes import ANSWER_LABELS, answer_parts, sample_texts
-from realitycheck.datasets._io import IdMaker, spec_json
-from realitycheck.datasets._judges import JudgeReader
-from realitycheck.datasets._label_reader import LabelReader
-from realitycheck.datasets._label_rules import rules_of
-from realitycheck.datasets._tables import cell_text
+from realitycheck.datasets import IdMaker, cell_text, spec_json
+from realitycheck.datasets.files._cells import CellReader, item_path
+from realitycheck.datasets.files._judges import JudgeReader
+from realitycheck.datasets.files._label_reader import LabelReader
+from realitycheck.datasets.files._label_rules import rules_of
+from realitycheck.datasets.files._shapes import ANSWER_LABELS, answer_parts, sample_texts
 from realitycheck.errors import InvalidInputError
 from realitycheck.raters import dawid_skene
 from realitycheck.records import TASKS, Example, Label, Response, Score
 
 if TYPE_CHECKING:
-    from realitycheck.datasets._bundle import Bundle
+    from realitycheck.datasets import Bundle
     from realitycheck.datasets.files import Files
 
 __all__ = ["RowReader"]

@@ -13,8 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from realitycheck.datasets._io import TOO_DEEP
-from realitycheck.datasets._tables import FORMATS, format_of
+from realitycheck.datasets import FORMATS, TOO_DEEP, format_of
 from realitycheck.errors import InvalidInputError, did_you_mean
 from realitycheck.params import Constraint, as_tuple, param_error
 from realitycheck.records import TASKS

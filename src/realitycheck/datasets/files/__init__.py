@@ -11,32 +11,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from realitycheck.datasets._base import Dataset, dataset
-from realitycheck.datasets._bundle import Bundle
-from realitycheck.datasets._file_join import check_join
-from realitycheck.datasets._file_load import load_files, plan
-from realitycheck.datasets._file_mapping import (
-    ColumnEntries,
-    column_entries,
-    label_values,
-    texts,
-)
-from realitycheck.datasets._file_paths import PATHS, check_patterns, path_entries
-from realitycheck.datasets._file_shapes import (
-    AnswerEntries,
-    ConstantEntries,
-    check_shape,
-    pair_entries,
-)
-from realitycheck.datasets._json_records import KEY_COLUMN
-from realitycheck.datasets._judges import (
+from realitycheck.datasets import DELIMITERS, FORMATS, KEY_COLUMN, Bundle, Dataset, dataset
+from realitycheck.datasets.files._join import check_join
+from realitycheck.datasets.files._judges import (
     DEFAULT_INVALID,
     INVALID_AS,
     JudgeEntries,
     check_judge_params,
     judge_entries,
 )
-from realitycheck.datasets._label_rules import (
+from realitycheck.datasets.files._label_rules import (
     AGGREGATES,
     COMBINES,
     DEFAULT_NEGATIVE,
@@ -49,7 +33,28 @@ from realitycheck.datasets._label_rules import (
     column_names,
     share_of,
 )
-from realitycheck.datasets._tables import DELIMITERS, FORMATS
+from realitycheck.datasets.files._load import load_files, plan
+from realitycheck.datasets.files._mapping import (
+    ColumnEntries,
+    column_entries,
+    label_values,
+    texts,
+)
+from realitycheck.datasets.files._paths import (
+    PATHS,
+    PathMatch,
+    PathPattern,
+    check_patterns,
+    escape,
+    path_entries,
+    unique_labels,
+)
+from realitycheck.datasets.files._shapes import (
+    AnswerEntries,
+    ConstantEntries,
+    check_shape,
+    pair_entries,
+)
 from realitycheck.params import (
     InstanceOf,
     Interval,
@@ -64,7 +69,7 @@ from realitycheck.params import (
     required,
 )
 
-__all__ = ["Files"]
+__all__ = ["Files", "PathMatch", "PathPattern", "escape", "unique_labels"]
 
 _NAMES = SequenceOf(InstanceOf(str))
 

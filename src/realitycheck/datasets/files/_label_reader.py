@@ -1,7 +1,7 @@
 """Label cells of one file read as hallucination verdicts, by a :class:`LabelRules`.
 
 A :class:`LabelReader` applies the rules of
-:mod:`realitycheck.datasets._label_rules` to the cells of one file, counts every
+:mod:`realitycheck.datasets.files._label_rules` to the cells of one file, counts every
 mapping per source value and writes those counts, and a polarity warning, as
 plain-language notes.
 """
@@ -17,9 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from realitycheck.datasets._io import TOO_DEEP
-from realitycheck.datasets._label_rules import LabelRules, share_of
-from realitycheck.datasets._tables import cell_text
+from realitycheck.datasets import TOO_DEEP, cell_text
+from realitycheck.datasets.files._label_rules import LabelRules, share_of
 from realitycheck.errors import InvalidInputError
 
 __all__ = ["LabelReader"]

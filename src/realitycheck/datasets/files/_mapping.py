@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from realitycheck.datasets._file_shapes import answer_parts, answers_fixed
-from realitycheck.datasets._judges import judge_parts
-from realitycheck.datasets._tables import cell_text, delimiter_hint
+from realitycheck.datasets import cell_text, delimiter_hint
+from realitycheck.datasets.files._judges import judge_parts
+from realitycheck.datasets.files._shapes import answer_parts, answers_fixed
 from realitycheck.errors import InvalidInputError, did_you_mean
 from realitycheck.params import Constraint, as_tuple
 

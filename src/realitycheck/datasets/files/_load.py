@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from realitycheck.datasets._bundle import Bundle
-from realitycheck.datasets._file_join import (
+from realitycheck.datasets import Bundle, read_rows
+from realitycheck.datasets.files._join import (
     Origins,
     SideFile,
     add_path_fields,
@@ -16,12 +16,11 @@ from realitycheck.datasets._file_join import (
     relocated,
     values_column,
 )
-from realitycheck.datasets._file_mapping import column_mapping, constant_fields
-from realitycheck.datasets._file_paths import PathMatch, PathPattern, fill, unique_labels
-from realitycheck.datasets._file_rows import RowReader
-from realitycheck.datasets._judges import judges_note
-from realitycheck.datasets._label_rules import rules_note
-from realitycheck.datasets._tables import read_rows
+from realitycheck.datasets.files._judges import judges_note
+from realitycheck.datasets.files._label_rules import rules_note
+from realitycheck.datasets.files._mapping import column_mapping, constant_fields
+from realitycheck.datasets.files._paths import PathMatch, PathPattern, fill, unique_labels
+from realitycheck.datasets.files._rows import RowReader
 from realitycheck.errors import DataNotFoundError, InvalidInputError
 from realitycheck.params import as_tuple
 
