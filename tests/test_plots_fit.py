@@ -12,9 +12,14 @@ from PIL import Image
 
 from realitycheck.plots import (
     ELLIPSIS,
+    PAGE_WIDTH,
     SCALE,
     fit,
     fit_labels,
+    fit_pairs,
+    heatmap,
+    height_of,
+    legend_below,
     new_figure,
     png_bytes,
     shown_size,
@@ -96,7 +101,8 @@ def test_png_bytes_draws_at_twice_the_layout_and_says_so():
     pixels = Image.open(io.BytesIO(png)).size
     width, height = shown_size(png)
     assert all(abs(p - SCALE * s) <= 1 for p, s in zip(pixels, (width, height), strict=True))
-    assert 300 <= width <= 400 and 200 <= height <= 300  # 4 x 3 inches, tight-cropped
+    # 4 x 3 inches, tight-cropped: at most the figure and the 0.1-inch pad around it
+    assert 300 <= width <= 420 and 200 <= height <= 320
     once = png_bytes(fig, scale=1)
     assert shown_size(once) == Image.open(io.BytesIO(once)).size
 
@@ -104,3 +110,39 @@ def test_png_bytes_draws_at_twice_the_layout_and_says_so():
 def test_shown_size_refuses_what_is_not_a_png():
     with pytest.raises(ValueError, match="Not a PNG"):
         shown_size(b"GIF89a" + b"\x00" * 30)
+
+
+def test_a_legend_beneath_grows_the_figure_by_its_height_and_keeps_to_its_width():
+    fig, ax = new_figure(PAGE_WIDTH, 3.0)
+    lines = [ax.plot([0, 1], [k, k])[0] for k in range(6)]
+    names = [f"detector-{k}[" + "x" * 200 + f"]-{k}" for k in range(6)]
+    legend = legend_below(fig, lines, names)
+    assert fig.get_figheight() == pytest.approx(3.0 + height_of(fig, legend) + 4 / 72)
+    fig.canvas.draw()
+    box = legend.get_window_extent(fig.canvas.get_renderer())
+    assert 0 <= box.x0 and box.x1 <= fig.bbox.x1
+    shown = [t.get_text() for t in legend.get_texts()]
+    assert len(set(shown)) == 6 and all(ELLIPSIS in t for t in shown)
+
+
+def test_fit_pairs_keeps_the_second_part_in_view():
+    long = "halueval_general/" + "d" * 80
+    first, short = fit_pairs([(long, "qa_judge[strict]"), ("halueval_qa", "rouge_l")], 2.4)
+    assert first.endswith(" / qa_judge[strict]") and ELLIPSIS in first
+    assert short == "halueval_qa / rouge_l"
+
+
+@pytest.mark.parametrize(("n", "upright"), [(5, True), (60, False)])
+def test_a_heatmap_numbers_its_columns_when_their_names_do_not_fit(n, upright):
+    names = [f"signal-{k}" for k in range(n)]
+    fig = heatmap(np.eye(n), names, names, heading="grid", cmap="RdBu_r", vmin=-1, vmax=1)
+    (ax,) = fig.axes
+    fig.canvas.draw()
+    columns = [t.get_text() for t in ax.get_xticklabels()]
+    rows = [t.get_text() for t in ax.get_yticklabels()]
+    if upright:
+        assert columns == names and rows == names
+    else:  # numbered, every few columns; the rows say which number is which
+        assert columns[0] == "1" and int(columns[1]) > 2 and len(columns) < n
+        assert rows[0] == "1 signal-0" and rows[-1] == f"{n} signal-{n - 1}"
+    assert fig.get_figwidth() == PAGE_WIDTH

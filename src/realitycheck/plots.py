@@ -3,18 +3,22 @@
 Figures carry model, dataset and component names, which are untrusted, of any
 length, and not unique once shortened. Model names are shortened by
 :func:`realitycheck.text.short_names` (the one rule of tables, findings and
-figures); :func:`fit` and
-:func:`fit_labels` cut names in the middle to a width in points (measured
-with the font the figure draws with), distinct names staying distinct;
-:func:`wrap` breaks a title into lines of a width. :func:`png_bytes` draws
-every text as written (no maths parsing) with control and
-bidirectional-override characters shown as ``[U+202E]``-style marks
+figures); :func:`fit` and :func:`fit_labels` cut names in the middle to a
+width in points (measured with the font the figure draws with), distinct
+names staying distinct (:func:`fit_names` and :func:`fit_pairs` for a list of
+row names); :func:`wrap` breaks a title into lines of a width.
+:func:`png_bytes` draws every text as written (no maths parsing) with control
+and bidirectional-override characters shown as ``[U+202E]``-style marks
 (:func:`visible`), at :data:`SCALE` pixels per figure pixel, and
 :func:`shown_size` reads back the size a page should show it at.
 
 Figures are laid out at 100 px per inch for a page column of :data:`PAGE_WIDTH`
 inches; lines are told apart by :data:`PALETTE` (Okabe and Ito's colour-blind
-safe colours), a baseline drawn in :data:`BASELINE_COLOUR`.
+safe colours), a baseline drawn in :data:`BASELINE_COLOUR`. A study's figure
+starts from :func:`new_figure` (constrained layout: no label runs into another
+axes or out of the figure), takes a wrapped title (:func:`set_title`) and
+puts its legend beneath the axes (:func:`legend_below`), never beside them;
+:func:`heatmap` lays out a grid of named rows and columns the same way.
 """
 
 from __future__ import annotations
@@ -30,15 +34,23 @@ from typing import Any
 __all__ = [
     "BASELINE_COLOUR",
     "ELLIPSIS",
+    "NAME_WIDTH",
     "PAGE_WIDTH",
     "PALETTE",
     "SCALE",
+    "TEXT_SIZE",
+    "TITLE_SIZE",
     "fit",
     "fit_labels",
+    "fit_names",
+    "fit_pairs",
+    "heatmap",
     "height_of",
     "inert",
+    "legend_below",
     "new_figure",
     "png_bytes",
+    "set_title",
     "shown_size",
     "text_width",
     "visible",
@@ -55,6 +67,16 @@ BASELINE_COLOUR = "#000000"
 """The colour of a baseline drawn among :data:`PALETTE`'s lines."""
 ELLIPSIS = "…"
 """Where :func:`fit` cut a name."""
+TITLE_SIZE = 10.0
+"""Points of a figure's title (:func:`set_title`)."""
+TEXT_SIZE = 9.0
+"""Points of tick labels and legends: 12.5 CSS px at the figure's own size."""
+NAME_WIDTH = 2.4
+"""Inches of a name beside an axes (a row's tick label): :func:`fit_names` cuts to it."""
+_EDGE = 0.1
+"""Inches of margin beside a title or legend."""
+_PAD = 4 / 72
+"""Inches between the parts of a :func:`new_figure` (its layout's padding)."""
 _FAST = {"compress_level": 1}
 _HINTING = 1.08
 
@@ -142,6 +164,30 @@ def fit_labels(names: Iterable[Any], points: float, size: float) -> dict[str, st
     return out
 
 
+def fit_names(
+    labels: Iterable[Any], inches: float = NAME_WIDTH, size: float = TEXT_SIZE
+) -> list[str]:
+    """``labels`` in order, each cut to ``inches`` wide by :func:`fit_labels` (distinct stay so)."""
+    labels = list(labels)
+    cut = fit_labels(labels, inches * 72, size)
+    return [cut[str(label)] for label in labels]
+
+
+def fit_pairs(
+    pairs: Iterable[tuple[Any, Any]],
+    inches: float = NAME_WIDTH,
+    size: float = TEXT_SIZE,
+    sep: str = " / ",
+) -> list[str]:
+    """``first / second`` for each pair, the first cut to two fifths of the room, then all fitted.
+
+    A long dataset name in ``dataset / labeler`` leaves the labeler in view.
+    """
+    pairs = list(pairs)
+    firsts = fit_labels([a for a, _ in pairs], 0.4 * inches * 72, size)
+    return fit_names([firsts[str(a)] + sep + str(b) for a, b in pairs], inches, size)
+
+
 def wrap(text: Any, points: float, size: float, lines: int = 2, breaks: str = "") -> str:
     """Break :func:`visible` ``text`` into at most ``lines`` lines of ``points`` wide.
 
@@ -168,15 +214,128 @@ def wrap(text: Any, points: float, size: float, lines: int = 2, breaks: str = ""
     return "\n".join(out)
 
 
-def new_figure(width: float = 6.0, height: float = 4.0) -> tuple[Any, Any]:
-    """Return ``(figure, axes)`` on an Agg canvas (no pyplot, no display needed)."""
+def new_figure(
+    width: float = PAGE_WIDTH, height: float = 4.0, *, rows: int = 1, cols: int = 1
+) -> tuple[Any, Any]:
+    """Return ``(figure, axes)`` on an Agg canvas (no pyplot, no display needed).
+
+    The figure is laid out by matplotlib's constrained layout: tick labels,
+    axis labels, titles, colour bars and a :func:`legend_below` get their room,
+    none runs into another axes or out of the figure. ``axes`` is one Axes, or
+    an array of ``rows`` x ``cols`` (squeezed) when either is above 1. Tick
+    labels are :data:`TEXT_SIZE` points.
+    """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
 
-    fig = Figure(figsize=(width, height), dpi=100)
+    layout = ConstrainedLayoutEngine(w_pad=_PAD, h_pad=_PAD)
+    fig = Figure(figsize=(width, height), dpi=100, layout=layout)
     FigureCanvasAgg(fig)
-    ax = fig.add_subplot(1, 1, 1)
-    return fig, ax
+    axes = fig.subplots(rows, cols, squeeze=True)
+    for ax in fig.axes:
+        ax.tick_params(labelsize=TEXT_SIZE)
+    return fig, axes
+
+
+def set_title(fig: Any, text: Any, *, lines: int = 2) -> None:
+    """Give ``fig`` the title ``text``, wrapped into ``lines`` lines of the figure's width."""
+    room = (fig.get_figwidth() - 2 * _EDGE) * 72
+    fig.suptitle(
+        wrap(text, room, TITLE_SIZE, lines=lines),
+        fontsize=TITLE_SIZE,
+        x=_EDGE / fig.get_figwidth(),
+        ha="left",
+    )
+
+
+def legend_below(
+    fig: Any,
+    handles: Sequence[Any],
+    labels: Sequence[Any],
+    *,
+    cols: int = 1,
+    heading: str = "",
+) -> Any:
+    """Put a legend beneath everything else in ``fig``; the figure grows by its height.
+
+    Each label is cut in the middle to the width of its column (distinct
+    labels staying distinct, :func:`fit_labels`), so the legend is never wider
+    than the figure, and the axes keep their height. Needs a figure of
+    :func:`new_figure` (constrained layout). Returns the legend.
+    """
+    room = (fig.get_figwidth() - 2 * _EDGE) * 72 / cols - 4.6 * TEXT_SIZE
+    shown = fit_labels(labels, room, TEXT_SIZE)
+    legend = fig.legend(
+        handles,
+        [shown[str(label)] for label in labels],
+        loc="outside lower left",
+        ncols=cols,
+        fontsize=TEXT_SIZE,
+        frameon=False,
+        title=fit(heading, room, TEXT_SIZE) if heading else None,
+        title_fontsize=TEXT_SIZE,
+        alignment="left",
+    )
+    fig.set_figheight(fig.get_figheight() + height_of(fig, legend) + _PAD)
+    return legend
+
+
+def heatmap(
+    values: Any,
+    rows: Sequence[Any],
+    cols: Sequence[Any],
+    *,
+    heading: str,
+    cells: Any = None,
+    colorbar: str = "",
+    **imshow: Any,
+) -> Any:
+    """A :data:`PAGE_WIDTH` figure of ``values`` (``rows`` x ``cols``) with its names cut to fit.
+
+    Row names sit left of the grid and column names beneath it, turned
+    upright, each cut in the middle to :data:`NAME_WIDTH` x 0.8 inches; with
+    more columns than upright names fit, the columns are numbered in the
+    order given (and rows too, when they are the columns). ``cells``
+    (strings, ``rows`` x ``cols``) are written in the cells when the widest
+    fits a cell, at :data:`TEXT_SIZE` - 1 points. A
+    ``colorbar`` label adds a colour bar beneath. ``imshow`` goes to
+    ``Axes.imshow`` (``cmap``, ``vmin``, ``vmax``). Returns the figure.
+    """
+    import numpy as np
+
+    n_rows, n_cols = len(rows), len(cols)
+    names = NAME_WIDTH * 0.8
+    col_w = min(0.45, (PAGE_WIDTH - names - 0.3) / max(n_cols, 1))
+    row_h = 0.24
+    upright = col_w * 72 >= TEXT_SIZE * 1.5
+    below = names if upright else 0.25
+    bar = 0.55 if colorbar else 0.0
+    fig, ax = new_figure(PAGE_WIDTH, 0.6 + n_rows * row_h + below + bar)
+    ax.imshow(values, aspect="auto", **imshow)
+    same = [str(r) for r in rows] == [str(c) for c in cols]
+    numbered = [f"{k + 1} {r}" for k, r in enumerate(rows)] if same and not upright else rows
+    ax.set_yticks(range(n_rows), fit_names(numbered, names))
+    if upright:
+        ax.set_xticks(range(n_cols), fit_names(cols, names), rotation=90)
+    else:
+        step = max(1, int(np.ceil(TEXT_SIZE * 2.2 / (col_w * 72))))
+        ax.set_xticks(range(0, n_cols, step), [str(k + 1) for k in range(0, n_cols, step)])
+    if cells is not None:
+        size = TEXT_SIZE - 1
+        texts = [[str(c) for c in row] for row in cells]
+        widest = max((text_width(t, size) for row in texts for t in row), default=0.0)
+        if widest + 3 <= col_w * 72 and size * 1.3 <= row_h * 72:
+            for i, row in enumerate(texts):
+                for j, text in enumerate(row):
+                    if text:
+                        ax.text(j, i, text, ha="center", va="center", fontsize=size)
+    if colorbar:
+        fig.colorbar(
+            ax.images[0], ax=ax, orientation="horizontal", shrink=0.6, aspect=30, pad=0.02
+        ).set_label(colorbar, fontsize=TEXT_SIZE)
+    set_title(fig, heading)
+    return fig
 
 
 def png_bytes(fig: Any, *, scale: int = SCALE) -> bytes:

@@ -3,23 +3,16 @@
 Each kind of figure the report draws (ROC, precision-recall, rejection,
 reliability grid, the leaderboard's dot plot) is rendered through its public
 function from a run of fourteen detectors with long, near-identical and
-hostile names (markup, maths, terminal escapes, bidi overrides). The
-matplotlib figure is caught on its way to :func:`realitycheck.plots.png_bytes`
-and drawn again; every text drawn is measured by its window extent
-(``Text.get_window_extent(renderer)``, the renderer the draw used). Two texts
-whose boxes come closer than two pixels collide; a text outside the
-figure's own box would be cut, or would make the saved image wider than the
-page column it was sized for.
+hostile names (markup, maths, terminal escapes, bidi overrides), and checked
+by :mod:`_figure_text` (text boxes measured as drawn). The studies' figures
+are checked the same way in test_study_figure_layout.py.
 """
 
 from __future__ import annotations
 
-import itertools
-import unicodedata
-from contextlib import contextmanager
-
 import numpy as np
 import pytest
+from _figure_text import DATASET, LONG, REFERENCE, catching, check
 
 from realitycheck import Example, Label, Response, RunStore, Score
 from realitycheck.report._calibration import selective_figures
@@ -27,9 +20,6 @@ from realitycheck.report._data import dataset_scores, load
 from realitycheck.report._figures import curves, render_pr, render_roc
 from realitycheck.studies.leaderboard import dot_plot
 
-DATASET = "halueval_general/$x^$ <b>a dataset with a very long name</b> \u202egnp.exe"
-REFERENCE = "human[protocol=worst,annotators=three-of-five]"
-LONG = "selfcheck[variant=nli,model=microsoft/deberta-v3-large-mnli-fever-anli-ling-wanli"
 DETECTORS = (
     # Strongest first: the long and hostile names are the ones drawn.
     LONG + "]",
@@ -48,12 +38,6 @@ DETECTORS = (
     "recorded:true_nli",
 )
 N = 240
-MIN_POINTS = 8.0
-"""Smallest font, in points: 11 CSS px when the figure is shown at its own size."""
-GAP = 2.0
-"""Least room between two texts, in px at 100 per inch."""
-PAGE_INCHES = 5.6
-"""Widest figure, in inches at 100 px each: the report shows figures at most 560 px wide."""
 
 
 def _build(path) -> RunStore:
@@ -83,91 +67,7 @@ def data(tmp_path_factory):
 @pytest.fixture
 def caught(monkeypatch):
     """Every matplotlib figure handed to ``png_bytes``, in order."""
-    import realitycheck.plots as plots
-    import realitycheck.studies.leaderboard._plot as plot_module
-
-    original = plots.png_bytes
-    figures = []
-
-    def catch(fig, *args, **kwargs):
-        figures.append(fig)
-        return original(fig, *args, **kwargs)
-
-    monkeypatch.setattr(plots, "png_bytes", catch)
-    monkeypatch.setattr(plot_module, "png_bytes", catch, raising=False)
-    return figures
-
-
-@contextmanager
-def _drawn():
-    """Collect ``(text, extent)`` for every non-empty text drawn meanwhile."""
-    from matplotlib.text import Text
-
-    found = []
-    original = Text.draw
-
-    def spy(self, renderer):
-        original(self, renderer)
-        if self.get_visible() and self.get_text():
-            found.append((self, self.get_window_extent(renderer)))
-
-    Text.draw = spy
-    try:
-        yield found
-    finally:
-        Text.draw = original
-
-
-def _layout(fig):
-    """Draw ``fig`` again as ``png_bytes`` did (maths off); return the texts drawn and its box."""
-    import matplotlib
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    if not isinstance(fig.canvas, FigureCanvasAgg):
-        FigureCanvasAgg(fig)
-    with matplotlib.rc_context({"text.parse_math": False}), _drawn() as found:
-        fig.canvas.draw()
-    return found, fig.bbox
-
-
-def _overlap(a, b) -> bool:
-    """Whether the boxes overlap or come closer than ``GAP`` px (``1.000.00`` reads as one)."""
-    width = min(a.x1, b.x1) - max(a.x0, b.x0)
-    height = min(a.y1, b.y1) - max(a.y0, b.y0)
-    return width > -GAP and height > -GAP
-
-
-def _problems(fig) -> list[str]:
-    found, box = _layout(fig)
-    out = []
-    if fig.get_figwidth() > PAGE_INCHES + 1e-9:
-        out.append(f"wider than the page column: {fig.get_figwidth()} inches")
-    for text, ext in found:
-        shown = repr(text.get_text())
-        if ext.x0 < box.x0 - 1 or ext.y0 < box.y0 - 1 or ext.x1 > box.x1 + 1 or ext.y1 > box.y1 + 1:
-            out.append(f"outside the figure: {shown} at {ext.extents}, figure {box.extents}")
-        if text.get_fontsize() < MIN_POINTS:
-            out.append(f"smaller than {MIN_POINTS} pt: {shown} ({text.get_fontsize()} pt)")
-    for (t1, e1), (t2, e2) in itertools.combinations(found, 2):
-        if _overlap(e1, e2):
-            out.append(f"overlap: {t1.get_text()!r} and {t2.get_text()!r}")
-    return out
-
-
-def _inert(fig) -> None:
-    """Every text drawn is drawn as written: maths off, no control or bidi character raw."""
-    found, _ = _layout(fig)
-    assert found
-    for text, _ext in found:
-        assert not text.get_parse_math(), text.get_text()
-        raw = [c for c in text.get_text() if unicodedata.category(c) in ("Cc", "Cf") and c != "\n"]
-        assert raw == [], text.get_text()
-
-
-def _check(fig) -> None:
-    problems = _problems(fig)
-    assert problems == [], "\n".join(problems)
-    _inert(fig)
+    return catching(monkeypatch)
 
 
 @pytest.fixture(scope="module")
@@ -179,12 +79,12 @@ def found(data):
 
 def test_roc_figure_text_neither_overlaps_nor_leaves_the_figure(found, caught):
     render_roc(found, DATASET, REFERENCE)
-    _check(caught[-1])
+    check(caught[-1])
 
 
 def test_pr_figure_text_neither_overlaps_nor_leaves_the_figure(found, caught):
     render_pr(found, DATASET, REFERENCE, 0.4)
-    _check(caught[-1])
+    check(caught[-1])
 
 
 @pytest.mark.parametrize("kind", ["rejection", "reliability"])
@@ -192,7 +92,7 @@ def test_calibration_figure_text_neither_overlaps_nor_leaves_the_figure(data, ca
     pivot = dataset_scores(data, DATASET, REFERENCE, list(DETECTORS))
     figures = selective_figures(data, DATASET, REFERENCE, list(DETECTORS), scored=pivot)
     assert [f.stem.split("_", 1)[0] for f in figures] == ["rejection", "reliability"]
-    _check(caught[["rejection", "reliability"].index(kind)])
+    check(caught[["rejection", "reliability"].index(kind)])
 
 
 @pytest.mark.parametrize("rows", [3, 14])
@@ -209,7 +109,7 @@ def test_leaderboard_figure_text_neither_overlaps_nor_leaves_the_figure(caught, 
         xlabel=f"hallucination rate (answered judged responses; Wilson CI) under {LONG}",
         title=f"{DATASET} (all): generators by {REFERENCE} rate, lowest first",
     )
-    _check(caught[-1])
+    check(caught[-1])
 
 
 def test_the_same_detectors_keep_the_same_colours_in_every_curve_figure(data, found, caught):

@@ -17,7 +17,14 @@ import pandas as pd
 
 from realitycheck.analysis import Bootstrap, confusion_ci
 from realitycheck.errors import InvalidInputError
-from realitycheck.plots import new_figure, png_bytes
+from realitycheck.plots import (
+    PAGE_WIDTH,
+    TEXT_SIZE,
+    legend_below,
+    new_figure,
+    png_bytes,
+    set_title,
+)
 from realitycheck.registry import parse_key
 from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
 from realitycheck.studies import Study, automatic_labelers, fmt, quiet, study
@@ -290,10 +297,16 @@ def _bars(group: pd.DataFrame, value: str, low: str, high: str) -> tuple[Any, An
 
 
 def _curve_figure(curve: pd.DataFrame, reference: str) -> StudyFigure:
-    fig, ax = new_figure(15, 4.6)
-    fig.delaxes(ax)
-    axes = fig.subplots(1, len(_PANELS), sharex=True, sharey=True)
+    """Balanced accuracy, sensitivity and specificity against k: three panels, one above another.
+
+    Each judge family and dataset keeps one colour in every panel and is named
+    once in the legend beneath; a star (one legend entry) marks a leakage point.
+    """
+    from matplotlib.lines import Line2D
+
+    fig, axes = new_figure(PAGE_WIDTH, 6.6, rows=len(_PANELS))
     leaked_any = bool(curve["sees_own_annotation"].astype(bool).any())
+    handles: dict[str, Any] = {}
     for ax, (value, low, high, name) in zip(axes, _PANELS, strict=True):
         for i, ((dataset, family), group) in enumerate(curve.groupby(["dataset", "family"])):
             color = f"C{i % 10}"
@@ -301,28 +314,24 @@ def _curve_figure(curve: pd.DataFrame, reference: str) -> StudyFigure:
             line = group[~leak].sort_values("k")
             if len(line):
                 x, y, err = _bars(line, value, low, high)
-                ax.errorbar(
-                    x, y, yerr=err, marker="o", capsize=3, color=color,
-                    label=f"{family} / {dataset}",
-                )  # fmt: skip
+                drawn = ax.errorbar(x, y, yerr=err, marker="o", capsize=3, color=color)
+                handles.setdefault(f"{family} / {dataset}", drawn)
             if leak.any():
                 x, y, err = _bars(group[leak].sort_values("k"), value, low, high)
                 ax.errorbar(
                     x, y, yerr=err, marker="*", markersize=12, capsize=3, linestyle="none",
-                    color=color, label=f"{family} / {dataset}: {LEAKAGE}",
+                    color=color,
                 )  # fmt: skip
         if value == "balanced_accuracy":
             ax.axhline(0.5, color="grey", linestyle="--", linewidth=1)
-        ax.set_xlabel("annotated examples shown (k)")
-        ax.set_ylabel(f"{name} against {reference}")  # png_bytes turns maths off
-        ax.set_title(name)
+        ax.set_ylabel(name, fontsize=TEXT_SIZE)
         ax.set_ylim(-0.02, 1.02)
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(
-        handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize=7,
-        title="judge / dataset", title_fontsize=7, frameon=False,
-    )  # fmt: skip
-    fig.suptitle("Judge against the number of examples shown")
+    axes[-1].set_xlabel("annotated examples shown (k)", fontsize=TEXT_SIZE)
+    set_title(fig, f"Judges against the number of examples shown, against {reference}")
+    if leaked_any:
+        star = Line2D([], [], color="black", marker="*", markersize=12, linestyle="none")
+        handles[f"star: the judge {LEAKAGE}"] = star
+    legend_below(fig, list(handles.values()), list(handles), heading="judge / dataset")
     caption = (
         f"Balanced accuracy, sensitivity (recall on hallucinated) and specificity (recall on "
         f"faithful) against {reference} (y) of each judge family per number of annotated "

@@ -23,7 +23,7 @@ from realitycheck.params import (
     as_tuple,
     param,
 )
-from realitycheck.plots import new_figure, png_bytes
+from realitycheck.plots import heatmap, png_bytes
 from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
 from realitycheck.studies import Study, fmt, study
 
@@ -192,17 +192,18 @@ class MetricCorrelation(Study):
         pos = {n: i for i, n in enumerate(names)}
         for a, b, rho in zip(long["a"], long["b"], long["rho"], strict=True):
             matrix[pos[a], pos[b]] = matrix[pos[b], pos[a]] = rho
-        fig, ax = new_figure(1.0 + 0.5 * k, 0.8 + 0.45 * k)
-        image = ax.imshow(np.ma.masked_invalid(matrix), cmap="RdBu_r", vmin=-1, vmax=1)
-        ax.set_xticks(range(k), names, rotation=60, ha="right", fontsize=8)
-        ax.set_yticks(range(k), names, fontsize=8)
-        if k <= 16:
-            for i in range(k):
-                for j in range(k):
-                    if matrix[i, j] == matrix[i, j]:
-                        ax.text(j, i, f"{matrix[i, j]:.2f}", ha="center", va="center", fontsize=6)
-        fig.colorbar(image, ax=ax, shrink=0.8, label="Spearman rho")
-        ax.set_title(f"{ds}: Spearman correlation (pairwise complete)")
+        cells = [[f"{v:.2f}" if v == v else "" for v in row] for row in matrix]
+        fig = heatmap(
+            np.ma.masked_invalid(matrix),
+            names,
+            names,
+            heading=f"{ds}: Spearman correlation (pairwise complete)",
+            cells=cells,
+            colorbar="Spearman rho",
+            cmap="RdBu_r",
+            vmin=-1,
+            vmax=1,
+        )
         caption = f"{ds}: Spearman rho between signals on the items both scored; blank = undefined."
         if notes:
             caption += f" Identical columns shown once: {'; '.join(notes)}."

@@ -20,7 +20,15 @@ import pandas as pd
 
 from realitycheck.analysis import Bootstrap
 from realitycheck.metrics import wilson_interval
-from realitycheck.plots import new_figure, png_bytes, visible
+from realitycheck.plots import (
+    PAGE_WIDTH,
+    PALETTE,
+    TEXT_SIZE,
+    legend_below,
+    new_figure,
+    png_bytes,
+    set_title,
+)
 from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
 from realitycheck.studies import (
     UNKNOWN,
@@ -31,7 +39,6 @@ from realitycheck.studies import (
     study,
     tuning_pairs,
 )
-from realitycheck.text import short_names
 
 __all__ = ["ModelFactors"]
 
@@ -167,27 +174,51 @@ def _pairs(ds: str, frame: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _figure(ds: str, trend: pd.DataFrame, table: pd.DataFrame) -> StudyFigure:
+    """Rate against size, one line per family; each model is a point, its tuning the marker.
+
+    The points are not named in the figure (names of one size would run into
+    each other); the size_trend table names each model at its size and rate.
+    """
     import re
 
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
     tuning = table.set_index("model")["instruction_tuned"]
-    labels = short_names(trend["model"])
-    fig, ax = new_figure(6.5, 4.0)
-    for family, part in trend.groupby("family", sort=True):
-        ax.plot(part["size"], part["rate"], "-", label=visible(str(family)))
+    marks = {"base": "o", "tuned": "s"}
+    fig, ax = new_figure(PAGE_WIDTH, 3.6)
+    handles, labels = [], []
+    for k, (family, part) in enumerate(trend.groupby("family", sort=True)):
+        colour = PALETTE[k % len(PALETTE)]
+        (line,) = ax.plot(part["size"], part["rate"], "-", color=colour)
+        handles.append(line)
+        labels.append(f"family: {family}")
         for row in part.itertuples():
-            marker = {"base": "o", "tuned": "s"}.get(str(tuning.get(row.model)), "x")
-            ax.plot([row.size], [row.rate], marker, color="black", markersize=5)
-            ax.annotate(visible(labels[str(row.model)]), (row.size, row.rate), fontsize=7)
+            marker = marks.get(str(tuning.get(row.model)), "x")
+            ax.plot([row.size], [row.rate], marker, color=colour, markersize=6)
+    for name, marker in (("base", "o"), ("instruction-tuned", "s"), ("tuning unknown", "x")):
+        handles.append(Line2D([], [], color="black", marker=marker, linestyle="none"))
+        labels.append(name)
     ax.set_xscale("log")
-    ax.set_xlabel("Parameters (log scale)")
-    ax.set_ylabel("Hallucination rate")
-    ax.set_title(visible(f"{ds}: rate against size within each family"))
-    ax.legend(fontsize=8)
+    # Ticks at the sizes drawn, written plainly (png_bytes draws text without maths,
+    # so the default "$10^{10}$" labels would show as written); a size within a
+    # factor 1.4 of the last one ticked is left unticked, so labels never collide.
+    ticks: list[float] = []
+    for size in sorted(trend["size"].astype(float).unique()):
+        if not ticks or size >= 1.4 * ticks[-1]:
+            ticks.append(size)
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x / 1e9:.3g}B"))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlabel("Parameters (log scale)", fontsize=TEXT_SIZE)
+    ax.set_ylabel("Hallucination rate", fontsize=TEXT_SIZE)
+    set_title(fig, f"{ds}: rate against size within each family")
     ax.grid(alpha=0.3)
+    legend_below(fig, handles, labels)
     caption = (
         f"{ds}: hallucination rate of each model against its size, one line per family, on "
         "the examples every model of the family answered (o base, s instruction-tuned, "
-        "x tuning unknown)."
+        "x tuning unknown); the size_trend table names the model at each point."
     )
     return StudyFigure(f"size_{re.sub(r'[^A-Za-z0-9._=-]+', '_', ds)}", png_bytes(fig), caption)
 

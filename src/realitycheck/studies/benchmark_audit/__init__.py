@@ -16,7 +16,7 @@ import pandas as pd
 from realitycheck.analysis import Bootstrap
 from realitycheck.keys import LabelKey, is_human
 from realitycheck.params import Interval, param
-from realitycheck.plots import new_figure, png_bytes
+from realitycheck.plots import heatmap, legend_below, png_bytes
 from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
 from realitycheck.studies import Study, study
 from realitycheck.studies.benchmark_audit._facts import FACTS, benchmark_stats, context_chars
@@ -293,6 +293,7 @@ def _finding(table: pd.DataFrame) -> str:
 
 def _grid(table: pd.DataFrame) -> StudyFigure:
     from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
 
     datasets = sorted(table["dataset"].unique())
     code = {s: i for i, s in enumerate(STATUSES)}
@@ -301,15 +302,19 @@ def _grid(table: pd.DataFrame) -> StudyFigure:
         table["dataset"], table["desideratum"], table["status"], strict=True
     ):
         grid[datasets.index(str(ds)), DESIDERATA.index(str(desideratum))] = code[str(status)]
-    fig, ax = new_figure(9, 0.6 * len(datasets) + 2)
-    cmap = ListedColormap(["#4caf50", "#ffc107", "#e57373", "#bdbdbd"])
-    ax.imshow(grid, cmap=cmap, vmin=-0.5, vmax=3.5, aspect="auto")
-    for i in range(len(datasets)):
-        for j in range(len(DESIDERATA)):
-            ax.text(j, i, STATUSES[int(grid[i, j])], ha="center", va="center", fontsize=8)
-    ax.set_xticks(range(len(DESIDERATA)), DESIDERATA, rotation=30, ha="right", fontsize=8)
-    ax.set_yticks(range(len(datasets)), datasets, fontsize=8)
-    ax.set_title("Benchmark desiderata (paper 002)")
+    colours = ["#4caf50", "#ffc107", "#e57373", "#bdbdbd"]
+    fig = heatmap(
+        grid,
+        datasets,
+        DESIDERATA,
+        heading="Benchmark desiderata (paper 002)",
+        cells=[[STATUSES[int(v)] for v in row] for row in grid],
+        cmap=ListedColormap(colours),
+        vmin=-0.5,
+        vmax=3.5,
+    )
+    handles = [Patch(color=c) for c in colours]
+    legend_below(fig, handles, list(STATUSES), cols=len(STATUSES))
     return StudyFigure(
         "desiderata_grid",
         png_bytes(fig),

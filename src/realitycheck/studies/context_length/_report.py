@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from realitycheck.plots import new_figure, png_bytes
+from realitycheck.plots import (
+    PAGE_WIDTH,
+    TEXT_SIZE,
+    fit_names,
+    legend_below,
+    new_figure,
+    png_bytes,
+    set_title,
+)
 from realitycheck.store import StudyFigure
 
 __all__ = ["context_figure", "finding", "gains"]
@@ -62,13 +71,12 @@ def context_figure(ds: str, metrics: pd.DataFrame, names: Sequence[str]) -> Stud
         return None
     from matplotlib import colormaps
 
-    fig, _ = new_figure(10, 4)
-    fig.clear()
-    axes = fig.subplots(1, 2)
+    fig, axes = new_figure(PAGE_WIDTH, 5.4, rows=2)
     palette = colormaps["tab20"]
     x = {n: i for i, n in enumerate(present)}
     series = sorted(part[["kind", "name"]].drop_duplicates().itertuples(index=False))
-    for ax, metric in zip(axes, GAIN_METRICS, strict=True):
+    handles: dict[str, Any] = {}
+    for ax, metric in zip(axes, ("auroc", "f1"), strict=True):
         for i, (kind, name) in enumerate(series):
             sel = part[(part["metric"] == metric) & (part["name"] == name)]
             sel = sel[sel["stratum"].isin(x) & sel["value"].notna()]
@@ -77,16 +85,17 @@ def context_figure(ds: str, metrics: pd.DataFrame, names: Sequence[str]) -> Stud
             xs = sel["stratum"].map(x).to_numpy(dtype=float) + (i - len(series) / 2) * 0.02
             err = np.vstack([sel["value"] - sel["ci_low"], sel["ci_high"] - sel["value"]])
             marker = "o" if kind == "detector" else "s"
-            ax.errorbar(
+            drawn = ax.errorbar(
                 xs, sel["value"], yerr=np.nan_to_num(err), marker=marker, ms=4, capsize=2,
-                color=palette(i % 20), label=f"{name} ({kind})",
+                color=palette(i % 20),
             )  # fmt: skip
-        ax.set_xticks(range(len(present)), present)
-        ax.set_xlabel("context length (characters)")
+            handles.setdefault(f"{name} ({kind})", drawn)
+        ax.set_xticks(range(len(present)), fit_names(present, 0.9), rotation=30 * (len(x) > 6))
         ax.set_ylabel("AUROC" if metric == "auroc" else "F1 (detectors: test split)")
         ax.set_ylim(0, 1)
-    axes[1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
-    fig.suptitle(f"{ds}: quality by context length")
+    axes[1].set_xlabel("context length (characters)", fontsize=TEXT_SIZE)
+    set_title(fig, f"{ds}: quality by context length")
+    legend_below(fig, list(handles.values()), list(handles))
     return StudyFigure(
         f"context_length_{ds}",
         png_bytes(fig),

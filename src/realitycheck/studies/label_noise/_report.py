@@ -10,7 +10,15 @@ import numpy as np
 import pandas as pd
 
 from realitycheck.metrics import discordant_pairs, kendall_tau_b
-from realitycheck.plots import new_figure, png_bytes
+from realitycheck.plots import (
+    PAGE_WIDTH,
+    TEXT_SIZE,
+    heatmap,
+    legend_below,
+    new_figure,
+    png_bytes,
+    set_title,
+)
 from realitycheck.store import StudyFigure, StudyTable
 from realitycheck.studies.label_noise._raters import RaterTables
 from realitycheck.studies.label_noise._signals import DETECTOR, LABELER, Signals
@@ -204,7 +212,7 @@ def tables(
 def curve_figure(ds: str, curve: pd.DataFrame, rate: float) -> StudyFigure:
     from matplotlib import colormaps
 
-    fig, ax = new_figure(7.5, 4.2)
+    fig, ax = new_figure(PAGE_WIDTH, 3.6)
     palette = colormaps["tab20"]
     for i, ((kind, d), part) in enumerate(curve.groupby(["signal_kind", "signal"], sort=True)):
         part = part.sort_values("rate")
@@ -218,10 +226,10 @@ def curve_figure(ds: str, curve: pd.DataFrame, rate: float) -> StudyFigure:
         )
     ax.axvline(rate, color="grey", ls=":", lw=1)
     ax.axhline(0.5, color="black", lw=0.6)
-    ax.set_xlabel("share of test labels flipped at random")
-    ax.set_ylabel("AUROC")
-    ax.set_title(f"{ds}: AUROC under random label flips")
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    ax.set_xlabel("share of test labels flipped at random", fontsize=TEXT_SIZE)
+    ax.set_ylabel("AUROC", fontsize=TEXT_SIZE)
+    set_title(fig, f"{ds}: AUROC under random label flips")
+    legend_below(fig, *ax.get_legend_handles_labels())
     return StudyFigure(
         f"noise_curve_{ds}",
         png_bytes(fig),
@@ -256,25 +264,19 @@ def rank_figure(ds: str, effect: pd.DataFrame) -> StudyFigure | None:
     limit = max(
         1.0, float(np.nanmax(np.abs(change.to_numpy()))) if change.notna().any().any() else 1
     )
-    fig, ax = new_figure(1.6 + 0.42 * len(columns), 1.2 + 0.36 * len(ranks))
-    image = ax.imshow(
+    values = ranks.to_numpy(float)
+    cells = [[f"{v:.0f}" if np.isfinite(v) else "" for v in row] for row in values]
+    fig = heatmap(
         np.ma.masked_invalid(change.to_numpy(float)),
+        [f"{s} ({kinds[s]})" for s in ranks.index],
+        columns,
+        heading=f"{ds}: AUROC rank of detectors and labelers per label set",
+        cells=cells,
+        colorbar="rank change from clean (+ = worse)",
         cmap="RdBu_r",
         vmin=-limit,
         vmax=limit,
-        aspect="auto",
     )
-    labels = [f"{s} ({kinds[s]})" for s in ranks.index]
-    ax.set_yticks(range(len(ranks)), labels, fontsize=7)
-    ax.set_xticks(range(len(columns)), columns, rotation=60, ha="right", fontsize=7)
-    values = ranks.to_numpy(float)
-    if values.size <= 600:
-        for i in range(values.shape[0]):
-            for j in range(values.shape[1]):
-                if np.isfinite(values[i, j]):
-                    ax.text(j, i, f"{values[i, j]:.0f}", ha="center", va="center", fontsize=6)
-    fig.colorbar(image, ax=ax, shrink=0.8, label="rank change from clean (+ = worse)")
-    ax.set_title(f"{ds}: AUROC rank of detectors and labelers per label set")
     return StudyFigure(
         f"noise_ranks_{ds}",
         png_bytes(fig),

@@ -6,7 +6,15 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from realitycheck.plots import new_figure, png_bytes
+from realitycheck.plots import (
+    PAGE_WIDTH,
+    TEXT_SIZE,
+    fit_pairs,
+    legend_below,
+    new_figure,
+    png_bytes,
+    set_title,
+)
 from realitycheck.store import RunData, StudyFigure
 
 __all__ = ["CAUSES", "LEXICAL_LABELERS", "error_causes", "plot_errors", "reference_words"]
@@ -104,18 +112,18 @@ def plot_errors(errors: pd.DataFrame) -> StudyFigure:
         index=["dataset", "labeler"], columns="cause", values="share_of_items", sort=True
     )
     table = table[[c for _, c in CAUSES if c in table.columns]]
-    fig, ax = new_figure(7.0, 0.9 + 0.4 * len(table))
+    fig, ax = new_figure(PAGE_WIDTH, 0.8 + 0.3 * len(table))
     left = np.zeros(len(table))
     positions = np.arange(len(table))
     for k, cause in enumerate(table.columns):
         width = table[cause].to_numpy(dtype=float)
         ax.barh(positions, width, left=left, color=f"C{k}", label=cause)
         left += width
-    ax.set_yticks(positions, [f"{d} / {lab}" for d, lab in table.index])
+    ax.set_yticks(positions, fit_pairs(table.index))
     ax.invert_yaxis()
-    ax.set_xlabel("share of labelled items")
-    ax.set_title("Errors of lexical labelers by cause")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0, -0.15), ncol=3)
+    ax.set_xlabel("share of labelled items", fontsize=TEXT_SIZE)
+    set_title(fig, "Errors of lexical labelers by cause")
+    legend_below(fig, *ax.get_legend_handles_labels())
     return StudyFigure(
         "errors",
         png_bytes(fig),

@@ -9,7 +9,16 @@ import numpy as np
 import pandas as pd
 
 from realitycheck.analysis import INTERVAL_COLUMNS
-from realitycheck.plots import new_figure, png_bytes
+from realitycheck.plots import (
+    NAME_WIDTH,
+    PAGE_WIDTH,
+    TEXT_SIZE,
+    fit_pairs,
+    new_figure,
+    png_bytes,
+    set_title,
+    wrap,
+)
 from realitycheck.store import StudyFigure
 from realitycheck.studies import fmt
 
@@ -77,7 +86,7 @@ def empty_table(table: str) -> pd.DataFrame:
 def plot_kappa(agreement: pd.DataFrame, reference: str) -> StudyFigure:
     """Horizontal bars of Cohen's kappa (with CI) per dataset and labeler."""
     kappa = agreement[agreement["metric"] == "cohen_kappa"].sort_values(["dataset", "labeler"])
-    fig, ax = new_figure(6.5, 0.9 + 0.35 * len(kappa))
+    fig, ax = new_figure(PAGE_WIDTH, 0.8 + 0.3 * len(kappa))
     positions = np.arange(len(kappa))
     value = kappa["value"].to_numpy(dtype=float)
     low = np.nan_to_num(value - kappa["ci_low"].to_numpy(dtype=float))
@@ -85,12 +94,13 @@ def plot_kappa(agreement: pd.DataFrame, reference: str) -> StudyFigure:
     datasets = sorted(kappa["dataset"].unique())
     colors = [f"C{datasets.index(d) % 10}" for d in kappa["dataset"]]
     ax.barh(positions, value, xerr=[low, high], color=colors, capsize=3)
-    names = [f"{d} / {lab}" for d, lab in zip(kappa["dataset"], kappa["labeler"], strict=True)]
-    ax.set_yticks(positions, names)
+    ax.set_yticks(positions, fit_pairs(zip(kappa["dataset"], kappa["labeler"], strict=True)))
     ax.invert_yaxis()
     ax.axvline(0, color="grey", linewidth=1)
-    ax.set_xlabel(f"Cohen's kappa against {reference} (95% CI)")
-    ax.set_title("Agreement of each labeler with the reference labels")
+    axis = (PAGE_WIDTH - NAME_WIDTH - 0.4) * 72
+    xlabel = wrap(f"Cohen's kappa against {reference} (95% CI)", axis, TEXT_SIZE)
+    ax.set_xlabel(xlabel, fontsize=TEXT_SIZE)
+    set_title(fig, "Agreement of each labeler with the reference labels")
     return StudyFigure(
         "kappa",
         png_bytes(fig),

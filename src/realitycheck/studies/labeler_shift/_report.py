@@ -6,7 +6,16 @@ import numpy as np
 import pandas as pd
 
 from realitycheck.metrics import correlation_pvalue, pearson
-from realitycheck.plots import new_figure, png_bytes
+from realitycheck.plots import (
+    PAGE_WIDTH,
+    PALETTE,
+    TEXT_SIZE,
+    fit,
+    legend_below,
+    new_figure,
+    png_bytes,
+    set_title,
+)
 from realitycheck.store import StudyFigure
 from realitycheck.studies import fmt, quiet
 from realitycheck.studies.labeler_shift._paired import ALL
@@ -48,11 +57,17 @@ def correlations(shift: pd.DataFrame, reference: str) -> pd.DataFrame:
 
 
 def scatter(shift: pd.DataFrame, reference: str) -> StudyFigure:
+    """One marker per detector and dataset: AUROC under the reference (x) and a labeler (y).
+
+    A labeler is a colour and a dataset a marker; the legend beneath names each once.
+    """
+    from matplotlib.lines import Line2D
+
     auroc = shift[shift["metric"] == "auroc"]
-    fig, ax = new_figure(6.5, 5.5)
+    fig, ax = new_figure(PAGE_WIDTH, 4.4)
     labelers = sorted(auroc["labeler"].unique())
     datasets = sorted(auroc["dataset"].unique())
-    colors = {lab: f"C{k % 10}" for k, lab in enumerate(labelers)}
+    colors = {lab: PALETTE[k % len(PALETTE)] for k, lab in enumerate(labelers)}
     markers = {ds: _MARKERS[k % len(_MARKERS)] for k, ds in enumerate(datasets)}
     for (labeler, dataset), group in auroc.groupby(["labeler", "dataset"], sort=True):
         ax.scatter(
@@ -60,7 +75,6 @@ def scatter(shift: pd.DataFrame, reference: str) -> StudyFigure:
             group["value"].astype(float),
             color=colors[labeler],
             marker=markers[dataset],
-            label=f"{labeler} / {dataset}",
             alpha=0.8,
         )
     values = pd.concat([auroc["reference_value"], auroc["value"]]).astype(float)
@@ -68,12 +82,17 @@ def scatter(shift: pd.DataFrame, reference: str) -> StudyFigure:
     low = min(0.4, float(values.min())) if len(values) else 0.0
     high = max(1.0, float(values.max())) if len(values) else 1.0
     ax.plot([low, high], [low, high], color="grey", linestyle="--", linewidth=1)
-    ax.set_xlim(low, high)
-    ax.set_ylim(low, high)
-    ax.set_xlabel(f"AUROC under {reference}")
-    ax.set_ylabel("AUROC under the other labeler")
-    ax.set_title("Detector AUROC: reference labels vs each labeler")
-    ax.legend(fontsize=7, loc="best", title="labeler / dataset", title_fontsize=7)
+    pad = 0.03 * (high - low)  # keeps the first ticks of x and y apart at the corner
+    ax.set_xlim(low - pad, high + pad)
+    ax.set_ylim(low - pad, high + pad)
+    axis = (PAGE_WIDTH - 0.8) * 72
+    ax.set_xlabel(fit(f"AUROC under {reference}", axis, TEXT_SIZE), fontsize=TEXT_SIZE)
+    ax.set_ylabel("AUROC under the other labeler", fontsize=TEXT_SIZE)
+    set_title(fig, "Detector AUROC: reference labels vs each labeler")
+    handles = [Line2D([], [], color=colors[lab], marker="o", ls="none") for lab in labelers]
+    handles += [Line2D([], [], color="0.35", marker=markers[ds], ls="none") for ds in datasets]
+    labels = [f"labeler: {lab}" for lab in labelers] + [f"dataset: {ds}" for ds in datasets]
+    legend_below(fig, handles, labels)
     return StudyFigure(
         "auroc-scatter",
         png_bytes(fig),

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
-from realitycheck.plots import new_figure, png_bytes
+from realitycheck.plots import (
+    PAGE_WIDTH,
+    TEXT_SIZE,
+    legend_below,
+    new_figure,
+    png_bytes,
+    set_title,
+    wrap,
+)
 from realitycheck.store import StudyFigure
 from realitycheck.studies import base_name, fmt
 
@@ -16,7 +26,7 @@ _SHOWN_QUANTILE = 0.99
 
 def plot_lengths(dataset: str, length: pd.Series, y: pd.Series, unit: str) -> StudyFigure:
     """Histograms (as densities) of the length of hallucinated and correct responses."""
-    fig, ax = new_figure(6.0, 3.8)
+    fig, ax = new_figure(PAGE_WIDTH, 3.2)
     known = length[y.notna()]
     top = float(known.quantile(_SHOWN_QUANTILE)) if len(known) else 1.0
     edges = np.linspace(0.0, max(top, 1.0), 41)
@@ -33,10 +43,10 @@ def plot_lengths(dataset: str, length: pd.Series, y: pd.Series, unit: str) -> St
                 color=color,
                 label=f"{label} (n = {x.size:,}, median {np.median(x):g})",
             )
-    ax.set_xlabel(f"response length ({unit})")
-    ax.set_ylabel("density")
-    ax.set_title(f"{dataset}: length of hallucinated vs correct responses")
-    ax.legend(fontsize=8)
+    ax.set_xlabel(f"response length ({unit})", fontsize=TEXT_SIZE)
+    ax.set_ylabel("density", fontsize=TEXT_SIZE)
+    set_title(fig, f"{dataset}: length of hallucinated vs correct responses")
+    legend_below(fig, *ax.get_legend_handles_labels())
     return StudyFigure(
         f"lengths-{dataset}",
         png_bytes(fig),
@@ -47,38 +57,41 @@ def plot_lengths(dataset: str, length: pd.Series, y: pd.Series, unit: str) -> St
 
 
 def plot_accuracy_by_length(table: pd.DataFrame, unit: str, confidence: float) -> StudyFigure:
-    """Accuracy of each labeler per length bin, one panel per dataset."""
+    """Accuracy of each labeler per length bin, one panel per dataset, one above the other.
+
+    A labeler keeps its colour in every panel and is named once in the legend beneath.
+    """
     datasets = sorted(table["dataset"].unique())
-    fig, ax = new_figure(4.5 * len(datasets), 3.8)
-    fig.delaxes(ax)
-    axes = np.atleast_1d(fig.subplots(1, len(datasets), squeeze=False)[0])
+    labelers = sorted(table["labeler"].unique())
+    colour = {lab: f"C{k % 10}" for k, lab in enumerate(labelers)}
+    fig, axes = new_figure(PAGE_WIDTH, 2.6 * len(datasets), rows=len(datasets))
+    axes = np.atleast_1d(axes)
     for ax, dataset in zip(axes, datasets, strict=True):
         rows = table[table["dataset"] == dataset]
-        for k, (labeler, group) in enumerate(rows.groupby("labeler", sort=True)):
+        for labeler, group in rows.groupby("labeler", sort=True):
             ax.errorbar(
                 group["bin"],
                 group["accuracy"],
                 yerr=[group["accuracy"] - group["ci_low"], group["ci_high"] - group["accuracy"]],
                 marker="o",
                 capsize=3,
-                color=f"C{k % 10}",
+                color=colour[labeler],
                 label=labeler,
             )
         first = rows.drop_duplicates("bin").sort_values("bin")
-        ax.set_xticks(
-            first["bin"],
-            [
-                f"{lo:g}-{hi:g}"
-                for lo, hi in zip(first["length_low"], first["length_high"], strict=True)
-            ],
-            rotation=30,
-            fontsize=7,
-        )
+        edges = zip(first["length_low"], first["length_high"], strict=True)
+        ticks = [f"{lo:g}-{hi:g}" for lo, hi in edges]
+        ax.set_xticks(first["bin"], ticks, rotation=30 if len(ticks) > 5 else 0)
         ax.set_ylim(0, 1)
-        ax.set_xlabel(f"length bin ({unit})")
-        ax.set_ylabel("accuracy")
-        ax.set_title(dataset)
-        ax.legend(fontsize=7)
+        ax.set_ylabel("accuracy", fontsize=TEXT_SIZE)
+        ax.set_title(wrap(dataset, (PAGE_WIDTH - 0.8) * 72, TEXT_SIZE), fontsize=TEXT_SIZE)
+    axes[-1].set_xlabel(f"length bin ({unit})", fontsize=TEXT_SIZE)
+    set_title(fig, "Accuracy of each labeler by response length")
+    handles: dict[str, Any] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, handle)
+    legend_below(fig, list(handles.values()), list(handles))
     return StudyFigure(
         "accuracy-by-length",
         png_bytes(fig),

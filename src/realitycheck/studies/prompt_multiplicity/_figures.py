@@ -8,7 +8,15 @@ import numpy as np
 import pandas as pd
 
 from realitycheck.analysis import CATEGORIES
-from realitycheck.plots import new_figure, png_bytes, visible
+from realitycheck.plots import (
+    PAGE_WIDTH,
+    TEXT_SIZE,
+    fit_names,
+    legend_below,
+    new_figure,
+    png_bytes,
+    set_title,
+)
 from realitycheck.store import StudyFigure
 from realitycheck.studies.prompt_multiplicity._flow import COLORS
 from realitycheck.studies.prompt_multiplicity._measures import SHORT
@@ -22,18 +30,18 @@ def _stem(text: str) -> str:
 
 
 def setting_labels(summary: pd.DataFrame) -> list[str]:
-    """Short model names, with ``+ retriever`` for answers with retrieval."""
+    """Short model names, with ``+ retriever`` for answers with retrieval, cut to fit a row."""
     short = short_names(summary["model"])
-    return [
-        visible(short[str(m)] + (f" + {r}" if r else ""))
+    return fit_names(
+        short[str(m)] + (f" + {r}" if r else "")
         for m, r in zip(summary["model"], summary["retriever"], strict=True)
-    ]
+    )
 
 
 def taxonomy_figure(dataset: str, summary: pd.DataFrame) -> StudyFigure:
     """One horizontal bar per model (and retrieval setting), split into the three categories."""
     labels = setting_labels(summary)
-    fig, ax = new_figure(7.0, 1.2 + 0.45 * len(summary))
+    fig, ax = new_figure(PAGE_WIDTH, 0.8 + 0.32 * len(summary))
     y = np.arange(len(summary))
     left = np.zeros(len(summary))
     for category in CATEGORIES:
@@ -43,9 +51,9 @@ def taxonomy_figure(dataset: str, summary: pd.DataFrame) -> StudyFigure:
     ax.set_yticks(y, labels)
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
-    ax.set_xlabel("Share of questions")
-    ax.set_title(visible(f"{dataset}: prompt-agnostic factuality, errors and randomness"), pad=24)
-    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
+    ax.set_xlabel("Share of questions", fontsize=TEXT_SIZE)
+    set_title(fig, f"{dataset}: prompt-agnostic factuality, errors and randomness")
+    legend_below(fig, *ax.get_legend_handles_labels())
     tau = summary["tau"].iloc[0]
     caption = (
         f"{dataset}: each model's questions by category at tau = {tau:g}: prompt-agnostic "
@@ -58,7 +66,7 @@ def taxonomy_figure(dataset: str, summary: pd.DataFrame) -> StudyFigure:
 def accuracy_figure(dataset: str, summary: pd.DataFrame) -> StudyFigure:
     """Accuracy mean across variants with a ± one standard deviation bar, and the default's."""
     labels = setting_labels(summary)
-    fig, ax = new_figure(7.0, 1.2 + 0.45 * len(summary))
+    fig, ax = new_figure(PAGE_WIDTH, 0.8 + 0.32 * len(summary))
     y = np.arange(len(summary))
     ax.errorbar(
         summary["accuracy_mean"], y, xerr=summary["accuracy_std"], fmt="o", color="black",
@@ -68,9 +76,9 @@ def accuracy_figure(dataset: str, summary: pd.DataFrame) -> StudyFigure:
     ax.set_yticks(y, labels)
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
-    ax.set_xlabel("Accuracy")
-    ax.set_title(visible(f"{dataset}: accuracy across prompt variants"))
-    ax.legend(fontsize=8)
+    ax.set_xlabel("Accuracy", fontsize=TEXT_SIZE)
+    set_title(fig, f"{dataset}: accuracy across prompt variants")
+    legend_below(fig, *ax.get_legend_handles_labels())
     ax.grid(alpha=0.3, axis="x")
     caption = (
         f"{dataset}: each model's accuracy averaged over prompt variants, ± one (population) "

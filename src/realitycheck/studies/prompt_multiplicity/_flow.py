@@ -15,7 +15,15 @@ import numpy as np
 import pandas as pd
 
 from realitycheck.analysis import CATEGORIES
-from realitycheck.plots import new_figure, png_bytes, visible
+from realitycheck.plots import (
+    PAGE_WIDTH,
+    TEXT_SIZE,
+    fit,
+    legend_below,
+    new_figure,
+    png_bytes,
+    set_title,
+)
 from realitycheck.store import StudyFigure
 from realitycheck.studies.prompt_multiplicity._measures import measure
 
@@ -85,7 +93,7 @@ def flow_figure(dataset: str, retriever: str, table: pd.DataFrame) -> StudyFigur
     counts = table.groupby(["without", "with"])["n"].sum()
     total = max(int(counts.sum()), 1)
     share = {(a, b): counts.get((a, b), 0) / total for a in CATEGORIES for b in CATEGORIES}
-    fig, ax = new_figure(6.0, 4.2)
+    fig, ax = new_figure(PAGE_WIDTH, 3.8)
     width = 0.18
     right_top = np.cumsum([0.0] + [sum(share[a, b] for a in CATEGORIES) for b in CATEGORIES])
     right_next = dict(zip(CATEGORIES, right_top[:-1], strict=True))
@@ -100,11 +108,12 @@ def flow_figure(dataset: str, retriever: str, table: pd.DataFrame) -> StudyFigur
             bottom += h
     for b, low, high in zip(CATEGORIES, right_top[:-1], right_top[1:], strict=True):
         ax.bar(1, high - low, width, bottom=low, color=COLORS[b], label=b)
-    ax.set_xticks([0, 1], ["without retrieval", visible(f"with {retriever}")])
-    ax.set_ylabel(f"Share of question-model pairs (n = {total})")
+    ax.set_xticks([0, 1], ["without retrieval", fit(f"with {retriever}", 2.1 * 72, TEXT_SIZE)])
+    ax.set_xlim(-0.5, 1.5)
+    ax.set_ylabel(f"Share of question-model pairs (n = {total})", fontsize=TEXT_SIZE)
     ax.set_ylim(0, 1)
-    ax.set_title(visible(f"{dataset}: categories without -> with retrieval"), pad=24)
-    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
+    set_title(fig, f"{dataset}: categories without -> with retrieval")
+    legend_below(fig, *ax.get_legend_handles_labels())
     caption = (
         f"{dataset}: each question's category (prompt-agnostic factuality, prompt-agnostic "
         f"error, randomness) without and with {retriever}, on the variants answered in both "

@@ -9,7 +9,14 @@ import numpy.typing as npt
 import pandas as pd
 
 from realitycheck.metrics import accuracy, auroc, cohen_kappa, pr_auc
-from realitycheck.plots import new_figure, png_bytes
+from realitycheck.plots import (
+    PAGE_WIDTH,
+    TEXT_SIZE,
+    legend_below,
+    new_figure,
+    png_bytes,
+    set_title,
+)
 from realitycheck.store import StudyFigure
 from realitycheck.studies import fmt, quiet
 
@@ -106,34 +113,41 @@ def flag_rows(long: pd.DataFrame, auroc_tolerance: float, share_tolerance: float
 
 
 def plot_repetition(long: pd.DataFrame) -> StudyFigure:
-    """Labelers' hallucinated share and detectors' AUROC against k, one line per component."""
-    fig, ax = new_figure(11.0, 4.2)
-    fig.delaxes(ax)
-    axes = fig.subplots(1, 2)
+    """Labelers' hallucinated share and detectors' AUROC against k, one line per component.
+
+    Two panels, one above the other; each component and dataset has its own
+    colour and line style throughout, named once in the legend beneath.
+    """
+    fig, axes = new_figure(PAGE_WIDTH, 5.6, rows=2)
+    n = 0
+    handles, labels = [], []
     for ax, kind in zip(axes, ("labeler", "detector"), strict=True):
         metric = _PRIMARY[kind]
         rows = long[(long["kind"] == kind) & (long["metric"] == metric)]
         datasets = sorted(rows["dataset"].unique())
-        for n, ((dataset, component), group) in enumerate(rows.groupby(["dataset", "component"])):
+        for (dataset, component), group in rows.groupby(["dataset", "component"]):
             group = group.sort_values("k")
             style = _LINESTYLES[datasets.index(dataset) % len(_LINESTYLES)]
-            ax.plot(
+            (line,) = ax.plot(
                 group["k"],
                 group["value"],
                 marker="o",
                 color=f"C{n % 10}",
                 linestyle=style,
-                label=f"{component} / {dataset}",
             )
+            handles.append(line)
+            labels.append(f"{kind}: {component} / {dataset}")
+            n += 1
         ax.set_xticks(sorted(long["k"].unique()))
-        ax.set_xlabel("extra copies of the sentences (k)")
         ax.set_ylabel("share labelled hallucinated" if kind == "labeler" else "AUROC")
-        ax.set_title("labelers" if kind == "labeler" else "detectors")
+        ax.set_title("labelers" if kind == "labeler" else "detectors", fontsize=TEXT_SIZE)
         ax.set_ylim(0, 1.02)
         if rows.empty:
             ax.text(0.5, 0.5, f"no {kind} recomputed", ha="center", transform=ax.transAxes)
-        else:
-            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0, -0.15), ncol=2)
+    axes[1].set_xlabel("extra copies of the sentences (k)")
+    set_title(fig, "Repetition: each response's sentences repeated k more times")
+    if handles:
+        legend_below(fig, handles, labels)
     return StudyFigure(
         "repetition",
         png_bytes(fig),

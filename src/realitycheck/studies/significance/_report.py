@@ -7,9 +7,20 @@ import re
 import numpy as np
 import pandas as pd
 
-from realitycheck.plots import new_figure, png_bytes
+from realitycheck.plots import (
+    NAME_WIDTH,
+    PAGE_WIDTH,
+    TEXT_SIZE,
+    fit_names,
+    new_figure,
+    png_bytes,
+    set_title,
+    text_width,
+    wrap,
+)
 from realitycheck.store import StudyFigure
 from realitycheck.studies.significance._groups import NOT_APPLICABLE
+from realitycheck.text import short_names
 
 __all__ = ["CAPTIONS", "describe_value", "finding", "fmt_p", "group_figure"]
 
@@ -26,12 +37,17 @@ def group_figure(
     g = groups.sort_values("mean")
     low = g["mean"] - g["ci_low"].fillna(g["mean"])
     high = g["ci_high"].fillna(g["mean"]) - g["mean"]
-    fig, ax = new_figure(6.5, 0.35 * len(g) + 1.5)
+    fig, ax = new_figure(PAGE_WIDTH, 0.3 * len(g) + 1.2)
     ax.errorbar(g["mean"], range(len(g)), xerr=[low, high], fmt="o", capsize=3)
-    ax.set_yticks(range(len(g)), [f"{n} (n={k})" for n, k in zip(g["group"], g["n"], strict=True)])
+    counts = [f" (n={k})" for k in g["n"]]
+    room = NAME_WIDTH - max(text_width(c, TEXT_SIZE) for c in counts) / 72 if counts else 0
+    short = short_names(g["group"])  # groups are often models: the one short-name rule
+    shown = fit_names([short[str(n)] for n in g["group"]], room)
+    ax.set_yticks(range(len(g)), [n + c for n, c in zip(shown, counts, strict=True)])
     what = describe_value(value)
-    ax.set_xlabel(what[0].upper() + what[1:])
-    ax.set_title(f"{ds}: by {group} ({confidence:.0%} CI)")
+    axis = PAGE_WIDTH - NAME_WIDTH - 0.5
+    ax.set_xlabel(wrap(what[0].upper() + what[1:], axis * 72, TEXT_SIZE), fontsize=TEXT_SIZE)
+    set_title(fig, f"{ds}: by {group} ({confidence:.0%} CI)")
     ax.grid(axis="x", alpha=0.3)
     caption = (
         f"{ds}: {what} per {group} group, with {confidence:.0%} CIs (Wilson for 0/1 "

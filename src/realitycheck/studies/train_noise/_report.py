@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from realitycheck.plots import new_figure, png_bytes
+from realitycheck.plots import PAGE_WIDTH, TEXT_SIZE, fit_names, new_figure, png_bytes, set_title
 from realitycheck.store import StudyFigure, StudyTable
 from realitycheck.studies import fmt
 
@@ -74,14 +74,13 @@ def figure(ds: str, detector: str, rows: Sequence[dict[str, Any]]) -> StudyFigur
     values = np.array([r["auroc"] for r in rows], dtype=float)
     low = np.array([r["auroc_ci_low"] for r in rows], dtype=float)
     high = np.array([r["auroc_ci_high"] for r in rows], dtype=float)
-    fig, ax = new_figure(6.0, 0.5 + 0.4 * len(rows))
+    fig, ax = new_figure(PAGE_WIDTH, 0.8 + 0.3 * len(rows))
     y = np.arange(len(rows))[::-1]
     ax.errorbar(values, y, xerr=[values - low, high - values], fmt="o", color="black", capsize=3)
     ax.axvline(values[0], color="grey", linestyle=":", linewidth=1)
-    ax.set_yticks(y)
-    ax.set_yticklabels(names)
-    ax.set_xlabel("AUROC on the clean test labels")
-    ax.set_title(f"{ds}: {detector}")
+    ax.set_yticks(y, fit_names(names))
+    ax.set_xlabel("AUROC on the clean test labels", fontsize=TEXT_SIZE)
+    set_title(fig, f"{ds}: {detector}")
     return StudyFigure(
         f"{ds}_{_short(detector)}",
         png_bytes(fig),
