@@ -280,16 +280,19 @@ def test_a_piped_demo_prints_its_steps_by_dataset_and_its_studies_then_has_headl
     for step in (
         r"detector length on faithbench: [\d,]+ of [\d,]+ done in \d+\.\d s",
         r"detector source_overlap on faithbench: [\d,]+ of [\d,]+ done in \d+\.\d s",
-        r"evaluating: [\d,]+ of [\d,]+ done in \d+\.\d s",
         r"study leaderboard \(1 of 1\)…",
         r"study leaderboard \(1 of 1\) done \(\+\d+\.\d s\)",
     ):
         assert len(re.findall(rf"^{STAMP}{step}$", err, re.M)) == 1, (step, err)
+    # Evaluated twice: quickly for the first findings, then with the run's bootstrap.
+    evaluated = r"evaluating: [\d,]+ of [\d,]+ done in \d+\.\d s"
+    assert len(re.findall(rf"^{STAMP}{evaluated}$", err, re.M)) == 2, err
+    assert printed.out.index("first findings after") < printed.out.index("report: ")
     # The same run again through the API: everything is reused, the headlines read its tables.
     findings = _demo.run_demo(out, bootstrap=Bootstrap(n_resamples=20)).findings
     assert 2 <= len(findings) <= 3
     assert findings[0].startswith(
         "Best detector against the response-length baseline on faithbench (AUROC against "
-        "human labels, all responses): "
+        "human labels, all responses; difference with a paired bootstrap interval): "
     )
     assert findings[1].startswith("The labeler that agrees least with human labels: ")
