@@ -38,6 +38,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from _results import (
     CLI,
@@ -80,19 +81,25 @@ def start_cluster(temp: Path, cpus: int) -> tuple[str, int]:
 
 
 def cluster_processes(group: int, temp: Path) -> list:
-    """The cluster's processes: daemons (process group ``group``), workers (naming ``temp``)."""
+    """The cluster's processes: daemons (process group ``group``) and all they started.
+
+    Workers are found as the daemons' descendants: they may leave the group,
+    and they rename themselves (``ray::IDLE``), so their command line need
+    not name ``temp``.
+    """
     import psutil  # a dependency of ray
 
-    found = []
+    found: dict[int, Any] = {}
     for p in psutil.process_iter(["cmdline"]):
         try:
             if os.getpgid(p.pid) == group or any(
                 str(temp) in part for part in p.info["cmdline"] or ()
             ):
-                found.append(p)
+                found[p.pid] = p
+                found.update({c.pid: c for c in p.children(recursive=True)})
         except (ProcessLookupError, psutil.Error):
             pass
-    return found
+    return list(found.values())
 
 
 def cluster_cpu(group: int, temp: Path) -> float:
