@@ -293,31 +293,33 @@ def heatmap(
 ) -> Any:
     """A :data:`PAGE_WIDTH` figure of ``values`` (``rows`` x ``cols``) with its names cut to fit.
 
-    Row names sit left of the grid and column names beneath it, turned
-    upright, each cut in the middle to :data:`NAME_WIDTH` x 0.8 inches; with
-    more columns than upright names fit, the columns are numbered in the
-    order given (and rows too, when they are the columns). ``cells``
-    (strings, ``rows`` x ``cols``) are written in the cells when the widest
-    fits a cell, at :data:`TEXT_SIZE` - 1 points. A
-    ``colorbar`` label adds a colour bar beneath. ``imshow`` goes to
-    ``Axes.imshow`` (``cmap``, ``vmin``, ``vmax``). Returns the figure.
+    Row names sit left of the grid, cut in the middle to :data:`NAME_WIDTH`;
+    column names sit beneath it, turned upright and cut to four fifths of
+    that. With more columns than upright names fit, the columns are numbered
+    in the order given, and a key beneath names each number (or, when the
+    rows are the columns, the rows carry the numbers). ``cells`` (strings,
+    ``rows`` x ``cols``) are written in the cells when the widest fits a cell,
+    at :data:`TEXT_SIZE` - 1 points. A ``colorbar`` label adds a colour bar
+    beneath. ``imshow`` goes to ``Axes.imshow`` (``cmap``, ``vmin``,
+    ``vmax``). Put the longer list on the rows: the figure grows in height,
+    not in width. Returns the figure.
     """
     import numpy as np
+    from matplotlib.lines import Line2D
 
     n_rows, n_cols = len(rows), len(cols)
-    names = NAME_WIDTH * 0.8
-    col_w = min(0.45, (PAGE_WIDTH - names - 0.3) / max(n_cols, 1))
+    col_w = min(0.45, (PAGE_WIDTH - NAME_WIDTH - 0.3) / max(n_cols, 1))
     row_h = 0.24
     upright = col_w * 72 >= TEXT_SIZE * 1.5
-    below = names if upright else 0.25
+    same = [str(r) for r in rows] == [str(c) for c in cols]
+    below = NAME_WIDTH * 0.8 if upright else 0.25
     bar = 0.55 if colorbar else 0.0
     fig, ax = new_figure(PAGE_WIDTH, 0.6 + n_rows * row_h + below + bar)
     ax.imshow(values, aspect="auto", **imshow)
-    same = [str(r) for r in rows] == [str(c) for c in cols]
     numbered = [f"{k + 1} {r}" for k, r in enumerate(rows)] if same and not upright else rows
-    ax.set_yticks(range(n_rows), fit_names(numbered, names))
+    ax.set_yticks(range(n_rows), fit_names(numbered))
     if upright:
-        ax.set_xticks(range(n_cols), fit_names(cols, names), rotation=90)
+        ax.set_xticks(range(n_cols), fit_names(cols, NAME_WIDTH * 0.8), rotation=90)
     else:
         step = max(1, int(np.ceil(TEXT_SIZE * 2.2 / (col_w * 72))))
         ax.set_xticks(range(0, n_cols, step), [str(k + 1) for k in range(0, n_cols, step)])
@@ -325,7 +327,7 @@ def heatmap(
         size = TEXT_SIZE - 1
         texts = [[str(c) for c in row] for row in cells]
         widest = max((text_width(t, size) for row in texts for t in row), default=0.0)
-        if widest + 3 <= col_w * 72 and size * 1.3 <= row_h * 72:
+        if widest + 2 <= col_w * 72 and size * 1.3 <= row_h * 72:
             for i, row in enumerate(texts):
                 for j, text in enumerate(row):
                     if text:
@@ -335,6 +337,10 @@ def heatmap(
             ax.images[0], ax=ax, orientation="horizontal", shrink=0.6, aspect=30, pad=0.02
         ).set_label(colorbar, fontsize=TEXT_SIZE)
     set_title(fig, heading)
+    if not upright and not same:  # the key to the numbered columns
+        blank = [Line2D([], [], linestyle="none") for _ in cols]
+        key = [f"{k + 1} {c}" for k, c in enumerate(cols)]
+        legend_below(fig, blank, key, cols=2, heading="columns")
     return fig
 
 

@@ -413,3 +413,17 @@ def _drawing_functions() -> set[str]:
 def test_every_study_figure_is_checked():
     assert _drawing_functions() == set(DRAWS)
     assert {name for name in DRAWS.values() if name} == {f.__name__ for f in FIGURES}
+
+
+def test_a_heatmap_with_more_columns_than_fit_keys_its_numbers_beneath(caught):
+    """40 signals by 30 label sets: numbered columns, a key naming each, nothing overlapping."""
+    from realitycheck.plots import heatmap, png_bytes
+
+    rows = [f"{name} {k}" for k in range(8) for name in DETECTORS[:5]]
+    cols = [f"{lab} flipped {k}%" for k in range(5) for lab in LABELERS]
+    fig = heatmap(np.zeros((len(rows), len(cols))), rows, cols, heading=DATASET, colorbar="x")
+    png_bytes(fig)
+    (legend,) = fig.legends
+    key = [t.get_text() for t in legend.get_texts()]
+    assert [k.split(" ", 1)[0] for k in key] == [str(n) for n in range(1, len(cols) + 1)]
+    check(caught[-1])

@@ -241,8 +241,9 @@ def curve_figure(ds: str, curve: pd.DataFrame, rate: float) -> StudyFigure:
 def rank_figure(ds: str, effect: pd.DataFrame) -> StudyFigure | None:
     """Each signal's AUROC rank (1 = best) under the clean and every noisy label set.
 
-    Rows: detectors, then labelers, by clean rank; columns: label sets. A
-    signal is blank where it is the noise source (left out of that ranking).
+    Signals (detectors, then labelers, by clean rank) one way, label sets the
+    other, the longer list down the side. A signal is blank where it is the
+    noise source (left out of that ranking).
     """
     mine = effect[effect["dataset"] == ds]
     if mine["signal"].nunique() < 2:
@@ -264,12 +265,16 @@ def rank_figure(ds: str, effect: pd.DataFrame) -> StudyFigure | None:
     limit = max(
         1.0, float(np.nanmax(np.abs(change.to_numpy()))) if change.notna().any().any() else 1
     )
-    values = ranks.to_numpy(float)
+    signals = list(ranks.index)
+    values, shift = ranks.to_numpy(float), change.to_numpy(float)
+    across = len(columns) > len(signals)  # the longer list down the side: the figure grows taller
+    if across:
+        values, shift = values.T, shift.T
     cells = [[f"{v:.0f}" if np.isfinite(v) else "" for v in row] for row in values]
     fig = heatmap(
-        np.ma.masked_invalid(change.to_numpy(float)),
-        [f"{s} ({kinds[s]})" for s in ranks.index],
-        columns,
+        np.ma.masked_invalid(shift),
+        columns if across else signals,
+        signals if across else columns,
         heading=f"{ds}: AUROC rank of detectors and labelers per label set",
         cells=cells,
         colorbar="rank change from clean (+ = worse)",
@@ -277,12 +282,17 @@ def rank_figure(ds: str, effect: pd.DataFrame) -> StudyFigure | None:
         vmin=-limit,
         vmax=limit,
     )
+    n_detectors = int((kinds.reindex(signals) == DETECTOR).sum())
+    if 0 < n_detectors < len(signals):  # detectors first, then labelers, split by a line
+        split = fig.axes[0].axvline if across else fig.axes[0].axhline
+        split(n_detectors - 0.5, color="black", linewidth=1.5)
     return StudyFigure(
         f"noise_ranks_{ds}",
         png_bytes(fig),
-        f"{ds}: AUROC rank (1 = best; number in the cell) of every detector and labeler under "
-        "the clean labels and each noisy label set (colour: change from the clean rank, red = "
-        "worse); blank where the signal is the noise source and is left out of that ranking.",
+        f"{ds}: AUROC rank (1 = best; number in the cell where it fits) of every detector and "
+        "labeler (detectors first, then labelers after the black line) under the clean labels "
+        "and each noisy label set (colour: change from the clean rank, red = worse); blank "
+        "where the signal is the noise source and is left out of that ranking.",
     )
 
 

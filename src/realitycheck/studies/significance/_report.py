@@ -39,13 +39,13 @@ def group_figure(
     high = g["ci_high"].fillna(g["mean"]) - g["mean"]
     fig, ax = new_figure(PAGE_WIDTH, 0.3 * len(g) + 1.2)
     ax.errorbar(g["mean"], range(len(g)), xerr=[low, high], fmt="o", capsize=3)
-    counts = [f" (n={k})" for k in g["n"]]
-    room = NAME_WIDTH - max(text_width(c, TEXT_SIZE) for c in counts) / 72 if counts else 0
+    counts = [f" (n={k})" for k in g["n"]]  # beside the name, which has NAME_WIDTH to itself
     short = short_names(g["group"])  # groups are often models: the one short-name rule
-    shown = fit_names([short[str(n)] for n in g["group"]], room)
+    shown = fit_names([short[str(n)] for n in g["group"]])
     ax.set_yticks(range(len(g)), [n + c for n, c in zip(shown, counts, strict=True)])
     what = describe_value(value)
-    axis = PAGE_WIDTH - NAME_WIDTH - 0.5
+    widest = max((text_width(c, TEXT_SIZE) / 72 for c in counts), default=0.0)
+    axis = PAGE_WIDTH - NAME_WIDTH - widest - 0.5
     ax.set_xlabel(wrap(what[0].upper() + what[1:], axis * 72, TEXT_SIZE), fontsize=TEXT_SIZE)
     set_title(fig, f"{ds}: by {group} ({confidence:.0%} CI)")
     ax.grid(axis="x", alpha=0.3)
