@@ -41,7 +41,7 @@ from realitycheck.report._markdown import escape_md
 from realitycheck.report._numbers import fmt_ci
 
 HOSTILE = "<img src=x onerror=alert(1)>[x](javascript:alert(1))"
-LEAD = "Ranked the wrong way round: higher means *less* likely hallucinated?"
+LEAD = "Ranked the wrong way round: higher means less likely hallucinated?"
 N_EXAMPLES = 150
 
 

@@ -47,7 +47,7 @@ WRONG_WAY = "↓ wrong way"
 """Written after an AUROC whose whole confidence interval lies below 0.5."""
 WRONG_WAY_NOTE = (
     f"{WRONG_WAY}: ranked the wrong way round. The whole confidence interval of this AUROC "
-    "lies below 0.5: against these labels, a higher score means *less* likely hallucinated. "
+    "lies below 0.5: against these labels, a higher score means less likely hallucinated. "
     "Every score here is meant higher = more likely hallucinated; check its sign (a "
     "similarity, a confidence or a faithfulness probability must be negated) before "
     "comparing it with the others."

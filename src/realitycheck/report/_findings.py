@@ -119,7 +119,7 @@ def _wrong_way_items(data: ReportData, reference: str) -> list[Inline]:
             more = len(part) - len(shown)
             what = "Detector" if kind == "detector" else "The score of labeler"
             out.append(
-                "Ranked the wrong way round: higher means *less* likely hallucinated? "
+                "Ranked the wrong way round: higher means less likely hallucinated? "
                 f"{what} {shown_key(data, str(det))} on {ds}, against {reference} labels, "
                 + "; ".join(shown)
                 + (f"; and {more} more slice{'s' * (more > 1)}" if more else "")
