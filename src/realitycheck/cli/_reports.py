@@ -100,9 +100,10 @@ def demo_cmd(
     RAGTruth, FaithBench, HaluEval-general, TruthfulQA, BEGIN and FaithDial.
 
     Everything stored is reused when the demo runs again into the same folder.
-    The first run embeds about 64,000 texts with MiniLM (about 14 CPU minutes:
-    7 to 8 minutes on two cores); the embeddings are cached on disk, so a
-    rerun, even into a new folder, takes about 90 seconds there.
+    Its first findings (a quick evaluation) come within about a minute, before
+    the MiniLM embeddings, the final evaluation and the studies; a first run
+    took about 7 CPU minutes (10 minutes on two shared cores). The embeddings
+    are cached on disk, so a rerun, even into a new folder, embeds nothing.
 
     With --reference KEY (e.g. recorded:gpt_4o, FaithBench's GPT-4o judge),
     evaluate, the studies and the report measure against KEY instead of humans.
