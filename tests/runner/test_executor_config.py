@@ -57,7 +57,8 @@ def test_a_ray_table_is_read(tmp_path):
             'kind = "rya"',
             "kind",
             "executor.kind",
-            "The 'kind' parameter of \\[executor\\] must be one of \\('local', 'ray'\\). Got 'rya' instead. Did you mean 'ray'",
+            "The 'kind' parameter of \\[executor\\] must be one of \\('local', 'ray'\\). "
+            "Got 'rya' instead. Did you mean 'ray'",
         ),
         ("kind = 2", "kind", "executor.kind", "must be one of \\('local', 'ray'\\). Got 2 instead"),
         (

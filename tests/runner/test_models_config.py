@@ -50,7 +50,8 @@ def test_the_models_table_is_read_and_checked(tmp_path):
         (
             "size = 7e9",
             "size = 'seven'",
-            r"line 16, field 'org/base-7b\.size': The 'size' parameter of model 'org/base-7b' must be",
+            r"line 16, field 'org/base-7b\.size': The 'size' parameter of model "
+            r"'org/base-7b' must be",
         ),
         ("size = 7e9", "params = 7e9", r"line 16, field 'org/base-7b\.params': Unknown field"),
         ('[models."org/base-7b"]', "[models.gpt2]", r"line 15: The file is not valid TOML"),
