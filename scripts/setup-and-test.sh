@@ -26,4 +26,6 @@ PYTHONPATH=scripts .venv/bin/lint-imports --no-cache
 site="$(mktemp -d)"
 trap 'rm -rf "$site"' EXIT
 .venv/bin/mkdocs build --strict --quiet --site-dir "$site"
-.venv/bin/python -m pytest "$@"
+# On every core, a test file (or a folder sharing one fixture: tests/conftest.py's
+# FOLDER_GROUPS) per worker; `-n 0` after it runs the suite in one process.
+.venv/bin/python -m pytest -n auto --dist loadfile "$@"

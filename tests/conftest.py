@@ -22,6 +22,72 @@ os.environ["REALITYCHECK_EMBED_CACHE"] = "off"
 os.environ["REALITYCHECK_EMBED_ENGINE"] = "torch"
 # The fake OpenAI server (tests/backends is no package) imports as a top-level module.
 sys.path.insert(0, str(REPO / "tests" / "backends"))
+# Under pytest-xdist (`-n N`, as .ci/run runs the suite) each worker is a process of its
+# own: it gets its share of the cores for torch's and BLAS's threads, not all of them
+# (two workers of two threads each on two cores spin against each other).
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    _share = max(1, len(os.sched_getaffinity(0)) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))
+    for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_name, str(_share))
+
+FOLDER_GROUPS = ("distributed",)
+"""Folders whose files share one costly session fixture (tests/distributed: one Ray cluster)."""
+
+
+def xdist_scope(nodeid: str) -> str:
+    """The unit one xdist worker runs whole: a test file, or a folder of :data:`FOLDER_GROUPS`."""
+    path = nodeid.split("::", 1)[0]
+    parts = path.split("/")
+    if len(parts) > 2 and parts[0] == "tests" and parts[1] in FOLDER_GROUPS:
+        return "/".join(parts[:2])
+    return path
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``-n N --dist loadfile`` (.ci/run): whole files per worker, :data:`FOLDER_GROUPS` whole.
+
+    A module-scoped fixture (a server, a run built once for a file) is then
+    built once, not once per worker, and one Ray cluster serves every test
+    that asks for one. Files go out in collection order, which
+    :func:`pytest_collection_modifyitems` starts with the slow ones so that no
+    worker is left with a long file at the end.
+    """
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_scope(nodeid)
+
+    config.option.loadscopereorder = False
+    return FileScheduling(config, log)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On an xdist worker, the files (see :func:`xdist_scope`) that hold a ``slow`` test first."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    slow = {xdist_scope(item.nodeid) for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: xdist_scope(item.nodeid) not in slow)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _own_user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The user cache folder (call cache, BM25 indexes, ONNX exports) is the session's own.
+
+    Without this, tests read and wrote ``~/.cache/realitycheck``: a call cached by
+    an earlier session (or by another xdist worker, at the same time) changed what
+    a test saw. A test of that folder's default sets or removes the variable itself.
+    """
+    old = os.environ.get("REALITYCHECK_CACHE_DIR")
+    os.environ["REALITYCHECK_CACHE_DIR"] = str(tmp_path_factory.mktemp("user-cache"))
+    yield
+    if old is None:
+        os.environ.pop("REALITYCHECK_CACHE_DIR", None)
+    else:
+        os.environ["REALITYCHECK_CACHE_DIR"] = old
 
 
 @pytest.fixture(scope="session")

@@ -13,10 +13,12 @@ test, so it does not idle through the rest of the suite.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -79,12 +81,14 @@ def _stop(groups: list[int], temp: Path) -> None:
 
 
 @pytest.fixture(scope="session")
-def cluster(tmp_path_factory):
+def cluster():
     """A running two-worker cluster; yields an executor connected to it."""
     pytest.importorskip("ray", reason="pip install 'realitycheck[distributed]'")
     from realitycheck.executors import RayExecutor
 
-    temp = tmp_path_factory.mktemp("ray")
+    # A short path: Ray's socket paths under it must fit AF_UNIX's 107 bytes, which
+    # pytest's temp folder of an xdist worker (.../pytest-N/popen-gw0/ray0/...) does not.
+    temp = Path(tempfile.mkdtemp(prefix="rc-ray-"))
     port = _free_port()
     env = {
         **os.environ,
@@ -103,6 +107,7 @@ def cluster(tmp_path_factory):
         if executor is not None:
             executor.close()
         _stop(groups, temp)
+        shutil.rmtree(temp, ignore_errors=True)
         patch.undo()
 
     try:
