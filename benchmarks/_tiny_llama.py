@@ -5,11 +5,11 @@ weights under a fixed torch seed, with word-level tokenizers trained here with
 the ``tokenizers`` library, and written with ``save_pretrained`` so that any
 tool can load them back with ``from_pretrained``.
 
-The Llama follows the recipe of the white-box test fixture
-(``tests/whitebox/conftest.py``: 4 layers, hidden size 32, 4 heads,
-intermediate size 64, initializer range 0.2, seed 0); its vocabulary is the
-fixture's word list plus every word of the texts the benchmark will prompt
-with, so that prompts are not all ``<unk>``.
+The Llama is the white-box test fixture's (4 layers, hidden size 32, 4 heads,
+intermediate size 64, initializer range 0.2, seed 0): ``tests/whitebox/conftest.py``
+builds it with :func:`llama_word_tokenizer` and :func:`random_llama` from
+here. The benchmarks' vocabulary is the fixture's word list plus every word of
+the texts the benchmark will prompt with, so that prompts are not all ``<unk>``.
 
 The NLI model is a 2-layer DeBERTa-v2 sequence classifier with the labels
 ``CONTRADICTION``, ``NEUTRAL`` and ``ENTAILMENT`` (the names LM-Polygraph
@@ -77,6 +77,54 @@ def llama_tokenizer(tok):  # noqa: ANN001, ANN201 - tokenizers / transformers ty
     )
 
 
+def llama_word_tokenizer(texts: Sequence[str] = ()):  # noqa: ANN201 - transformers type
+    """Llama's word-level tokenizer over :data:`WORDS` and every word of ``texts``.
+
+    Trained on 400 seeded sentences of :data:`WORDS`, the words themselves and
+    ``texts``; with no ``texts`` it is the white-box test fixture's tokenizer.
+    """
+    return llama_tokenizer(
+        _word_level(_sentences(400, seed=0) + [" ".join(WORDS), *texts], LLAMA_SPECIALS)
+    )
+
+
+def random_llama(
+    tokenizer,  # noqa: ANN001 - transformers type
+    *,
+    hidden_size: int = 32,
+    layers: int = 4,
+    max_positions: int = 256,
+    initializer_range: float = 0.2,
+    seed: int = 0,
+):
+    """A Llama with random weights drawn under ``torch.manual_seed(seed)``, in eval mode.
+
+    Sized for ``tokenizer`` (its vocabulary and its bos, eos and pad ids), with
+    4 heads (as many key-value heads), an intermediate size twice
+    ``hidden_size`` and an output head of its own. The defaults are the
+    white-box test fixture's (``tests/whitebox/conftest.py``).
+    """
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden_size,
+        intermediate_size=2 * hidden_size,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=max_positions,
+        initializer_range=initializer_range,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        tie_word_embeddings=False,
+    )
+    torch.manual_seed(seed)
+    return LlamaForCausalLM(config).eval()
+
+
 def build_llama(
     folder: Path,
     texts: Sequence[str],
@@ -89,27 +137,8 @@ def build_llama(
     ``hidden_size`` (intermediate size twice that, 4 heads) and ``max_positions``
     default to the test fixture's; a benchmark of long prompts raises both.
     """
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    tok = _word_level(_sentences(400, seed=0) + [" ".join(WORDS), *texts], LLAMA_SPECIALS)
-    tokenizer = llama_tokenizer(tok)
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=hidden_size,
-        intermediate_size=2 * hidden_size,
-        num_hidden_layers=4,
-        num_attention_heads=4,
-        num_key_value_heads=4,
-        max_position_embeddings=max_positions,
-        initializer_range=0.2,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-        tie_word_embeddings=False,
-    )
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(config).eval()
+    tokenizer = llama_word_tokenizer(texts)
+    model = random_llama(tokenizer, hidden_size=hidden_size, max_positions=max_positions)
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
 
@@ -141,7 +170,6 @@ def build_yes_no_llama(folder: Path, prompts: Sequence[str]) -> None:
     """
     import torch
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM
 
     tok = Tokenizer(models.WordLevel(unk_token=LLAMA_SPECIALS[0]))
     tok.pre_tokenizer = pre_tokenizers.Split(Regex(r"\s+|\w+|[^\w\s]"), behavior="isolated")
@@ -149,27 +177,12 @@ def build_yes_no_llama(folder: Path, prompts: Sequence[str]) -> None:
     trainer = trainers.WordLevelTrainer(special_tokens=LLAMA_SPECIALS, min_frequency=1)
     tok.train_from_iterator([" ".join(WORDS), "Yes No", *prompts], trainer=trainer)
     tokenizer = llama_tokenizer(tok)
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=4,
-        num_attention_heads=4,
-        num_key_value_heads=4,
-        max_position_embeddings=512,
-        initializer_range=0.2,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-        tie_word_embeddings=False,
-    )
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(config).eval()
+    model = random_llama(tokenizer, max_positions=512)
     yes, no = tokenizer.convert_tokens_to_ids(["Yes", "No"])
     eos = tokenizer.eos_token_id
     with torch.no_grad():
         gen = torch.Generator().manual_seed(1)
-        v = torch.randn(config.hidden_size, generator=gen)
+        v = torch.randn(model.config.hidden_size, generator=gen)
         v = v / v.norm()
         embed = model.model.embed_tokens.weight
         embed[yes] = embed[no] = 1000.0 * v

@@ -4,10 +4,13 @@ Nothing is downloaded: the tokenizer is a word-level vocabulary trained with
 the ``tokenizers`` library on generated sentences, the model a 4-layer Llama
 with random weights (fixed torch seed). Both are written with
 ``save_pretrained`` and the backend loads them back with ``from_pretrained``.
+The recipe is the benchmarks' (``benchmarks/_tiny_llama.py``, loaded from its
+file as the benchmark tests load theirs), so the two build one model.
 """
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -16,16 +19,14 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-WORDS = (
-    "the a cat dog bird fish horse city river mountain king queen doctor teacher "
-    "paris london rome berlin tokyo madrid red blue green black white small large old new "
-    "is was are were has had sat ran flew swam lives lived sees saw likes liked "
-    "on in at near under over with without from to of and or but not "
-    "who what where when which answer question capital country ocean sun moon star "
-    "one two three four five six seven eight nine ten year years day days "
-    "user system assistant says"
-).split()
-SPECIALS = ["<unk>", "<pad>", "<s>", "</s>"]
+_spec = importlib.util.spec_from_file_location(
+    "bench_tiny_llama", Path(__file__).resolve().parents[2] / "benchmarks" / "_tiny_llama.py"
+)
+tiny_llama = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(tiny_llama)
+
+WORDS = tiny_llama.WORDS
+random_llama = tiny_llama.random_llama
 CHAT_TEMPLATE = (
     "{{ bos_token }}{% for m in messages %}{{ m['role'] }} says {{ m['content'] }} "
     "{% endfor %}{% if add_generation_prompt %}assistant says{% endif %}"
@@ -63,54 +64,16 @@ def direct_logprobs(model, tokenizer, pairs) -> list[list[float]]:
     return out
 
 
-def _sentences(n: int, seed: int) -> list[str]:
-    rng = np.random.default_rng(seed)
-    return [" ".join(rng.choice(WORDS, size=int(rng.integers(4, 12)))) for _ in range(n)]
-
-
 def build_tokenizer():
-    from tokenizers import Tokenizer, models, pre_tokenizers, processors, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    tok = Tokenizer(models.WordLevel(unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    trainer = trainers.WordLevelTrainer(special_tokens=SPECIALS, min_frequency=1)
-    tok.train_from_iterator(_sentences(400, seed=0) + [" ".join(WORDS)], trainer=trainer)
-    bos = tok.token_to_id("<s>")
-    tok.post_processor = processors.TemplateProcessing(
-        single="<s> $A", pair="<s> $A $B", special_tokens=[("<s>", bos)]
-    )
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        bos_token="<s>",
-        eos_token="</s>",
-        pad_token="<pad>",
-        unk_token="<unk>",
-        clean_up_tokenization_spaces=False,
-    )
+    """The word-level tokenizer over :data:`WORDS`, with :data:`CHAT_TEMPLATE`."""
+    fast = tiny_llama.llama_word_tokenizer()
     fast.chat_template = CHAT_TEMPLATE
     return fast
 
 
 def build_model(tokenizer):
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=HIDDEN,
-        intermediate_size=64,
-        num_hidden_layers=LAYERS,
-        num_attention_heads=4,
-        num_key_value_heads=4,
-        max_position_embeddings=256,
-        initializer_range=0.2,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-        tie_word_embeddings=False,
-    )
-    torch.manual_seed(0)
-    return LlamaForCausalLM(config).eval()
+    """The 4-layer Llama of hidden size :data:`HIDDEN`, random weights under seed 0, eval mode."""
+    return random_llama(tokenizer, hidden_size=HIDDEN, layers=LAYERS)
 
 
 @pytest.fixture(scope="session")

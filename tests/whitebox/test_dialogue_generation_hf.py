@@ -21,26 +21,15 @@ torch = pytest.importorskip("torch")
 @pytest.fixture(scope="module")
 def long_lm_dir(tmp_path_factory):
     """The fixture's tiny Llama, with room for FaithDial's knowledge (long word-level prompts)."""
-    from tests.whitebox.conftest import HIDDEN, build_tokenizer
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from tests.whitebox.conftest import HIDDEN, build_tokenizer, random_llama
 
     tokenizer = build_tokenizer()
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=HIDDEN,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=4,
-        max_position_embeddings=4096,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-        tie_word_embeddings=False,
+    # LlamaConfig's default initializer range (0.02), not the fixture's 0.2
+    model = random_llama(
+        tokenizer, hidden_size=HIDDEN, layers=2, max_positions=4096, initializer_range=0.02
     )
-    torch.manual_seed(0)
     folder = tmp_path_factory.mktemp("tiny-llama-long")
-    LlamaForCausalLM(config).eval().save_pretrained(folder)
+    model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
 

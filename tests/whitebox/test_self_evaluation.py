@@ -31,8 +31,9 @@ ANSWERS = ["paris is the capital", "the king", "london", "the queen lives near r
 
 @pytest.fixture(scope="module")
 def lm_dir(tmp_path_factory):
+    from tests.whitebox.conftest import random_llama
     from tokenizers import Tokenizer, models, pre_tokenizers, processors
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from transformers import PreTrainedTokenizerFast
 
     vocab = {t: i for i, t in enumerate(["<unk>", "<pad>", "<s>", "</s>", *dict.fromkeys(WORDS)])}
     tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
@@ -47,22 +48,9 @@ def lm_dir(tmp_path_factory):
         pad_token="<pad>",
         unk_token="<unk>",
     )
-    config = LlamaConfig(
-        vocab_size=len(vocab),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=4,
-        max_position_embeddings=128,
-        initializer_range=0.5,
-        bos_token_id=vocab["<s>"],
-        eos_token_id=vocab["</s>"],
-        pad_token_id=vocab["<pad>"],
-    )
-    torch.manual_seed(1)
+    model = random_llama(tokenizer, layers=2, max_positions=128, initializer_range=0.5, seed=1)
     folder = tmp_path_factory.mktemp("yes-no-llama")
-    LlamaForCausalLM(config).eval().save_pretrained(folder)
+    model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
 
