@@ -25,10 +25,10 @@ are imported inside the functions that use them (:func:`require_module`).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from realitycheck.analysis._bootstrap import Bootstrap
+from realitycheck.registry import lazy_names
 
 if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers
     from realitycheck.analysis._calibrate import (
@@ -179,14 +179,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _LAZY.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())

@@ -17,8 +17,7 @@ once, everything else on first use, so the command line starts fast.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from realitycheck.annotation._names import (
     AGGREGATES,
@@ -27,6 +26,7 @@ from realitycheck.annotation._names import (
     STRATEGIES,
     VERDICT_CHOICES,
 )
+from realitycheck.registry import lazy_names
 
 if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers
     from realitycheck.annotation._agreement import MIN_OVERLAP, Agreement
@@ -93,15 +93,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Load a public name from its module on first use (the names above stay light)."""
-    home = _WHERE.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_WHERE])
+# Load a public name from its module on first use (the names above stay light).
+__getattr__, __dir__ = lazy_names(__name__, _WHERE, globals())

@@ -10,11 +10,11 @@ registry (the command line's ``--help``) stays cheap.
 
 from __future__ import annotations
 
-import importlib
 import warnings
 from typing import TYPE_CHECKING, Any
 
 from realitycheck.detectors._base import Detector, RunContext, detector, detectors
+from realitycheck.registry import lazy_names
 
 if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers
     from realitycheck.detectors._supervised import (
@@ -52,6 +52,9 @@ __all__ = [
 ]
 
 
+_load, __dir__ = lazy_names(__name__, _LAZY, globals())
+
+
 def __getattr__(name: str) -> Any:
     if name == "Needs":  # RunContext's name before this release
         warnings.warn(
@@ -61,13 +64,4 @@ def __getattr__(name: str) -> Any:
             stacklevel=2,
         )
         return RunContext
-    home = _LAZY.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+    return _load(name)

@@ -48,6 +48,7 @@ the whole family and its plugins.
 from realitycheck.registry._component import Component
 from realitycheck.registry._component_docs import ComponentDoc, singular
 from realitycheck.registry._key_syntax import parse_key, split_keys
+from realitycheck.registry._lazy import lazy_names
 from realitycheck.registry._nested import nested
 from realitycheck.registry._registry import Registry, registry_of
 
@@ -55,6 +56,7 @@ __all__ = [
     "Component",
     "ComponentDoc",
     "Registry",
+    "lazy_names",
     "nested",
     "parse_key",
     "registry_of",

@@ -17,9 +17,9 @@ helpers load numpy, so they load on first use and importing the registry
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from realitycheck.registry import lazy_names
 from realitycheck.studies._base import Study, studies, study
 from realitycheck.studies._retrieval import retrieval_ambiguity, retrieval_changes, retrieved_ids
 from realitycheck.studies._tools import automatic_labelers, base_name, fmt, quiet
@@ -46,14 +46,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _LAZY.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
