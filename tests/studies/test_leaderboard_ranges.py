@@ -121,34 +121,33 @@ def test_the_finding_names_tie_groups_with_short_names(board_run):
     assert BOLD not in finding and " b>" not in finding
 
 
-def test_the_finding_says_when_every_rank_is_told_apart(tmp_path):
+def _finding(tmp_path, n: int, bad_counts: dict[str, int]) -> str:
+    """The leaderboard's finding on ``n`` questions of dataset ``d``, human-labelled.
+
+    Each generator of ``bad_counts`` answers every question; its first
+    ``bad_counts[generator]`` answers are labelled hallucinated.
+    """
     store = RunStore(tmp_path)
     examples, responses, labels = [], [], []
-    for i in range(200):
+    for i in range(n):
         examples.append(Example(example_id=f"d/{i}", dataset="d", task="qa"))
-        for g, bad in {"org/a": 10, "org/b": 100, "org/c": 190}.items():
+        for g, bad in bad_counts.items():
             rid = f"d/{i}/{g}"
             responses.append(Response(response_id=rid, example_id=f"d/{i}", model=g, text="t"))
             labels.append(Label(response_id=rid, labeler="human", hallucinated=i < bad))
     for records in (examples, responses, labels):
         store.append(records)
-    finding = Leaderboard().run(RunData(store)).finding
+    return Leaderboard().run(RunData(store)).finding
+
+
+def test_the_finding_says_when_every_rank_is_told_apart(tmp_path):
+    finding = _finding(tmp_path, 200, {"org/a": 10, "org/b": 100, "org/c": 190})
     assert "rank a lowest (5% hallucinated) and c highest (95%) of 3 generators; their " in finding
     assert "Wilson intervals tell every rank apart." in finding
 
 
 def test_the_finding_says_when_no_interval_is_clear_of_another(tmp_path):
-    store = RunStore(tmp_path)
-    examples, responses, labels = [], [], []
-    for i in range(10):
-        examples.append(Example(example_id=f"d/{i}", dataset="d", task="qa"))
-        for g, bad in {"org/a": 3, "org/b": 4, "org/c": 5}.items():
-            rid = f"d/{i}/{g}"
-            responses.append(Response(response_id=rid, example_id=f"d/{i}", model=g, text="t"))
-            labels.append(Label(response_id=rid, labeler="human", hallucinated=i < bad))
-    for records in (examples, responses, labels):
-        store.append(records)
-    finding = Leaderboard().run(RunData(store)).finding
+    finding = _finding(tmp_path, 10, {"org/a": 3, "org/b": 4, "org/c": 5})
     assert (
         "of 3 generators; their Wilson intervals all overlap: the data do not order these 3 "
         in (finding)
