@@ -84,7 +84,9 @@ def test_kept_resamples_compute_the_three_once_and_give_fresh_draws_intervals(mo
     y, scores, _ = _data(4, 500)
     calls = []
     real = _resamples.sorted_metric_values
-    monkeypatch.setattr(_resamples, "sorted_metric_values", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(
+        _resamples, "sorted_metric_values", lambda *a, **kw: calls.append(kw) or real(*a, **kw)
+    )
     shared = M.Resamples(500, 200, 4)
     for metric in ("auroc", "pr_auc", "prr"):
         reused = M.bootstrap_ci(metric, y, scores, n_resamples=200, seed=4, resamples=shared)
@@ -92,3 +94,32 @@ def test_kept_resamples_compute_the_three_once_and_give_fresh_draws_intervals(mo
         for field in ("value", "ci_low", "ci_high", "n_resamples"):
             np.testing.assert_array_equal(getattr(reused, field), getattr(fresh, field))
     assert len(calls) == 1  # one chunk, one pass for all three metrics
+
+
+def test_resamples_without_prr_skip_it_give_the_same_numbers_and_compute_it_when_asked(
+    monkeypatch,
+):
+    from realitycheck.metrics import _resamples
+
+    y, scores, counts = _data(5, 400)
+    orders = [ScoreOrder.build(y, s) for s in scores]
+    ranking = sorted_metric_values(orders, y, counts, prr=False)
+    full = sorted_metric_values(orders, y, counts)
+    assert set(ranking) == {"auroc", "pr_auc"}
+    for metric in ranking:
+        np.testing.assert_array_equal(ranking[metric], full[metric])
+
+    calls = []
+    real = _resamples.sorted_metric_values
+    monkeypatch.setattr(
+        _resamples, "sorted_metric_values", lambda *a, **kw: calls.append(kw) or real(*a, **kw)
+    )
+    lean = M.Resamples(400, 200, 5, prr=False)
+    for metric in ("auroc", "pr_auc", "prr", "auroc"):
+        got = M.bootstrap_ci(metric, y, scores, n_resamples=200, seed=5, resamples=lean)
+        fresh = M.bootstrap_ci(metric, y, scores, n_resamples=200, seed=5)
+        for field in ("value", "ci_low", "ci_high", "n_resamples"):
+            np.testing.assert_array_equal(getattr(got, field), getattr(fresh, field))
+    # AUROC and PR-AUC in one pass without PRR; PRR asked for: one pass with it, which
+    # the last AUROC reuses.
+    assert calls == [{"prr": False}, {"prr": True}]

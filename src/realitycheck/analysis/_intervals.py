@@ -135,7 +135,8 @@ def ranking_ci(
         y = y_true.to_numpy()[mask].astype(bool)
         matrix = scores.loc[mask, names].to_numpy(dtype=float).T
         n, n_pos = int(mask.sum()), int(y.sum())
-        drawn = Resamples(n, bootstrap.n_resamples, bootstrap.seed) if n else None
+        # AUROC and PR-AUC only (checked by bootstrap_ci): PRR is not computed beside them.
+        drawn = Resamples(n, bootstrap.n_resamples, bootstrap.seed, prr=False) if n else None
         for metric in metrics:
             if n == 0:
                 value = low = high = np.full(len(names), np.nan)

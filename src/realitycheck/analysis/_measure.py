@@ -53,9 +53,10 @@ class Measure(M.LockedState):
     :class:`~realitycheck.metrics.LockedState`).
     """
 
-    def __init__(self, bootstrap: Bootstrap) -> None:
+    def __init__(self, bootstrap: Bootstrap, *, prr: bool = True) -> None:
         super().__init__()
         self.bootstrap = bootstrap
+        self._prr = prr  # False: AUROC and PR-AUC skip PRR (a caller that never asks for it)
         self._drawn: OrderedDict[int, M.Resamples | M.LittleBootstraps] = OrderedDict()
 
     def resamples(self, n: int) -> M.Resamples | M.LittleBootstraps:
@@ -76,7 +77,7 @@ class Measure(M.LockedState):
         if n > M.LITTLE_BOOTSTRAP_ABOVE:
             drawn = M.LittleBootstraps(n, b.n_resamples, b.seed)
         else:
-            drawn = M.Resamples(n, b.n_resamples, b.seed)
+            drawn = M.Resamples(n, b.n_resamples, b.seed, prr=self._prr)
         self._drawn[n] = drawn
         while sum(self._drawn) * b.n_resamples > _KEPT_ITEMS and len(self._drawn) > 1:
             self._drawn.popitem(last=False)

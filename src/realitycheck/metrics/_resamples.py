@@ -98,10 +98,20 @@ class Resamples(LockedState):
         seed: Seed of ``np.random.default_rng`` (None draws fresh entropy once).
         max_items: Keep the multiplicities while ``n * n_resamples`` is at most
             this; otherwise draw them again on every pass (bounded memory).
+        prr: Whether AUROC and PR-AUC bring PRR with them (the default; about
+            a third of their time). A caller that never asks for PRR (a study
+            of AUROC and PR-AUC) passes False; PRR asked for anyway is still
+            computed, with the other two again.
     """
 
     def __init__(
-        self, n: int, n_resamples: int, seed: int | None, *, max_items: int = _MAX_KEPT_ITEMS
+        self,
+        n: int,
+        n_resamples: int,
+        seed: int | None,
+        *,
+        max_items: int = _MAX_KEPT_ITEMS,
+        prr: bool = True,
     ) -> None:
         if n < 1 or n_resamples < 1:
             raise InvalidInputError(
@@ -115,6 +125,7 @@ class Resamples(LockedState):
         self._keep = n * n_resamples <= max_items
         # One-off resamples (max_items=0) compute only the metric asked for.
         self.shares_sorted = max_items > 0
+        self._with_prr = prr
         self._kept: list[npt.NDArray[np.unsignedinteger]] | None = None
         self._confusions: dict[bytes, list[Confusion]] = {}
         self._sorted: dict[bytes, dict[str, FloatArray]] = {}
@@ -157,12 +168,19 @@ class Resamples(LockedState):
         """
         key = _digest(labels) + hashlib.blake2b(scores.tobytes(), digest_size=16).digest()
         key += repr(scores.shape).encode()
+        prr = self._with_prr or metric == "prr"
+        if not prr:  # values kept with PRR serve as well
+            with self._lock:
+                found = self._sorted.get(key + b"+prr")
+            if found is not None:
+                return found[metric].copy()
 
         def compute() -> dict[str, FloatArray]:
             orders = [ScoreOrder.build(labels, row) for row in scores]
-            chunks = [sorted_metric_values(orders, labels, c) for c in self.small_counts()]
+            chunks = [sorted_metric_values(orders, labels, c, prr=prr) for c in self.small_counts()]
             return {m: np.concatenate([c[m] for c in chunks], axis=1) for m in chunks[0]}
 
+        key += b"+prr" if prr else b""
         return self._memo(self._sorted, _MAX_SORTED, key, compute)[metric].copy()
 
     def confusion(

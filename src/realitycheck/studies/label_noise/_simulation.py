@@ -125,7 +125,7 @@ def _measure(bootstrap: Bootstrap) -> Measure:
     and every condition reuses the draws (the same seeded draws a fresh
     Measure would make: the numbers are unchanged).
     """
-    return Measure(bootstrap)
+    return Measure(bootstrap, prr=False)  # the study reports no PRR: not computed beside them
 
 
 def measure_condition(
