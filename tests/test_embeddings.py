@@ -278,3 +278,54 @@ def test_engines_equal_a_direct_transformers_pass_on_real_texts(
     np.testing.assert_allclose(got, direct, rtol=0, atol=1e-5)
     if engine == "onnx":
         assert [p.suffix for p in (tmp_path / "onnx").iterdir()] == [".onnx"]
+
+
+def test_warm_up_loads_the_model_once_while_embed_waits_for_it(monkeypatch):
+    import functools
+    import threading
+    import time
+
+    loads = []
+    started = threading.Event()
+
+    @functools.lru_cache(maxsize=1)
+    def slow_model():
+        loads.append(threading.current_thread().name)
+        started.set()
+        time.sleep(0.3)
+        return _FakeModel()
+
+    monkeypatch.setattr(embeddings, "embedding_model", slow_model)
+    monkeypatch.setattr(embeddings, "embedding_engine", lambda: "torch")  # nothing to export
+    monkeypatch.setenv("REALITYCHECK_EMBED_CACHE", "off")
+    embeddings.clear_cache()
+    thread = embeddings.warm_up()
+    assert started.wait(5)
+    vectors = embeddings.embed(["a", "b"])  # while the thread is loading
+    thread.join(5)
+    embeddings.clear_cache()
+    assert loads == ["realitycheck-embedding-warm-up"]  # one load, on the warm-up thread
+    assert vectors.shape == (2, embeddings.DIMENSION)
+
+
+def test_warm_up_exports_in_a_child_process_and_leaves_a_failed_load_to_embed(
+    monkeypatch, tmp_path
+):
+    import subprocess
+
+    runs = []
+    monkeypatch.setattr(embeddings, "embedding_engine", lambda: "onnx")
+    monkeypatch.setenv("REALITYCHECK_CACHE_DIR", str(tmp_path))  # no export yet
+    monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: runs.append(cmd))
+
+    def broken():
+        raise MissingDependencyError("onnxruntime", extra="embed", purpose="a test")
+
+    monkeypatch.setattr(embeddings, "embedding_model", broken)
+    embeddings.warm_up().join(5)  # the failure stays on the thread
+    assert runs == [
+        [sys.executable, "-c", "import realitycheck.embeddings as e; e.onnx_model_file()"]
+    ]
+    embeddings.clear_cache()
+    with pytest.raises(MissingDependencyError, match="onnxruntime"):
+        embeddings.embed(["a"])

@@ -36,6 +36,7 @@ import importlib.metadata
 import importlib.util
 import os
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import threading
@@ -65,6 +66,7 @@ __all__ = [
     "model_path",
     "onnx_model_file",
     "vector_cache",
+    "warm_up",
 ]
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
@@ -82,6 +84,7 @@ _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 _cache: OrderedDict[str, np.ndarray] = OrderedDict()
 _lock = threading.Lock()
+_model_lock = threading.Lock()  # one load of the encoder, even with warm_up's thread loading it
 
 
 def model_path() -> Path:
@@ -185,6 +188,48 @@ def embedding_model() -> Any:
     return SentenceTransformer(str(path), device=None, local_files_only=True)
 
 
+def _model() -> Any:
+    """:func:`embedding_model`, waiting for a load already under way (:func:`warm_up`)."""
+    with _model_lock:
+        return embedding_model()
+
+
+def warm_up() -> threading.Thread:
+    """Start loading the encoder on a background thread; return the thread.
+
+    A caller that will embed later, after other work on one core (the demo's
+    LLM-free stages), starts this first and finds the encoder loaded. On a
+    first run the ONNX engine's export (about 12 CPU seconds, mostly Python
+    holding the interpreter lock) runs in a child process, so it slows this
+    process's other threads hardly at all. The next :func:`embed` waits for
+    a load under way rather than starting a second one. A load that fails
+    here is tried again, and its error raised, by that :func:`embed`.
+    """
+
+    def load() -> None:
+        try:
+            if embedding_engine() == "onnx" and not _onnx_target().exists():
+                subprocess.run(
+                    [sys.executable, "-c", f"import {__name__} as e; e.onnx_model_file()"],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    check=False,
+                )
+            _model()
+        except Exception:  # noqa: BLE001 - the first embed() loads again and raises it
+            return
+
+    thread = threading.Thread(target=load, name="realitycheck-embedding-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
+def _onnx_target() -> Path:
+    version = model_id().split("@", 1)[1].split("/", 1)[0]
+    return _cache_root() / "onnx" / f"all-MiniLM-L6-v2-{version}.onnx"
+
+
 def onnx_model_file() -> Path:
     """Return the ONNX export of the shipped model, exporting it first if missing.
 
@@ -193,8 +238,7 @@ def onnx_model_file() -> Path:
     file in the same folder and renames it into place, so concurrent or
     interrupted exports never leave a partial model.
     """
-    version = model_id().split("@", 1)[1].split("/", 1)[0]
-    target = _cache_root() / "onnx" / f"all-MiniLM-L6-v2-{version}.onnx"
+    target = _onnx_target()
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
         _export_onnx(model_path(), target)
@@ -436,7 +480,7 @@ def _load_or_encode(texts: list[str], batch_size: int) -> dict[str, np.ndarray]:
     todo = [t for t in texts if t not in out]
     for start in range(0, len(todo), _CHUNK):
         chunk = todo[start : start + _CHUNK]
-        vectors = embedding_model().encode(
+        vectors = _model().encode(
             chunk,
             batch_size=batch_size,
             convert_to_numpy=True,

@@ -102,7 +102,7 @@ def demo_cmd(
     Everything stored is reused when the demo runs again into the same folder.
     Its first findings (a quick evaluation) come within about a minute, before
     the MiniLM embeddings, the final evaluation and the studies; a first run
-    took about 7 CPU minutes (10 minutes on two shared cores). The embeddings
+    took about 4.5 CPU minutes (2.6 minutes on two idle cores). The embeddings
     are cached on disk, so a rerun, even into a new folder, embeds nothing.
 
     With --reference KEY (e.g. recorded:gpt_4o, FaithBench's GPT-4o judge),
