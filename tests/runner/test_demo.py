@@ -15,6 +15,8 @@ from realitycheck.store import RunStore, load_results
 @pytest.fixture
 def small_plan(monkeypatch):
     monkeypatch.setattr(_demo, "DEMO_PLAN", {"faithbench": ((), ("length",))})
+    # Nothing embeds here, so nothing loads the embedding model.
+    monkeypatch.setattr(_demo.embeddings, "warm_up", lambda: pytest.fail("warmed up"))
     monkeypatch.setattr(_demo, "ALL", "leaderboard")  # one study that reads the reference
 
 
@@ -114,6 +116,8 @@ def test_the_first_findings_come_before_the_embedding_components_and_the_studies
     monkeypatch.setattr(_demo, "DEMO_PLAN", {"faithbench": ((), ("length", "source_overlap"))})
     monkeypatch.setattr(_demo, "EMBEDDING_COMPONENTS", frozenset({"source_overlap"}))
     monkeypatch.setattr(_demo, "ALL", "leaderboard")
+    warmed: list[int] = []  # the embedding model starts loading beside the first stages
+    monkeypatch.setattr(_demo.embeddings, "warm_up", lambda: warmed.append(len(seen)))
     seen: list[tuple[set[str], int, tuple[str, ...]]] = []
 
     def first(findings):
@@ -125,6 +129,7 @@ def test_the_first_findings_come_before_the_embedding_components_and_the_studies
         tmp_path / "demo", bootstrap=Bootstrap(n_resamples=20), on_first_findings=first
     )
     ((detectors, n_studies, findings),) = seen
+    assert warmed == [0]  # once, before the first findings
     assert "length" in detectors and "source_overlap" not in detectors and n_studies == 0
     assert findings and all(isinstance(f, str) for f in findings)
     measured = set(result.evaluation.metrics["detector"])
