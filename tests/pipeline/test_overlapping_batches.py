@@ -130,3 +130,32 @@ def test_cancel_calls_stops_a_work_another_thread_waits_for():
     thread.join(5)
     assert not thread.is_alive()
     assert outcome and type(outcome[0]).__name__ == "CancelledError"
+
+
+def test_parts_of_a_server_judge_start_small_and_double_unless_a_batch_size_is_given(
+    tmp_path, tiny, slow_server, monkeypatch
+):
+    from realitycheck.pipeline import _stages
+
+    monkeypatch.setattr(_stages, "FIRST_REMOTE_BATCH", 8)
+    sizes: list[int] = []
+    real = _stages.compute_overlapping_part
+    monkeypatch.setattr(
+        _stages,
+        "compute_overlapping_part",
+        lambda shared, rows: sizes.append(len(rows)) or real(shared, rows),
+    )
+    store = RunStore(tmp_path)
+    ingest(store, tiny)
+    judge = _judge(slow_server.url, concurrency=6)
+    monkeypatch.setattr(type(judge), "batch_rows", 32)
+    report = label(store, [judge], datasets=None)
+    # 80 responses: the first calls wait for 8 prompts, not for a whole part of 32.
+    assert sorted(sizes) == [8, 16, 24, 32] and report.computed[judge.key] == 80
+    assert [len(p) for p in _stages._batches(list(range(80)), 32, first=8)] == [8, 16, 32, 24]
+    assert [len(p) for p in _stages._batches(list(range(80)), 32)] == [32, 32, 16]
+    sizes.clear()
+    store = RunStore(tmp_path / "given")
+    ingest(store, tiny)
+    label(store, [judge], batch_size=20, datasets=None)  # the user's size holds from the first part
+    assert sizes == [20, 20, 20, 20]

@@ -239,11 +239,13 @@ def _run_component(
             example_rows=targets.example_rows,
             cache=cache,
         )
-        size = batch_size or component.batch_rows
-        batches = [todo[start : start + size] for start in range(0, len(todo), size)]
+        overlapping = _overlaps(component) and isinstance(executor, LocalExecutor)
+        # Calls to a server start after the first few prompts, not after a whole part's.
+        first = FIRST_REMOTE_BATCH if overlapping and batch_size is None else None
+        batches = _batches(todo, batch_size or component.batch_rows, first=first)
         work: Callable[[PartContext, np.ndarray], PartTally] = compute_part
         runner = executor
-        if _overlaps(component) and isinstance(executor, LocalExecutor) and len(batches) > 1:
+        if overlapping and len(batches) > 1:
             # A failed batch or Ctrl-C cancels the calls the other batch waits on.
             work, runner = compute_overlapping_part, LocalExecutor(workers=2, on_stop=cancel_calls)
         with progress.task(f"{column} {key}", len(todo)) as task:
@@ -254,6 +256,23 @@ def _run_component(
     names = ("computed", "missing", "failed", "unreadable", "failed_before", "reused", "retried")
     counts = {name: getattr(report, name).get(key, 0) for name in names}
     store.update_manifest(last_run={key: counts})
+
+
+FIRST_REMOTE_BATCH = 64
+"""Rows of the first part of a component whose calls wait on a server (when no
+``batch_size`` is given); each next part doubles, up to the component's
+``batch_rows``. The first calls go out once 64 prompts are made, not 2,048, and
+each part's prompts are made while the last part's calls are answered."""
+
+
+def _batches(todo: np.ndarray, size: int, *, first: int | None = None) -> list[np.ndarray]:
+    """Cut ``todo`` into parts of ``size`` rows; given ``first``, parts start there and double."""
+    out, start, step = [], 0, min(first, size) if first else size
+    while start < len(todo):
+        out.append(todo[start : start + step])
+        start += step
+        step = min(2 * step, size)
+    return out
 
 
 def _overlaps(component: Labeler | Detector) -> bool:
@@ -369,7 +388,9 @@ def label(
     sends its calls through it).
 
     ``batch_size`` is the number of responses per stored part (what a crash
-    can lose); by default each labeler's ``batch_rows``.
+    can lose); by default each labeler's ``batch_rows``, where a judge whose
+    calls wait on a server starts with parts of :data:`FIRST_REMOTE_BATCH`
+    and doubles them up to that.
 
     Labels whose error is retryable are computed again; ``retry_errors=True``
     recomputes every label with an error.
