@@ -1,3 +1,4 @@
+import functools
 import importlib.util
 import sys
 
@@ -306,6 +307,39 @@ def test_warm_up_loads_the_model_once_while_embed_waits_for_it(monkeypatch):
     embeddings.clear_cache()
     assert loads == ["realitycheck-embedding-warm-up"]  # one load, on the warm-up thread
     assert vectors.shape == (2, embeddings.DIMENSION)
+
+
+def test_an_embed_during_warm_ups_export_waits_for_it_instead_of_exporting_again(
+    monkeypatch, tmp_path
+):
+    import subprocess
+    import threading
+    import time
+
+    events = []
+    exporting = threading.Event()
+
+    def child_export(cmd, **kw):
+        exporting.set()
+        time.sleep(0.3)
+        events.append("child export")
+
+    def load():
+        events.append(f"load on {threading.current_thread().name}")
+        return _FakeModel()
+
+    monkeypatch.setattr(subprocess, "run", child_export)
+    monkeypatch.setattr(embeddings, "embedding_engine", lambda: "onnx")
+    monkeypatch.setattr(embeddings, "embedding_model", functools.lru_cache(maxsize=1)(load))
+    monkeypatch.setenv("REALITYCHECK_CACHE_DIR", str(tmp_path))  # no export yet
+    monkeypatch.setenv("REALITYCHECK_EMBED_CACHE", "off")
+    embeddings.clear_cache()
+    thread = embeddings.warm_up()
+    assert exporting.wait(5)
+    embeddings.embed(["a"])  # while the child exports
+    thread.join(5)
+    embeddings.clear_cache()
+    assert events == ["child export", "load on realitycheck-embedding-warm-up"]
 
 
 def test_warm_up_exports_in_a_child_process_and_leaves_a_failed_load_to_embed(

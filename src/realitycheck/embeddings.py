@@ -208,15 +208,16 @@ def warm_up() -> threading.Thread:
 
     def load() -> None:
         try:
-            if embedding_engine() == "onnx" and not _onnx_target().exists():
-                subprocess.run(
-                    [sys.executable, "-c", f"import {__name__} as e; e.onnx_model_file()"],
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    check=False,
-                )
-            _model()
+            with _model_lock:  # an embed() meanwhile waits for the export and the load
+                if embedding_engine() == "onnx" and not _onnx_target().exists():
+                    subprocess.run(
+                        [sys.executable, "-c", f"import {__name__} as e; e.onnx_model_file()"],
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                        check=False,
+                    )
+                embedding_model()
         except Exception:  # noqa: BLE001 - the first embed() loads again and raises it
             return
 
