@@ -90,3 +90,40 @@ def test_make_executor_passes_workers_to_the_local_executor_and_refuses_them_for
     with pytest.raises(InvalidInputError, match="threads of the local executor") as info:
         make_executor("ray", workers=2)  # refused before Ray is imported or reached
     assert info.value.field == "workers"
+
+
+def test_on_stop_is_called_again_until_a_task_that_hands_over_work_late_has_ended():
+    # Task 0 fails at once; task 1 hands its "call" over only after the first stop,
+    # as a batch still making its prompts would. One stop would leave that call to
+    # run its 10 s; stopping again until the task ends releases it.
+    first_stop = threading.Event()
+    calls: list[threading.Event] = []
+    lock = threading.Lock()
+    stops = 0
+
+    def on_stop() -> None:
+        nonlocal stops
+        stops += 1
+        first_stop.set()
+        with lock:
+            for call in calls:
+                call.set()
+
+    @thread_safe
+    def task(_shared: None, item: int) -> int:
+        if item == 0:
+            time.sleep(0.05)  # let task 1 start
+            raise RuntimeError("task 0 fails")
+        first_stop.wait(5)
+        call = threading.Event()
+        with lock:
+            calls.append(call)
+        if call.wait(10):
+            raise RuntimeError("call stopped")
+        return item
+
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match="task 0 fails"):
+        list(LocalExecutor(workers=2, on_stop=on_stop).map(task, None, [0, 1]))
+    assert time.monotonic() - start < 5
+    assert stops >= 2

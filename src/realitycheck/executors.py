@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, Protocol, TypeVar
 
 from realitycheck.errors import InvalidInputError, MissingDependencyError, RealityCheckError
@@ -110,9 +110,10 @@ class LocalExecutor:
             :func:`available_cores`. ``1`` runs every task in turn. Other tasks
             always run one after the other, in order.
         on_stop: Called when a task on the threads failed or the caller stopped
-            reading the results (Ctrl-C), before waiting for the tasks already
-            running: what stops them early (the label stage cancels the
-            server calls they wait on).
+            reading the results (Ctrl-C), and again every 50 ms until the tasks
+            already running have ended: what stops them early (the label stage
+            cancels the server calls they wait on, including calls a task hands
+            over after the first stop).
     """
 
     name = "local"
@@ -149,10 +150,29 @@ class LocalExecutor:
                 for future in futures:
                     future.cancel()
                 if not finished and self.on_stop is not None:
-                    self.on_stop()
+                    _stop_until_done(futures, self.on_stop)
 
     def close(self) -> None:
         """Nothing to release."""
+
+
+def _stop_until_done(futures: Sequence[Future[Any]], on_stop: Callable[[], object]) -> None:
+    """Call ``on_stop()`` until every task already running has ended.
+
+    A task may start new work after the first call (a batch that was still
+    making its prompts hands its calls over a moment later), so one call is
+    not enough: each round stops what was started since the last.
+    """
+    running = [future for future in futures if not future.done()]
+    while True:
+        on_stop()
+        if not running:
+            return
+        _, pending = wait(running, timeout=_STOP_ROUND_SECONDS)
+        running = list(pending)
+
+
+_STOP_ROUND_SECONDS = 0.05
 
 
 class RayExecutor:

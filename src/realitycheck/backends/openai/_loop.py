@@ -67,8 +67,8 @@ class _Loop:
         self.thread.start()
 
     def run(self, work: Callable[[], Coroutine[Any, Any, T]]) -> T:
-        future = asyncio.run_coroutine_threadsafe(work(), self.loop)
-        with _lock:
+        with _lock:  # registered before it can start: a cancel() now sees it
+            future = asyncio.run_coroutine_threadsafe(work(), self.loop)
             self.running.add(future)
         try:
             return future.result()
