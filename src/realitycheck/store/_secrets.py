@@ -60,15 +60,20 @@ _REGISTERED: set[str] = set()
 _SECRET_NAME = re.compile(
     r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|SECRET_KEY|PASSWORD|PASSWD|CREDENTIALS?|AUTH)$", re.I
 )
-_SHAPES = [
-    re.compile(r"(?<=://)[^/@\s:]+:[^/@\s]+(?=@)"),
-    re.compile(r"\bsk-[A-Za-z0-9_\-*.]{8,}"),
-    re.compile(r"\bBearer\s+[A-Za-z0-9._~+/=\-*]{6,}", re.I),
-    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    re.compile(r"\bhf_[A-Za-z0-9]{16,}"),
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),
-    re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
+# Each shape with the literals (casefolded) it cannot match without: a text with
+# none of them is not searched by that shape, which matches nothing there anyway.
+_SHAPES: list[tuple[tuple[str, ...], re.Pattern[str]]] = [
+    (("://",), re.compile(r"(?<=://)[^/@\s:]+:[^/@\s]+(?=@)")),
+    (("sk-",), re.compile(r"\bsk-[A-Za-z0-9_\-*.]{8,}")),
+    (("bearer",), re.compile(r"\bBearer\s+[A-Za-z0-9._~+/=\-*]{6,}", re.I)),
+    (("akia", "asia"), re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    (("hf_",), re.compile(r"\bhf_[A-Za-z0-9]{16,}")),
+    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}")),
+    (("xox",), re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}")),
 ]
+# Every name _ASSIGNED knows holds one of these (casefolded, so that the long s and
+# the Kelvin sign, which its re.I matches to "s" and "k", count too).
+_ASSIGNED_WORDS = ("key", "token", "secret", "passw", "pwd")
 _ASSIGNED = re.compile(
     r"(?P<name>(?<![A-Za-z0-9_])(?:api[_-]?key|apikey|access[_-]?key|secret[_-]?key|"
     r"private[_-]?key|auth[_-]?token|access[_-]?token|refresh[_-]?token|key|token|secret|"
@@ -96,11 +101,16 @@ def _configured() -> tuple[str, ...]:
     return tuple(sorted(values, key=len, reverse=True))
 
 
-_PATTERNS: dict[tuple[str, ...], re.Pattern[str] | None] = {}
+_PATTERNS: dict[tuple[str, ...], tuple[re.Pattern[str], frozenset[str]] | None] = {}
 
 
-def _pattern(values: tuple[str, ...]) -> re.Pattern[str] | None:
-    """A pattern matching each value and every run of 8+ of its characters."""
+def _pattern(values: tuple[str, ...]) -> tuple[re.Pattern[str], frozenset[str]] | None:
+    """A pattern matching each value and every run of 8+ of its characters, and its 8-grams.
+
+    A text can hold a match only if it holds one of the 8-grams, which ``in``
+    finds far faster than the pattern's hundreds of alternatives (a 51-character
+    key has 1,176 runs): the pattern then reads only the texts that do.
+    """
     if values not in _PATTERNS:
         pieces: set[str] = set()
         for value in values:
@@ -108,9 +118,12 @@ def _pattern(values: tuple[str, ...]) -> re.Pattern[str] | None:
                 if size < len(value) and len(value) > 64:
                     break  # very long values: the whole value only (pieces would explode)
                 pieces.update(value[i : i + size] for i in range(len(value) - size + 1))
+        grams = frozenset(p for p in pieces if len(p) == _MIN_SECRET)
+        grams |= {v[:_MIN_SECRET] for v in values if len(v) > 64}
         ordered = sorted(pieces, key=len, reverse=True)
         _PATTERNS.clear()
-        _PATTERNS[values] = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        _PATTERNS[values] = (pattern, grams) if pattern is not None else None
     return _PATTERNS[values]
 
 
@@ -135,28 +148,33 @@ class Scrubber:
     """The secrets configured now, ready to scrub many texts (one per batch of records)."""
 
     def __init__(self) -> None:
-        self._pattern = _pattern(_configured())
+        self._configured = _pattern(_configured())
 
     @property
     def has_configured(self) -> bool:
         """Whether any configured key is set in the environment."""
-        return self._pattern is not None
+        return self._configured is not None
 
     def configured(self, text: str) -> str:
         """Replace the configured keys only (for model outputs and dataset fields)."""
-        if not text or self._pattern is None:
+        if not text or self._configured is None:
             return text
-        return self._pattern.sub(REDACTED, text)
+        pattern, grams = self._configured
+        if not any(gram in text for gram in grams):
+            return text
+        return pattern.sub(REDACTED, text)
 
     def text(self, text: str) -> str:
         """Replace configured keys and key-shaped strings (for errors, raw replies, notes)."""
         if not text:
             return text
         text = self.configured(text)
-        if not _TRIGGER.search(text):
+        folded = text.casefold()
+        for needles, shape in _SHAPES:
+            if any(needle in folded for needle in needles):
+                text = shape.sub(REDACTED, text)
+        if not any(word in folded for word in _ASSIGNED_WORDS):
             return text
-        for shape in _SHAPES:
-            text = shape.sub(REDACTED, text)
         return _ASSIGNED.sub(
             lambda m: m["name"] + REDACTED if _looks_random(m["value"]) else m[0], text
         )

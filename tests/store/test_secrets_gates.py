@@ -1,0 +1,125 @@
+"""The scrubber's quick gates skip only texts its patterns cannot match.
+
+:class:`~realitycheck.store.Scrubber` first checks a text for a configured
+key's 8-grams and for each key shape's literals before running the patterns.
+These tests run every pattern on every text, ungated, and ask for the very
+same output, on texts made to sit near each gate: pieces of a configured
+key, shapes in mixed case, the long s and the Kelvin sign (which ``re.I``
+matches to "s" and "k"), and JSON with ``token`` in a key name.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from realitycheck.store import REDACTED, _secrets
+from realitycheck.store._secrets import Scrubber
+
+KEY = "sk-proj-Abc123XyZ987qwertyuiopASDFGHJKLzxcvbnm0123456789"
+LONG_KEY = "L" + "q7Zp" * 20  # over 64 characters: only the whole value is a piece
+
+
+def ungated(text: str) -> str:
+    """What the scrubber gave before its gates: every pattern on every text."""
+    pattern, _ = _secrets._pattern(_secrets._configured()) or (None, None)
+    if text and pattern is not None:
+        text = pattern.sub(REDACTED, text)
+    if not text or not _secrets._TRIGGER.search(text):
+        return text
+    for _, shape in _secrets._SHAPES:
+        text = shape.sub(REDACTED, text)
+    return _secrets._ASSIGNED.sub(
+        lambda m: m["name"] + REDACTED if _secrets._looks_random(m["value"]) else m[0], text
+    )
+
+
+PIECES = [
+    KEY,
+    KEY[5:13],
+    KEY[20:40],
+    KEY[:7],
+    LONG_KEY,
+    LONG_KEY[:40],
+    "sk-",
+    "SK-",
+    "sK-abcdefgh12345678",
+    "sk-abcdefgh12345678",
+    "Bearer ",
+    "BEARER ",
+    "bearer\t",
+    "AKIA",
+    "ASIA",
+    "akia",
+    "IOSFODNN7EXAMPLE",
+    "hf_",
+    "ghp_",
+    "gho_",
+    "xoxb-",
+    "https://",
+    "user:pass@",
+    "@",
+    "token",
+    "tokens",
+    "prompt_tokens",
+    "api_key",
+    "API-KEY",
+    "\u017fecret",  # long s
+    "\u212aey",  # Kelvin sign
+    "passwd",
+    "PWD",
+    '"',
+    "'",
+    ": ",
+    "=",
+    " ",
+    "\n",
+    "aB3dE5fG7hJ9kL1mN3pQ",
+    "0123456789abcdefXYZ",
+    "Newton",
+    "\u0130",
+    "\u00df",
+]
+
+
+@pytest.fixture
+def keys(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("MY_SERVICE_TOKEN", LONG_KEY)
+
+
+@settings(max_examples=400, deadline=None)
+@given(parts=st.lists(st.sampled_from(PIECES), max_size=12))
+def test_gated_scrubbing_gives_what_every_pattern_gives(parts):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OPENAI_API_KEY", KEY)
+        patch.setenv("MY_SERVICE_TOKEN", LONG_KEY)
+        text = "".join(parts)
+        scrubber = Scrubber()
+        assert scrubber.text(text) == ungated(text)
+
+
+def test_a_key_piece_and_a_shape_in_json_are_both_caught(keys):
+    raw = (
+        '{"replies": ["the key was ' + KEY[10:30] + '"], "usage": {"prompt_tokens": 9}, '
+        '"note": "token=aB3dE5fG7hJ9kL1mN3pQ"}'
+    )
+    out = Scrubber().text(raw)
+    assert KEY[10:30] not in out and "aB3dE5fG7hJ9kL1mN3pQ" not in out
+    assert out.count(REDACTED) == 2
+    assert '"prompt_tokens": 9' in out
+
+
+def test_a_text_without_any_gram_is_returned_as_is(keys):
+    text = '{"usage": {"prompt_tokens": 209}, "reasons": ["not a choice"]}'
+    assert Scrubber().text(text) is text
+
+
+def test_the_long_s_and_kelvin_sign_open_the_assigned_gate(keys):
+    value = "aB3dE5fG7hJ9kL1mN3pQ"
+    for name in ("\u017fecret", "\u212aey"):
+        assert re.search(_secrets._ASSIGNED, f"{name}={value}")  # re.I matches them
+        assert Scrubber().text(f"{name}={value}") == f"{name}={REDACTED}"
