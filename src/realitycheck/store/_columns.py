@@ -35,7 +35,7 @@ from realitycheck.records import (
     records_from_columns,
     records_to_columns,
 )
-from realitycheck.store._arrays import from_numpy, from_texts
+from realitycheck.store._arrays import from_numpy, from_texts, to_numpy
 from realitycheck.store._secrets import _TRIGGER, Scrubber
 
 __all__ = [
@@ -315,15 +315,23 @@ def _scrubbed_texts(column: pa.ChunkedArray, scrubber: Scrubber, *, full: bool) 
 
 
 def _scrubbed_lists(column: pa.ChunkedArray, scrubber: Scrubber, *, full: bool) -> Any:
-    """A list-of-strings column with secrets scrubbed in each element (configured keys set)."""
-    clean = scrubber.text if full else scrubber.configured
-    seen: dict[str, str] = {}
+    """A list-of-strings column with secrets scrubbed in each element (configured keys set).
 
-    def once(text: str) -> str:
-        if text not in seen:
-            seen[text] = clean(text)
-        return seen[text]
-
-    lists = column.to_pylist()
-    out = [None if texts is None else [once(t) for t in texts] for texts in lists]
-    return column if out == lists else pa.array(out, column.type)
+    The elements are scrubbed as one flat string column, so each distinct text
+    is read once and no list becomes Python objects; the lists are rebuilt
+    from their lengths around the scrubbed texts.
+    """
+    lists = column.combine_chunks()
+    texts = pa.chunked_array([pc.list_flatten(lists)])
+    clean = _scrubbed_texts(texts, scrubber, full=full)
+    if clean is texts:
+        return column
+    lengths = to_numpy(pc.list_value_length(lists), fill=0)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(
+        np.int64 if pa.types.is_large_list(lists.type) else np.int32
+    )
+    values = (clean if isinstance(clean, pa.Array) else clean.combine_chunks()).cast(
+        lists.type.value_type
+    )
+    mask = lists.is_null() if lists.null_count else None
+    return pa.chunked_array([type(lists).from_arrays(offsets, values, mask=mask)], lists.type)
