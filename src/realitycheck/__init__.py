@@ -17,7 +17,8 @@ command::
     runner         RunConfig (TOML), the demo, ``run``, the one loop over studies
     report         HTML / Markdown / CSV from stored results
     studies        one diagnostic each; read a run, return tables, figures, a finding
-    pipeline       stages: ingest, label, detect, evaluate   | generation | annotation
+    pipeline       stages: ingest, generate, choose, label, detect, evaluate   | annotation
+    generation     prompts, sampling and choice plans, prompt variants: what to ask
     components     labelers, detectors (a panel fits Dawid-Skene with analysis)
     analysis       splits, thresholds, Bootstrap settings, Measure, rater agreement | claims
     components     datasets, backends, retrievers
@@ -72,13 +73,13 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers 
     from realitycheck.errors import RunFolderError as RunFolderError
     from realitycheck.errors import UnknownComponentError as UnknownComponentError
     from realitycheck.generation import SamplingPlan as SamplingPlan
-    from realitycheck.generation import generate as generate
     from realitycheck.generation import make_plan as make_plan
     from realitycheck.labelers import Labeler as Labeler
     from realitycheck.pipeline import Evaluation as Evaluation
     from realitycheck.pipeline import EvaluationConfig as EvaluationConfig
     from realitycheck.pipeline import detect as detect
     from realitycheck.pipeline import evaluate as evaluate
+    from realitycheck.pipeline import generate as generate
     from realitycheck.pipeline import ingest as ingest
     from realitycheck.pipeline import label as label
     from realitycheck.records import AgreementResult as AgreementResult
@@ -124,9 +125,17 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "RunFolderError",
         "UnknownComponentError",
     ),
-    "generation": ("SamplingPlan", "generate", "make_plan"),
+    "generation": ("SamplingPlan", "make_plan"),
     "labelers": ("Labeler", "labeler", "labelers"),
-    "pipeline": ("Evaluation", "EvaluationConfig", "detect", "evaluate", "ingest", "label"),
+    "pipeline": (
+        "Evaluation",
+        "EvaluationConfig",
+        "detect",
+        "evaluate",
+        "generate",
+        "ingest",
+        "label",
+    ),
     "records": ("AgreementResult", "Example", "Label", "MetricResult", "Response", "Score"),
     "registry": ("Component", "Registry"),
     "report": ("ReportFiles", "write_report"),

@@ -248,7 +248,8 @@ def test_it_goes_through_the_call_cache_and_errors_are_not_cached(tmp_path):
 
 def test_the_generate_stage_feeds_every_white_box_detector(tmp_path):
     from realitycheck.detectors import RunContext, detectors
-    from realitycheck.generation import SamplingPlan, generate
+    from realitycheck.generation import SamplingPlan
+    from realitycheck.pipeline import generate
     from realitycheck.records import Example, Response
     from realitycheck.store import RunStore
 

@@ -110,8 +110,16 @@ def test_no_help_text_imports_numpy_pandas_pyarrow_or_scipy(tmp_path):
     assert first == {}
 
 
-@pytest.mark.parametrize("package", ["realitycheck.detectors", "realitycheck.studies"])
-def test_a_registry_package_loads_its_numpy_helpers_on_first_use(tmp_path, package):
+@pytest.mark.parametrize(
+    "package",
+    [
+        "realitycheck.detectors",
+        "realitycheck.studies",
+        "realitycheck.generation",
+        "realitycheck.pipeline",
+    ],
+)
+def test_a_package_loads_its_numpy_modules_on_first_use(tmp_path, package):
     code = f"""
 import importlib
 module = importlib.import_module({package!r})

@@ -163,7 +163,8 @@ def assert_a_rerun_computes_only_the_missing_parts(store, cluster, tmp_path) -> 
 def test_generation_split_across_workers_stores_what_one_process_stores(cluster, tmp_path):
     from realitycheck.backends import CallCache
     from realitycheck.backends.mock import MockBackend
-    from realitycheck.generation import SamplingPlan, generate
+    from realitycheck.generation import SamplingPlan
+    from realitycheck.pipeline import generate
 
     examples = _run(tmp_path / "inputs").read(Example)
     backend, plan = MockBackend(sample_replies=("one", "two", "three")), SamplingPlan(n_samples=3)

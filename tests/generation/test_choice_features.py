@@ -17,8 +17,9 @@ import pytest
 from realitycheck import detect, detectors
 from realitycheck.backends import CallCache, Generation
 from realitycheck.backends.mock import MockBackend, tokenize
-from realitycheck.generation import ChoicePlan, choose, variants
-from realitycheck.generation._choice_features import chosen_features
+from realitycheck.generation import ChoicePlan, variants
+from realitycheck.pipeline import choose
+from realitycheck.pipeline._choice_features import chosen_features
 from realitycheck.records import Example, Response, Score
 from realitycheck.store import RunStore
 

@@ -17,12 +17,12 @@ from realitycheck.generation import (
     ChoicePlan,
     McqPrompt,
     OptionScore,
-    choose,
     choose_option,
     render,
     true_mass,
     variants,
 )
+from realitycheck.pipeline import choose
 from realitycheck.records import Example, Label, Response
 from realitycheck.store import RunStore
 

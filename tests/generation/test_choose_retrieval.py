@@ -9,7 +9,8 @@ import pytest
 
 from realitycheck.backends.mock import MockBackend, tokenize
 from realitycheck.errors import InvalidInputError
-from realitycheck.generation import ChoicePlan, choose, variants
+from realitycheck.generation import ChoicePlan, variants
+from realitycheck.pipeline import choose
 from realitycheck.records import Example, Response
 from realitycheck.store import RunStore
 

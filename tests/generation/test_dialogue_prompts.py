@@ -7,15 +7,9 @@ import pytest
 from realitycheck.cli import main
 from realitycheck.datasets import datasets
 from realitycheck.errors import InvalidInputError
-from realitycheck.generation import (
-    build_prompt,
-    choose_demos,
-    demo_answer,
-    generate,
-    load_inputs,
-    make_plan,
-)
-from realitycheck.generation._stage import _with_faithful_replies
+from realitycheck.generation import build_prompt, choose_demos, demo_answer, make_plan
+from realitycheck.pipeline import generate, load_inputs
+from realitycheck.pipeline._generate import _with_faithful_replies
 from realitycheck.records import Example, Response
 from realitycheck.store import RunStore
 

@@ -12,17 +12,10 @@ from _generation_fakes import CALLS, FakeBackend, make_examples
 from realitycheck.backends.mock import MockBackend
 from realitycheck.cli import main
 from realitycheck.errors import InvalidInputError
-from realitycheck.generation import (
-    GenerationPrompt,
-    build_prompt,
-    generate,
-    generation_errors,
-    make_plan,
-    variants,
-)
-from realitycheck.generation.variants import PARAPHRASE_PROMPT
+from realitycheck.generation import GenerationPrompt, build_prompt, make_plan, variants
+from realitycheck.generation._variants import PARAPHRASE_PROMPT
 from realitycheck.labelers import labelers
-from realitycheck.pipeline import label
+from realitycheck.pipeline import generate, generation_errors, label
 from realitycheck.records import Example, Response
 from realitycheck.store import RunData, RunStore
 from realitycheck.studies import studies

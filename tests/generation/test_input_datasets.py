@@ -11,7 +11,8 @@ from _generation_fakes import FakeBackend
 
 from realitycheck.datasets import datasets
 from realitycheck.errors import DataNotFoundError, InvalidInputError, MissingDependencyError
-from realitycheck.generation import SamplingPlan, build_prompt, choose_demos, generate, load_inputs
+from realitycheck.generation import SamplingPlan, build_prompt, choose_demos
+from realitycheck.pipeline import generate, load_inputs
 from realitycheck.records import Label, Response
 from realitycheck.store import RunStore
 

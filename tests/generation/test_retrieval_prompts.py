@@ -8,7 +8,8 @@ from _generation_fakes import CALLS, FakeBackend, make_examples
 
 from realitycheck.cli import main
 from realitycheck.errors import InvalidInputError
-from realitycheck.generation import SamplingPlan, build_prompt, generate, generation_key, make_plan
+from realitycheck.generation import SamplingPlan, build_prompt, make_plan
+from realitycheck.pipeline import generate, generation_key
 from realitycheck.records import Example, Response
 from realitycheck.retrievers import Passage
 from realitycheck.runner import load_run_config

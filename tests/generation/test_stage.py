@@ -6,7 +6,8 @@ from _generation_fakes import CALLS, FakeBackend, Killed, PlainBackend, make_exa
 from realitycheck.backends._cache import CallCache
 from realitycheck.backends.mock import MockBackend, prompt_text, tokenize
 from realitycheck.errors import InvalidInputError
-from realitycheck.generation import SamplingPlan, generate, generation_errors, generation_key
+from realitycheck.generation import SamplingPlan
+from realitycheck.pipeline import generate, generation_errors, generation_key
 from realitycheck.records import Example, Response
 from realitycheck.store import RunStore
 

@@ -8,9 +8,9 @@ from _generation_fakes import make_examples
 from realitycheck.backends import CallCache
 from realitycheck.backends.openai import OpenAIBackend
 from realitycheck.detectors import detectors
-from realitycheck.generation import SamplingPlan, generate
+from realitycheck.generation import SamplingPlan
 from realitycheck.labelers import labelers
-from realitycheck.pipeline import detect, label
+from realitycheck.pipeline import detect, generate, label
 from realitycheck.records import Label, Response, Score
 from realitycheck.store import RunStore
 

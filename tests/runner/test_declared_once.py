@@ -108,7 +108,7 @@ def _probe(tmp_path: Path, edit: tuple[str, str, str], verb: str, table: str, ke
             "n_resamples: int (default 777)",
         ),
         (
-            ("executors.py", "DEFAULT_BATCH_SIZE = 16\n", "DEFAULT_BATCH_SIZE = 23\n"),
+            ("executors/_batches.py", "DEFAULT_BATCH_SIZE = 16\n", "DEFAULT_BATCH_SIZE = 23\n"),
             "generate",
             "run",
             "batch_size",
@@ -214,9 +214,9 @@ def test_the_metrics_defaults_are_the_bootstraps(function):
     [(["choose"], "choose"), (["generate"], "generate")],
 )
 def test_a_stages_batch_size_option_is_its_functions_default(command, function):
-    import realitycheck.generation as G
+    import realitycheck.pipeline as P
 
-    declared = inspect.signature(getattr(G, function)).parameters["batch_size"].default
+    declared = inspect.signature(getattr(P, function)).parameters["batch_size"].default
     assert _option(command, "--batch-size").default == declared
 
 

@@ -9,7 +9,8 @@ import pytest
 from object_storage import objects
 
 from realitycheck import Example, Label, Response, RunStore, Score
-from realitycheck.generation import SamplingPlan, generate
+from realitycheck.generation import SamplingPlan
+from realitycheck.pipeline import generate
 
 
 def _labels(store: RunStore) -> None:

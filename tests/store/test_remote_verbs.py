@@ -11,7 +11,8 @@ from object_storage import SECRET
 from realitycheck import Example, Response, RunStore
 from realitycheck.backends.mock import MockBackend
 from realitycheck.cli import main
-from realitycheck.generation import SamplingPlan, generate, generation_errors
+from realitycheck.generation import SamplingPlan
+from realitycheck.pipeline import generate, generation_errors
 
 
 def _examples(n: int) -> list[Example]:

@@ -143,7 +143,7 @@ def test_label_records_read_back_through_the_wrapped_reader(tmp_path):
 
 
 def test_a_damaged_generation_errors_table_names_itself(tmp_path):
-    from realitycheck.generation import generation_errors
+    from realitycheck.pipeline import generation_errors
 
     RunStore(tmp_path).update_manifest(notes=["a generated run"])
     (tmp_path / "generation_errors.parquet").write_bytes(b"garbage")

@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 
 from realitycheck.datasets import datasets
-from realitycheck.generation import generate, load_inputs, make_plan
+from realitycheck.generation import make_plan
+from realitycheck.pipeline import generate, load_inputs
 from realitycheck.records import Response
 from realitycheck.store import RunStore
 

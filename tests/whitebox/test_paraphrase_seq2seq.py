@@ -7,7 +7,8 @@ import pytest
 from realitycheck.backends import CallCache
 from realitycheck.backends.hf_seq2seq import HFSeq2SeqBackend
 from realitycheck.backends.mock import MockBackend
-from realitycheck.generation import ChoicePlan, choose, variants
+from realitycheck.generation import ChoicePlan, variants
+from realitycheck.pipeline import choose
 from realitycheck.records import Example, Response
 from realitycheck.store import RunStore
 

@@ -102,7 +102,7 @@ def _commonest_generation_error(report: Any, run_dir: Any) -> tuple[str, int]:
     counts: dict[str, int] = dict(getattr(report, "error_counts", None) or {})
     if not counts:
         try:
-            from realitycheck.generation import generation_errors
+            from realitycheck.pipeline import generation_errors
             from realitycheck.store import RunStore
 
             table = generation_errors(RunStore(run_dir))

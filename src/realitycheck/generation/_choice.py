@@ -1,4 +1,4 @@
-"""Choice by likelihood: an MCQ prompt's text, its options' scores and the chosen option.
+"""Choice by likelihood: the plan, an MCQ prompt's text, its options' scores and the choice.
 
 A multiple-choice question is answered without generating: each option is
 scored as a continuation of the prompt, ``LL(o) = sum_t log p(o_t | prompt,
@@ -32,6 +32,12 @@ An instruction, when a prompt has one, is the first paragraph in every template.
 Retrieved passages, when a prompt has them, come right before the question
 (after the demonstrations, which get none), in the retrieval block of
 :func:`realitycheck.retrievers.prepend_passages` (Ram et al., 2023).
+
+A :class:`ChoicePlan` names the normalisation, the template, the fixed
+demonstrations of the :func:`base_prompt` and the retriever; the choose stage
+(:func:`realitycheck.pipeline.choose`) asks a backend under it. This module
+loads no array library, so the command line builds ``choose``'s options from
+the plan's fields.
 """
 
 from __future__ import annotations
@@ -40,22 +46,58 @@ import math
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from realitycheck.errors import InvalidInputError
-from realitycheck.retrievers import Passage, prepend_passages
+from realitycheck.params import Interval, OneOf, param
+from realitycheck.records import Example
+from realitycheck.registry import Component, nested
+from realitycheck.retrievers import Passage, Retriever, prepend_passages
 
 __all__ = [
     "NORMALISATIONS",
     "TEMPLATES",
+    "ChoicePlan",
     "McqPrompt",
     "OptionScore",
+    "base_prompt",
     "choose_option",
+    "demo_of",
     "render",
     "true_mass",
 ]
 
 NORMALISATIONS = ("token", "char", "none")
 TEMPLATES = ("plain", "qa", "letters")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChoicePlan(Component):
+    """How to answer multiple-choice questions by likelihood.
+
+    Args:
+        normalisation: ``token`` (log-likelihood per token, the default),
+            ``char`` (per character of the option, as lm-eval's ``acc_norm``)
+            or ``none`` (the sum).
+        template: ``plain``, ``qa`` or ``letters`` (see
+            :func:`realitycheck.generation.render`).
+        shots: Fixed demonstrations of the base prompt: the first ``shots``
+            questions of the same dataset, other than the question itself.
+        retriever: Passages shown before each question (in-context retrieval
+            augmentation, e.g. ``bm25[corpus=passages.jsonl,k=3]``); the
+            example's question is the query. ``None`` = no retrieval.
+        top_logprobs: Alternatives per token of the chosen option to keep in
+            its features (0 = none), where the backend reads fixed answers.
+    """
+
+    normalisation: str = param("token", OneOf(NORMALISATIONS))
+    template: str = param("plain", OneOf(TEMPLATES))
+    shots: int = param(0, Interval(int, 0))
+    retriever: Retriever | None = nested("retrievers")
+    top_logprobs: int = param(0, Interval(int, 0))
+
+    name: ClassVar[str] = "choice"
+    family: ClassVar[str] = "plans"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -125,6 +167,32 @@ class OptionScore:
             "n_tokens": self.n_tokens,
             "n_chars": self.n_chars,
         }
+
+
+def demo_of(example: Example) -> tuple[str, str]:
+    """Return a question as a demonstration: its question and its first correct option."""
+    return example.question, example.references[0] if example.references else ""
+
+
+def base_prompt(
+    example: Example,
+    pool: Sequence[Example],
+    shots: int,
+    passages: Sequence[Passage] = (),
+) -> McqPrompt:
+    """Return the base prompt: options in order, ``shots`` demonstrations, ``passages``.
+
+    The demonstrations are the first ``shots`` questions of ``pool`` other
+    than ``example``; a prompt variant varies this prompt.
+    """
+    demos = [e for e in pool if e.example_id != example.example_id][:shots]
+    return McqPrompt(
+        question=example.question,
+        order=tuple(range(len(example.choices))),
+        demos=tuple(demo_of(e) for e in demos),
+        demo_ids=tuple(e.example_id for e in demos),
+        passages=tuple(passages),
+    )
 
 
 def choose_option(scores: Sequence[OptionScore], normalisation: str) -> int:

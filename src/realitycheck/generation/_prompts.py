@@ -42,6 +42,8 @@ from realitycheck.retrievers import Passage, prepend_passages
 from realitycheck.text import normalize_answer
 
 __all__ = [
+    "FAITHFUL_REPLIES",
+    "FEW_SHOT_TASKS",
     "PROMPT_TASKS",
     "RETRIEVAL_TASKS",
     "STYLES",
@@ -375,7 +377,7 @@ def demo_answer(example: Example) -> str | None:
 
     The first reference; for a dialogue example without references, the
     first of the replies its dataset's human labels judge faithful (kept in
-    ``meta["faithful_replies"]`` by :func:`realitycheck.generation.load_inputs`).
+    ``meta["faithful_replies"]`` by :func:`realitycheck.pipeline.load_inputs`).
     """
     return next((a for a in _answers(example) if a.strip()), None)
 

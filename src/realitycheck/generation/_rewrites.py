@@ -37,15 +37,17 @@ from typing import Any
 from realitycheck.backends import CallCache, Generation
 from realitycheck.errors import InvalidInputError, UnknownComponentError
 from realitycheck.generation._prompts import STYLES, VARIANT, parse_variant
-from realitycheck.generation.variants import NotRewritten, PromptVariant, Rewritten, variants
+from realitycheck.generation._variants import NotRewritten, PromptVariant, Rewritten, variants
 from realitycheck.params import Constraint
 from realitycheck.records import Example
 from realitycheck.registry import parse_key
 
 __all__ = [
+    "BASE_STYLE",
     "PLAN_VARIANT",
     "REWRITE_TASKS",
     "Rewrites",
+    "check_rewritable",
     "rewrite_examples",
     "rewriter",
     "variant_part",

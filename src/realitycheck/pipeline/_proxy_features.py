@@ -9,7 +9,7 @@ labels. A :class:`ProxyModel` fills the gap: a local white-box model (the
 generation would have sent for its example
 (:func:`realitycheck.backends.teacher_force`), and what it measures is
 stored in the layout the generate stage writes (``{"best": SEQ, "samples":
-[SEQ, ...]}``, :mod:`realitycheck.generation`), marked as a proxy's view
+[SEQ, ...]}``, :func:`realitycheck.pipeline.generate`), marked as a proxy's view
 (``features["proxy"]``) and kept apart from the run's responses.
 
 Storage: one table per proxy, ``responses.proxy-<12 hex>`` (a hash of the

@@ -15,25 +15,23 @@ from realitycheck.backends import Backend, CallCache
 from realitycheck.datasets import Dataset
 from realitycheck.detectors import Detector
 from realitycheck.executors import Executor
-from realitycheck.generation import (
-    ChoiceReport,
-    GenerationReport,
-    SamplingPlan,
-    choose,
-    generate,
-    load_inputs,
-)
+from realitycheck.generation import SamplingPlan
 from realitycheck.labelers import Labeler
 from realitycheck.model_info import ModelInfo, models_to_manifest
 from realitycheck.pipeline import (
+    ChoiceReport,
     Evaluation,
     EvaluationConfig,
+    GenerationReport,
     ProxyModel,
     StageReport,
+    choose,
     detect,
     evaluate,
+    generate,
     ingest,
     label,
+    load_inputs,
 )
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.report import ReportFiles, with_base_rate, write_report

@@ -4,7 +4,7 @@ Ganesh et al. (*Rethinking Hallucinations: Correctness, Consistency, and
 Prompt Multiplicity*, section 5.2) call the share of questions that retrieve
 a different document depending on the prompt *ambiguity over retrieved
 documents*. Here a response's retrieved passages are the ``passages`` ids its
-generation stored in its meta (see :mod:`realitycheck.generation`); two
+generation stored in its meta (see :func:`realitycheck.pipeline.generate`); two
 variants of a question retrieve "the same" when the *sets* of ids are equal
 (rank order aside). A response without retrieval takes no part.
 """

@@ -1,7 +1,7 @@
 """The choose stage: multiple-choice questions answered by likelihood, one response per variant.
 
 For each MCQ example and prompt variant, every option is scored as a
-continuation of the variant's prompt (:mod:`realitycheck.generation._choice`)
+continuation of the variant's prompt (:func:`realitycheck.generation.render`)
 through the shared call cache, and the best option under the plan's
 normalisation is chosen. Each (example, variant) gets the response id
 ``<example_id>/<variant hash>/<choice hash>`` (short hashes of the variant key
@@ -21,7 +21,7 @@ and of the backend and plan keys) and:
   plan's key, so answers with and without retrieval get different ids;
 * ``features``: the chosen option's token features in the generate stage's
   layout (``{"best": {"token_logprobs", ...}}``, see
-  :mod:`realitycheck.generation._choice_features`): its token log-probs as
+  :mod:`realitycheck.pipeline._choice_features`): its token log-probs as
   the choice scored them on every backend, and its tokens, token entropies
   and (with ``top_logprobs``) alternatives where the backend can read a
   fixed answer (``hf``); what could not be read is named, with the reason,
@@ -41,66 +41,37 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from realitycheck.backends import Backend, CallCache, cached_loglik_tokens, require
 from realitycheck.errors import InvalidInputError
 from realitycheck.executors import DEFAULT_CHOICE_BATCH_SIZE
-from realitycheck.generation._choice import (
-    NORMALISATIONS,
-    TEMPLATES,
+from realitycheck.generation import (
+    ChoicePlan,
     McqPrompt,
     OptionScore,
+    PromptVariant,
+    Skipped,
+    base_prompt,
     choose_option,
     render,
     true_mass,
 )
-from realitycheck.generation._choice_features import ChosenFeatures, chosen_features
-from realitycheck.generation._manifest import stage_entry
-from realitycheck.generation._retrieval import retrieval_meta, retrieve
-from realitycheck.generation._unsupported import UNSUPPORTED
-from realitycheck.generation.variants import PromptVariant, Skipped, demo_of
-from realitycheck.params import InstanceOf, Interval, OneOf, SequenceOf, check_arg, param
+from realitycheck.params import InstanceOf, Interval, SequenceOf, check_arg
+from realitycheck.pipeline._choice_features import ChosenFeatures, chosen_features
+from realitycheck.pipeline._retrieval import retrieval_meta, retrieve
+from realitycheck.pipeline._stage_entry import stage_entry
+from realitycheck.pipeline._unsupported import UNSUPPORTED
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import Example, Label, Response
-from realitycheck.registry import Component, nested
-from realitycheck.retrievers import Passage, Retriever
+from realitycheck.retrievers import Passage
 from realitycheck.store import RunStore
 
-__all__ = ["GOLD_LABELER", "ChoicePlan", "ChoiceReport", "choose", "choice_key"]
+__all__ = ["GOLD_LABELER", "ChoiceReport", "check_questions", "choice_key", "choose"]
 
 GOLD_LABELER = "gold"
 """The labeler key of the correctness labels the choose stage writes."""
 _VARIANTS = SequenceOf(InstanceOf(PromptVariant), min_length=1)
-
-
-@dataclass(frozen=True, kw_only=True)
-class ChoicePlan(Component):
-    """How to answer multiple-choice questions by likelihood.
-
-    Args:
-        normalisation: ``token`` (log-likelihood per token, the default),
-            ``char`` (per character of the option, as lm-eval's ``acc_norm``)
-            or ``none`` (the sum).
-        template: ``plain``, ``qa`` or ``letters`` (see
-            :func:`realitycheck.generation._choice.render`).
-        shots: Fixed demonstrations of the base prompt: the first ``shots``
-            questions of the same dataset, other than the question itself.
-        retriever: Passages shown before each question (in-context retrieval
-            augmentation, e.g. ``bm25[corpus=passages.jsonl,k=3]``); the
-            example's question is the query. ``None`` = no retrieval.
-        top_logprobs: Alternatives per token of the chosen option to keep in
-            its features (0 = none), where the backend reads fixed answers.
-    """
-
-    normalisation: str = param("token", OneOf(NORMALISATIONS))
-    template: str = param("plain", OneOf(TEMPLATES))
-    shots: int = param(0, Interval(int, 0))
-    retriever: Retriever | None = nested("retrievers")
-    top_logprobs: int = param(0, Interval(int, 0))
-
-    name: ClassVar[str] = "choice"
-    family: ClassVar[str] = "plans"
 
 
 @dataclass(kw_only=True)
@@ -163,23 +134,6 @@ def check_questions(examples: Sequence[Example]) -> None:
                 f"{where}: meta['gold'] must list indices among its {len(e.choices)} "
                 f"options. Got {gold!r} instead."
             )
-
-
-def base_prompt(
-    example: Example,
-    pool: Sequence[Example],
-    shots: int,
-    passages: Sequence[Passage] = (),
-) -> McqPrompt:
-    """Return the base prompt: options in order, ``shots`` demonstrations, ``passages``."""
-    demos = [e for e in pool if e.example_id != example.example_id][:shots]
-    return McqPrompt(
-        question=example.question,
-        order=tuple(range(len(example.choices))),
-        demos=tuple(demo_of(e) for e in demos),
-        demo_ids=tuple(e.example_id for e in demos),
-        passages=tuple(passages),
-    )
 
 
 @dataclass(frozen=True)

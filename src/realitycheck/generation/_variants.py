@@ -47,7 +47,7 @@ from realitycheck.backends import (
     cached_generate,
 )
 from realitycheck.errors import InvalidInputError
-from realitycheck.generation._choice import McqPrompt
+from realitycheck.generation._choice import McqPrompt, demo_of
 from realitycheck.generation._prompts import delimit
 from realitycheck.params import Interval, NonEmptyStr, param, required
 from realitycheck.records import Example
@@ -171,7 +171,7 @@ class PromptVariant(Component):
         return np.random.default_rng(int.from_bytes(digest[:8], "big"))
 
 
-variants: Registry[PromptVariant] = Registry("variants", "realitycheck.generation.variants")
+variants: Registry[PromptVariant] = Registry("variants", "realitycheck.generation._variants")
 variant = variants.register
 
 
@@ -238,11 +238,6 @@ class ShuffleOptions(PromptVariant):
         """Return ``prompt`` with its options permuted."""
         order = rng.permutation(len(prompt.order))
         return dataclasses.replace(prompt, order=tuple(prompt.order[i] for i in order))
-
-
-def demo_of(example: Example) -> tuple[str, str]:
-    """Return a question as a demonstration: its question and its first correct option."""
-    return example.question, example.references[0] if example.references else ""
 
 
 @variant("k_shot")

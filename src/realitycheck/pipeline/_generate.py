@@ -6,7 +6,7 @@ the backend key and the plan key. Responses are appended to the run one batch
 at a time, so a stopped run keeps every finished batch, and a rerun skips the
 responses already stored and pays for no call the cache holds. A failed call
 never becomes a response: it is a row of ``generation_errors.parquet`` (see
-:mod:`realitycheck.generation._errors`) and is retried by the next run.
+:mod:`realitycheck.pipeline._generation_errors`) and is retried by the next run.
 
 What a response stores (the shared conventions of the backends):
 
@@ -23,7 +23,7 @@ What a response stores (the shared conventions of the backends):
   and the retriever's key (``retriever``) when the plan has a retriever, the
   finish reason of the best answer, and ``unsupported`` when the server did not
   give back a feature the plan asked for (feature → cause, see
-  :mod:`realitycheck.generation._unsupported`). Such responses are asked for
+  :mod:`realitycheck.pipeline._unsupported`). Such responses are asked for
   again by the next run of the same generation.
 
 A response asked for again is replaced by its new version (same id, new text,
@@ -48,35 +48,35 @@ from realitycheck.backends import Backend, CallCache, Usage
 from realitycheck.datasets import Bundle, Dataset
 from realitycheck.errors import InvalidInputError
 from realitycheck.executors import DEFAULT_BATCH_SIZE, Executor, LocalExecutor
-from realitycheck.generation._errors import update_generation_errors
-from realitycheck.generation._manifest import stage_entry
-from realitycheck.generation._plans import SamplingPlan, usable_capabilities
-from realitycheck.generation._prompts import (
+from realitycheck.generation import (
+    BASE_STYLE,
     FAITHFUL_REPLIES,
     FEW_SHOT_TASKS,
     RETRIEVAL_TASKS,
+    PromptVariant,
+    SamplingPlan,
     build_prompt,
+    check_rewritable,
     choose_demos,
     parse_variant,
-)
-from realitycheck.generation._responses import Forward, Job, paid_usage
-from realitycheck.generation._retrieval import retrieve
-from realitycheck.generation._rewrites import (
-    BASE_STYLE,
-    check_rewritable,
     rewrite_examples,
     rewriter,
+    usable_capabilities,
     variant_part,
 )
-from realitycheck.generation._unsupported import lacking_responses
-from realitycheck.generation.variants import PromptVariant
 from realitycheck.params import InstanceOf, Interval, check_arg
+from realitycheck.pipeline._generate_parts import GenerationContext, generate_part
+from realitycheck.pipeline._generate_responses import Forward, Job, paid_usage
+from realitycheck.pipeline._generation_errors import update_generation_errors
+from realitycheck.pipeline._retrieval import retrieve
+from realitycheck.pipeline._stage_entry import stage_entry
+from realitycheck.pipeline._unsupported import lacking_responses
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import Example
 from realitycheck.retrievers import Passage
 from realitycheck.store import RunStore, from_texts
 
-__all__ = ["DEFAULT_BATCH_SIZE", "GenerationReport", "generate", "generation_key", "load_inputs"]
+__all__ = ["GenerationReport", "generate", "generation_key", "load_inputs"]
 
 _MAX_ERRORS_SHOWN = 5
 
@@ -415,11 +415,6 @@ def generate(
     stored = {eid for (eid,) in store.keys("examples", ["example_id"])}
     store.append([e for e in examples if e.example_id not in stored])
     total = sum(len(job.requests.all()) for job in jobs)
-    from realitycheck.generation._parts import (  # (uses helpers here)
-        GenerationContext,
-        generate_part,
-    )
-
     batches = [jobs[start : start + batch_size] for start in range(0, len(jobs), batch_size)]
     with (progress or NullProgress()).task(f"generate {backend.key}", total) as task:
         context = GenerationContext(

@@ -1,7 +1,7 @@
 """What the generate stage makes of a job's answers: a response, or the row of its failure.
 
-Shared by the stage's driver (:mod:`realitycheck.generation._stage`) and its
-batches, wherever the executor computes them (:mod:`realitycheck.generation._parts`).
+Shared by the stage's driver (:mod:`realitycheck.pipeline._generate`) and its
+batches, wherever the executor computes them (:mod:`realitycheck.pipeline._generate_parts`).
 """
 
 from __future__ import annotations
@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from realitycheck.backends import Backend, Generation, Usage, usage_of
-from realitycheck.generation._plans import PlanRequests, SamplingPlan
-from realitycheck.generation._prompts import Prompt
-from realitycheck.generation._retrieval import retrieval_meta
-from realitycheck.generation._unsupported import UNSUPPORTED, unsupported_meta
+from realitycheck.generation import PlanRequests, Prompt, SamplingPlan
+from realitycheck.pipeline._retrieval import retrieval_meta
+from realitycheck.pipeline._unsupported import UNSUPPORTED, unsupported_meta
 from realitycheck.progress import ProgressTask
 from realitycheck.records import Example, Response
 

@@ -18,8 +18,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from realitycheck.backends import Backend, CallCache, Usage, cached_generate
-from realitycheck.generation._plans import SamplingPlan
-from realitycheck.generation._responses import Forward, assemble_response, error_row, paid_usage
+from realitycheck.generation import SamplingPlan
+from realitycheck.pipeline._generate_responses import (
+    Forward,
+    assemble_response,
+    error_row,
+    paid_usage,
+)
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import Response
 from realitycheck.store import RunStore
