@@ -7,7 +7,13 @@ import time
 import pytest
 
 from realitycheck.errors import InvalidInputError
-from realitycheck.executors import LocalExecutor, available_cores, make_executor, thread_safe
+from realitycheck.executors import (
+    LocalExecutor,
+    WorkerState,
+    available_cores,
+    make_executor,
+    thread_safe,
+)
 
 
 def _slow_first(shared, item):
@@ -127,3 +133,30 @@ def test_on_stop_is_called_again_until_a_task_that_hands_over_work_late_has_ende
         list(LocalExecutor(workers=2, on_stop=on_stop).map(task, None, [0, 1]))
     assert time.monotonic() - start < 5
     assert stops >= 2
+
+
+@pytest.mark.parametrize(("workers", "mark"), [(1, False), (3, False), (3, True)])
+def test_a_worker_state_is_built_once_here_and_every_task_reads_it(workers, mark):
+    builds = []
+
+    def build(start):
+        builds.append(threading.get_ident())
+        return {"start": start}
+
+    def task(state, item):
+        return state["start"] + item, id(state)
+
+    out = list(
+        LocalExecutor(workers=workers).map(
+            thread_safe(task) if mark else task, WorkerState(build, (10,)), [1, 2, 3, 4]
+        )
+    )
+    assert [value for value, _ in out] == [11, 12, 13, 14]
+    assert builds == [threading.get_ident()] and len({ident for _, ident in out}) == 1
+
+
+def test_no_items_build_no_worker_state():
+    def build():
+        raise AssertionError("built")
+
+    assert list(LocalExecutor(workers=2).map(lambda s, i: i, WorkerState(build), [])) == []

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from realitycheck.cli import main
 from realitycheck.errors import InvalidInputError, MissingDependencyError
-from realitycheck.executors import LocalExecutor, RayExecutor, make_executor
+from realitycheck.executors import LocalExecutor, RayExecutor, WorkerState, make_executor
 
 
 def _closed_port() -> int:
@@ -46,6 +46,22 @@ def test_make_executor_refuses_bad_choices(name, address, match):
 def test_ray_executor_checks_its_arguments(kwargs, match):
     with pytest.raises(InvalidInputError, match=match):
         RayExecutor(**kwargs)
+
+
+def test_ray_refuses_a_worker_state_before_reaching_a_cluster():
+    executor = RayExecutor("127.0.0.1:1")
+    with pytest.raises(InvalidInputError, match="not a WorkerState") as info:
+        list(executor.map(lambda state, item: item, WorkerState(dict), [1]))
+    assert info.value.field == "shared" and executor._ray is None
+
+
+def test_the_executors_names_are_listed_once_sorted_and_all_importable():
+    import realitycheck.executors as executors
+
+    assert list(executors.__all__) == sorted(executors.__all__)
+    assert all(hasattr(executors, name) for name in executors.__all__)
+    public = {n for n in dir(executors) if not n.startswith("_")}
+    assert public == set(executors.__all__)  # no name escapes the list
 
 
 def test_a_missing_ray_names_the_extra(monkeypatch):

@@ -1,0 +1,136 @@
+"""Every task in one of a few fresh worker processes, each holding its own shared state.
+
+Workers are started with ``spawn`` (a fresh interpreter), never ``fork``: the
+calling process may hold thread pools (ONNX Runtime's MiniLM session,
+Arrow's readers) that a forked child would inherit without their threads.
+A worker therefore sees the modules as a fresh import defines them; changes
+made at run time in the calling process (a test's ``monkeypatch``, a class
+defined in ``__main__`` or inside a function) do not reach it.
+
+Workers start with ``OPENBLAS_THREAD_TIMEOUT=4`` unless the environment sets
+it (:data:`WORKER_ENVIRONMENT`): OpenBLAS's idle threads then sleep after
+about 2**4 cycles instead of spinning for about 2**28 (its default), which on
+a machine with as many busy processes as cores burnt CPU time the tasks
+needed. The number of BLAS threads, and so every value, stays the same (the
+demo's study files are byte-identical either way); on a 2-core machine,
+under a load of about 3, the demo's studies took 95 s wall / 113 CPU s
+without it and 43-56 s / 80-81 CPU s with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any, TypeVar
+
+from realitycheck.executors._protocol import WorkerState, available_cores
+from realitycheck.params import Interval, check_arg
+
+__all__ = ["WORKER_ENVIRONMENT", "ProcessExecutor"]
+
+S = TypeVar("S")
+T = TypeVar("T")
+U = TypeVar("U")
+
+WORKER_ENVIRONMENT: Mapping[str, str] = {"OPENBLAS_THREAD_TIMEOUT": "4"}
+"""Variables a worker starts with unless the environment already sets them (see above)."""
+
+
+class ProcessExecutor:
+    """Every task in one of ``workers`` fresh processes, yielded in item order.
+
+    Each worker receives ``shared`` once (a :class:`WorkerState` is built
+    there, before the worker's first task) and computes the tasks it is handed;
+    the calling process gets their results back in item order. For tasks that
+    hold the GIL (pandas, Python loops) and a state each worker can build for
+    itself, such as the studies reading a run. ``task`` must be a module-level
+    function, and ``shared``, every item and every result must pickle; their
+    classes must be importable by a fresh interpreter. As with any process
+    pool, a script using one must guard its entry point
+    (``if __name__ == "__main__":``), since each worker imports it again.
+
+    Args:
+        workers: Worker processes (>= 1); default :func:`available_cores`. A map
+            starts at most one per item, and stops them when it ends.
+    """
+
+    name = "process"
+
+    def __init__(self, workers: int | None = None) -> None:
+        if workers is not None:
+            check_arg(workers, Interval(int, 1), name="workers", owner="ProcessExecutor")
+        self.workers = workers if workers is not None else available_cores()
+
+    def __repr__(self) -> str:
+        return f"ProcessExecutor(workers={self.workers})"
+
+    def map(
+        self, task: Callable[[S, T], U], shared: S | WorkerState[S], items: Sequence[T]
+    ) -> Generator[U, None, None]:
+        """Yield ``task(shared, item)`` for each item, in item order, computed by the workers.
+
+        Every item is handed over at once and the results are yielded in order
+        as they become available. A task's exception is raised here as itself
+        (pickled back, with the worker's traceback as its cause), at that
+        item's turn; so is a :class:`WorkerState` that failed to build (tried
+        again at the worker's next task). A worker process that dies (killed
+        for memory, a crash in native code) breaks the pool: each item not
+        finished by then raises ``BrokenProcessPool`` at its turn. When a task
+        failed or the caller stops reading (Ctrl-C), the items not yet started
+        are cancelled and the map returns once the running ones have ended.
+        """
+        if not items:
+            return
+        pool = ProcessPoolExecutor(
+            max_workers=min(self.workers, len(items)),
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_start_worker,
+            initargs=(shared,),
+        )
+        try:
+            with _worker_environment():  # the workers start as the items are handed over
+                futures: list[Future[U]] = [pool.submit(_run_task, task, item) for item in items]
+            for future in futures:
+                yield future.result()
+        finally:  # a failed task or a stopped caller: start nothing more
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def close(self) -> None:
+        """Nothing to release: each map stops its workers."""
+
+
+@contextlib.contextmanager
+def _worker_environment() -> Iterator[None]:
+    """Set :data:`WORKER_ENVIRONMENT`'s unset variables while workers start; restore after.
+
+    The variables only matter to a process that starts with them (OpenBLAS
+    reads them when it loads), so this process is not affected.
+    """
+    added = [name for name in WORKER_ENVIRONMENT if name not in os.environ]
+    os.environ.update({name: WORKER_ENVIRONMENT[name] for name in added})
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
+
+
+_shared: Any = None
+"""This worker's ``shared``: as received (set by :func:`_start_worker`), then as built."""
+
+
+def _start_worker(shared: Any) -> None:
+    """Worker initialiser: keep ``shared``; a :class:`WorkerState` is built by the first task."""
+    global _shared
+    _shared = shared
+
+
+def _run_task(task: Callable[[Any, T], U], item: T) -> U:
+    """Run ``task`` on this worker's state (a :class:`WorkerState` is built the first time)."""
+    global _shared
+    if isinstance(_shared, WorkerState):
+        _shared = _shared.build(*_shared.args)
+    return task(_shared, item)

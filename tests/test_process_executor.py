@@ -1,0 +1,95 @@
+"""ProcessExecutor: tasks in spawned workers, results in item order, a state built once a worker."""
+
+import os
+from concurrent.futures.process import BrokenProcessPool
+
+import pytest
+
+import _process_tasks as tasks
+from realitycheck.errors import InvalidInputError
+from realitycheck.executors import WORKER_ENVIRONMENT, ProcessExecutor, WorkerState
+
+
+def test_results_come_back_in_item_order_from_other_processes(tmp_path):
+    # Item 1 finishes before item 0, item 3 before item 2; the results still come in order.
+    out = list(ProcessExecutor(workers=2).map(tasks.after_the_next, str(tmp_path), [0, 1, 2, 3]))
+    assert [item for item, _ in out] == [0, 1, 2, 3]
+    pids = {pid for _, pid in out}
+    assert len(pids) == 2 and os.getpid() not in pids
+
+
+def test_a_plain_shared_value_reaches_every_task():
+    assert list(ProcessExecutor(workers=2).map(tasks.add, 10, [3, 1, 2])) == [13, 11, 12]
+
+
+def test_a_worker_state_is_built_once_in_each_worker_and_read_by_its_tasks(tmp_path):
+    shared = WorkerState(tasks.build_counted, (str(tmp_path),))
+    out = list(ProcessExecutor(workers=2).map(tasks.read_state, shared, list(range(8))))
+    assert [item for item, *_ in out] == list(range(8))
+    built = sorted(p.name for p in tmp_path.iterdir())
+    workers = {pid for _, pid, *_ in out}
+    assert len(built) == len(workers) <= 2  # one build in each worker, not one per task
+    for _, pid, state_pid, token in out:
+        assert state_pid == pid  # built by the worker that read it, not here
+        assert f"built-{pid}-{token}" in built
+
+
+def test_a_tasks_error_is_raised_as_itself_at_its_turn_and_later_items_do_not_start(tmp_path):
+    seen = []
+    with pytest.raises(tasks.TaskError, match="item 1 failed"):
+        for value in ProcessExecutor(workers=1).map(
+            tasks.touch_then_fail_at_one, str(tmp_path), list(range(20))
+        ):
+            seen.append(value)
+    assert seen == [0]
+    started = {p.name for p in tmp_path.iterdir()}
+    assert {"started-0", "started-1"} <= started
+    assert len(started) < 20  # the queued items were cancelled
+
+
+def test_a_caller_that_stops_reading_cancels_the_items_not_started(tmp_path):
+    results = ProcessExecutor(workers=1).map(
+        tasks.touch_then_fail_at_one, str(tmp_path), [0, *range(2, 22)]
+    )
+    assert next(results) == 0
+    results.close()  # as an interruption does: waits for the running item, starts no other
+    assert len(list(tmp_path.iterdir())) < 20
+
+
+def test_a_state_that_fails_to_build_raises_its_error_at_the_first_turn():
+    shared = WorkerState(tasks.build_failing, ("no run here",))
+    with pytest.raises(tasks.TaskError, match="no run here"):
+        list(ProcessExecutor(workers=2).map(tasks.add, shared, [1, 2, 3]))
+
+
+def test_a_worker_that_dies_breaks_the_map_at_its_items_turn_not_a_hang():
+    seen = []
+    with pytest.raises(BrokenProcessPool):
+        for value in ProcessExecutor(workers=2).map(tasks.die_at_one, None, [0, 1, 2, 3]):
+            seen.append(value)
+    assert seen == [0]
+
+
+@pytest.mark.parametrize(("outside", "worker"), [(None, "4"), ("12", "12")])
+def test_workers_start_with_a_short_openblas_spin_unless_the_environment_sets_one(
+    monkeypatch, outside, worker
+):
+    assert WORKER_ENVIRONMENT == {"OPENBLAS_THREAD_TIMEOUT": "4"}
+    if outside is None:
+        monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT", raising=False)
+    else:
+        monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", outside)
+    out = list(ProcessExecutor(workers=2).map(tasks.environment, "OPENBLAS_THREAD_TIMEOUT", [0, 1]))
+    assert out == [worker, worker]
+    assert os.environ.get("OPENBLAS_THREAD_TIMEOUT") == outside  # this process: unchanged
+
+
+def test_no_items_start_no_worker():
+    shared = WorkerState(tasks.build_failing, ("never built",))
+    assert list(ProcessExecutor(workers=2).map(tasks.add, shared, [])) == []
+
+
+@pytest.mark.parametrize("workers", [0, -1, 1.5, "2"])
+def test_workers_must_be_a_positive_int(workers):
+    with pytest.raises(InvalidInputError, match="'workers' parameter of ProcessExecutor"):
+        ProcessExecutor(workers=workers)
