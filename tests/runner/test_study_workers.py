@@ -36,7 +36,7 @@ def _files(run: Path) -> dict[str, bytes]:
 @pytest.fixture
 def pooled(monkeypatch):
     """Count the runs that went through the worker pool."""
-    return record_workers(monkeypatch, _studies, "pooled_results")
+    return record_workers(monkeypatch, _studies, "_pooled_results")
 
 
 def test_two_workers_store_the_same_files_and_order_as_one(tmp_path, pooled):
@@ -149,7 +149,7 @@ def test_study_command_refuses_zero_workers_without_a_traceback(tmp_path, capsys
 def test_unset_workers_is_one_per_usable_core_at_most_one_per_study(tmp_path, monkeypatch):
     # The count asked for is what is checked; the pool itself runs on one worker process
     # (three would each import the studies, the test above checks a pool of two).
-    pooled = record_workers(monkeypatch, _studies, "pooled_results", run_with=1)
+    pooled = record_workers(monkeypatch, _studies, "_pooled_results", run_with=1)
     monkeypatch.setattr(_studies, "available_cores", lambda: 1)
     run_studies(toy_store(tmp_path / "one"), KEYS, bootstrap=BOOT, workers=None)
     assert pooled == []  # one core: the studies run in this process

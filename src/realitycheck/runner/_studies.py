@@ -1,8 +1,18 @@
-"""The one loop over studies: run each over a run and store its result."""
+"""The one loop over studies: run each over a run and store its result.
+
+A study only reads the run (through :class:`~realitycheck.store.RunData`) and
+returns a :class:`~realitycheck.store.StudyResult`; nothing it computes
+depends on another study. So studies can run side by side on a
+:class:`~realitycheck.executors.ProcessExecutor`: each worker builds
+``RunData`` once (a :class:`~realitycheck.executors.WorkerState`), computes
+the studies it is handed and sends their results back; this process stores
+them, in the order the studies were asked for, exactly as a serial run would.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable, Generator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
@@ -10,16 +20,20 @@ from pathlib import Path
 
 from realitycheck.analysis import Bootstrap
 from realitycheck.errors import InvalidInputError, RunFolderError
-from realitycheck.executors import available_cores
+from realitycheck.executors import ProcessExecutor, WorkerState, available_cores
 from realitycheck.progress import NullProgress, Progress, ProgressTask, describe
 from realitycheck.registry import parse_key
-from realitycheck.runner._study_pool import compute_study, pooled_results
 from realitycheck.store import RunData, RunStore, StudyResult, save_result
 from realitycheck.studies import Study, studies
 
 __all__ = ["StudyRun", "build_studies", "expand_study_keys", "run_studies"]
 
 ALL = "all"
+
+logger = logging.getLogger(__name__)
+
+Outcome = tuple[StudyResult | None, str]
+"""A computed study: ``(result, "")``, or ``(None, "<ExceptionType>: <message>")`` if it failed."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,14 +105,15 @@ def run_studies(
     (``KeyboardInterrupt``) are not caught.
 
     With more than one worker, the studies are computed side by side in
-    worker processes (each loads the run once; see
-    :mod:`realitycheck.runner._study_pool`), and this process stores each
-    result in the order of ``keys``, so the stored files, the returned list
-    and the ``on_result`` calls are those of a serial run. A study that fails
-    in a worker is stored as failed like any other. A worker process that
-    dies (killed for memory, a crash in native code) breaks the pool: every
-    study not finished by then is stored as failed with the pool's error
-    (``BrokenProcessPool: …``); run those again with ``workers=1``. A study
+    worker processes (a :class:`~realitycheck.executors.ProcessExecutor`;
+    each worker loads the run once), and this process stores each result in
+    the order of ``keys``, so the stored files, the returned list and the
+    ``on_result`` calls are those of a serial run. A study that fails in a
+    worker is stored as failed like any other. A worker process that dies
+    (killed for memory, a crash in native code) breaks the pool: the study
+    whose turn it is and every study after it are stored as failed with the
+    pool's error (``BrokenProcessPool: …``); run those again with
+    ``workers=1``. A study
     class a worker could not import (defined in ``__main__``, such as a
     notebook, or inside a function) keeps every study in this process. As
     with any process pool, a script calling this with several workers must
@@ -146,7 +161,7 @@ def run_studies(
     count = min(workers or available_cores(), len(components))  # >= 1 here
     progress = progress or NullProgress()
     if count > 1 and not raise_errors and store.remote is None and _importable(components):
-        outcomes = pooled_results(store.path, components, bootstrap=bootstrap, workers=count)
+        outcomes = _pooled_results(store.path, components, bootstrap=bootstrap, workers=count)
     else:
         outcomes = _serial_results(store, components, bootstrap, raise_errors)
     out = []
@@ -179,9 +194,26 @@ def _importable(components: Sequence[Study]) -> bool:
     )
 
 
+def failure_text(exc: BaseException) -> str:
+    """``"<ExceptionType>: <message>"``, the error a failed study is stored with."""
+    return f"{type(exc).__name__}: {exc}"
+
+
+def compute_study(component: Study, data: RunData, bootstrap: Bootstrap | None) -> Outcome:
+    """Run one study; return ``(result, "")`` or, when it raised, ``(None, error text)``.
+
+    Only :class:`Exception` is caught: an interruption propagates.
+    """
+    try:
+        return component.run(data, bootstrap=bootstrap), ""
+    except Exception as exc:
+        logger.debug("study %s failed", component.key, exc_info=True)
+        return None, failure_text(exc)
+
+
 def _serial_results(
     store: RunStore, components: Sequence[Study], bootstrap: Bootstrap | None, raise_errors: bool
-) -> Generator[tuple[StudyResult | None, str], None, None]:
+) -> Generator[Outcome, None, None]:
     """Yield each study's ``(result, error)`` computed here, one after another, in order."""
     data = RunData(store)
     for component in components:
@@ -189,3 +221,40 @@ def _serial_results(
             yield component.run(data, bootstrap=bootstrap), ""
         else:
             yield compute_study(component, data, bootstrap)
+
+
+def _load_run(run_dir: str) -> RunData:
+    """A worker's copy of the run's tables (the :class:`WorkerState` of the study workers)."""
+    return RunData(RunStore(run_dir))
+
+
+def _compute_in_worker(data: RunData, item: tuple[Study, Bootstrap | None]) -> Outcome:
+    """The study workers' task: one study on the worker's tables (see :func:`compute_study`)."""
+    component, bootstrap = item
+    return compute_study(component, data, bootstrap)
+
+
+def _pooled_results(
+    run_dir: Path, components: Sequence[Study], *, bootstrap: Bootstrap | None, workers: int
+) -> Generator[Outcome, None, None]:
+    """Yield each study's outcome in the order of ``components``, computed by ``workers`` processes.
+
+    The executor raises an error that is not a study's own (a worker that
+    died, a result that did not pickle) at that study's turn and starts
+    nothing more: that study and every later one yield it as their error,
+    like failed studies.
+    """
+    items = [(component, bootstrap) for component in components]
+    shared = WorkerState(_load_run, (str(run_dir),))
+    done, error = 0, ""
+    with closing(ProcessExecutor(workers).map(_compute_in_worker, shared, items)) as outcomes:
+        for _ in items:
+            try:
+                outcome = next(outcomes)
+            except Exception as exc:  # the worker process died, or its result did not pickle
+                error = failure_text(exc)
+                break
+            yield outcome
+            done += 1
+    for _ in items[done:]:  # none when every study came back
+        yield None, error
