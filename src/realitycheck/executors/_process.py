@@ -1,21 +1,4 @@
-"""Every task in one of a few fresh worker processes, each holding its own shared state.
-
-Workers are started with ``spawn`` (a fresh interpreter), never ``fork``: the
-calling process may hold thread pools (ONNX Runtime's MiniLM session,
-Arrow's readers) that a forked child would inherit without their threads.
-A worker therefore sees the modules as a fresh import defines them; changes
-made at run time in the calling process (a test's ``monkeypatch``, a class
-defined in ``__main__`` or inside a function) do not reach it.
-
-Workers start with ``OPENBLAS_THREAD_TIMEOUT=4`` unless the environment sets
-it (:data:`WORKER_ENVIRONMENT`): OpenBLAS's idle threads then sleep after
-about 2**4 cycles instead of spinning for about 2**28 (its default), which on
-a machine with as many busy processes as cores burnt CPU time the tasks
-needed. The number of BLAS threads, and so every value, stays the same (the
-demo's study files are byte-identical either way); on a 2-core machine,
-under a load of about 3, the demo's studies took 95 s wall / 113 CPU s
-without it and 43-56 s / 80-81 CPU s with it.
-"""
+"""Every task in one of a few fresh worker processes, each holding its own shared state."""
 
 from __future__ import annotations
 
@@ -36,7 +19,17 @@ T = TypeVar("T")
 U = TypeVar("U")
 
 WORKER_ENVIRONMENT: Mapping[str, str] = {"OPENBLAS_THREAD_TIMEOUT": "4"}
-"""Variables a worker starts with unless the environment already sets them (see above)."""
+"""Variables a :class:`ProcessExecutor` worker starts with unless the environment sets them.
+
+With ``OPENBLAS_THREAD_TIMEOUT=4`` OpenBLAS's idle threads sleep after about
+2**4 cycles instead of spinning for about 2**28 (its default), which on a
+machine with as many busy processes as cores burnt CPU time the tasks
+needed. The number of BLAS threads, and so every value, stays the same (the
+demo's study files are byte-identical either way); on a 2-core machine,
+under a load of about 3, the demo's studies took 95 s wall / 113 CPU s
+without it and 43-56 s / 80-81 CPU s with it. The variables only matter to
+a process that starts with them (OpenBLAS reads them when it loads), so the
+calling process is left as it is."""
 
 
 class ProcessExecutor:
@@ -46,11 +39,20 @@ class ProcessExecutor:
     there, before the worker's first task) and computes the tasks it is handed;
     the calling process gets their results back in item order. For tasks that
     hold the GIL (pandas, Python loops) and a state each worker can build for
-    itself, such as the studies reading a run. ``task`` must be a module-level
-    function, and ``shared``, every item and every result must pickle; their
-    classes must be importable by a fresh interpreter. As with any process
-    pool, a script using one must guard its entry point
-    (``if __name__ == "__main__":``), since each worker imports it again.
+    itself, such as the studies reading a run. Workers start with
+    :data:`WORKER_ENVIRONMENT`.
+
+    Workers are started with ``spawn`` (a fresh interpreter), never ``fork``:
+    the calling process may hold thread pools (ONNX Runtime's MiniLM session,
+    Arrow's readers) that a forked child would inherit without their threads.
+    A worker therefore sees the modules as a fresh import defines them;
+    changes made at run time in the calling process (a test's
+    ``monkeypatch``) do not reach it. ``task`` must be a module-level
+    function, and ``shared``, every item and every result must pickle, with
+    classes a fresh interpreter can import (not defined in ``__main__``, such
+    as a notebook, nor inside a function). As with any process pool, a
+    script using one must guard its entry point (``if __name__ ==
+    "__main__":``), since each worker imports it again.
 
     Args:
         workers: Worker processes (>= 1); default :func:`available_cores`. A map
@@ -104,11 +106,7 @@ class ProcessExecutor:
 
 @contextlib.contextmanager
 def _worker_environment() -> Iterator[None]:
-    """Set :data:`WORKER_ENVIRONMENT`'s unset variables while workers start; restore after.
-
-    The variables only matter to a process that starts with them (OpenBLAS
-    reads them when it loads), so this process is not affected.
-    """
+    """Set :data:`WORKER_ENVIRONMENT`'s unset variables while workers start; restore after."""
     added = [name for name in WORKER_ENVIRONMENT if name not in os.environ]
     os.environ.update({name: WORKER_ENVIRONMENT[name] for name in added})
     try:

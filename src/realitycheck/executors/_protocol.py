@@ -19,9 +19,10 @@ class WorkerState(Generic[S]):
     """A shared state each worker builds for itself, once, instead of receiving a copy.
 
     Given as ``shared`` to :meth:`Executor.map`, each worker calls
-    ``build(*args)`` before its first task and hands the result to every task
-    it runs (:class:`LocalExecutor`: once, in this process;
-    :class:`ProcessExecutor`: once in each worker process). For a state that
+    ``build(*args)`` once, before its first task runs, and hands the result to
+    every task it runs (:class:`LocalExecutor`: once, in this process;
+    :class:`ProcessExecutor`: once in each worker process, again at the next
+    task if the build raised; :class:`RayExecutor` refuses it). For a state that
     is large or should not travel, such as a run's tables: the recipe travels,
     never the state. ``build`` and ``args`` must pickle for
     :class:`ProcessExecutor` (a module-level function and plain values).
