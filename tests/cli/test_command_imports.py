@@ -117,6 +117,7 @@ def test_no_help_text_imports_numpy_pandas_pyarrow_or_scipy(tmp_path):
         "realitycheck.studies",
         "realitycheck.generation",
         "realitycheck.pipeline",
+        "realitycheck.metrics",
     ],
 )
 def test_a_package_loads_its_numpy_modules_on_first_use(tmp_path, package):

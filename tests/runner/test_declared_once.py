@@ -3,8 +3,10 @@
 The strong check edits the one declaration in a copy of the package and
 runs a fresh interpreter on the copy: the command's ``--help``, the TOML
 reader's value for a table that leaves the key out and ``describe '[table]'``
-all show the new default. The quick checks compare each option built from a
-field with the field, and the run config's attributes with the tables' fields.
+all show the new default (``[choice]`` has no ``describe`` entry: its plan is
+read from :class:`~realitycheck.generation.ChoicePlan`, checked through --help
+and the reader). The quick checks compare each option built from a field with
+the field, and the run config's attributes with the tables' fields.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ import realitycheck.metrics as M
 from realitycheck.analysis import Bootstrap
 from realitycheck.cli._app import cli
 from realitycheck.errors import UnknownComponentError
+from realitycheck.generation import ChoicePlan
 from realitycheck.params import default_of
+from realitycheck.pipeline import EvaluationConfig
 from realitycheck.runner import (
     DatasetTable,
     ExecutorSettings,
@@ -44,16 +48,17 @@ import realitycheck
 from realitycheck.cli._app import cli
 from realitycheck.runner import load_run_config
 
-verb, table, key = sys.argv[1:4]
+verb, table, path = sys.argv[1:4]
 config = Path(sys.argv[4])
 runner = CliRunner()
-read = load_run_config(config)
-holder = read if table == "run" else getattr(read, table)  # [run]'s keys are RunConfig's
+value = load_run_config(config)
+for name in path.split("."):  # RunConfig's attribute path of the key
+    value = getattr(value, name)
 print(json.dumps({
     "package": realitycheck.__file__,
     "help": runner.invoke(cli, [verb, "--help"], terminal_width=100).output,
-    "read": getattr(holder, key),
-    "describe": runner.invoke(cli, ["describe", f"[{table}]"]).output,
+    "read": value,
+    "describe": runner.invoke(cli, ["describe", f"[{table}]"]).output if table else "",
 }))
 """
 
@@ -61,12 +66,17 @@ _CONFIG = """\
 [run]
 out = "runs/a"
 
+[backend]
+name = "mock"
+
+[choice]
+
 [[datasets]]
 name = "nq-open"
 """
 
 
-def _probe(tmp_path: Path, edit: tuple[str, str, str], verb: str, table: str, key: str) -> dict:
+def _probe(tmp_path: Path, edit: tuple[str, str, str], verb: str, table: str, path: str) -> dict:
     """Edit one declaration in a copy of the package; what the copy's CLI and reader say."""
     copy = tmp_path / "src" / "realitycheck"
     shutil.copytree(_SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
@@ -78,7 +88,7 @@ def _probe(tmp_path: Path, edit: tuple[str, str, str], verb: str, table: str, ke
     config = tmp_path / "study.toml"
     config.write_text(_CONFIG)
     done = subprocess.run(
-        [sys.executable, "-c", _PROBE, verb, table, key, str(config)],
+        [sys.executable, "-c", _PROBE, verb, table, path, str(config)],
         capture_output=True,
         text=True,
         env={"PYTHONPATH": str(tmp_path / "src"), "PATH": "/usr/bin:/bin", "COLUMNS": "100"},
@@ -92,7 +102,7 @@ def _probe(tmp_path: Path, edit: tuple[str, str, str], verb: str, table: str, ke
 
 
 @pytest.mark.parametrize(
-    ("edit", "verb", "table", "key", "shown", "read", "described"),
+    ("edit", "verb", "table", "path", "shown", "read", "described"),
     [
         (
             (
@@ -102,8 +112,8 @@ def _probe(tmp_path: Path, edit: tuple[str, str, str], verb: str, table: str, ke
             ),
             "evaluate",
             "bootstrap",
-            "n_resamples",
-            "Bootstrap resamples.  [default: 777]",
+            "bootstrap.n_resamples",
+            "Bootstrap resamples. [default: 777]",
             777,
             "n_resamples: int (default 777)",
         ),
@@ -116,13 +126,87 @@ def _probe(tmp_path: Path, edit: tuple[str, str, str], verb: str, table: str, ke
             23,
             "batch_size: int (default 23)",
         ),
+        (
+            (
+                "pipeline/_evaluate_config.py",
+                'param("f1_macro", OneOf(*OBJECTIVES))',
+                'param("youden", OneOf(*OBJECTIVES))',
+            ),
+            "evaluate",
+            "evaluate",
+            "evaluation.threshold_objective",
+            "maximises. [default: youden]",
+            "youden",
+            'threshold_objective: str (default "youden")',
+        ),
+        (
+            (
+                "pipeline/_evaluate_config.py",
+                'param("platt", OneOf(*CALIBRATION_METHODS))',
+                'param("isotonic", OneOf(*CALIBRATION_METHODS))',
+            ),
+            "evaluate",
+            "evaluate",
+            "evaluation.calibration",
+            "taken as they are). [default: isotonic]",
+            "isotonic",
+            'calibration: str (default "isotonic")',
+        ),
+        (
+            (
+                "generation/_choice.py",
+                'param("token", OneOf(NORMALISATIONS))',
+                'param("char", OneOf(NORMALISATIONS))',
+            ),
+            "choose",
+            "",
+            "choice.plan.normalisation",
+            "plain sum. [default: char]",
+            "char",
+            "",
+        ),
+        (
+            (
+                "generation/_choice.py",
+                'param("plain", OneOf(TEMPLATES))',
+                'param("qa", OneOf(TEMPLATES))',
+            ),
+            "choose",
+            "",
+            "choice.plan.template",
+            "letters scored. [default: qa]",
+            "qa",
+            "",
+        ),
+        (
+            ("generation/_choice.py", "shots: int = param(0,", "shots: int = param(2,"),
+            "choose",
+            "",
+            "choice.plan.shots",
+            "other questions. [default: 2; x>=0]",
+            2,
+            "",
+        ),
+        (
+            (
+                "generation/_choice.py",
+                "top_logprobs: int = param(0,",
+                "top_logprobs: int = param(5,",
+            ),
+            "choose",
+            "",
+            "choice.plan.top_logprobs",
+            "fixed answers: hf). [default: 5; x>=0]",
+            5,
+            "",
+        ),
     ],
 )
 def test_one_edit_of_a_default_changes_help_reader_and_describe(
-    tmp_path, edit, verb, table, key, shown, read, described
+    tmp_path, edit, verb, table, path, shown, read, described
 ):
-    out = _probe(tmp_path, edit, verb, table, key)
-    assert shown in out["help"]
+    out = _probe(tmp_path, edit, verb, table, path)
+    assert shown in " ".join(out["help"].split())  # as one line, however click wraps it
     assert out["read"] == read
     assert described in out["describe"]
 
@@ -151,6 +235,12 @@ def _option(command: list[str], name: str):
         (["choose"], "--limit", DatasetTable, "limit"),
         (["evaluate"], "--report", RunSettings, "report"),
         (["study"], "--report", RunSettings, "report"),
+        (["choose"], "--normalisation", ChoicePlan, "normalisation"),
+        (["choose"], "--template", ChoicePlan, "template"),
+        (["choose"], "--shots", ChoicePlan, "shots"),
+        (["choose"], "--top-logprobs", ChoicePlan, "top_logprobs"),
+        (["evaluate"], "--threshold-objective", EvaluationConfig, "threshold_objective"),
+        (["evaluate"], "--calibration", EvaluationConfig, "calibration"),
     ],
 )
 def test_each_option_built_from_a_field_has_its_default(command, option, cls, field):
@@ -218,33 +308,3 @@ def test_a_stages_batch_size_option_is_its_functions_default(command, function):
 
     declared = inspect.signature(getattr(P, function)).parameters["batch_size"].default
     assert _option(command, "--batch-size").default == declared
-
-
-@pytest.mark.parametrize(
-    ("command", "option", "where", "field"),
-    [
-        (["choose"], "--normalisation", "ChoicePlan", "normalisation"),
-        (["choose"], "--template", "ChoicePlan", "template"),
-        (["choose"], "--shots", "ChoicePlan", "shots"),
-        (["choose"], "--top-logprobs", "ChoicePlan", "top_logprobs"),
-        (["evaluate"], "--threshold-objective", "EvaluationConfig", "threshold_objective"),
-        (["evaluate"], "--calibration", "EvaluationConfig", "calibration"),
-    ],
-)
-def test_options_mirroring_a_heavy_packages_field_keep_its_default_and_choices(
-    command, option, where, field
-):
-    """Not yet built from their field: ChoicePlan (generation) and EvaluationConfig
-    (pipeline) load numpy on import, which --help must not. Until those packages load
-    lazily, this keeps each option's default (and choice list) equal to the field's."""
-    import realitycheck.generation as G
-    import realitycheck.pipeline as P
-    from realitycheck.params import OneOf, constraints_of
-
-    cls = getattr(G, where, None) or getattr(P, where)
-    declared = next(f for f in dataclasses.fields(cls) if f.name == field)
-    got = _option(command, option)
-    assert got.default == default_of(declared)
-    choices = [c for c in constraints_of(declared) if isinstance(c, OneOf)]
-    if choices and hasattr(got.type, "choices"):
-        assert list(got.type.choices) == [str(c) for c in choices[0].choices]

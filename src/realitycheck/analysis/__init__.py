@@ -33,7 +33,6 @@ from realitycheck.registry import lazy_names
 if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers
     from realitycheck.analysis._calibrate import (
         BLAS_LOCK,
-        CALIBRATION_METHODS,
         calibrate,
     )
     from realitycheck.analysis._famd import (
@@ -62,6 +61,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers
     )
     from realitycheck.analysis._names import (
         AGREEMENT_METRICS,
+        CALIBRATION_METHODS,
         CALIBRATION_METRICS,
         OBJECTIVES,
         RANKING_METRICS,
@@ -92,7 +92,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers
 
 _LAZY = {
     "BLAS_LOCK": "_calibrate",
-    "CALIBRATION_METHODS": "_calibrate",
+    "CALIBRATION_METHODS": "_names",
     "calibrate": "_calibrate",
     "FamdFit": "_famd",
     "famd_scores": "_famd",

@@ -24,14 +24,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["BLAS_LOCK", "CALIBRATION_METHODS", "calibrate"]
+__all__ = ["BLAS_LOCK", "calibrate"]
 
 BLAS_LOCK = threading.Lock()
 """Held by a thread while it changes or restores BLAS thread counts (a Platt
 fit holds it throughout), so that threads never restore each other's counts."""
-
-CALIBRATION_METHODS: tuple[str, ...] = ("platt", "isotonic", "none")
-"""How a score becomes a probability: Platt scaling, isotonic regression, or as is."""
 
 FloatArray = npt.NDArray[np.float64]
 

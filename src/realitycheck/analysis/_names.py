@@ -16,6 +16,7 @@ from realitycheck.metrics import (
 
 __all__ = [
     "AGREEMENT_METRICS",
+    "CALIBRATION_METHODS",
     "CALIBRATION_METRICS",
     "OBJECTIVES",
     "RANKING_METRICS",
@@ -52,3 +53,7 @@ AGREEMENT_METRICS: tuple[str, ...] = (
 
 OBJECTIVES: tuple[str, ...] = THRESHOLD_OBJECTIVES
 """What a calibration-split threshold may maximise."""
+
+CALIBRATION_METHODS: tuple[str, ...] = ("platt", "isotonic", "none")
+"""How a score becomes a probability (:func:`calibrate`): Platt scaling, isotonic regression,
+or as is."""

@@ -23,6 +23,7 @@ from realitycheck.cli._common import (
 from realitycheck.cli._echo import echo_choice
 from realitycheck.cli._fields import field_option
 from realitycheck.executors import DEFAULT_CHOICE_BATCH_SIZE
+from realitycheck.generation import ChoicePlan
 from realitycheck.runner import DatasetTable
 
 __all__: list[str] = []
@@ -37,32 +38,30 @@ __all__: list[str] = []
     "A backend that scores continuations: 'hf[model=PATH]', 'vllm[model=PATH]' or "
     "'openai[model=NAME,base_url=URL,mode=completions]'."
 )
-@click.option(
-    "--normalisation",
-    type=click.Choice(["token", "char", "none"]),
-    default="token",
+@field_option(
+    ChoicePlan,
+    "normalisation",
     show_default=True,
     help="Compare options by log-likelihood per token, per character, or the plain sum.",
 )
-@click.option(
-    "--template",
-    type=click.Choice(["plain", "qa", "letters"]),
-    default="plain",
+@field_option(
+    ChoicePlan,
+    "template",
     show_default=True,
     help="plain: prompt + option; qa: 'Q: ... A:' + option; letters: options listed, "
     "letters scored.",
 )
-@click.option(
-    "--shots",
-    type=click.IntRange(min=0),
-    default=0,
+@field_option(
+    ChoicePlan,
+    "shots",
+    ranged=True,
     show_default=True,
     help="Fixed demonstrations: the dataset's first N other questions.",
 )
-@click.option(
-    "--top-logprobs",
-    type=click.IntRange(min=0),
-    default=0,
+@field_option(
+    ChoicePlan,
+    "top_logprobs",
+    ranged=True,
     show_default=True,
     help="Alternatives per token of the chosen option to keep in its features (backends that "
     "read fixed answers: hf).",
@@ -126,7 +125,7 @@ def choose_cmd(
     same command again to resume; scored options come from the call cache.
     """
     from realitycheck.backends import require
-    from realitycheck.generation import ChoicePlan, variants
+    from realitycheck.generation import variants
     from realitycheck.runner import ChoiceSettings, choose_datasets
     from realitycheck.store import RunStore
 

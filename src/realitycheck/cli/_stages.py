@@ -38,6 +38,7 @@ from realitycheck.cli._failures import FailureTally
 from realitycheck.cli._fields import field_option
 from realitycheck.errors import InvalidInputError
 from realitycheck.keys import is_stored
+from realitycheck.pipeline import EvaluationConfig
 from realitycheck.runner import RunSettings
 
 __all__: list[str] = []
@@ -231,15 +232,19 @@ def _proxy_from(key: str) -> Any:
 )
 @reference_option
 @bootstrap_options
-@click.option(
-    "--threshold-objective",
-    default="f1_macro",
+# type=str: the choices are checked by EvaluationConfig (the one message shape), and the
+# help keeps its words.
+@field_option(
+    EvaluationConfig,
+    "threshold_objective",
+    type=str,
     show_default=True,
     help="What the calibration-split threshold maximises.",
 )
-@click.option(
-    "--calibration",
-    default="platt",
+@field_option(
+    EvaluationConfig,
+    "calibration",
+    type=str,
     show_default=True,
     help="How a detector's score becomes a probability before ECE and Brier, fitted on the "
     "calibration split: platt, isotonic, or none (scores in [0, 1] taken as they are).",
@@ -326,7 +331,7 @@ def evaluate_cmd(
     from realitycheck.detectors import detectors as det_registry
     from realitycheck.labelers import labelers as lab_registry
     from realitycheck.model_info import read_models
-    from realitycheck.pipeline import EvaluationConfig, check_slice_by
+    from realitycheck.pipeline import check_slice_by
     from realitycheck.runner import measure_run, record_models
 
     out = local_out(run_dir, report_dir, "--report-dir")

@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from realitycheck.metrics._calibration import CALIBRATION_METRICS, check_probabilities
+from realitycheck.metrics._calibration import check_probabilities
 from realitycheck.metrics._classification import CLASSIFICATION_METRICS
-from realitycheck.metrics._rejection import REJECTION_METRICS
+from realitycheck.metrics._names import CALIBRATION_METRICS, RANKING_METRICS, REJECTION_METRICS
 from realitycheck.metrics._validation import (
     check_binary,
     check_numbers,
@@ -24,7 +24,6 @@ __all__ = ["BOOTSTRAP_METRICS", "RANKING_METRICS", "check_options", "prepare"]
 FloatArray = npt.NDArray[np.float64]
 Metric = str | Callable[[Any, Any], float]
 
-RANKING_METRICS: tuple[str, ...] = ("auroc", "pr_auc")
 BOOTSTRAP_METRICS: tuple[str, ...] = (
     RANKING_METRICS + REJECTION_METRICS + CALIBRATION_METRICS + CLASSIFICATION_METRICS
 )

@@ -16,15 +16,13 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from realitycheck.metrics._names import CALIBRATION_METRICS
 from realitycheck.metrics._validation import check_binary, check_numbers, check_same_length
 from realitycheck.params import Interval, OneOf, check_arg, param_error
 
 __all__ = ["CALIBRATION_METRICS", "ECE_BINNINGS", "Reliability", "brier", "ece", "reliability"]
 
 FloatArray = npt.NDArray[np.float64]
-
-CALIBRATION_METRICS: tuple[str, ...] = ("ece", "brier")
-"""Metrics of probabilities (lower is better), in table order."""
 
 ECE_BINNINGS: tuple[str, ...] = ("equal_width", "equal_mass")
 """How :func:`ece` bins the probabilities."""

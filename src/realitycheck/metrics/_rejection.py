@@ -16,15 +16,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from realitycheck.metrics._names import REJECTION_METRICS
 from realitycheck.metrics._ranking import check_labels_scores
 from realitycheck.metrics._validation import warn_undefined
 
 __all__ = ["REJECTION_METRICS", "RejectionCurve", "prr", "rejection_curve"]
 
 FloatArray = npt.NDArray[np.float64]
-
-REJECTION_METRICS: tuple[str, ...] = ("prr",)
-"""Metrics of selective prediction (rank-based: no calibration needed)."""
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from realitycheck.metrics._classification import from_counts
+from realitycheck.metrics._names import THRESHOLD_OBJECTIVES
 from realitycheck.metrics._ranking import (
     check_labels_scores,
     counts_at_thresholds,
@@ -17,13 +18,6 @@ from realitycheck.params import OneOf, check_arg
 
 __all__ = ["THRESHOLD_OBJECTIVES", "choose_threshold"]
 
-THRESHOLD_OBJECTIVES: tuple[str, ...] = (
-    "f1_macro",
-    "balanced_accuracy",
-    "f1",
-    "f1_weighted",
-    "youden",
-)
 
 # Objective values this close to the best one count as ties (rounding noise).
 _TIE_TOLERANCE = 1e-12
