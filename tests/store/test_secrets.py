@@ -67,6 +67,17 @@ def test_configured_keys_and_their_pieces(monkeypatch):
     assert KEY not in json.dumps(nested)
 
 
+def test_a_long_configured_key_is_caught_whole_and_by_its_start_or_end(monkeypatch):
+    # An OpenAI project key is 164 characters; before, a key over 64 was not caught at all.
+    long_key = "Zq" + "".join(f"{i:03d}xY" for i in range(32)) + "Wv"
+    assert len(long_key) > 64
+    monkeypatch.setenv("RC_LONG_TOKEN", long_key)
+    for shown in (long_key, long_key[:12], long_key[-9:]):
+        out = scrub_text(f"the server said [{shown}]")
+        assert out == f"the server said [{REDACTED}]", shown
+    assert scrub_text(f"[{long_key[20:40]}]") == f"[{long_key[20:40]}]"  # a middle run only
+
+
 def test_records_and_manifest_are_scrubbed_on_write(tmp_path, monkeypatch):
     monkeypatch.setenv("MY_SERVICE_TOKEN", KEY)
     store = RunStore(tmp_path)

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import re
 
+import pyarrow as pa
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from realitycheck.store import REDACTED, _secrets
+from realitycheck.store._columns import _scrubbed_texts
 from realitycheck.store._secrets import Scrubber
 
 KEY = "sk-proj-Abc123XyZ987qwertyuiopASDFGHJKLzxcvbnm0123456789"
@@ -28,7 +30,7 @@ def ungated(text: str) -> str:
     pattern, _ = _secrets._pattern(_secrets._configured()) or (None, None)
     if text and pattern is not None:
         text = pattern.sub(REDACTED, text)
-    if not text or not _secrets._TRIGGER.search(text):
+    if not text:
         return text
     for _, shape in _secrets._SHAPES:
         text = shape.sub(REDACTED, text)
@@ -37,6 +39,27 @@ def ungated(text: str) -> str:
     )
 
 
+# Whole assignments, shapes and URIs, each of which one gate alone lets through.
+WHOLE = [
+    "token=aB3dE5fG7hJ9kL1mN3pQ",
+    "api_key: 9876543210fedcbaXYZ",
+    "\u212aey=aB3dE5fG7hJ9kL1mN3pQ",
+    "\u017fecret=aB3dE5fG7hJ9kL1mN3pQ",
+    "passwd='9876543210fedcbaXYZ'",
+    "pwd =aB3dE5fG7hJ9kL1mN3pQ",
+    "refresh_token\u00a0=aB3dE5fG7hJ9kL1mN3pQ",
+    "(access-token=aB3dE5fG7hJ9kL1mN3pQ)",
+    "https://user:pw@host",
+    "Bearer abcdef123456",
+    "AKIAIOSFODNN7EXAMPLE",
+    "ASIAIOSFODNN7EXAMPLE",
+    "hf_abcdefghijklmnopqrstuvwxyz",
+    "xoxb-ABCDEFGHIJKL",
+    "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ9876543210",
+    "sk-abcdefghMNBVCXYL",
+    f"echo {KEY[9:25]}",
+    f"echo {LONG_KEY}",
+]
 PIECES = [
     KEY,
     KEY[5:13],
@@ -47,7 +70,7 @@ PIECES = [
     "sk-",
     "SK-",
     "sK-abcdefgh12345678",
-    "sk-abcdefgh12345678",
+    "sk-abcdefghMNBVCXYL",
     "Bearer ",
     "BEARER ",
     "bearer\t",
@@ -82,6 +105,7 @@ PIECES = [
     "Newton",
     "\u0130",
     "\u00df",
+    *WHOLE,
 ]
 
 
@@ -100,6 +124,24 @@ def test_gated_scrubbing_gives_what_every_pattern_gives(parts):
         text = "".join(parts)
         scrubber = Scrubber()
         assert scrubber.text(text) == ungated(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    texts=st.lists(st.lists(st.sampled_from(PIECES), max_size=8).map("".join), max_size=6),
+    full=st.booleans(),
+)
+@example(texts=WHOLE, full=True)  # each gate met by one text alone
+def test_a_column_scrubbed_at_once_gives_what_every_pattern_gives(texts, full):
+    # The column's own gate is RE2 (Arrow), not Python: it must pass every text
+    # a pattern could change.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OPENAI_API_KEY", KEY)
+        patch.setenv("MY_SERVICE_TOKEN", LONG_KEY)
+        column = pa.chunked_array([pa.array(texts, pa.string())])
+        got = _scrubbed_texts(column, Scrubber(), full=full).to_pylist()
+        configured = Scrubber().configured
+        assert got == [ungated(t) if full else configured(t) for t in texts]
 
 
 def test_a_key_piece_and_a_shape_in_json_are_both_caught(keys):

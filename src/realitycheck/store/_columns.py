@@ -17,6 +17,7 @@ through both.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -299,19 +300,56 @@ def scrubbed_table(table: pa.Table, table_name: str) -> pa.Table:
 
 
 def _scrubbed_texts(column: pa.ChunkedArray, scrubber: Scrubber, *, full: bool) -> Any:
-    """A string column with secrets scrubbed, or ``column`` itself when no text changes."""
-    if not scrubber.has_configured:
-        # Only key shapes can match, and each starts with a trigger word.
-        hit = pc.match_substring_regex(column, _TRIGGER.pattern, ignore_case=True)
-        if not pc.any(hit).as_py():
-            return column
-    clean = scrubber.text if full else scrubber.configured
+    """A string column with secrets scrubbed, or ``column`` itself when no text changes.
+
+    Each distinct text is read once, and only the texts that could hold a
+    secret (:func:`_may_hold_secrets`, found by Arrow's string kernels) are
+    scrubbed in Python.
+    """
     encoded = column.combine_chunks().dictionary_encode()
-    before = encoded.dictionary.to_pylist()
-    after = [clean(t) if isinstance(t, str) else t for t in before]
-    if after == before:
+    hit = np.flatnonzero(_may_hold_secrets(encoded.dictionary, scrubber, full=full))
+    if not len(hit):
         return column
-    return from_texts(after).take(encoded.indices)
+    clean = scrubber.text if full else scrubber.configured
+    texts = encoded.dictionary.to_pylist()
+    changed = False
+    for i in hit:
+        after = clean(texts[i])
+        changed = changed or after != texts[i]
+        texts[i] = after
+    if not changed:
+        return column
+    return from_texts(texts).take(encoded.indices)
+
+
+def _may_hold_secrets(texts: pa.Array, scrubber: Scrubber, *, full: bool) -> np.ndarray:
+    """Whether each text holds one of a configured key's 8-grams, or (``full``) a key shape's start.
+
+    A text with neither is left as it is by :meth:`Scrubber.text` (and one
+    without a gram by :meth:`Scrubber.configured`), so only the others need it.
+    """
+    found = (
+        pc.match_substring_regex(texts, _TRIGGER.pattern, ignore_case=True)
+        if full
+        else pa.nulls(len(texts), pa.bool_())
+    )
+    if scrubber.grams:
+        grams = pc.match_substring_regex(texts, _any_of(scrubber.grams))
+        found = pc.or_kleene(found, grams)
+    return to_numpy(found, fill=False).astype(bool)
+
+
+@functools.lru_cache(maxsize=4)
+def _any_of(literals: frozenset[str]) -> str:
+    r"""An RE2 pattern matching any of ``literals`` (one pass, not one per literal).
+
+    Every character but an ASCII letter or digit is written as its code point
+    (``\x{..}``), which RE2 reads as that very character.
+    """
+    return "|".join(
+        "".join(c if c.isascii() and c.isalnum() else f"\\x{{{ord(c):x}}}" for c in literal)
+        for literal in sorted(literals)
+    )
 
 
 def _scrubbed_lists(column: pa.ChunkedArray, scrubber: Scrubber, *, full: bool) -> Any:

@@ -15,7 +15,8 @@
 
 Each becomes ``<redacted>``. A configured key is also caught when only its
 start or end shows (a server that echoes ``sk-abc...wxyz``): every run of 8
-or more of its characters is replaced.
+or more of its characters is replaced, and of a key over 64 characters (an
+OpenAI project key has 164) every start or end of 8 or more.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ __all__ = [
 
 REDACTED = "<redacted>"
 _MIN_SECRET = 8
+_MAX_RUNS_OF = 64
+"""Keys up to this long are caught by any run of 8+ of their characters; longer by ends."""
 _WELL_KNOWN = {
     "OPENAI_API_KEY",
     "ANTHROPIC_API_KEY",
@@ -113,17 +116,23 @@ def _pattern(values: tuple[str, ...]) -> tuple[re.Pattern[str], frozenset[str]] 
     """
     if values not in _PATTERNS:
         pieces: set[str] = set()
+        grams: set[str] = set()
         for value in values:
-            for size in range(_MIN_SECRET, len(value) + 1):
-                if size < len(value) and len(value) > 64:
-                    break  # very long values: the whole value only (pieces would explode)
+            sizes = range(_MIN_SECRET, len(value) + 1)
+            if len(value) > _MAX_RUNS_OF:
+                # Every run of a 164-character key would be 12,000 pieces: its starts and
+                # ends only (what a server echoes), each holding its first or last 8-gram.
+                pieces.update(value[:size] for size in sizes)
+                pieces.update(value[-size:] for size in sizes)
+                grams.update((value[:_MIN_SECRET], value[-_MIN_SECRET:]))
+                continue
+            for size in sizes:
                 pieces.update(value[i : i + size] for i in range(len(value) - size + 1))
-        grams = frozenset(p for p in pieces if len(p) == _MIN_SECRET)
-        grams |= {v[:_MIN_SECRET] for v in values if len(v) > 64}
+            grams.update(p for p in pieces if len(p) == _MIN_SECRET)
         ordered = sorted(pieces, key=len, reverse=True)
         _PATTERNS.clear()
         pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
-        _PATTERNS[values] = (pattern, grams) if pattern is not None else None
+        _PATTERNS[values] = (pattern, frozenset(grams)) if pattern is not None else None
     return _PATTERNS[values]
 
 
@@ -138,9 +147,14 @@ def _looks_random(value: str) -> bool:
     return classes >= 2 and _entropy(value) >= 3.5
 
 
-# Every shape starts with one of these; a text without any is left as it is, unread further.
+# Every shape starts with one of these, and every name _ASSIGNED knows starts with one of
+# the words after a character that is not a letter, digit or "_" (so "prompt_tokens" in a
+# raw reply's usage is none): a text without any is left as it is, unread further. Also an
+# RE2 pattern for Arrow, whose classes and \s match no fewer characters than Python's here.
 _TRIGGER = re.compile(
-    r"sk-|bearer|AKIA|ASIA|hf_|gh[pousr]_|xox|key|token|secret|passw|pwd|://[^/@\s]+@", re.I
+    r"sk-|bearer|AKIA|ASIA|hf_|gh[pousr]_|xox|://[^/@\s]+@|"
+    r"(?:^|[^_0-9A-Za-z])(?:api|access|secret|private|auth|refresh|key|token|passw|pwd)",
+    re.I,
 )
 
 
@@ -154,6 +168,11 @@ class Scrubber:
     def has_configured(self) -> bool:
         """Whether any configured key is set in the environment."""
         return self._configured is not None
+
+    @property
+    def grams(self) -> frozenset[str]:
+        """The 8-character runs of the configured keys: a text without any holds none of them."""
+        return self._configured[1] if self._configured is not None else frozenset()
 
     def configured(self, text: str) -> str:
         """Replace the configured keys only (for model outputs and dataset fields)."""
