@@ -73,3 +73,17 @@ def die_at_one(shared, item):
 def environment(shared, item):
     """This worker's value of the variable named ``shared`` (or "unset")."""
     return os.environ.get(shared, "unset")
+
+
+def die_at_one_after_two(folder, item):
+    """Item 1 ends its worker once item 2 has finished; the others return at once."""
+    folder = Path(folder)
+    if item == 1:
+        deadline = time.monotonic() + 30
+        while not (folder / "done-2").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.1)  # item 2's result is on its way back
+        os._exit(3)
+    if item == 2:
+        (folder / "done-2").touch()
+    return item

@@ -70,6 +70,26 @@ def test_a_worker_that_dies_breaks_the_map_at_its_items_turn_not_a_hang():
     assert seen == [0]
 
 
+def test_settled_outcomes_keep_each_result_and_give_each_failure_as_data(tmp_path):
+    outcomes = list(
+        ProcessExecutor(workers=2).map_settled(tasks.touch_then_fail_at_one, tmp_path, [0, 1, 2])
+    )
+    assert [result for result, _ in outcomes] == [0, None, 2]
+    assert outcomes[0][1] is None and outcomes[2][1] is None
+    assert isinstance(outcomes[1][1], tasks.TaskError)
+
+
+def test_settled_outcomes_keep_the_results_finished_before_a_worker_died(tmp_path):
+    # Item 2 finishes, then item 1's worker dies: map stops at item 1 and loses
+    # item 2's result; map_settled keeps it.
+    outcomes = list(
+        ProcessExecutor(workers=2).map_settled(tasks.die_at_one_after_two, tmp_path, [0, 1, 2])
+    )
+    assert outcomes[0] == (0, None)
+    assert outcomes[1][0] is None and isinstance(outcomes[1][1], BrokenProcessPool)
+    assert outcomes[2] == (2, None)
+
+
 @pytest.mark.parametrize(("outside", "worker"), [(None, "4"), ("12", "12")])
 def test_workers_start_with_a_short_openblas_spin_unless_the_environment_sets_one(
     monkeypatch, outside, worker

@@ -86,6 +86,36 @@ class ProcessExecutor:
         """
         if not items:
             return
+        with self._submitted(task, shared, items) as futures:
+            for future in futures:
+                yield future.result()
+
+    def map_settled(
+        self, task: Callable[[S, T], U], shared: S | WorkerState[S], items: Sequence[T]
+    ) -> Generator[tuple[U, None] | tuple[None, Exception], None, None]:
+        """Yield each item's outcome in item order: ``(result, None)`` or ``(None, its error)``.
+
+        As :meth:`map`, but a failed task does not stop the others, and when a
+        worker dies, the items that finished before keep their results: only
+        those not finished by then get ``BrokenProcessPool`` as their error.
+        For tasks whose failures are data (a study that fails is stored as
+        failed, and the studies that finished are kept). When the caller stops
+        reading (Ctrl-C), the items not yet started are cancelled.
+        """
+        if not items:
+            return
+        with self._submitted(task, shared, items) as futures:
+            for future in futures:
+                try:
+                    yield future.result(), None
+                except Exception as exc:  # noqa: BLE001 - the item's outcome, handed to the caller
+                    yield None, exc
+
+    @contextlib.contextmanager
+    def _submitted(
+        self, task: Callable[[S, T], U], shared: S | WorkerState[S], items: Sequence[T]
+    ) -> Iterator[list[Future[U]]]:
+        """Every item handed to a fresh pool at once; on leaving, nothing more starts."""
         pool = ProcessPoolExecutor(
             max_workers=min(self.workers, len(items)),
             mp_context=multiprocessing.get_context("spawn"),
@@ -95,8 +125,7 @@ class ProcessExecutor:
         try:
             with _worker_environment():  # the workers start as the items are handed over
                 futures: list[Future[U]] = [pool.submit(_run_task, task, item) for item in items]
-            for future in futures:
-                yield future.result()
+            yield futures
         finally:  # a failed task or a stopped caller: start nothing more
             pool.shutdown(wait=True, cancel_futures=True)
 

@@ -110,11 +110,11 @@ def run_studies(
     the order of ``keys``, so the stored files, the returned list and the
     ``on_result`` calls are those of a serial run. A study that fails in a
     worker is stored as failed like any other. A worker process that dies
-    (killed for memory, a crash in native code) breaks the pool: the study
-    whose turn it is and every study after it are stored as failed with the
-    pool's error (``BrokenProcessPool: …``); run those again with
-    ``workers=1``. A study
-    class a worker could not import (defined in ``__main__``, such as a
+    (killed for memory, a crash in native code) breaks the pool: each study
+    not finished by then is stored as failed with the pool's error
+    (``BrokenProcessPool: …``), and those that finished keep their results;
+    run the failed ones again with ``workers=1``. A study class a worker
+    could not import (defined in ``__main__``, such as a
     notebook, or inside a function) keeps every study in this process. As
     with any process pool, a script calling this with several workers must
     guard its entry point (``if __name__ == "__main__":``), since each worker
@@ -239,22 +239,12 @@ def _pooled_results(
 ) -> Generator[Outcome, None, None]:
     """Yield each study's outcome in the order of ``components``, computed by ``workers`` processes.
 
-    The executor raises an error that is not a study's own (a worker that
-    died, a result that did not pickle) at that study's turn and starts
-    nothing more: that study and every later one yield it as their error,
-    like failed studies.
+    An error that is not a study's own (a worker that died, a result that did
+    not pickle) becomes the error of each study it reached, like a failed
+    study; the studies that finished before keep their results.
     """
     items = [(component, bootstrap) for component in components]
     shared = WorkerState(_load_run, (str(run_dir),))
-    done, error = 0, ""
-    with closing(ProcessExecutor(workers).map(_compute_in_worker, shared, items)) as outcomes:
-        for _ in items:
-            try:
-                outcome = next(outcomes)
-            except Exception as exc:  # the worker process died, or its result did not pickle
-                error = failure_text(exc)
-                break
-            yield outcome
-            done += 1
-    for _ in items[done:]:  # none when every study came back
-        yield None, error
+    with closing(ProcessExecutor(workers).map_settled(_compute_in_worker, shared, items)) as done:
+        for settled in done:
+            yield settled[0] if settled[1] is None else (None, failure_text(settled[1]))
