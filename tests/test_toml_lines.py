@@ -9,7 +9,7 @@ import pytest
 
 from realitycheck.errors import InvalidInputError
 from realitycheck.params import InstanceOf, Interval, OneOf, OrNone, as_tuple, check_params, param
-from realitycheck.toml_lines import read_toml, section_keys
+from realitycheck.params.toml_lines import read_toml, section_keys
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -53,7 +53,7 @@ from realitycheck.params import (
     param,
     param_error,
 )
-from realitycheck.toml_lines import locate, syntax_error_line
+from realitycheck.params.toml_lines import locate, syntax_error_line
 
 __all__ = [
     "FIELDS",

@@ -57,7 +57,7 @@ from typing import Any
 from realitycheck.datasets._base import Dataset, datasets
 from realitycheck.datasets.files import PathMatch, PathPattern, escape, unique_labels
 from realitycheck.errors import DataNotFoundError, InvalidInputError, RealityCheckError
-from realitycheck.toml_lines import locate, syntax_error_line
+from realitycheck.params.toml_lines import locate, syntax_error_line
 
 __all__ = ["SPEC_SUFFIXES", "is_spec_file", "load_spec"]
 

@@ -21,7 +21,9 @@ and the same constraint objects; a check that spans several parameters builds
 its message with :func:`param_error`, so the shape lives here only. Each
 constraint describes itself in words (:meth:`Constraint.describe`);
 :func:`constraint_text` and :func:`param_doc` give a field's, for a
-component's documentation (``Registry.describe``).
+component's documentation (``Registry.describe``). A TOML file's tables are
+read as such dataclasses, with each message naming the file, line and key, by
+:mod:`realitycheck.params.toml_lines`.
 
 Why not pydantic or attrs: the checks needed are a handful of ranges, choice
 lists and sequences; this module imports in a few milliseconds with the

@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from realitycheck.generation import ChoicePlan, PromptVariant, variants
+from realitycheck.params.toml_lines import TomlFile
 from realitycheck.retrievers import Retriever, retrievers
-from realitycheck.toml_lines import TomlFile
 
 __all__ = ["CHOICE_KEYS", "ChoiceSettings", "build_retriever", "parse_choice"]
 

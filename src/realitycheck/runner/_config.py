@@ -79,7 +79,7 @@ effort) and the key path, with close matches for unknown keys and names. The
 tables of plain settings ([run], [executor], [detect], [bootstrap], [evaluate],
 each [[datasets]] entry) are settings dataclasses declared with
 :func:`realitycheck.params.param` and read by
-:meth:`realitycheck.toml_lines.TomlFile.section`: a key's default, constraint
+:meth:`realitycheck.params.toml_lines.TomlFile.section`: a key's default, constraint
 and doc are written once, at its field (``realitycheck describe '[run]'`` prints
 them), and a bad value gets the one message shape of :mod:`realitycheck.params`::
 
@@ -105,6 +105,7 @@ from realitycheck.keys import is_stored
 from realitycheck.labelers import Labeler, labelers
 from realitycheck.model_info import ModelInfo, models_from_table
 from realitycheck.params import default_of
+from realitycheck.params.toml_lines import TomlFile, read_toml, section_keys
 from realitycheck.pipeline import EvaluationConfig, ProxyModel
 from realitycheck.registry import Component
 from realitycheck.runner._choice_config import ChoiceSettings, build_retriever, parse_choice
@@ -113,7 +114,6 @@ from realitycheck.runner._executor_config import ExecutorSettings, parse_executo
 from realitycheck.runner._sections import ComponentTable, DetectSettings, RunSettings
 from realitycheck.store import RemoteFolder, is_uri
 from realitycheck.studies import studies as study_registry
-from realitycheck.toml_lines import TomlFile, read_toml, section_keys
 
 __all__ = ["DatasetEntry", "DetectSettings", "RunConfig", "load_run_config"]
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from realitycheck.datasets import Dataset, datasets
 from realitycheck.datasets.spec_file import SPEC_SUFFIXES, is_spec_file, load_spec
+from realitycheck.params.toml_lines import TomlFile, dotted
 from realitycheck.runner._sections import DatasetTable
-from realitycheck.toml_lines import TomlFile, dotted
 
 __all__ = ["DatasetEntry", "path_list", "read_datasets"]
 

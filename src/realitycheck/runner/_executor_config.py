@@ -24,7 +24,7 @@ from typing import Any
 
 from realitycheck.executors import EXECUTORS, Executor, make_executor
 from realitycheck.params import Interval, NonEmptyStr, OneOf, OrNone, check_params, param
-from realitycheck.toml_lines import TomlFile, section_keys
+from realitycheck.params.toml_lines import TomlFile, section_keys
 
 __all__ = ["EXECUTOR_KEYS", "ExecutorSettings", "parse_executor"]
 

@@ -2,7 +2,7 @@
 
 Each field declares its default, its constraint and a one-line doc with
 :func:`realitycheck.params.param`, as a component's does;
-:meth:`realitycheck.toml_lines.TomlFile.section` reads the table from the
+:meth:`realitycheck.params.toml_lines.TomlFile.section` reads the table from the
 file, and the command-line options that mirror a key are built from the same
 field (:mod:`realitycheck.cli._fields`), so a default is written once.
 The tables read the same way elsewhere: ``[bootstrap]``
