@@ -5,7 +5,7 @@ import textwrap
 import pytest
 
 from realitycheck.errors import InvalidInputError
-from realitycheck.model_info import (
+from realitycheck.records.model_info import (
     ModelInfo,
     models_from_manifest,
     models_to_manifest,

@@ -24,7 +24,8 @@ command::
     components     datasets, backends, retrievers
     store          run folder, Parquet parts, manifest, study results, secrets, locks
     metrics · plots · raters   (raters: Dawid-Skene, read by datasets and analysis)
-    records · keys · registry · errors · text · verdicts   (depend on nothing above)
+    records (with keys, model_info) · registry · params · errors · text · verdicts
+                   (depend on nothing above)
 
 Attributes of this package are loaded on first use, so ``import realitycheck``
 and the command line's ``--help`` stay fast; the registries (``datasets``,

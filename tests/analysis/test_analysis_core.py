@@ -15,7 +15,7 @@ from realitycheck.analysis import (
     split_of,
 )
 from realitycheck.errors import InvalidInputError
-from realitycheck.keys import LabelKey, annotator_key, is_human, protocol_key, recorded_key
+from realitycheck.records.keys import LabelKey, annotator_key, is_human, protocol_key, recorded_key
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import pytest
 
 from realitycheck.cli import main
 from realitycheck.errors import InvalidInputError
-from realitycheck.model_info import ModelInfo
+from realitycheck.records.model_info import ModelInfo
 from realitycheck.runner import load_run_config
 
 CONFIG = """\

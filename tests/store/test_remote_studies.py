@@ -127,7 +127,7 @@ def test_report_dir_on_a_local_run_is_refused_naming_where_its_studies_go(tmp_pa
 def test_a_models_file_is_the_one_thing_a_study_records_in_a_run_on_s3(
     s3_bucket, tmp_path, capsys, fruit_answers
 ):
-    from realitycheck.model_info import ModelInfo
+    from realitycheck.records.model_info import ModelInfo
     from realitycheck.store import RunData
 
     uri = s3_bucket("models")

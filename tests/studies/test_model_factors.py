@@ -7,8 +7,8 @@ from scipy import stats
 
 from realitycheck.analysis import Bootstrap
 from realitycheck.cli import main
-from realitycheck.model_info import ModelInfo
 from realitycheck.records import Example, Label, Response
+from realitycheck.records.model_info import ModelInfo
 from realitycheck.runner import record_models
 from realitycheck.store import RunData, RunStore, load_results
 from realitycheck.studies import model_factor_table, studies, tuning_pairs

@@ -7,7 +7,7 @@ from sklearn.metrics import roc_auc_score
 from realitycheck import InvalidInputError, RunStore, datasets, detect, detectors, ingest
 from realitycheck.analysis import Bootstrap
 from realitycheck.metrics import paired_auroc_bootstrap
-from realitycheck.model_info import ModelInfo
+from realitycheck.records.model_info import ModelInfo
 from realitycheck.runner import record_models
 from realitycheck.store import RunData
 from realitycheck.studies import studies

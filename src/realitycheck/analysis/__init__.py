@@ -8,7 +8,7 @@ set of bootstrap settings (:class:`Bootstrap`), the measurement of many
 detectors on the same items (:class:`Measure`), threshold choice and score
 calibration (:func:`calibrate`, Platt or isotonic via scikit-learn) on the
 calibration split, and the metric and objective lists in table order. The
-label-key grammar it reads keys with is :class:`realitycheck.keys.LabelKey`.
+label-key grammar it reads keys with is :class:`realitycheck.records.keys.LabelKey`.
 
 It also holds the statistics the studies share beyond single metrics: bootstrap
 tables of many confusion metrics or many detectors at once

@@ -28,8 +28,8 @@ from realitycheck.annotation._label_studio import label_studio_tasks, labeling_c
 from realitycheck.annotation._names import FORMATS
 from realitycheck.annotation._plain import plain_rows, write_csv, write_jsonl
 from realitycheck.annotation._select import Choice, Selection, choose
-from realitycheck.keys import LabelKey
 from realitycheck.params import InstanceOf, Interval, OneOf, SequenceOf, as_unique_tuple, check_arg
+from realitycheck.records.keys import LabelKey
 from realitycheck.store import RunData, RunStore
 
 __all__ = ["MANIFEST", "ExportReport", "export_items", "recorded_rounds"]

@@ -40,9 +40,9 @@ from realitycheck.annotation._names import AGGREGATES
 from realitycheck.annotation._result import ImportReport, save_agreement
 from realitycheck.annotation._sources import FileRead, read_source, resolve
 from realitycheck.errors import InvalidInputError
-from realitycheck.keys import HUMAN, LabelKey, annotator_key
 from realitycheck.params import InstanceOf, Interval, OneOf, OrNone, Satisfies, check_arg
 from realitycheck.records import Label
+from realitycheck.records.keys import HUMAN, LabelKey, annotator_key
 from realitycheck.store import RunStore
 
 if TYPE_CHECKING:

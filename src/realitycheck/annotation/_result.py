@@ -17,7 +17,7 @@ import numpy as np
 
 from realitycheck.annotation._agreement import Agreement
 from realitycheck.annotation._sources import FileRead
-from realitycheck.keys import HUMAN
+from realitycheck.records.keys import HUMAN
 from realitycheck.store import RunStore, StudyResult, StudyTable, save_result
 
 __all__ = ["RESULT_KEY", "ImportReport", "finding", "save_agreement"]

@@ -33,7 +33,6 @@ import numpy as np
 
 from realitycheck.annotation._names import STRATA, STRATEGIES
 from realitycheck.errors import InvalidInputError, did_you_mean
-from realitycheck.keys import LabelKey
 from realitycheck.params import (
     InstanceOf,
     Interval,
@@ -46,6 +45,7 @@ from realitycheck.params import (
     check_params,
     param,
 )
+from realitycheck.records.keys import LabelKey
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -125,7 +125,7 @@ def generate_cmd(
 def _merge_models(config: Any, models_file: str) -> dict[str, Any]:
     """The run config's [models] and the --models file's; a model in both is an error."""
     from realitycheck.errors import InvalidInputError
-    from realitycheck.model_info import read_models
+    from realitycheck.records.model_info import read_models
 
     extra = read_models(models_file)
     for name in extra:

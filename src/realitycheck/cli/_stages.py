@@ -37,8 +37,8 @@ from realitycheck.cli._echo import echo_stage, listener_for
 from realitycheck.cli._failures import FailureTally
 from realitycheck.cli._fields import field_option
 from realitycheck.errors import InvalidInputError
-from realitycheck.keys import is_stored
 from realitycheck.pipeline import EvaluationConfig
+from realitycheck.records.keys import is_stored
 from realitycheck.runner import RunSettings
 
 __all__: list[str] = []
@@ -330,8 +330,8 @@ def evaluate_cmd(
     """
     from realitycheck.detectors import detectors as det_registry
     from realitycheck.labelers import labelers as lab_registry
-    from realitycheck.model_info import read_models
     from realitycheck.pipeline import check_slice_by
+    from realitycheck.records.model_info import read_models
     from realitycheck.runner import measure_run, record_models
 
     out = local_out(run_dir, report_dir, "--report-dir")

@@ -111,7 +111,7 @@ def study_cmd(
     """
     import os
 
-    from realitycheck.model_info import read_models
+    from realitycheck.records.model_info import read_models
     from realitycheck.runner import record_models, run_studies
     from realitycheck.store import RunStore
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from realitycheck.errors import InvalidInputError, did_you_mean
-from realitycheck.keys import LabelKey, is_stored
 from realitycheck.pipeline._report import commonest_error
+from realitycheck.records.keys import LabelKey, is_stored
 from realitycheck.registry import Registry, parse_key
 
 if TYPE_CHECKING:

@@ -46,7 +46,6 @@ from realitycheck.analysis import (
 )
 from realitycheck.errors import InvalidInputError
 from realitycheck.executors import Executor, LocalExecutor
-from realitycheck.keys import HUMAN
 from realitycheck.metrics import UndefinedMetricWarning
 from realitycheck.pipeline._checks import check_keys, explain_empty, unmeasured
 from realitycheck.pipeline._evaluate_config import EvaluationConfig
@@ -63,6 +62,7 @@ from realitycheck.pipeline._evaluate_rows import (
 )
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import AgreementResult, MetricResult
+from realitycheck.records.keys import HUMAN
 from realitycheck.store import RunStore
 
 __all__ = ["Evaluation", "EvaluationConfig", "evaluate"]

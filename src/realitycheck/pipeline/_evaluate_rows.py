@@ -44,11 +44,11 @@ from realitycheck.analysis import (
     group_by_mask,
 )
 from realitycheck.executors import thread_safe
-from realitycheck.keys import LabelKey
 from realitycheck.pipeline._evaluate_load import Frame
 from realitycheck.pipeline._slices import slices
 from realitycheck.pipeline._test_split import fit_calibrations, fit_thresholds, test_split_rows
 from realitycheck.records import AgreementResult, MetricResult
+from realitycheck.records.keys import LabelKey
 
 if TYPE_CHECKING:
     from realitycheck.pipeline._evaluate_config import EvaluationConfig

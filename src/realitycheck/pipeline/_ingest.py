@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from realitycheck.datasets import Dataset, TableBundle
 from realitycheck.errors import DataNotFoundError, InvalidInputError
-from realitycheck.keys import is_stored
 from realitycheck.pipeline._report import StageReport
 from realitycheck.progress import NullProgress, Progress
 from realitycheck.records import Example, Response
+from realitycheck.records.keys import is_stored
 from realitycheck.store import RunStore, changed_files, digest, fingerprint
 
 if TYPE_CHECKING:

@@ -11,8 +11,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from realitycheck.keys import LabelKey, annotator_key
 from realitycheck.records import INVALID, AgreementResult, MetricResult
+from realitycheck.records.keys import LabelKey, annotator_key
 from realitycheck.store import RunStore
 
 __all__ = [

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from realitycheck.analysis import AGREEMENT_METRICS, CALIBRATION_METRICS, SCORE_METRICS
-from realitycheck.keys import LabelKey
+from realitycheck.records.keys import LabelKey
 from realitycheck.report._baseline import is_baseline
 from realitycheck.report._calibration import calibration_table, selective_figures
 from realitycheck.report._cells import (

@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from realitycheck.keys import LabelKey
+from realitycheck.records.keys import LabelKey
 from realitycheck.report._cells import WRONG_WAY
 from realitycheck.report._data import ReportData, proxy_model, shown_key, unmatched
 from realitycheck.report._document import (

@@ -9,7 +9,6 @@ from typing import Any
 
 import pandas as pd
 
-from realitycheck.keys import HUMAN
 from realitycheck.params import (
     InstanceOf,
     NonEmptyStr,
@@ -19,6 +18,7 @@ from realitycheck.params import (
     param_error,
 )
 from realitycheck.pipeline import check_keys
+from realitycheck.records.keys import HUMAN
 from realitycheck.report._cells import with_base_rate
 from realitycheck.report._data import coverage, human_keys, load, overview
 from realitycheck.report._document import Block, Figure

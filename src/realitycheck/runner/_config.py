@@ -69,7 +69,7 @@
                                    # cores used (default: every usable one)
 
     [models."meta-llama/Llama-2-7b-chat-hf"]   # per-model metadata, read by the studies
-    family = "llama-2"                         # (see realitycheck.model_info); a model
+    family = "llama-2"                         # (see realitycheck.records.model_info); a model
     size = 7e9                                 # without it is reported as unknown
     instruction_tuned = true
     decoding = "greedy"
@@ -101,12 +101,12 @@ from realitycheck.backends import Backend, backends, require
 from realitycheck.detectors import Detector, detectors
 from realitycheck.errors import InvalidInputError
 from realitycheck.generation import GenerationPrompt, SamplingPlan, make_plan
-from realitycheck.keys import is_stored
 from realitycheck.labelers import Labeler, labelers
-from realitycheck.model_info import ModelInfo, models_from_table
 from realitycheck.params import default_of
 from realitycheck.params.toml_lines import TomlFile, read_toml, section_keys
 from realitycheck.pipeline import EvaluationConfig, ProxyModel
+from realitycheck.records.keys import is_stored
+from realitycheck.records.model_info import ModelInfo, models_from_table
 from realitycheck.registry import Component
 from realitycheck.runner._choice_config import ChoiceSettings, build_retriever, parse_choice
 from realitycheck.runner._dataset_config import DatasetEntry, read_datasets

@@ -17,7 +17,6 @@ from realitycheck.detectors import Detector
 from realitycheck.executors import Executor
 from realitycheck.generation import SamplingPlan
 from realitycheck.labelers import Labeler
-from realitycheck.model_info import ModelInfo, models_to_manifest
 from realitycheck.pipeline import (
     ChoiceReport,
     Evaluation,
@@ -34,6 +33,7 @@ from realitycheck.pipeline import (
     load_inputs,
 )
 from realitycheck.progress import NullProgress, Progress
+from realitycheck.records.model_info import ModelInfo, models_to_manifest
 from realitycheck.report import ReportFiles, with_base_rate, write_report
 from realitycheck.runner._choice_config import ChoiceSettings
 from realitycheck.runner._config import RunConfig

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from realitycheck.keys import LabelKey
-from realitycheck.model_info import ModelInfo, models_from_manifest
+from realitycheck.records.keys import LabelKey
+from realitycheck.records.model_info import ModelInfo, models_from_manifest
 from realitycheck.store._store import RunStore
 
 if TYPE_CHECKING:

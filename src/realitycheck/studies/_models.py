@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from realitycheck.model_info import ModelInfo
+from realitycheck.records.model_info import ModelInfo
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Iterable, Iterator
 
 from realitycheck.errors import InvalidInputError
-from realitycheck.keys import is_human
+from realitycheck.records.keys import is_human
 from realitycheck.registry import parse_key
 
 __all__ = ["automatic_labelers", "base_name", "fmt", "quiet"]

@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 
 from realitycheck.analysis import Bootstrap, famd_scores, fit_famd, split_of
-from realitycheck.keys import LabelKey, is_human
 from realitycheck.metrics import UndefinedMetricWarning, bootstrap_ci, pearson, spearman
 from realitycheck.params import (
     InstanceOf,
@@ -24,6 +23,7 @@ from realitycheck.params import (
     param,
 )
 from realitycheck.plots import heatmap, png_bytes
+from realitycheck.records.keys import LabelKey, is_human
 from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
 from realitycheck.studies import Study, fmt, study
 

@@ -11,9 +11,9 @@ import numpy.typing as npt
 import pandas as pd
 
 from realitycheck.analysis import Bootstrap, refusal_mask
-from realitycheck.keys import LabelKey
 from realitycheck.metrics import wilson_interval
 from realitycheck.params import Interval, NonEmptyStr, OrNone, SequenceOf, as_tuple, param
+from realitycheck.records.keys import LabelKey
 from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
 from realitycheck.studies import Study, study
 from realitycheck.studies.leaderboard import dot_plot

@@ -31,9 +31,9 @@ from realitycheck.datasets import cell_text, spec_json
 from realitycheck.datasets.files._label_reader import LabelReader
 from realitycheck.datasets.files._label_rules import DEFAULT_NEGATIVE, DEFAULT_POSITIVE, LabelRules
 from realitycheck.errors import InvalidInputError
-from realitycheck.keys import recorded_key
 from realitycheck.params import Constraint, as_tuple, param_error
 from realitycheck.records import Label
+from realitycheck.records.keys import recorded_key
 
 if TYPE_CHECKING:
     from realitycheck.datasets.files import Files

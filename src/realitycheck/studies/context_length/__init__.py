@@ -21,9 +21,9 @@ from realitycheck.analysis import (
     group_by_mask,
     split_of,
 )
-from realitycheck.keys import is_human
 from realitycheck.params import Interval, OneOf, Satisfies, SequenceOf, as_tuple, param
 from realitycheck.records import MetricResult
+from realitycheck.records.keys import is_human
 from realitycheck.store import RunData, StudyResult, StudyTable
 from realitycheck.studies import Study, study
 from realitycheck.studies.benchmark_audit import benchmark_stats, context_chars

@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 
 from realitycheck.analysis import Bootstrap, choose_or_fix_threshold, split_of
-from realitycheck.keys import is_human
 from realitycheck.metrics import auroc_many
 from realitycheck.params import InstanceOf, Interval, SequenceOf, as_tuple, param
+from realitycheck.records.keys import is_human
 from realitycheck.store import RunData, StudyFigure, StudyResult
 from realitycheck.studies import Study, study
 from realitycheck.studies.label_noise import _simulation as N

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from realitycheck.errors import InvalidInputError
-from realitycheck.keys import LabelKey
+from realitycheck.records.keys import LabelKey
 from realitycheck.registry import parse_key
 from realitycheck.store import RunData
 

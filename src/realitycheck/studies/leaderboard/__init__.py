@@ -25,7 +25,6 @@ from realitycheck.analysis import (
     refusal_mask,
     split_of,
 )
-from realitycheck.keys import LabelKey, is_human
 from realitycheck.params import (
     Interval,
     NonEmptyStr,
@@ -36,6 +35,7 @@ from realitycheck.params import (
     as_tuple,
     param,
 )
+from realitycheck.records.keys import LabelKey, is_human
 from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
 from realitycheck.studies import Study, study
 from realitycheck.studies.leaderboard import _ranking as R

@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 
 from realitycheck.analysis import Bootstrap, ranking_ci
-from realitycheck.keys import LabelKey, is_human
 from realitycheck.metrics import correlation_pvalue, pearson, spearman, wilson_interval
 from realitycheck.params import Interval, OneOf, param
+from realitycheck.records.keys import LabelKey, is_human
 from realitycheck.store import RunData, StudyResult, StudyTable
 from realitycheck.studies import Study, automatic_labelers, quiet, study
 from realitycheck.studies.length._report import (

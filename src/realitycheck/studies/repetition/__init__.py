@@ -15,10 +15,10 @@ import pandas as pd
 from realitycheck.analysis import Bootstrap
 from realitycheck.detectors import Detector, RunContext, detectors
 from realitycheck.errors import InvalidInputError, UnknownComponentError
-from realitycheck.keys import LabelKey, is_human
 from realitycheck.labelers import Labeler, labelers
 from realitycheck.params import InstanceOf, Interval, SequenceOf, as_tuple, param
 from realitycheck.records import Example, Response, records_from_rows
+from realitycheck.records.keys import LabelKey, is_human
 from realitycheck.registry import Registry
 from realitycheck.store import RunData, StudyResult, StudyTable
 from realitycheck.studies import Study, base_name, study

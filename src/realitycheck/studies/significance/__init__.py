@@ -26,8 +26,8 @@ from realitycheck.metrics import (
     paired_auroc_bootstrap,
     wilson_interval,
 )
-from realitycheck.model_info import ModelInfo
 from realitycheck.params import AnyOf, Interval, OneOf, OrNone, Satisfies, param
+from realitycheck.records.model_info import ModelInfo
 from realitycheck.store import RunData, StudyResult, StudyTable
 from realitycheck.studies import Study, study
 from realitycheck.studies.significance._groups import NOT_APPLICABLE, compare_groups

@@ -16,10 +16,10 @@ import numpy as np
 
 from realitycheck.analysis import CALIBRATION, Bootstrap, split_of
 from realitycheck.detectors import RunContext, SupervisedDetector, detectors, take, training_problem
-from realitycheck.keys import is_human
 from realitycheck.metrics import bootstrap_distribution
 from realitycheck.params import Interval, NonEmptyStr, SequenceOf, as_tuple, param, param_error
 from realitycheck.records import Example, Response
+from realitycheck.records.keys import is_human
 from realitycheck.store import RunData, StudyResult
 from realitycheck.studies import Study, quiet, study
 from realitycheck.studies.label_noise import (

@@ -11,8 +11,8 @@ keys (``rouge_l``, ``length[unit=chars]``); a few name what a dataset shipped:
 ==========================  ==================================================
 
 :class:`LabelKey` reads a key once into its parts, so no module tests a key's
-prefix by hand. It lives at the bottom of the package because datasets write
-these keys and the store reads them.
+prefix by hand. It lives with the records, at the bottom of the package, because datasets
+write these keys and the store reads them.
 """
 
 from __future__ import annotations

@@ -5,6 +5,13 @@ oriented so that a higher ``value`` means "more likely hallucinated"; a
 :class:`Label` with a continuous ``score`` follows the same orientation. A value
 that could not be obtained is ``None`` with its raw text or error kept, never a
 silent 0 or 1.
+
+Beside the records themselves, the package holds what names and describes
+them: :mod:`realitycheck.records.keys`, the grammar of the keys that name
+stored labels and scores, and :mod:`realitycheck.records.model_info`, the
+per-model metadata (family, size, instruction tuning, decoding) read from a
+models file or a run config. Both sit on the records' floor: they import only
+:mod:`realitycheck.errors` and :mod:`realitycheck.params`.
 """
 
 from __future__ import annotations
