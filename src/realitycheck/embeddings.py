@@ -48,9 +48,9 @@ from typing import Any
 
 import numpy as np
 
-from realitycheck import sqlite_files
 from realitycheck.errors import InvalidInputError, MissingDependencyError
 from realitycheck.params import InstanceOf, Interval, SequenceOf, check_arg
+from realitycheck.store import sqlite_files
 
 __all__ = [
     "CACHE_SIZE",

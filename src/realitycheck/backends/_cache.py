@@ -45,7 +45,6 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from realitycheck import sqlite_files
 from realitycheck.backends._base import REQUESTS, Backend, Generation, GenerationRequest
 from realitycheck.backends._partial import PARTIAL, merged, rest_of, without_sequences
 from realitycheck.errors import InvalidInputError
@@ -114,6 +113,10 @@ class CallCache:
     def _connection(self) -> sqlite3.Connection:
         if self._conn is not None and self._pid == os.getpid():
             return self._conn
+        # The store's package imports pyarrow; a help text or a listing of the
+        # backends imports this module, so the store is imported on first use.
+        from realitycheck.store import sqlite_files
+
         conn = sqlite_files.connect(
             self.path, timeout=self.timeout, schema=_SCHEMA, check_same_thread=False
         )

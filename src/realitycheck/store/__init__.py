@@ -1,4 +1,8 @@
-"""The run store: a run is a folder of Parquet tables, ``manifest.json`` and study results."""
+"""The run store: a run is a folder of Parquet tables, ``manifest.json`` and study results.
+
+The SQLite files that runs share (the call cache of the backends, the
+embedding cache of the encoders) are opened by :mod:`realitycheck.store.sqlite_files`.
+"""
 
 from realitycheck.store._arrays import from_numpy, from_texts, scalar, to_numpy
 from realitycheck.store._atomic import atomic_file, atomic_folder, write_atomically

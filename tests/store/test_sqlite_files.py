@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from realitycheck import sqlite_files
+from realitycheck.store import sqlite_files
 
 SCHEMA = "CREATE TABLE IF NOT EXISTS t (k TEXT PRIMARY KEY, v INTEGER)"
 
