@@ -52,7 +52,7 @@ import torch  # noqa: E402
 
 from realitycheck.backends import CallCache, cached_pairs  # noqa: E402
 from realitycheck.backends.hf import HFBackend  # noqa: E402
-from realitycheck.embeddings import model_path  # noqa: E402
+from realitycheck.encoders.embeddings import model_path  # noqa: E402
 from realitycheck.text import split_sentences  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

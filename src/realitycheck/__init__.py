@@ -22,6 +22,7 @@ command::
     components     labelers, detectors (a panel fits Dawid-Skene with analysis)
     analysis       splits, thresholds, Bootstrap settings, Measure, rater agreement | claims
     components     datasets, backends, retrievers
+    encoders       local text encoders: MiniLM sentence embeddings, BERTScore
     store          run folder, Parquet parts, manifest, study results, secrets, locks
     metrics · plots · raters   (raters: Dawid-Skene, read by datasets and analysis)
     records (with keys, model_info) · registry · params · errors · text · verdicts

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from realitycheck import embeddings
 from realitycheck.detectors import RunContext, detectors
+from realitycheck.encoders import embeddings
 from realitycheck.records import Example, Response
 from realitycheck.text import split_sentences
 

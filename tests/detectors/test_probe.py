@@ -9,9 +9,9 @@ import warnings
 import numpy as np
 import pytest
 
-from realitycheck import embeddings
 from realitycheck.analysis import CALIBRATION, split_of
 from realitycheck.detectors import RunContext, detectors
+from realitycheck.encoders import embeddings
 from realitycheck.errors import InvalidInputError
 from realitycheck.pipeline import detect
 from realitycheck.records import Example, Label, Response, Score

@@ -31,7 +31,7 @@ ODD = [
 
 def _whole(texts: list[str]) -> list[int]:
     """Counts of each text tokenised whole, one at a time, with its own tokenizer instance."""
-    from realitycheck.embeddings import model_path
+    from realitycheck.encoders.embeddings import model_path
 
     tokenizer = tokenizers.Tokenizer.from_file(str(model_path() / "tokenizer.json"))
     tokenizer.no_truncation()

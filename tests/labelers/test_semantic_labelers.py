@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from realitycheck import embeddings
+from realitycheck.encoders import embeddings
 from realitycheck.errors import InvalidInputError
 from realitycheck.labelers import labelers
 from realitycheck.records import Example, Response

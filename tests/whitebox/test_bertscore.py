@@ -12,8 +12,8 @@ import pytest
 from _tiny_bert import LAYERS, build_tiny_bert, sentences
 
 from realitycheck import Example, Response, RunContext
-from realitycheck.bertscore import bertscore
 from realitycheck.detectors.selfcheck import SelfCheckBERTScore
+from realitycheck.encoders.bertscore import bertscore
 from realitycheck.errors import InvalidInputError
 from realitycheck.labelers.bertscore import BERTScore, KnowledgeBERTScore
 
@@ -97,7 +97,7 @@ def test_k_bertscore_thresholds_precision_by_default():
 def test_a_layer_the_model_lacks_fails_before_any_text_is_embedded(
     tiny_bert, tmp_path, monkeypatch
 ):
-    import realitycheck.bertscore as module
+    import realitycheck.encoders.bertscore as module
 
     def refuse(*args, **kwargs):
         raise AssertionError("the model was loaded")

@@ -9,8 +9,8 @@ import pytest
 
 from realitycheck.backends import GenerationRequest
 from realitycheck.backends.hf import HFBackend
-from realitycheck.bertscore import require_torch, token_embeddings
 from realitycheck.detectors.finetuned import FineTuned
+from realitycheck.encoders.bertscore import require_torch, token_embeddings
 from realitycheck.errors import MissingDependencyError
 
 _EXTRA = r"Install it with: pip install -c constraints\.txt 'realitycheck\[hf\]'"

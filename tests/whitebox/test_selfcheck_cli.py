@@ -29,7 +29,7 @@ def tiny_bert(tmp_path_factory) -> str:
 def test_selfcheck_family_on_nq_open_and_begin_then_reruns_are_free(
     tiny_lm_dir, tiny_bert, tmp_path, request, monkeypatch
 ):
-    import realitycheck.bertscore as bertscore_module
+    import realitycheck.encoders.bertscore as bertscore_module
     from realitycheck.backends.hf import HFBackend
 
     backend = f'hf[model="{tiny_lm_dir}",device=cpu]'

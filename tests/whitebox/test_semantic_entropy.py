@@ -168,7 +168,7 @@ def test_rejects_bad_parameters(params, match):
 
 @pytest.mark.embed
 def test_embedding_equivalence_thresholds_the_cosine():
-    from realitycheck.embeddings import embed
+    from realitycheck.encoders.embeddings import embed
 
     texts = ["Paris", "It is Paris.", "The capital is Paris", "London", "Rome, Italy", "london"]
     check = EmbeddingEntailment(threshold=0.7)

@@ -34,7 +34,7 @@ class EmbeddingGrounding(Detector):
 
     def score(self, responses: Sequence[Response], run: RunContext) -> list[Score]:
         """Return one score per response, in order."""
-        from realitycheck.embeddings import embed
+        from realitycheck.encoders.embeddings import embed
 
         split: dict[str, list[str]] = {}
 

@@ -10,9 +10,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from realitycheck.bertscore import require_torch
 from realitycheck.detectors._base import RunContext, detector
 from realitycheck.detectors._supervised import SupervisedDetector, source_text
+from realitycheck.encoders.bertscore import require_torch
 from realitycheck.errors import InvalidInputError, MissingDependencyError
 from realitycheck.params import Interval, NonEmptyStr, param, required
 from realitycheck.records import Response

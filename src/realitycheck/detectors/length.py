@@ -33,7 +33,7 @@ Unit = Literal["chars", "words", "tokens"]
 
 @functools.lru_cache(maxsize=1)
 def _wordpiece_tokenizer() -> Any:
-    from realitycheck.embeddings import model_path
+    from realitycheck.encoders.embeddings import model_path
 
     path = model_path() / "tokenizer.json"
     try:

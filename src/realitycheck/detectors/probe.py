@@ -213,7 +213,7 @@ class Probe(SupervisedDetector):
     ) -> Any:
         import pandas as pd
 
-        from realitycheck.embeddings import DIMENSION, embed
+        from realitycheck.encoders.embeddings import DIMENSION, embed
 
         sources = []
         for i, r in enumerate(responses):

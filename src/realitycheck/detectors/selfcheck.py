@@ -10,7 +10,7 @@ variant says otherwise. Four variants are here.
 
 * ``selfcheck_bertscore``: ``S(i) = 1 - (1/N) sum_n max_k B(r_i, s_k^n)``,
   with ``s_k^n`` the sentences of sample ``n`` and ``B`` the BERTScore F1
-  (:func:`realitycheck.bertscore.bertscore`).
+  (:func:`realitycheck.encoders.bertscore.bertscore`).
 * ``selfcheck_ngram``: a unigram model ``p(w) = count(w) / total`` fitted on
   the tokens of ``R`` and of every sample (no smoothing, so every token of
   ``R`` has ``p > 0``); ``Avg(-log p)`` over all the tokens of ``R`` or the
@@ -190,7 +190,7 @@ class SelfCheckBERTScore(Detector):
 
     def score(self, responses: Sequence[Response], run: RunContext) -> list[Score]:
         """Return one score per response, in order."""
-        from realitycheck.bertscore import bertscore, check_layer, encoder_path
+        from realitycheck.encoders.bertscore import bertscore, check_layer, encoder_path
 
         plans: list[tuple[list[str], list[list[str]]] | str] = []
         for response in responses:

@@ -146,7 +146,7 @@ class EmbeddingEntailment:
 
     def __call__(self, pairs: Sequence[tuple[str, str]], question: str) -> list[bool]:
         """Return one verdict per pair."""
-        from realitycheck.embeddings import embed
+        from realitycheck.encoders.embeddings import embed
 
         texts = sorted({t for pair in pairs for t in pair})
         row = {t: i for i, t in enumerate(texts)}

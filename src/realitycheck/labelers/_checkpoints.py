@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from realitycheck.bertscore import require_torch
+from realitycheck.encoders.bertscore import require_torch
 from realitycheck.errors import InvalidInputError, RealityCheckError
 
 __all__ = ["Failed", "Kind", "extract_answers", "in_batches", "load", "model_limit"]

@@ -1,10 +1,10 @@
 """BERTScore labelers: the response against the references, or against the knowledge.
 
-Both compute BERTScore (Zhang et al., 2020) with :func:`realitycheck.bertscore.bertscore`
+Both compute BERTScore (Zhang et al., 2020) with :func:`realitycheck.encoders.bertscore.bertscore`
 from the token embeddings of one layer of a local encoder: no idf weighting,
 no baseline rescaling, CLS and SEP in the maxima but not in the averages,
 texts cut at the tokenizer's ``model_max_length`` (the module docstring of
-:mod:`realitycheck.bertscore` states each choice). The values equal those of
+:mod:`realitycheck.encoders.bertscore` states each choice). The values equal those of
 the ``bert-score`` package on the same model and layer. The response is the
 candidate: ``precision`` says how much of the response the other text
 supports, ``recall`` how much of the other text the response covers.
@@ -71,7 +71,7 @@ class _BERTScoreLabeler(Labeler):
         cache: CallCache | None = None,
     ) -> list[Label]:
         """Return one label per response, in order."""
-        from realitycheck.bertscore import bertscore, check_layer, encoder_path
+        from realitycheck.encoders.bertscore import bertscore, check_layer, encoder_path
 
         others: list[tuple[str, ...]] = []
         errors: list[str] = []

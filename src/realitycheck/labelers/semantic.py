@@ -39,7 +39,7 @@ class EmbeddingSimilarity(TextSimilarity):
         self, texts: Sequence[str], refs: Sequence[Sequence[str]], errors: list[str]
     ) -> list[float | None]:
         """Return each text's cosine to its best reference (``None`` on an error)."""
-        from realitycheck.embeddings import embed
+        from realitycheck.encoders.embeddings import embed
 
         for k, text in enumerate(texts):
             if not errors[k] and not text.strip():

@@ -6,10 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from realitycheck import embeddings
 from realitycheck.analysis import Bootstrap
 from realitycheck.datasets import datasets
 from realitycheck.detectors import detectors
+from realitycheck.encoders import embeddings
 from realitycheck.labelers import labelers
 from realitycheck.pipeline import (
     Evaluation,
@@ -172,7 +172,8 @@ def run_demo(
 
     The stages run in two rounds: first every labeler and detector that does
     not embed texts, while a thread loads the embedding model
-    (:func:`realitycheck.embeddings.warm_up`); then, given ``on_first_findings``, a quick evaluation
+    (:func:`realitycheck.encoders.embeddings.warm_up`); then, given
+    ``on_first_findings``, a quick evaluation
     (:data:`PRELIMINARY_RESAMPLES` resamples) whose headline findings in
     words (untrusted: they name models) go to it (the command prints them
     before a first run's slow part); then the components in

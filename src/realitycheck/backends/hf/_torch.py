@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from realitycheck.bertscore import require_torch
+from realitycheck.encoders.bertscore import require_torch
 
 __all__ = ["batch_error", "import_torch", "resolve_device", "torch_dtype"]
 

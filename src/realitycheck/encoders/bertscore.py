@@ -83,7 +83,7 @@ def encoder_path(model: str) -> str:
     """
     if model:
         return model
-    from realitycheck.embeddings import model_path
+    from realitycheck.encoders.embeddings import model_path
 
     return str(model_path())
 

@@ -5,7 +5,7 @@ import sys
 import numpy as np
 import pytest
 
-from realitycheck import embeddings
+from realitycheck.encoders import embeddings
 from realitycheck.errors import InvalidInputError, MissingDependencyError
 
 
@@ -358,7 +358,7 @@ def test_warm_up_exports_in_a_child_process_and_leaves_a_failed_load_to_embed(
     monkeypatch.setattr(embeddings, "embedding_model", broken)
     embeddings.warm_up().join(5)  # the failure stays on the thread
     assert runs == [
-        [sys.executable, "-c", "import realitycheck.embeddings as e; e.onnx_model_file()"]
+        [sys.executable, "-c", "import realitycheck.encoders.embeddings as e; e.onnx_model_file()"]
     ]
     embeddings.clear_cache()
     with pytest.raises(MissingDependencyError, match="onnxruntime"):
