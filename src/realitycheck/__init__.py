@@ -24,7 +24,7 @@ command::
     components     datasets, backends, retrievers
     encoders       local text encoders: MiniLM sentence embeddings, BERTScore
     store          run folder, Parquet parts, manifest, study results, secrets, locks
-    metrics · plots · raters   (raters: Dawid-Skene, read by datasets and analysis)
+    metrics · raters   (raters: Dawid-Skene, read by datasets and analysis)
     records (with keys, model_info) · registry · params · errors · text · verdicts
                    (depend on nothing above)
 

@@ -1,6 +1,6 @@
 """Checks that no two texts of a matplotlib figure overlap and none leaves it.
 
-A figure is caught on its way to :func:`realitycheck.plots.png_bytes` and drawn
+A figure is caught on its way to :func:`realitycheck.studies.plots.png_bytes` and drawn
 again; every text drawn is measured by its window extent
 (``Text.get_window_extent(renderer)``, the renderer the draw used). Two texts
 whose boxes come closer than :data:`GAP` pixels collide; a text outside the
@@ -33,10 +33,10 @@ REFERENCE = "human[protocol=worst,annotators=three-of-five]"
 def catching(monkeypatch) -> list:
     """Every matplotlib figure handed to ``png_bytes``, in order, however it was imported.
 
-    ``png_bytes`` makes its figure inert first (:func:`realitycheck.plots.inert`),
+    ``png_bytes`` makes its figure inert first (:func:`realitycheck.studies.plots.inert`),
     looked up in its module whatever name the caller imported it by.
     """
-    import realitycheck.plots as plots
+    import realitycheck.studies.plots as plots
 
     original = plots.inert
     figures: list = []

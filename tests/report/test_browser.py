@@ -15,11 +15,11 @@ import pandas as pd
 import pytest
 from markdown_it import MarkdownIt
 
-from realitycheck.plots import new_figure, png_bytes, shown_size
 from realitycheck.report import write_report
 from realitycheck.report._document import Figure, Table
 from realitycheck.report._html import render_html
 from realitycheck.store import StudyResult, StudyTable, save_result
+from realitycheck.studies.plots import new_figure, png_bytes, shown_size
 
 sync_api = pytest.importorskip(
     "playwright.sync_api", reason="playwright is not installed: pip install playwright"

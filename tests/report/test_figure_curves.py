@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from realitycheck import metrics as M
-from realitycheck.plots import BASELINE_COLOUR, PALETTE, SCALE, shown_size
 from realitycheck.report._figures import SHOWN, Curve, pick, render_pr, render_roc, styles
 from realitycheck.report._results import drawn_summary
+from realitycheck.studies.plots import BASELINE_COLOUR, PALETTE, SCALE, shown_size
 
 
 def _curve(rng, name: str, strength: float) -> Curve:
@@ -102,7 +102,7 @@ def test_styles_give_each_detector_its_own_colour_and_the_baseline_black_dash_do
 
 
 def _legend(monkeypatch, render):
-    import realitycheck.plots as plots
+    import realitycheck.studies.plots as plots
 
     caught = []
     original = plots.png_bytes

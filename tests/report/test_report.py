@@ -346,7 +346,7 @@ def test_right_to_left_words_are_isolated():
 
 
 def test_figures_draw_maths_markup_in_names_as_text():
-    from realitycheck.plots import new_figure, png_bytes
+    from realitycheck.studies.plots import new_figure, png_bytes
 
     fig, ax = new_figure()
     ax.plot([0, 1], [0, 1], label="model $x^$")

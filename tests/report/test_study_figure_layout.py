@@ -417,7 +417,7 @@ def test_every_study_figure_is_checked():
 
 def test_a_heatmap_with_more_columns_than_fit_keys_its_numbers_beneath(caught):
     """40 signals by 30 label sets: numbered columns, a key naming each, nothing overlapping."""
-    from realitycheck.plots import heatmap, png_bytes
+    from realitycheck.studies.plots import heatmap, png_bytes
 
     rows = [f"{name} {k}" for k in range(8) for name in DETECTORS[:5]]
     cols = [f"{lab} flipped {k}%" for k in range(5) for lab in LABELERS]

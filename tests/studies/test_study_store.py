@@ -5,7 +5,6 @@ import pandas as pd
 import pytest
 
 from realitycheck import RunStore, write_report
-from realitycheck.plots import new_figure, png_bytes
 from realitycheck.report._studies import MAX_ROWS, format_cell
 from realitycheck.store import (
     StudyFigure,
@@ -15,6 +14,7 @@ from realitycheck.store import (
     load_results,
     save_result,
 )
+from realitycheck.studies.plots import new_figure, png_bytes
 
 
 def _result(n_rows=3, finding="Length predicts <b>hallucination</b>."):

@@ -24,7 +24,6 @@ import numpy as np
 import numpy.typing as npt
 
 from realitycheck import metrics as M
-from realitycheck import plots
 from realitycheck.analysis import TEST, calibrate, split_of
 from realitycheck.report._cells import Footnotes, Index
 from realitycheck.report._data import DatasetScores, ReportData, dataset_scores
@@ -41,6 +40,7 @@ from realitycheck.report._figures import (
     slug,
     styles,
 )
+from realitycheck.studies import plots
 
 __all__ = ["calibration_table", "evaluate_settings", "selective_figures"]
 

@@ -15,7 +15,7 @@ no text runs into another or out of the figure. PNGs are drawn at twice the
 layout's resolution.
 
 Figures are built with the object-oriented API, so the caller's pyplot state
-and backend are untouched, and drawn by :func:`realitycheck.plots.png_bytes`:
+and backend are untouched, and drawn by :func:`realitycheck.studies.plots.png_bytes`:
 names (untrusted) are drawn as written, maths parsing off, control and bidi
 characters shown as ``[U+XXXX]``. A detector scored on a proxy model's
 reading of the answers is named ``key (proxy: MODEL)`` in the legend
@@ -36,7 +36,6 @@ import numpy as np
 import numpy.typing as npt
 
 from realitycheck import metrics as M
-from realitycheck import plots
 from realitycheck.report._baseline import is_baseline
 from realitycheck.report._data import (
     DatasetScores,
@@ -46,6 +45,7 @@ from realitycheck.report._data import (
     shown_key,
 )
 from realitycheck.report._document import Figure
+from realitycheck.studies import plots
 
 __all__ = [
     "PANEL_NAME",

@@ -3,7 +3,7 @@
 No external style sheet, script, font or image: the CSS and a small script
 (sorting, filtering, folding; see :mod:`._assets`) are inline and figures are
 embedded as base64 PNG, each shown at its layout size (a PNG of
-:func:`realitycheck.plots.png_bytes` has twice its pixels) and never wider
+:func:`realitycheck.studies.plots.png_bytes` has twice its pixels) and never wider
 than the page, its caption wrapping under it. Every piece of text is escaped
 with :func:`html.escape`, so model names, notes and dataset fields show as
 text. Its invisible control
@@ -30,7 +30,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from realitycheck.plots import shown_size
 from realitycheck.report._assets import CSS, SCRIPT
 from realitycheck.report._document import (
     Block,
@@ -45,6 +44,7 @@ from realitycheck.report._document import (
     Table,
     inline_text,
 )
+from realitycheck.studies.plots import shown_size
 
 __all__ = [
     "LONG_TEXT",

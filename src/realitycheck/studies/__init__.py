@@ -13,6 +13,11 @@ store. Studies import :class:`Study`, :func:`study` and the small helpers
 below from this package, never from its private modules. The model-factor
 helpers load numpy, so they load on first use and importing the registry
 (the command line's ``--help``) stays cheap.
+
+Figures are drawn with :mod:`realitycheck.studies.plots` (its layout, palette
+and name fitting, PNG bytes without pyplot's global state), which the report
+uses for its own figures; it registers no study and imports matplotlib on
+first use.
 """
 
 from __future__ import annotations

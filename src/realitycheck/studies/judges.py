@@ -17,7 +17,11 @@ import pandas as pd
 
 from realitycheck.analysis import Bootstrap, confusion_ci
 from realitycheck.errors import InvalidInputError
-from realitycheck.plots import (
+from realitycheck.registry import parse_key
+from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
+from realitycheck.studies import Study, automatic_labelers, fmt, quiet, study
+from realitycheck.studies.judge_stability import raw_json
+from realitycheck.studies.plots import (
     PAGE_WIDTH,
     TEXT_SIZE,
     legend_below,
@@ -25,10 +29,6 @@ from realitycheck.plots import (
     png_bytes,
     set_title,
 )
-from realitycheck.registry import parse_key
-from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
-from realitycheck.studies import Study, automatic_labelers, fmt, quiet, study
-from realitycheck.studies.judge_stability import raw_json
 
 __all__ = [
     "LEAKAGE",

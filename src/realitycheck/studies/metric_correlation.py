@@ -22,10 +22,10 @@ from realitycheck.params import (
     as_tuple,
     param,
 )
-from realitycheck.plots import heatmap, png_bytes
 from realitycheck.records.keys import LabelKey, is_human
 from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
 from realitycheck.studies import Study, fmt, study
+from realitycheck.studies.plots import heatmap, png_bytes
 
 __all__ = ["MetricCorrelation"]
 

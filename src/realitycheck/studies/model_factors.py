@@ -20,15 +20,6 @@ import pandas as pd
 
 from realitycheck.analysis import Bootstrap
 from realitycheck.metrics import wilson_interval
-from realitycheck.plots import (
-    PAGE_WIDTH,
-    PALETTE,
-    TEXT_SIZE,
-    legend_below,
-    new_figure,
-    png_bytes,
-    set_title,
-)
 from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
 from realitycheck.studies import (
     UNKNOWN,
@@ -38,6 +29,15 @@ from realitycheck.studies import (
     quiet,
     study,
     tuning_pairs,
+)
+from realitycheck.studies.plots import (
+    PAGE_WIDTH,
+    PALETTE,
+    TEXT_SIZE,
+    legend_below,
+    new_figure,
+    png_bytes,
+    set_title,
 )
 
 __all__ = ["ModelFactors"]

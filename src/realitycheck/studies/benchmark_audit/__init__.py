@@ -15,11 +15,11 @@ import pandas as pd
 
 from realitycheck.analysis import Bootstrap
 from realitycheck.params import Interval, param
-from realitycheck.plots import heatmap, legend_below, png_bytes
 from realitycheck.records.keys import LabelKey, is_human
 from realitycheck.store import RunData, StudyFigure, StudyResult, StudyTable
 from realitycheck.studies import Study, study
 from realitycheck.studies.benchmark_audit._facts import FACTS, benchmark_stats, context_chars
+from realitycheck.studies.plots import heatmap, legend_below, png_bytes
 
 __all__ = [
     "DESIDERATA",

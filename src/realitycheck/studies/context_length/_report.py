@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from realitycheck.plots import (
+from realitycheck.store import StudyFigure
+from realitycheck.studies.plots import (
     PAGE_WIDTH,
     TEXT_SIZE,
     fit_names,
@@ -17,7 +18,6 @@ from realitycheck.plots import (
     png_bytes,
     set_title,
 )
-from realitycheck.store import StudyFigure
 
 __all__ = ["context_figure", "finding", "gains"]
 

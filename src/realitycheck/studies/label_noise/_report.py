@@ -10,7 +10,10 @@ import numpy as np
 import pandas as pd
 
 from realitycheck.metrics import discordant_pairs, kendall_tau_b
-from realitycheck.plots import (
+from realitycheck.store import StudyFigure, StudyTable
+from realitycheck.studies.label_noise._raters import RaterTables
+from realitycheck.studies.label_noise._signals import DETECTOR, LABELER, Signals
+from realitycheck.studies.plots import (
     PAGE_WIDTH,
     TEXT_SIZE,
     heatmap,
@@ -19,9 +22,6 @@ from realitycheck.plots import (
     png_bytes,
     set_title,
 )
-from realitycheck.store import StudyFigure, StudyTable
-from realitycheck.studies.label_noise._raters import RaterTables
-from realitycheck.studies.label_noise._signals import DETECTOR, LABELER, Signals
 
 __all__ = [
     "Condition",

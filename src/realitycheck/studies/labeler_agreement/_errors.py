@@ -6,7 +6,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from realitycheck.plots import (
+from realitycheck.store import RunData, StudyFigure
+from realitycheck.studies.plots import (
     PAGE_WIDTH,
     TEXT_SIZE,
     fit_pairs,
@@ -15,7 +16,6 @@ from realitycheck.plots import (
     png_bytes,
     set_title,
 )
-from realitycheck.store import RunData, StudyFigure
 
 __all__ = ["CAUSES", "LEXICAL_LABELERS", "error_causes", "plot_errors", "reference_words"]
 

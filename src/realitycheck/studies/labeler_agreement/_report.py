@@ -9,7 +9,9 @@ import numpy as np
 import pandas as pd
 
 from realitycheck.analysis import INTERVAL_COLUMNS
-from realitycheck.plots import (
+from realitycheck.store import StudyFigure
+from realitycheck.studies import fmt
+from realitycheck.studies.plots import (
     NAME_WIDTH,
     PAGE_WIDTH,
     TEXT_SIZE,
@@ -19,8 +21,6 @@ from realitycheck.plots import (
     set_title,
     wrap,
 )
-from realitycheck.store import StudyFigure
-from realitycheck.studies import fmt
 
 __all__ = [
     "TABLES",

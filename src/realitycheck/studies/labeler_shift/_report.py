@@ -6,7 +6,10 @@ import numpy as np
 import pandas as pd
 
 from realitycheck.metrics import correlation_pvalue, pearson
-from realitycheck.plots import (
+from realitycheck.store import StudyFigure
+from realitycheck.studies import fmt, quiet
+from realitycheck.studies.labeler_shift._paired import ALL
+from realitycheck.studies.plots import (
     PAGE_WIDTH,
     PALETTE,
     TEXT_SIZE,
@@ -16,9 +19,6 @@ from realitycheck.plots import (
     png_bytes,
     set_title,
 )
-from realitycheck.store import StudyFigure
-from realitycheck.studies import fmt, quiet
-from realitycheck.studies.labeler_shift._paired import ALL
 
 __all__ = ["correlations", "finding", "scatter"]
 

@@ -1,6 +1,6 @@
 """Dot plots of per-generator rates, one marker series per judge.
 
-The figure fits the report's column (:data:`realitycheck.plots.PAGE_WIDTH`
+The figure fits the report's column (:data:`realitycheck.studies.plots.PAGE_WIDTH`
 inches): the title wraps onto two lines, generator and judge names are cut in
 the middle to the room they have (distinct names staying distinct), the legend
 sits beneath the axes and the figure is as tall as its parts, so no text runs
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from realitycheck.plots import PAGE_WIDTH, PALETTE, fit_labels, height_of, png_bytes, wrap
+from realitycheck.studies.plots import PAGE_WIDTH, PALETTE, fit_labels, height_of, png_bytes, wrap
 
 __all__ = ["dot_plot"]
 

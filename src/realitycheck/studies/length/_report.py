@@ -7,7 +7,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from realitycheck.plots import (
+from realitycheck.store import StudyFigure
+from realitycheck.studies import base_name, fmt
+from realitycheck.studies.plots import (
     PAGE_WIDTH,
     TEXT_SIZE,
     legend_below,
@@ -16,8 +18,6 @@ from realitycheck.plots import (
     set_title,
     wrap,
 )
-from realitycheck.store import StudyFigure
-from realitycheck.studies import base_name, fmt
 
 __all__ = ["length_finding", "plot_accuracy_by_length", "plot_lengths"]
 

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 
 from realitycheck.analysis import CATEGORIES
-from realitycheck.plots import (
+from realitycheck.store import StudyFigure
+from realitycheck.studies.plots import (
     PAGE_WIDTH,
     TEXT_SIZE,
     fit_names,
@@ -17,7 +18,6 @@ from realitycheck.plots import (
     png_bytes,
     set_title,
 )
-from realitycheck.store import StudyFigure
 from realitycheck.studies.prompt_multiplicity._flow import COLORS
 from realitycheck.studies.prompt_multiplicity._measures import SHORT
 from realitycheck.text import short_names

@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from realitycheck.analysis import CATEGORIES
-from realitycheck.plots import (
+from realitycheck.store import StudyFigure
+from realitycheck.studies.plots import (
     PAGE_WIDTH,
     TEXT_SIZE,
     fit,
@@ -24,7 +25,6 @@ from realitycheck.plots import (
     png_bytes,
     set_title,
 )
-from realitycheck.store import StudyFigure
 from realitycheck.studies.prompt_multiplicity._measures import measure
 
 __all__ = ["COLORS", "TRANSITION_COLUMNS", "flow_figure", "transitions"]

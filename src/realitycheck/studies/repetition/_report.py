@@ -9,7 +9,9 @@ import numpy.typing as npt
 import pandas as pd
 
 from realitycheck.metrics import accuracy, auroc, cohen_kappa, pr_auc
-from realitycheck.plots import (
+from realitycheck.store import StudyFigure
+from realitycheck.studies import fmt, quiet
+from realitycheck.studies.plots import (
     PAGE_WIDTH,
     TEXT_SIZE,
     legend_below,
@@ -17,8 +19,6 @@ from realitycheck.plots import (
     png_bytes,
     set_title,
 )
-from realitycheck.store import StudyFigure
-from realitycheck.studies import fmt, quiet
 
 __all__ = [
     "COLUMNS",

@@ -7,7 +7,8 @@ import re
 import numpy as np
 import pandas as pd
 
-from realitycheck.plots import (
+from realitycheck.store import StudyFigure
+from realitycheck.studies.plots import (
     NAME_WIDTH,
     PAGE_WIDTH,
     TEXT_SIZE,
@@ -18,7 +19,6 @@ from realitycheck.plots import (
     text_width,
     wrap,
 )
-from realitycheck.store import StudyFigure
 from realitycheck.studies.significance._groups import NOT_APPLICABLE
 from realitycheck.text import short_names
 

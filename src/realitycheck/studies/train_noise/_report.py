@@ -9,9 +9,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from realitycheck.plots import PAGE_WIDTH, TEXT_SIZE, fit_names, new_figure, png_bytes, set_title
 from realitycheck.store import StudyFigure, StudyTable
 from realitycheck.studies import fmt
+from realitycheck.studies.plots import (
+    PAGE_WIDTH,
+    TEXT_SIZE,
+    fit_names,
+    new_figure,
+    png_bytes,
+    set_title,
+)
 
 __all__ = ["COLUMNS", "figure", "finding", "table"]
 

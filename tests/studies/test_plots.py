@@ -1,6 +1,6 @@
 """Figure text: no maths parsing, control characters shown."""
 
-from realitycheck.plots import new_figure, png_bytes, visible
+from realitycheck.studies.plots import new_figure, png_bytes, visible
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from realitycheck.plots import (
+from realitycheck.studies.plots import (
     ELLIPSIS,
     PAGE_WIDTH,
     SCALE,
