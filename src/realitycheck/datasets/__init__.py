@@ -8,8 +8,7 @@ registry stays cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from realitycheck.datasets._base import Dataset, dataset, datasets
 from realitycheck.datasets._bundle import Bundle
@@ -25,6 +24,7 @@ from realitycheck.datasets._tables import (
     format_of,
     read_rows,
 )
+from realitycheck.registry import lazy_names
 
 if TYPE_CHECKING:  # pragma: no cover - the lazy name below, for type checkers
     from realitycheck.datasets._table_bundle import TableBundle
@@ -53,8 +53,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # TableBundle loads pyarrow and the store; importing the registry stays cheap.
-    if name == "TableBundle":
-        return importlib.import_module(f"{__name__}._table_bundle").TableBundle
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# TableBundle loads pyarrow and the store; importing the registry stays cheap.
+__getattr__, __dir__ = lazy_names(__name__, {"TableBundle": "_table_bundle"}, globals())

@@ -21,10 +21,10 @@ two-verdict or cut-off reply::
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from realitycheck.labelers._base import Labeler, labeler, labelers
+from realitycheck.registry import lazy_names
 from realitycheck.verdicts import Reading, parse_verdict, read_verdict
 
 if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers
@@ -44,15 +44,13 @@ __all__ = [
     "read_verdict",
 ]
 
-_LAZY = {
-    "CallPlan": "_dry_run",
-    "estimate_tokens": "_dry_run",
-    "plan_calls": "_dry_run",
-    "Judge": "_judge",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_names(
+    __name__,
+    {
+        "CallPlan": "_dry_run",
+        "estimate_tokens": "_dry_run",
+        "plan_calls": "_dry_run",
+        "Judge": "_judge",
+    },
+    globals(),
+)
