@@ -53,20 +53,24 @@ def test_from_texts_and_scalar_equal_pyarrow():
 
 
 def test_the_conversions_and_a_label_stage_never_import_pandas(tmp_path):
+    # A judge builds its examples as records, and a configured key makes the
+    # store scrub every text and list column it writes: neither may import pandas.
     code = f"""
-import sys
+import os, sys
+os.environ["OPENAI_API_KEY"] = "Zk3v9QpL2xR7tYb1Wm4nHs8dC6fG0jK5"
 import numpy as np
 from realitycheck import Example, Response, RunStore, label, labelers
 from realitycheck.store import from_numpy, from_texts, scalar, to_numpy
 to_numpy(from_numpy(np.arange(3)))
 from_texts(["a", None]); scalar("x")
 store = RunStore({str(tmp_path)!r})
-store.append([Example(example_id="e", dataset="d", task="qa", references=("a b",))])
+store.append([Example(example_id="e", dataset="d", task="qa", question="q", references=("a b",))])
 store.append([Response(response_id="r", example_id="e", model="m", text="a")])
 store.compact("examples"); store.compact("responses")
 assert "pandas" not in sys.modules
-label(store, [labelers.create_from_key("rouge_l")])
+judge = labelers.create_from_key("qa_judge[judge=mock[reply=Verdict: correct]]")
+label(store, [labelers.create_from_key("rouge_l"), judge])
 print("pandas" in sys.modules, store.arrow("labels").num_rows)
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "1"]
+    assert out.stdout.split() == ["False", "2"]

@@ -76,7 +76,7 @@ class _Examples(Mapping[str, Example]):
         new = [i for i in dict.fromkeys(example_ids) if i not in self._built]
         if not new:
             return
-        rows = self._table.take(pa.array([self._row[i] for i in new], pa.int64()))
+        rows = self._table.take(from_numpy(np.array([self._row[i] for i in new], np.int64)))
         columns = {n: rows.column(n).to_pylist() for n in rows.column_names}
         self._built.update(zip(new, records_from_columns(Example, columns), strict=True))
 

@@ -372,4 +372,5 @@ def _scrubbed_lists(column: pa.ChunkedArray, scrubber: Scrubber, *, full: bool) 
         lists.type.value_type
     )
     mask = lists.is_null() if lists.null_count else None
-    return pa.chunked_array([type(lists).from_arrays(offsets, values, mask=mask)], lists.type)
+    rebuilt = type(lists).from_arrays(from_numpy(offsets), values, mask=mask)
+    return pa.chunked_array([rebuilt], lists.type)
