@@ -8,10 +8,11 @@ that higher means more likely hallucinated.
 
 Layers
 ------
-Imports point down only; a package never imports another package's private
-(``_name``) module, and what it shares is public in its ``__init__``. Both
-rules are import-linter contracts in ``pyproject.toml``, checked by the test
-command::
+Imports point down only; no two sibling packages, at any depth, import each
+other, directly or round a loop; and a package never imports another
+package's private (``_name``) module: what it shares is public in its
+``__init__``. The three rules are import-linter contracts in
+``pyproject.toml``, checked by the test command::
 
     cli            parse arguments, print; nothing else
     runner         RunConfig (TOML), the demo, ``run``, the one loop over studies
@@ -25,8 +26,10 @@ command::
     encoders       local text encoders: MiniLM sentence embeddings, BERTScore
     store          run folder, Parquet parts, manifest, study results, secrets, locks
     metrics · raters   (raters: Dawid-Skene, read by datasets and analysis)
-    records (with keys, model_info) · registry · params · errors · text · verdicts
-                   (depend on nothing above)
+    records (with keys, model_info) · text · verdicts · progress · executors
+    registry
+    params (with toml_lines)
+    errors         (each depends on nothing above it)
 
 Attributes of this package are loaded on first use, so ``import realitycheck``
 and the command line's ``--help`` stay fast; the registries (``datasets``,
