@@ -22,7 +22,7 @@ from realitycheck.store._columns import _scrubbed_texts
 from realitycheck.store._secrets import Scrubber
 
 KEY = "sk-proj-Abc123XyZ987qwertyuiopASDFGHJKLzxcvbnm0123456789"
-LONG_KEY = "L" + "q7Zp" * 20  # over 64 characters: only the whole value is a piece
+LONG_KEY = "L" + "q7Zp" * 20  # over 64 characters: its starts and ends are the pieces
 
 
 def ungated(text: str) -> str:
@@ -49,6 +49,8 @@ WHOLE = [
     "pwd =aB3dE5fG7hJ9kL1mN3pQ",
     "refresh_token\u00a0=aB3dE5fG7hJ9kL1mN3pQ",
     "(access-token=aB3dE5fG7hJ9kL1mN3pQ)",
+    "ap\u0131_key=aB3dE5fG7hJ9kL1mN3pQ",  # re.I reads the dotless i as i; RE2 does not
+    "pr\u0130vate_key=aB3dE5fG7hJ9kL1mN3pQ",
     "https://user:pw@host",
     "Bearer abcdef123456",
     "AKIAIOSFODNN7EXAMPLE",

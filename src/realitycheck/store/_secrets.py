@@ -150,10 +150,13 @@ def _looks_random(value: str) -> bool:
 # Every shape starts with one of these, and every name _ASSIGNED knows starts with one of
 # the words after a character that is not a letter, digit or "_" (so "prompt_tokens" in a
 # raw reply's usage is none): a text without any is left as it is, unread further. Also an
-# RE2 pattern for Arrow, whose classes and \s match no fewer characters than Python's here.
+# RE2 pattern for Arrow, whose classes and \s match no fewer characters than Python's here;
+# Python's re.I also reads "i" as the dotless i and the dotted capital I, RE2 does not.
 _TRIGGER = re.compile(
     r"sk-|bearer|AKIA|ASIA|hf_|gh[pousr]_|xox|://[^/@\s]+@|"
-    r"(?:^|[^_0-9A-Za-z])(?:api|access|secret|private|auth|refresh|key|token|passw|pwd)",
+    # The two "i"s as characters, not \u escapes, which RE2 does not read.
+    "(?:^|[^_0-9A-Za-z])(?:ap[i\u0131\u0130]|access|secret|pr[i\u0131\u0130]vate|auth|refresh|"
+    "key|token|passw|pwd)",
     re.I,
 )
 
