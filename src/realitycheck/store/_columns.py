@@ -37,7 +37,7 @@ from realitycheck.records import (
     records_to_columns,
 )
 from realitycheck.store._arrays import from_numpy, from_texts, to_numpy
-from realitycheck.store._secrets import _TRIGGER, Scrubber
+from realitycheck.store._secrets import TRIGGER_RE2, Scrubber
 
 __all__ = [
     "ResponseBatch",
@@ -329,7 +329,7 @@ def _may_hold_secrets(texts: pa.Array, scrubber: Scrubber, *, full: bool) -> np.
     without a gram by :meth:`Scrubber.configured`), so only the others need it.
     """
     found = (
-        pc.match_substring_regex(texts, _TRIGGER.pattern, ignore_case=True)
+        pc.match_substring_regex(texts, TRIGGER_RE2, ignore_case=True)
         if full
         else pa.nulls(len(texts), pa.bool_())
     )
