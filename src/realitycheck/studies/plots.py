@@ -355,18 +355,68 @@ def png_bytes(fig: Any, *, scale: int = SCALE) -> bytes:
     :func:`visible`, tick labels included. The PNG has 256 colours and records
     its resolution (``scale`` x the figure's dpi), which :func:`shown_size`
     reads back.
+
+    The figure is drawn once and cut to what it draws, with matplotlib's
+    margin around it (``savefig.pad_inches``), as ``bbox_inches="tight"``
+    would; ``savefig`` with it lays the figure out in a draw of its own, then
+    draws it again and writes a PNG that was read back here, 1.4-1.5 times the
+    CPU time. A figure that draws outside itself still goes through
+    ``savefig``, which widens the picture to hold it.
     """
     import matplotlib
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from PIL import Image
 
     inert(fig)
-    buffer = io.BytesIO()
     dpi = fig.dpi * scale
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    shown = fig.dpi
+    with matplotlib.rc_context({"text.parse_math": False}):
+        fig.dpi = dpi
+        try:
+            canvas.draw()
+            drawn = fig.get_tightbbox(canvas.get_renderer())
+            pixels = np.asarray(canvas.buffer_rgba())
+        finally:
+            fig.dpi = shown
+    width, height = fig.get_size_inches()
+    slack = 1 / dpi
+    face = matplotlib.colors.to_rgba(fig.get_facecolor())
+    if (
+        min(drawn.x0, drawn.y0) < -slack
+        or drawn.x1 > width + slack
+        or drawn.y1 > height + slack
+        or face[3] < 1
+    ):
+        return _saved_png(fig, dpi)
+    box = drawn.padded(matplotlib.rcParams["savefig.pad_inches"])
+    rows, cols = pixels.shape[:2]
+    left, top = round(box.x0 * dpi), round(rows - box.y1 * dpi)
+    out_w, out_h = int(box.width * dpi), int(box.height * dpi)
+    image = Image.new("RGB", (out_w, out_h), tuple(round(255 * c) for c in face[:3]))
+    inside = pixels[max(top, 0) : min(top + out_h, rows), max(left, 0) : min(left + out_w, cols)]
+    picture = Image.fromarray(np.ascontiguousarray(inside[..., :3]))
+    image.paste(picture, (max(-left, 0), max(-top, 0)))
+    return _few_colours(image, dpi)
+
+
+def _saved_png(fig: Any, dpi: float) -> bytes:
+    """The figure through ``savefig(bbox_inches="tight")``, which holds what draws outside it."""
+    import matplotlib
+    from PIL import Image
+
+    buffer = io.BytesIO()
     with matplotlib.rc_context({"text.parse_math": False}):
         fig.savefig(buffer, format="png", bbox_inches="tight", dpi=dpi, pil_kwargs=_FAST)
-    # 256 colours: a third of the bytes, at a tenth of the drawing's time.
-    drawn = Image.open(buffer).convert("RGB")
-    few = drawn.quantize(256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
+    return _few_colours(Image.open(buffer).convert("RGB"), dpi)
+
+
+def _few_colours(image: Any, dpi: float) -> bytes:
+    """``image`` as a PNG of 256 colours (a third of the bytes) that records ``dpi``."""
+    from PIL import Image
+
+    few = image.quantize(256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
     out = io.BytesIO()
     few.save(out, format="png", dpi=(dpi, dpi))
     return out.getvalue()
