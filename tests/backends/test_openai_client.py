@@ -20,6 +20,7 @@ from realitycheck.backends.openai._client import (
     StructuredOutputRefused,
     TopKRefused,
     _httpx,
+    make_client,
     sdk,
 )
 from realitycheck.errors import FatalBackendError, RetryableBackendError
@@ -122,3 +123,35 @@ def test_a_refused_top_k_is_named_and_says_a_retry_cannot_help():
     args = {**PLAIN, "temperature": 1.0, "top_k": 40}
     error = _classify(422, "Unexpected fields {'top_k'}", args)
     assert isinstance(error, TopKRefused) and "will fail again" in str(error)
+
+
+def test_clients_share_one_tls_context_until_the_ca_setting_changes(monkeypatch, tmp_path):
+    from realitycheck.backends.openai import _client
+
+    httpx = _client._httpx()
+    made = []
+    real = httpx.create_ssl_context
+
+    def counted(*args, **kwargs):
+        made.append((args, kwargs))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(httpx, "create_ssl_context", counted)
+    monkeypatch.setattr(_client, "_TLS", {})
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    args = {"concurrency": 4, "timeout": 5.0}
+    first = make_client("http://127.0.0.1:1/v1", "k", **args)
+    second = make_client("http://127.0.0.1:2/v1", "k", **args)
+    assert len(made) == 1  # one context made, with the client's defaults
+    assert made == [((), {})]
+
+    def context(client):
+        return client._client._transport._pool._ssl_context
+
+    assert context(first) is context(second) is _client._TLS[(None, None)]
+    # A CA bundle named later gets a context of its own, as a new client would
+    monkeypatch.setenv("SSL_CERT_DIR", str(tmp_path))  # a folder of CA files, read when needed
+    third = make_client("https://example.invalid/v1", "k", **args)
+    assert len(made) == 2
+    assert context(third) is not context(first)

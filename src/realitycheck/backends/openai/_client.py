@@ -39,8 +39,10 @@ import asyncio
 import functools
 import importlib
 import json
+import os
 import random
 import re
+import threading
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, Protocol, TypeVar
 
@@ -161,7 +163,7 @@ def make_client(base_url: str, api_key: str, *, concurrency: int, timeout: float
     httpx = _httpx()
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     try:  # proxies come from HTTPS_PROXY / HTTP_PROXY / ALL_PROXY / NO_PROXY
-        http_client = openai.DefaultAsyncHttpxClient(limits=limits)
+        http_client = openai.DefaultAsyncHttpxClient(limits=limits, verify=_tls_context(httpx))
     except ImportError as exc:  # a SOCKS proxy without the package that speaks it
         raise InvalidInputError(
             f"The environment names a proxy the openai SDK's HTTP client cannot use ({exc}). "
@@ -245,6 +247,26 @@ def run_blocking(work: Callable[[], Coroutine[Any, Any, T]]) -> T:
     from realitycheck.backends.openai import _loop
 
     return _loop.run(work)
+
+
+def _tls_context(httpx: Any) -> Any:
+    """The HTTP client's default TLS context, made once per process for each CA setting.
+
+    The client would make one of its own (reading the CA files, about 40 ms of
+    CPU) for every server, every process. It is the context the client makes
+    by default (``httpx.create_ssl_context()``, which reads ``SSL_CERT_FILE`` and
+    ``SSL_CERT_DIR``), and one context serves any number of connections; it is
+    made again when either variable changes.
+    """
+    setting = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    with _TLS_LOCK:
+        if setting not in _TLS:
+            _TLS[setting] = httpx.create_ssl_context()
+        return _TLS[setting]
+
+
+_TLS: dict[tuple[str | None, str | None], Any] = {}
+_TLS_LOCK = threading.Lock()
 
 
 @functools.cache
