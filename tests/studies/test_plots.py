@@ -1,5 +1,7 @@
 """Figure text: no maths parsing, control characters shown."""
 
+import pytest
+
 from realitycheck.studies.plots import new_figure, png_bytes, visible
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -110,3 +112,15 @@ def test_png_bytes_widens_the_picture_for_what_a_figure_draws_outside_itself():
     assert picture.shape[1] > 3.0 * 1.3 * 200
     assert (picture[:, int(3.2 * 200) :] < 128).sum() > 100  # the text is drawn there, not cut off
     assert picture.shape == _picture(_tight(fig)).shape
+
+
+def test_png_bytes_of_a_see_through_figure_goes_through_savefig(monkeypatch):
+    from realitycheck.studies import plots
+
+    fig, ax = new_figure(3.0, 2.0)
+    ax.plot([0, 1], [0, 1])
+    fig.set_facecolor((1, 1, 1, 0))
+    saved = []
+    monkeypatch.setattr(plots, "_saved_png", lambda f, dpi: saved.append(dpi) or PNG)
+    monkeypatch.setattr(type(fig.canvas), "draw", lambda self: pytest.fail("drawn for nothing"))
+    assert png_bytes(fig) == PNG and saved == [200]

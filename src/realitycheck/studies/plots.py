@@ -370,6 +370,9 @@ def png_bytes(fig: Any, *, scale: int = SCALE) -> bytes:
 
     inert(fig)
     dpi = fig.dpi * scale
+    face = matplotlib.colors.to_rgba(fig.get_facecolor())
+    if face[3] < 1:  # a see-through ground: savefig keeps what the cut would paint over
+        return _saved_png(fig, dpi)
     canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
     shown = fig.dpi
     with matplotlib.rc_context({"text.parse_math": False}):
@@ -382,13 +385,7 @@ def png_bytes(fig: Any, *, scale: int = SCALE) -> bytes:
             fig.dpi = shown
     width, height = fig.get_size_inches()
     slack = 1 / dpi
-    face = matplotlib.colors.to_rgba(fig.get_facecolor())
-    if (
-        min(drawn.x0, drawn.y0) < -slack
-        or drawn.x1 > width + slack
-        or drawn.y1 > height + slack
-        or face[3] < 1
-    ):
+    if min(drawn.x0, drawn.y0) < -slack or drawn.x1 > width + slack or drawn.y1 > height + slack:
         return _saved_png(fig, dpi)
     box = drawn.padded(matplotlib.rcParams["savefig.pad_inches"])
     rows, cols = pixels.shape[:2]
