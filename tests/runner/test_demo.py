@@ -12,12 +12,31 @@ from realitycheck.runner import _demo
 from realitycheck.store import RunStore, load_results
 
 
-@pytest.fixture
-def small_plan(monkeypatch):
+def _use_small_plan(monkeypatch):
     monkeypatch.setattr(_demo, "DEMO_PLAN", {"faithbench": ((), ("length",))})
     # Nothing embeds here, so nothing loads the embedding model.
     monkeypatch.setattr(_demo.embeddings, "warm_up", lambda: pytest.fail("warmed up"))
     monkeypatch.setattr(_demo, "ALL", "leaderboard")  # one study that reads the reference
+
+
+@pytest.fixture
+def small_plan(monkeypatch):
+    _use_small_plan(monkeypatch)
+
+
+@pytest.fixture(scope="module")
+def plain_demo(tmp_path_factory):
+    """One plain ``demo`` command on the small plan, shared by the tests that only read it.
+
+    Returns the output folder, the command's result and the ``workers`` given to
+    the studies.
+    """
+    out = tmp_path_factory.mktemp("plain") / "demo"
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _use_small_plan(monkeypatch)
+        given = record_workers(monkeypatch, _demo, "run_studies")
+        result = CliRunner().invoke(cli, ["demo", "--report-dir", str(out), "--n-resamples", "20"])
+    return out, result, given
 
 
 def test_demo_measures_against_the_reference_it_is_given(small_plan, tmp_path):
@@ -79,20 +98,21 @@ def test_demo_trains_a_score_probe_and_no_embedding_probe_on_the_issue_datasets_
 
 
 def test_the_demo_command_computes_studies_on_every_core_and_the_api_here(
-    small_plan, tmp_path, monkeypatch
+    plain_demo, small_plan, tmp_path, monkeypatch
 ):
+    assert plain_demo[2] == [None]
     given = record_workers(monkeypatch, _demo, "run_studies")
-    assert main(["-q", "demo", "--report-dir", str(tmp_path / "cli"), "--n-resamples", "20"]) == 0
     _demo.run_demo(tmp_path / "api", bootstrap=Bootstrap(n_resamples=20))
-    assert given == [None, 1]
+    assert given == [1]
 
 
 def test_the_demo_exits_0_on_the_real_data_and_3_when_a_stage_had_failures(
-    small_plan, tmp_path, monkeypatch, capsys
+    plain_demo, small_plan, tmp_path, monkeypatch, capsys
 ):
+    _, result, _ = plain_demo
+    assert result.exit_code == 0, result.output
+    assert "items failed" not in result.output
     out = str(tmp_path / "demo")
-    assert main(["-q", "demo", "--report-dir", out, "--n-resamples", "20"]) == 0
-    assert "items failed" not in capsys.readouterr().err
     real_detect = _demo.detect
 
     def failing_detect(*args, **kwargs):
@@ -136,10 +156,9 @@ def test_the_first_findings_come_before_the_embedding_components_and_the_studies
     assert {"length", "source_overlap"} <= measured  # evaluated again after the second round
 
 
-def test_the_demo_command_prints_its_first_findings_before_the_last(small_plan, tmp_path):
-    result = CliRunner().invoke(
-        cli, ["demo", "--report-dir", str(tmp_path / "d"), "--n-resamples", "20"]
-    )
+def test_the_demo_command_prints_its_first_findings_before_the_last(plain_demo):
+    out, result, _ = plain_demo
     assert result.exit_code == 0, result.output
+    assert (out / "report.html").exists()
     first = result.output.index("first findings after")
     assert first < result.output.index("key findings:")
