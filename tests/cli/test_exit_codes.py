@@ -279,13 +279,13 @@ def test_evaluate_and_run_exit_3_when_items_failed(tmp_path, fruit, capsys):
     err = capsys.readouterr().err
     assert "error: 6 items failed (qa_judge[judge=mock[reply=correct]]: 6)" in err
     assert (run / "report.html").exists() and (run / "metrics.csv").exists()  # all else is kept
-    assert main([*args, "--no-cache", "--out", str(run), "--allow-failures"]) == 0
+    assert main([*args, "--no-cache", "--out", str(run), "--allow-failures", "--no-report"]) == 0
 
     config = tmp_path / "study.toml"
     path = fruit.split("path=")[1].split(",")[0]
     config.write_text(
         f'labelers = ["{judge}"]\ndetectors = ["length"]\nstudies = []\n'
-        f'[run]\nout = "cfgrun"\ncache = false\n[bootstrap]\nn_resamples = 20\n'
+        f'[run]\nout = "cfgrun"\ncache = false\nreport = false\n[bootstrap]\nn_resamples = 20\n'
         f'[[datasets]]\nname = "files"\nparams = {{ path = "{path}", text = "answer", '
         'label = "is_wrong", positive = "yes", negative = "no", '
         'columns = ["example_id:qid", "model:llm"] }\n'

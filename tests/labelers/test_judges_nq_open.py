@@ -64,7 +64,8 @@ def test_a_rerun_reads_every_verdict_from_the_cache(run, tmp_path, capsys, sent)
 
 def test_labeler_shift_puts_the_judges_beside_rouge(run):
     out, _, _ = run
-    assert main(["-q", "study", "labeler_shift[reference=rouge_l]", "--run", str(out)]) == 0
+    study = ["-q", "study", "labeler_shift[reference=rouge_l]", "--run", str(out), "--no-report"]
+    assert main(study) == 0
     (result,) = load_results(RunStore(out))
     shift = result.table("shift")
     judges = {k for k in shift["labeler"] if "judge" in k}

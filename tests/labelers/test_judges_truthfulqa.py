@@ -26,6 +26,7 @@ def run(tmp_path_factory):
     assert main(["-q", "label", "-d", "truthfulqa", *labelers, *common]) == 0
     assert main(["-q", "detect", "-d", "truthfulqa", "-D", "length", *common]) == 0
     study = ["-q", "study", "labeler_shift", "--run", str(out), "--n-resamples", "20"]
+    study += ["--no-report"]
     assert main(study) == 0
     return out
 

@@ -63,7 +63,7 @@ def test_study_all_runs_every_study_and_exits_non_zero_naming_the_failed(
     tmp_path, monkeypatch, capsys
 ):
     store = _store(tmp_path / "run")
-    assert main(["-q", "study", "qa_accuracy", "--run", str(store.path), *BOOT]) == 0
+    assert main(["-q", "study", "qa_accuracy", "--run", str(store.path), "--no-report", *BOOT]) == 0
     assert _by_study(store)["qa_accuracy"].tables  # a good result, replaced below
     capsys.readouterr()
     monkeypatch.setattr(QaAccuracy, "analyse", _boom)
@@ -91,7 +91,7 @@ def test_study_exits_zero_when_nothing_failed(tmp_path):
     # In this process: the exit code does not depend on where the studies ran, and
     # test_study_workers.py checks the worker pool.
     study = ["-q", "study", "length,leaderboard", "--run", str(store.path), "--workers", "1"]
-    assert main([*study, *BOOT]) == 0
+    assert main([*study, "--no-report", *BOOT]) == 0
 
 
 def _run_config(tmp_path, executor_table=""):

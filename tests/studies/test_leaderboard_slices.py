@@ -230,7 +230,7 @@ def test_slice_by_from_a_key_and_without_it_no_slice_table(tmp_path):
 def test_the_study_command_writes_the_slice_table_and_the_report_shows_it(tmp_path, capsys):
     store = _judged_store(tmp_path, "hallucinated")
     args = ["-q", "study", "leaderboard[slice_by=subset]", "--run", str(store.path)]
-    assert main([*args, "--n-resamples", "20"]) == 0
+    assert main([*args, "--n-resamples", "20", "--no-report"]) == 0
     (folder,) = (store.path / "studies").glob("leaderboard_slice_by=subset-*")
     wide = pd.read_csv(folder / "slice_rates.csv")
     assert {"rate:all", "rate:subset=qa", "rate:subset=summary"} <= set(wide.columns)

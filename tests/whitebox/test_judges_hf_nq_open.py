@@ -49,7 +49,8 @@ def test_nq_open_on_the_tiny_model_through_the_cache(keys, tmp_path, request, ca
 
     assert main(["-q", "detect", "-d", "nq_open", "-D", "length", *common]) == 0
     capsys.readouterr()
-    assert main(["-q", "study", "labeler_shift[reference=rouge_l]", "--run", str(out)]) == 0
+    study = ["-q", "study", "labeler_shift[reference=rouge_l]", "--run", str(out), "--no-report"]
+    assert main(study) == 0
     (result,) = load_results(RunStore(out))
     shift = result.table("shift")
     assert {k.split("[")[0] for k in shift["labeler"]} == {"qa_judge", "factuality_judge"}
