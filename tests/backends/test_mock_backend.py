@@ -332,3 +332,25 @@ def test_a_dry_run_from_the_command_line_and_from_a_study_file(tmp_path, data_di
 def test_a_generation_round_trips_through_json():
     g = _ask(MockBackend(), prompt="q", n=2, logprobs=True, top_logprobs=2, hidden_layers=(1,))
     assert Generation.from_json(g.to_json(), cached=False) == g
+
+
+def test_a_generation_is_cached_as_the_json_of_all_its_fields_but_cached():
+    # to_json writes the fields as they are (no deep copy first); the text must equal
+    # what dataclasses.asdict gave, so answers cached before read back the same.
+    import dataclasses
+    import json
+
+    g = _ask(MockBackend(), prompt="q", n=2, logprobs=True, top_logprobs=2, hidden_layers=(1,))
+    g = dataclasses.replace(
+        g,
+        usage={"calls": 1, "attempts": 2},
+        error="partly",
+        unsupported=("n",),
+        cached=True,
+    )
+    assert g.tokens and g.token_logprobs and g.top_logprobs and g.hidden
+    deep = dataclasses.asdict(g)
+    deep.pop("cached")
+    assert g.to_json() == json.dumps(deep, default=lambda o: dict(o))
+    assert "cached" not in json.loads(g.to_json())
+    assert Generation.from_json(g.to_json(), cached=True) == g

@@ -183,8 +183,9 @@ class Generation:
 
     def to_json(self) -> str:
         """Return the generation as JSON text (for the call cache)."""
-        data = asdict(self)
-        data.pop("cached")
+        # Shallow, as payload(): dataclasses.asdict deep-copies every token's floats
+        # first; JSON writes tuples and mappings the same either way.
+        data = {f.name: getattr(self, f.name) for f in _GENERATION_FIELDS}
         return json.dumps(data, default=lambda o: dict(o))
 
     @classmethod
@@ -202,6 +203,9 @@ class Generation:
             {name: tuple(vec) for name, vec in h.items()} for h in data.get("hidden", [])
         )
         return cls(**out, cached=cached)
+
+
+_GENERATION_FIELDS = tuple(f for f in fields(Generation) if f.name != "cached")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -94,6 +94,11 @@ class Reader:
         self.names = [field, "verdict", "answer", "choice", "label", "classification"]
         self.names += ["final_answer", "final_verdict"]
         self.names = list(dict.fromkeys(n.casefold() for n in self.names))
+        # The structured places, made once per reader (a reader reads thousands of replies).
+        keys = "|".join(re.escape(n) for n in [field, *self.names])
+        self.pair = re.compile(rf'"(?:{keys})"\s*:\s*"((?:[^"\\]|\\.)*)"', re.IGNORECASE)
+        tags = "|".join(re.escape(n) for n in dict.fromkeys([field, "verdict", "answer"]))
+        self.tag = re.compile(rf"<({tags})>(.*?)</\1>", re.IGNORECASE | re.DOTALL)
 
     # -- one value ---------------------------------------------------------
 
@@ -265,27 +270,23 @@ class Reader:
         outside = cut_spans(text, spans)
         if not values:
             # A cut-short object: a closed "field": "value" pair outside any whole object.
-            keys = "|".join(re.escape(n) for n in [self.field, *self.names])
-            pair = re.compile(rf'"(?:{keys})"\s*:\s*"((?:[^"\\]|\\.)*)"', re.IGNORECASE)
-            for match in pair.finditer(outside):
+            for match in self.pair.finditer(outside):
                 values.append(unescape(match.group(1)))
             if values:
-                outside = pair.sub(f"\n{STRUCTURED}\n", outside)
+                outside = self.pair.sub(f"\n{STRUCTURED}\n", outside)
         for value in values:
             got = self.value(value, problems) if isinstance(value, str) else None
             if got is None:
                 problems.append("not a choice")
             else:
                 found.append(Found(got, "json"))
-        tags = "|".join(re.escape(n) for n in dict.fromkeys([self.field, "verdict", "answer"]))
-        tag = re.compile(rf"<({tags})>(.*?)</\1>", re.IGNORECASE | re.DOTALL)
-        for match in tag.finditer(outside):
+        for match in self.tag.finditer(outside):
             got = self.value(match.group(2), problems)
             if got is None:
                 problems.append("not a choice")
             else:
                 found.append(Found(got, "tag"))
-        return tag.sub(f"\n{STRUCTURED}\n", outside)
+        return self.tag.sub(f"\n{STRUCTURED}\n", outside)
 
     def verdict_lines(
         self,
