@@ -9,6 +9,9 @@ import time
 import uuid
 from pathlib import Path
 
+IMPORTED_BY = os.getpid()
+"""The process that imported this module: a spawned worker, or the fork server of a worker."""
+
 
 class TaskError(RuntimeError):
     """The error a task raises on purpose (a class of its own, so a test can tell it)."""
@@ -87,3 +90,8 @@ def die_at_one_after_two(folder, item):
     if item == 2:
         (folder / "done-2").touch()
     return item
+
+
+def imported_by(shared, item):
+    """``(pid that imported this module, this worker's pid, its value of the variable shared)``."""
+    return IMPORTED_BY, os.getpid(), os.environ.get(shared, "unset")

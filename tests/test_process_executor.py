@@ -1,7 +1,9 @@
 """ProcessExecutor: tasks in spawned workers, results in item order, a state built once a worker."""
 
+import multiprocessing
 import os
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 
 import pytest
 
@@ -102,6 +104,49 @@ def test_workers_start_with_a_short_openblas_spin_unless_the_environment_sets_on
     out = list(ProcessExecutor(workers=2).map(tasks.environment, "OPENBLAS_THREAD_TIMEOUT", [0, 1]))
     assert out == [worker, worker]
     assert os.environ.get("OPENBLAS_THREAD_TIMEOUT") == outside  # this process: unchanged
+
+
+forking = pytest.mark.skipif(
+    "forkserver" not in multiprocessing.get_all_start_methods(), reason="no fork server here"
+)
+
+
+def _preloading(monkeypatch):
+    """Two workers forked from a server that imports ``_process_tasks`` (found on PYTHONPATH)."""
+    here = str(Path(__file__).parent)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([here, os.environ.get("PYTHONPATH", "")]))
+    return ProcessExecutor(workers=2, preload=("_process_tasks",))
+
+
+@forking
+def test_preloaded_modules_are_imported_by_a_server_the_workers_fork_from(monkeypatch):
+    out = list(_preloading(monkeypatch).map(tasks.imported_by, "unused", range(4)))
+    (importer,) = {imported for imported, _, _ in out}  # one import, however many workers
+    assert importer not in {worker for _, worker, _ in out} | {os.getpid()}
+    # Without preload every worker is spawned and imports the module itself.
+    out = list(ProcessExecutor(workers=2).map(tasks.imported_by, "unused", range(4)))
+    assert all(imported == worker for imported, worker, _ in out)
+
+
+@forking
+def test_each_map_gets_the_callers_environment_and_a_new_server_for_a_load_time_variable(
+    monkeypatch,
+):
+    executor = _preloading(monkeypatch)
+    monkeypatch.setenv("REALITYCHECK_PROBE", "first")
+    first = list(executor.map(tasks.imported_by, "REALITYCHECK_PROBE", [0, 1]))
+    monkeypatch.setenv("REALITYCHECK_PROBE", "second")
+    second = list(executor.map(tasks.imported_by, "REALITYCHECK_PROBE", [0, 1]))
+    monkeypatch.delenv("REALITYCHECK_PROBE")
+    gone = list(executor.map(tasks.imported_by, "REALITYCHECK_PROBE", [0, 1]))
+    monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", "12")  # read by OpenBLAS as NumPy loads
+    blas = list(executor.map(tasks.imported_by, "OPENBLAS_THREAD_TIMEOUT", [0, 1]))
+    assert [value for *_, value in first + second + gone + blas] == (
+        ["first"] * 2 + ["second"] * 2 + ["unset"] * 2 + ["12"] * 2
+    )
+    servers = [{imported for imported, *_ in out} for out in (first, second, gone, blas)]
+    assert servers[0] == servers[1] == servers[2]  # the same server: its imports are not repeated
+    assert len(servers[3]) == 1 and servers[3] != servers[0]  # started again for OpenBLAS
 
 
 def test_no_items_start_no_worker():

@@ -18,10 +18,11 @@ builds its state from once, so that a large state never travels.
   :func:`thread_safe`, on a pool of ``workers`` threads (default: the cores
   this process may use), still yielding the results in item order. Numpy
   releases the GIL in its kernels, so evaluate's units use every core.
-- :class:`ProcessExecutor` runs them in ``workers`` fresh (``spawn``) worker
-  processes, each receiving or building ``shared`` once, and yields the
-  results in item order: for work that holds the GIL, such as the studies,
-  each worker loading the run once.
+- :class:`ProcessExecutor` runs them in ``workers`` fresh worker processes
+  (spawned, or forked from a server that imported the modules they need
+  once), each receiving or building ``shared`` once, and yields the results
+  in item order: for work that holds the GIL, such as the studies, each
+  worker loading the run once.
 - :class:`RayExecutor` runs them as Ray tasks on a cluster's workers (any
   node), at most ``max_in_flight`` at a time, and yields results as they
   finish. A task whose worker dies (killed, node lost) is run again up to
