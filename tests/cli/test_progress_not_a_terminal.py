@@ -2,7 +2,9 @@
 
 On a terminal the rich bars stay; elsewhere each step prints one plain line
 with its count and the seconds since the command began, the study loop names
-each study, and the demo ends with its headline findings in words, escaped.
+each study, and the demo ends with its headline findings in words, escaped (a
+piped demo run is in tests/runner/test_demo.py, beside the other tests reading
+that run).
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ import sys
 import pandas as pd
 import pytest
 
-from realitycheck.analysis import Bootstrap
 from realitycheck.cli import main
 from realitycheck.cli._echo import echo_findings
 from realitycheck.cli._progress import PlainProgress, RichProgress, progress_for_stderr
@@ -258,41 +259,3 @@ def test_the_printed_headlines_escape_hostile_model_and_labeler_names(capsys):
     assert lines[0] == "key findings:" and len(lines) == 4
     assert f"by most on ragtruth: {SHOWN} 0.710" in lines[1]
     assert f"agrees least with human labels: {SHOWN} on ragtruth" in lines[2]
-
-
-# -- the demo, piped ---------------------------------------------------------------------------
-
-
-def test_a_piped_demo_prints_its_steps_by_dataset_and_its_studies_then_has_headlines(
-    tmp_path, monkeypatch, capsys
-):
-    from realitycheck.runner import _demo
-
-    monkeypatch.setattr(_demo, "DEMO_PLAN", {"faithbench": ((), ("length", "source_overlap"))})
-    monkeypatch.setattr(_demo, "ALL", "leaderboard")
-    out = tmp_path / "demo"
-    assert main(["demo", "--report-dir", str(out), "--n-resamples", "20"]) == 0
-    printed = capsys.readouterr()
-    err = _plain(printed)
-    # The demo ends with its headline findings in words, after the report's path.
-    tail = printed.out.split("report: ", 1)[1].splitlines()
-    assert tail[1] == "key findings:" and tail[2].startswith("  - Best detector against")
-    for step in (
-        r"detector length on faithbench: [\d,]+ of [\d,]+ done in \d+\.\d s",
-        r"detector source_overlap on faithbench: [\d,]+ of [\d,]+ done in \d+\.\d s",
-        r"study leaderboard \(1 of 1\)…",
-        r"study leaderboard \(1 of 1\) done \(\+\d+\.\d s\)",
-    ):
-        assert len(re.findall(rf"^{STAMP}{step}$", err, re.M)) == 1, (step, err)
-    # Evaluated twice: quickly for the first findings, then with the run's bootstrap.
-    evaluated = r"evaluating: [\d,]+ of [\d,]+ done in \d+\.\d s"
-    assert len(re.findall(rf"^{STAMP}{evaluated}$", err, re.M)) == 2, err
-    assert printed.out.index("first findings after") < printed.out.index("report: ")
-    # The same run again through the API: everything is reused, the headlines read its tables.
-    findings = _demo.run_demo(out, bootstrap=Bootstrap(n_resamples=20)).findings
-    assert 2 <= len(findings) <= 3
-    assert findings[0].startswith(
-        "Best detector against the response-length baseline on faithbench (AUROC against "
-        "human labels, all responses; difference with a paired bootstrap interval): "
-    )
-    assert findings[1].startswith("The labeler that agrees least with human labels: ")
