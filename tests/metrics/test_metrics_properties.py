@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import scipy.stats
 import sklearn.metrics as skm
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from realitycheck import metrics
@@ -35,6 +35,40 @@ VALUE = st.one_of(
     st.sampled_from([5e-324, -5e-324, 1e308, -1e308, 0.0]),
 )
 BIG_INT = st.integers(-(2**63), 2**63 - 1)
+# The tests that call scikit-learn on every example (the bulk of this file's time) draw
+# fewer; the edge cases that the strategies reach only now and then are explicit examples.
+ORACLE_SETTINGS = settings(SETTINGS, max_examples=30)
+
+
+def _pair(y_true, y_score):
+    return np.array(y_true, dtype=bool), np.array(y_score)
+
+
+# One item; one class only; ties across the classes at the largest magnitudes, at zero
+# (0.0 and -0.0) and between subnormals.
+EDGE_SCORES = [
+    _pair([True], [0.0]),
+    _pair([False], [-5e-324]),
+    _pair([True, True, True], [1e308, -1.0, 1e308]),
+    _pair([False, False, False], [2.0, 2.0, -1e-300]),
+    _pair(
+        [True, False, True, False, True, False, True, False],
+        [1e308, 1e308, 5e-324, 5e-324, 0.0, -0.0, -5e-324, -1e308],
+    ),
+    _pair([False, True, False, True, True], [-1e308, -1e308, 1e-300, 3.0, -3.0]),
+]
+# Integers that float64 cannot tell apart (2**53 + 1 and 2**53, across the classes), the
+# ends of int64, near-ties at 2**62, and one class only.
+EDGE_INTS = [
+    _pair([True, False, True, False], np.array([2**53 + 1, 2**53, 2**53, 2**53 - 1])),
+    _pair(
+        [True, False, False, True, False],
+        np.array([2**63 - 1, 2**63 - 2, -(2**63), -(2**63) + 1, 2**63 - 1]),
+    ),
+    _pair([False, True, True, False], np.array([2**62 + 2, 2**62 + 1, -(2**62), -(2**62) + 1])),
+    _pair([True, True], np.array([2**62, 2**62 + 1])),
+    _pair([False], np.array([-(2**63)])),
+]
 
 
 @st.composite
@@ -71,8 +105,14 @@ def _quiet(func, *args, **kwargs):
 # -- ranking metrics ------------------------------------------------------------------------
 
 
-@SETTINGS
+@ORACLE_SETTINGS
 @given(labelled())
+@example(EDGE_SCORES[0])
+@example(EDGE_SCORES[1])
+@example(EDGE_SCORES[2])
+@example(EDGE_SCORES[3])
+@example(EDGE_SCORES[4])
+@example(EDGE_SCORES[5])
 def test_auroc_and_pr_auc_equal_sklearn(data):
     y_true, scores = data
     value, caught = _quiet(metrics.auroc, y_true, scores)
@@ -88,8 +128,13 @@ def test_auroc_and_pr_auc_equal_sklearn(data):
         assert np.isnan(value) and UndefinedMetricWarning in caught
 
 
-@SETTINGS
+@ORACLE_SETTINGS
 @given(labelled_ints())
+@example(EDGE_INTS[0])
+@example(EDGE_INTS[1])
+@example(EDGE_INTS[2])
+@example(EDGE_INTS[3])
+@example(EDGE_INTS[4])
 def test_rank_metrics_of_huge_integers_equal_sklearn_on_exact_ranks(data):
     y_true, scores = data
     ranks = scipy.stats.rankdata(scores)  # exact on int64: compares the integers
@@ -107,8 +152,10 @@ def test_rank_metrics_of_huge_integers_equal_sklearn_on_exact_ranks(data):
     assert metrics.rankdata(scores).tolist() == ranks.tolist()
 
 
-@SETTINGS
+@ORACLE_SETTINGS
 @given(labelled())
+@example(EDGE_SCORES[4])
+@example(EDGE_SCORES[5])
 def test_curves_equal_sklearn(data):
     y_true, scores = data
     if not _both_classes(y_true):
@@ -171,8 +218,23 @@ def predictions(draw):
 
 
 @pytest.mark.parametrize("name", sorted(REFERENCES))
-@SETTINGS
+@ORACLE_SETTINGS
 @given(data=predictions())
+# One item; one class in y_true, in y_pred, or in both (the same or opposite); perfect
+# and all wrong.
+@example(data=_pair([True], [True]))
+@example(data=_pair([True], [False]))
+@example(data=_pair([False], [True]))
+@example(data=_pair([False], [False]))
+@example(data=_pair([False, False, False], [False, False, False]))
+@example(data=_pair([True, True, True], [True, True, True]))
+@example(data=_pair([True, True], [False, False]))
+@example(data=_pair([True, True, True], [True, False, True]))
+@example(data=_pair([False, False, False], [False, True, False]))
+@example(data=_pair([True, False, True], [False, False, False]))
+@example(data=_pair([True, False, False], [True, True, True]))
+@example(data=_pair([True, False, True, False], [True, False, True, False]))
+@example(data=_pair([True, False, True, False], [False, True, False, True]))
 def test_classification_metrics_equal_sklearn_where_defined(name, data):
     y_true, y_pred = data
     value, caught = _quiet(getattr(metrics, name), y_true, y_pred)

@@ -25,10 +25,18 @@ def brute_force(y_true, scores, objective):
     return candidates[np.flatnonzero(values >= values.max() - 1e-12)[0]]
 
 
+# The brute force calls sklearn once per distinct score (about 30 at n=60, 50 at n=200),
+# so the larger sizes get fewer seeds: seed 3 at n=60 and seed 2 at n=200 are the ones
+# where two thresholds tie for the best F1 and the smaller must be chosen.
 @pytest.mark.parametrize("objective", sorted(OBJECTIVES))
-@pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize(
-    ("n", "prevalence", "decimals"), [(8, 0.5, 1), (60, 0.3, 1), (200, 0.1, 1)]
+    ("seed", "n", "prevalence", "decimals"),
+    [
+        *[(seed, 8, 0.5, 1) for seed in range(4)],
+        (0, 60, 0.3, 1),
+        (3, 60, 0.3, 1),
+        (2, 200, 0.1, 1),
+    ],
 )
 def test_equals_brute_force(objective, seed, n, prevalence, decimals):
     rng = np.random.default_rng(seed)

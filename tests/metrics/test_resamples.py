@@ -62,7 +62,8 @@ def test_shared_resamples_give_the_intervals_of_fresh_draws_for_every_metric(see
 
 @pytest.mark.parametrize("seed", range(2))
 def test_shared_intervals_equal_a_plain_loop_over_sklearn(seed):
-    n, b = 300, 100
+    # b = 40 resamples: one sklearn call each per metric, the bulk of the test's time.
+    n, b = 300, 40
     y, scores = _data(seed, n, k=1)
     s = scores[0]
     # The resamples, drawn independently: one (b, n) matrix from the seeded generator.
