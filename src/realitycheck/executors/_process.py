@@ -220,9 +220,7 @@ def _start_method(preload: tuple[str, ...]) -> Any:
 
 def _load_time_variables() -> tuple[tuple[str, str], ...]:
     """The :data:`LOAD_TIME_VARIABLES` variables set now, sorted."""
-    return tuple(
-        sorted((k, v) for k, v in os.environ.items() if k.startswith(LOAD_TIME_VARIABLES))
-    )
+    return tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(LOAD_TIME_VARIABLES)))
 
 
 _shared: Any = None
