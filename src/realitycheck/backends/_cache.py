@@ -295,8 +295,11 @@ def cached_generate(
         def finished(index: int, generation: Generation) -> None:
             key = misses[index]
             before = partials.get(key)
-            whole = generation if before is None else merged(before, generation)
-            now = dataclasses.replace(whole, usage=generation.usage)  # what this run paid
+            if before is None:
+                whole = now = generation
+            else:
+                whole = merged(before, generation)
+                now = dataclasses.replace(whole, usage=generation.usage)  # what this run paid
             answers[key] = without_sequences(now) if now.error else now
             if cache is not None and not incomplete(whole):
                 if not whole.error:
