@@ -126,11 +126,16 @@ def prompt_sha256_param(names: Sequence[str]) -> Any:
     )
 
 
+_JSON_TEXT = json.JSONEncoder(ensure_ascii=False)
+"""Writes :func:`quote`'s strings and a label's ``raw`` as ``json.dumps(...,
+ensure_ascii=False)`` does, with one encoder instead of one built per call."""
+
+
 def quote(value: str | Sequence[str]) -> str:
     """Return user text as a JSON string (a list as a JSON list), so it reads as quoted data."""
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    return json.dumps(list(value), ensure_ascii=False)
+        return _JSON_TEXT.encode(value)
+    return _JSON_TEXT.encode(list(value))
 
 
 def cut_off(generation: Generation) -> bool:
@@ -281,6 +286,11 @@ class Judge(Labeler):
             "additionalProperties": False,
         }
 
+    @functools.cached_property
+    def _schema_json(self) -> str:
+        """:meth:`schema` as the JSON text a request sends (sorted keys), written once per judge."""
+        return json.dumps(self.schema(), sort_keys=True)
+
     def requests(self, prompt: str) -> list[GenerationRequest]:
         """Return the ``repeats`` requests that ask ``prompt`` (seeds ``seed``, ``seed + 1``…)."""
         from realitycheck.backends import GenerationRequest
@@ -295,7 +305,7 @@ class Judge(Labeler):
             {"messages": ({"role": "user", "content": prompt},)} if chat else {"prompt": prompt}
         )
         if self.structured and chat and "json_schema" in self.judge.capabilities:
-            text["json_schema"] = json.dumps(self.schema(), sort_keys=True)
+            text["json_schema"] = self._schema_json
         out = []
         for k in range(self.repeats):
             out.append(
@@ -371,7 +381,7 @@ class Judge(Labeler):
             return self._label(
                 response,
                 None,
-                raw=json.dumps(raw, ensure_ascii=False),
+                raw=_JSON_TEXT.encode(raw),
                 error=(
                     f"the judge {self.judge.key!r} failed on {len(failed)} of "
                     f"{len(generations)} calls: {failed[0].error}"
@@ -415,7 +425,7 @@ class Judge(Labeler):
             hallucinated,
             score=sum(counted) / len(counted) if counted else None,
             category=verdict,
-            raw=json.dumps(raw, ensure_ascii=False),
+            raw=_JSON_TEXT.encode(raw),
             error=error,
             unreadable=unreadable,
         )
