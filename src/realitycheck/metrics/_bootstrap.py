@@ -212,49 +212,11 @@ def _intervals(
     bounds = np.full((inputs.shape[0], 2), np.nan)
     whole = counts == values.shape[1]
     if whole.any():  # rows defined on every resample: one call, the same numbers
-        bounds[whole] = _linear_quantiles(values[whole], quantiles)
+        bounds[whole] = np.quantile(values[whole], quantiles, axis=1).T
     for k, row in enumerate(values):
         if counts[k] and not whole[k]:
-            bounds[k] = _linear_quantiles(row[defined[k]][None, :], quantiles)[0]
+            bounds[k] = np.quantile(row[defined[k]], quantiles)
     return bounds, counts
-
-
-def _linear_quantiles(values: FloatArray, quantiles: tuple[float, float]) -> FloatArray:
-    """``np.quantile(values, quantiles, axis=1).T``, the same bits without its generic machinery.
-
-    ``values`` has shape (m, n), n >= 1, and no NaN; quantiles lie in [0, 1].
-    Returns shape (m, 2). The arithmetic is that of numpy's default method
-    ("linear"; ``_quantile``, ``_get_indexes`` and ``_lerp`` in
-    ``numpy/lib/_function_base_impl.py``): virtual index ``(n - 1) q``; its
-    floor and the next index, both the last when it reaches ``n - 1``; weight
-    ``gamma`` = virtual index minus the first index as taken (index -1 at the
-    end, where both ends are the last value); and ``_lerp``'s two forms,
-    ``a + (b - a) gamma`` below ``gamma = 0.5`` and ``b - (b - a)(1 - gamma)``
-    from it.
-
-    numpy partitions instead of sorting; at a given position both give the
-    same value, and equal floats have the same bits unless they are zeros of
-    either sign. So a row whose interval ends touch a zero is partitioned
-    exactly as numpy does (the same ``kth``), and that zero keeps numpy's sign.
-    """
-    n = values.shape[1]
-    ends = []
-    for q in quantiles:
-        virtual = (n - 1) * q  # a float, as numpy's float64 product
-        first = -1 if virtual >= n - 1 else int(virtual)  # the floor: virtual >= 0
-        ends.append((virtual, first, -1 if first == -1 else first + 1))
-    positions = [i for _, *pair in ends for i in pair]
-    ordered = np.sort(values, axis=1)  # faster than partition on these sizes
-    if not ordered[:, positions].all():  # a zero: the sign numpy's partition gives it
-        kth = sorted({0, -1, *positions})  # numpy's np.unique of the same indexes
-        ordered = np.partition(values, kth, axis=1)
-    bounds = np.empty((values.shape[0], 2))
-    for j, (virtual, first, second) in enumerate(ends):
-        a, b = ordered[:, first], ordered[:, second]
-        gamma = virtual - first
-        diff = b - a
-        bounds[:, j] = b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma
-    return bounds
 
 
 def _resamples_for(
