@@ -126,35 +126,14 @@ class GenerationRequest:
         return data
 
     def cache_key(self, backend_spec: Mapping[str, Any]) -> str:
-        """Return the SHA-256 of the canonical JSON of this request and the backend spec.
-
-        The JSON is ``json.dumps({"backend": backend_spec, "request":
-        self.payload()}, sort_keys=True, default=str)`` (see :func:`cache_keys`).
-        """
-        return cache_keys([self], backend_spec)[0]
+        """Return the SHA-256 of the canonical JSON of this request and the backend spec."""
+        text = json.dumps(
+            {"backend": backend_spec, "request": self.payload()}, sort_keys=True, default=str
+        )
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 _PAYLOAD_FIELDS = tuple(f for f in fields(GenerationRequest) if f.name != "tag")
-_KEY_JSON = json.JSONEncoder(sort_keys=True, default=str)
-"""Writes a cache key's canonical JSON, as ``json.dumps(..., sort_keys=True, default=str)``
-does with an encoder it builds on every call."""
-
-
-def cache_keys(requests: Sequence[GenerationRequest], backend_spec: Mapping[str, Any]) -> list[str]:
-    """Return :meth:`GenerationRequest.cache_key` of each request, writing the spec once.
-
-    The canonical JSON of ``{"backend": spec, "request": payload}`` is the
-    spec's JSON and the payload's between fixed text ("backend" sorts before
-    "request"), so the spec, the same for every request of a call, is written
-    once instead of once per request.
-    """
-    head = '{"backend": ' + _KEY_JSON.encode(backend_spec) + ', "request": '
-    return [
-        hashlib.sha256((head + _KEY_JSON.encode(r.payload()) + "}").encode("utf-8")).hexdigest()
-        for r in requests
-    ]
-
-
 REQUESTS = SequenceOf(InstanceOf(GenerationRequest))
 """What a backend's ``generate`` takes: a list of :class:`GenerationRequest` values."""
 
@@ -207,7 +186,7 @@ class Generation:
         # Shallow, as payload(): dataclasses.asdict deep-copies every token's floats
         # first; JSON writes tuples and mappings the same either way.
         data = {f.name: getattr(self, f.name) for f in _GENERATION_FIELDS}
-        return _GENERATION_JSON.encode(data)
+        return json.dumps(data, default=lambda o: dict(o))
 
     @classmethod
     def from_json(cls, text: str, *, cached: bool = True) -> Generation:
@@ -227,9 +206,6 @@ class Generation:
 
 
 _GENERATION_FIELDS = tuple(f for f in fields(Generation) if f.name != "cached")
-_GENERATION_JSON = json.JSONEncoder(default=dict)
-"""Writes :meth:`Generation.to_json`, a mapping that is not a dict as a dict: what
-``json.dumps(data, default=dict)`` writes, without building an encoder per answer."""
 
 
 @dataclass(frozen=True, kw_only=True)

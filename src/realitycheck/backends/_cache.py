@@ -45,13 +45,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from realitycheck.backends._base import (
-    REQUESTS,
-    Backend,
-    Generation,
-    GenerationRequest,
-    cache_keys,
-)
+from realitycheck.backends._base import REQUESTS, Backend, Generation, GenerationRequest
 from realitycheck.backends._partial import PARTIAL, merged, rest_of, without_sequences
 from realitycheck.errors import InvalidInputError
 from realitycheck.params import InstanceOf, Interval, check_arg
@@ -275,7 +269,7 @@ def cached_generate(
     check_arg(backend, InstanceOf(Backend), name="backend", owner="cached_generate")
     check_arg(requests, REQUESTS, name="requests", owner="cached_generate")
     identity = call_identity(backend)
-    keys = cache_keys(requests, identity)
+    keys = [request.cache_key(identity) for request in requests]
     positions: dict[str, list[int]] = {}
     for i, key in enumerate(keys):
         positions.setdefault(key, []).append(i)
