@@ -26,6 +26,9 @@ READY_SECONDS = 180.0  # a cold start takes about 10 s; the machine may be loade
 STOP_SECONDS = 15.0
 ZYGOTE = Path(__file__).with_name("_serve_zygote.py")
 _POST = re.compile(r'"POST /v1/(?:chat/)?completions HTTP/1\.[01]" (\d{3})')
+# The line `transformers serve` logs as it starts on a request: "[Request received] ..."
+# up to 5.24 (always), "Request <id>: model ..." from 5.25 (with --enable-log-requests).
+_RECEIVED = re.compile(r"\[Request received\] |\bRequest \S+: model ")
 
 
 def _free_port() -> int:
@@ -68,6 +71,7 @@ class TransformersServer:
                 text=True,
             )
         ready = self._reply()
+        self.log_requests = bool(ready.get("log_requests"))
         if not ready.get("ready"):
             self.close()
             pytest.fail(f"the tiny model was not built: {ready}\n{self.tail()}")
@@ -86,6 +90,8 @@ class TransformersServer:
             return
         argv = ["serve", self.model, "--host", "127.0.0.1", "--port", str(self.port)]
         argv += ["--device", "cpu"]
+        if self.log_requests:  # a log line per request, which received() counts
+            argv += ["--enable-log-requests"]
         assert self.zygote.stdin is not None
         self.zygote.stdin.write(json.dumps({"argv": argv, "log": str(self.log)}) + "\n")
         self.zygote.stdin.flush()
@@ -156,7 +162,7 @@ class TransformersServer:
 
     def received(self) -> int:
         """Generation requests the server has started on so far (it logs each one)."""
-        return self.log.read_text(errors="replace").count("[Request received]")
+        return len(_RECEIVED.findall(self.log.read_text(errors="replace")))
 
     def tail(self, lines: int = 40) -> str:
         """The end of the server's log."""

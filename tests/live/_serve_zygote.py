@@ -3,7 +3,9 @@
 ``python _serve_zygote.py FOLDER`` imports torch, transformers and the server's
 modules once (most of a cold start: about 10 s on a loaded core), builds the
 tiny Llama into ``FOLDER`` in a child (see _tiny_llama.py), prints
-``{"ready": true}`` and then reads one JSON line per server to start:
+``{"ready": true, "log_requests": BOOL}`` (whether ``serve`` has
+``--enable-log-requests``, which transformers 5.25 added: before it, every
+request was logged anyway) and then reads one JSON line per server to start:
 ``{"argv": [...], "log": PATH}``. For each it forks a child that runs the
 ``transformers`` command line (``transformers.cli.transformers.main``, the
 console script's function) with ``argv`` (e.g. ``["serve", FOLDER, "--port",
@@ -20,6 +22,7 @@ The zygote itself runs no torch operation and no tokenizer, so its threads
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import signal
@@ -69,6 +72,7 @@ def main() -> None:
     import torch  # noqa: F401
     import uvicorn  # noqa: F401
     from transformers import LlamaForCausalLM, PreTrainedTokenizerFast  # noqa: F401
+    from transformers.cli.serve import Serve
     from transformers.cli.serving import chat_completion, completion, model_manager  # noqa: F401
     from transformers.cli.transformers import main as transformers_main
 
@@ -80,7 +84,8 @@ def main() -> None:
     if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
         print(json.dumps({"ready": False, "status": status}), flush=True)
         return
-    print(json.dumps({"ready": True}), flush=True)
+    log_requests = "enable_log_requests" in inspect.signature(Serve).parameters
+    print(json.dumps({"ready": True, "log_requests": log_requests}), flush=True)
 
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # servers are reaped when they end
 
